@@ -1,0 +1,79 @@
+/**
+ * Deployment-level settings: allow-lists and limits that bound every run spec.
+ * This is the only module that reads `process.env`; everything else receives a DeploymentConfig.
+ */
+import { z } from 'zod';
+
+const clusterAllowance = z.object({
+  /** EKS cluster name (or, locally, a kubeconfig context / `kube-sim`). */
+  name: z.string().min(1),
+  /** Namespaces runs may use in that cluster. */
+  namespaces: z.array(z.string().min(1)).min(1),
+});
+
+export const deploymentConfigSchema = z.object({
+  /** Clusters and namespaces runs may target. */
+  allowedClusters: z.array(clusterAllowance).min(1),
+  /** Runner images must start with one of these prefixes (registry/repository, e.g. `grafana/k6:`). */
+  allowedImagePrefixes: z.array(z.string().min(1)).min(1),
+  /** Default runner image per engine, used when a spec names none. */
+  defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1) }),
+  /** Most runners one run may ask for. */
+  maxParallelism: z.number().int().positive(),
+  /** Longest a run may take from Admit to Cleanup, in seconds (also the state machine's TimeoutSeconds). */
+  maxRunDurationSeconds: z.number().int().positive(),
+  /** Largest inline script, in bytes (UTF-8). */
+  maxScriptBytes: z.number().int().positive(),
+  /** Most argv entries, and the largest total size of argv in bytes. */
+  maxArguments: z.number().int().positive(),
+  maxArgumentBytes: z.number().int().positive(),
+});
+export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
+
+export const DEFAULT_CONFIG: DeploymentConfig = {
+  allowedClusters: [{ name: 'kube-sim', namespaces: ['loadplane'] }],
+  allowedImagePrefixes: ['grafana/k6:', 'grafana/k6@', 'loadplane/'],
+  defaultImages: { k6: 'grafana/k6:1.4.2', gatling: 'loadplane/gatling-runner:3.14' },
+  maxParallelism: 100,
+  maxRunDurationSeconds: 24 * 60 * 60,
+  maxScriptBytes: 512 * 1024,
+  maxArguments: 256,
+  maxArgumentBytes: 64 * 1024,
+};
+
+/**
+ * The config for this process: DEFAULT_CONFIG overlaid with the JSON object in
+ * `LOADPLANE_CONFIG` (set by the CDK app on AWS, or by hand locally). Throws with every problem named.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): DeploymentConfig {
+  const raw = env.LOADPLANE_CONFIG;
+  if (!raw) return DEFAULT_CONFIG;
+  let overrides: unknown;
+  try {
+    overrides = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`LOADPLANE_CONFIG is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = deploymentConfigSchema.safeParse({ ...DEFAULT_CONFIG, ...(overrides as object) });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new Error(`LOADPLANE_CONFIG is invalid: ${lines.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** Environment-derived settings of the ledger (table name, endpoint for local stores). */
+export interface LedgerSettings {
+  tableName: string;
+  /** Set for DynamoDB Local / dynalite / any non-AWS endpoint. */
+  endpoint?: string;
+  region: string;
+}
+
+export function loadLedgerSettings(env: NodeJS.ProcessEnv = process.env): LedgerSettings {
+  return {
+    tableName: env.LOADPLANE_TABLE ?? 'loadplane',
+    endpoint: env.LOADPLANE_DYNAMODB_ENDPOINT || undefined,
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+  };
+}

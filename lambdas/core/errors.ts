@@ -1,0 +1,122 @@
+/**
+ * The one error hierarchy. Every error sets `name` to a string literal (Step Functions matches
+ * Retry/Catch on it) and says whether a retry may succeed. The ASL Retry/Catch lists and the
+ * CDK app are built from RETRYABLE_ERROR_NAMES / ERROR_NAMES, never from hand-written strings.
+ */
+
+export interface Problem {
+  /** Dotted path of the offending field, e.g. `runner.image` or `arguments.3`. */
+  path: string;
+  /** What is wrong, naming the rule or limit. */
+  message: string;
+}
+
+export abstract class LoadplaneError extends Error {
+  abstract override readonly name: string;
+  abstract readonly retryable: boolean;
+}
+
+/** A run spec (or other request input) broke the schema, a limit or an allow-list. */
+export class SpecInvalid extends LoadplaneError {
+  override readonly name = 'SpecInvalid' as const;
+  readonly retryable = false;
+  constructor(readonly problems: Problem[]) {
+    super(problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+  }
+}
+
+/** The same idempotency key (so the same run id) was used with a different spec: runs are immutable. */
+export class RunConflict extends LoadplaneError {
+  override readonly name = 'RunConflict' as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly current: unknown,
+  ) {
+    super(`run ${runId} already exists with a different spec; a run's spec cannot be changed`);
+  }
+}
+
+export class RunNotFound extends LoadplaneError {
+  override readonly name = 'RunNotFound' as const;
+  readonly retryable = false;
+  constructor(readonly runId: string) {
+    super(`run ${runId} does not exist`);
+  }
+}
+
+/** Another owner holds a live lease on this stage (or notification claim): retry later. */
+export class StageBusy extends LoadplaneError {
+  override readonly name = 'StageBusy' as const;
+  readonly retryable = true;
+  constructor(
+    readonly runId: string,
+    readonly stage: string,
+    readonly current: unknown,
+  ) {
+    super(`stage ${stage} of run ${runId} is in progress under another owner`);
+  }
+}
+
+/** Fencing: the caller's lease was taken over, so its completion is rejected. */
+export class StageOwnershipLost extends LoadplaneError {
+  override readonly name = 'StageOwnershipLost' as const;
+  readonly retryable = true;
+  constructor(
+    readonly runId: string,
+    readonly stage: string,
+    readonly current: unknown,
+  ) {
+    super(`stage ${stage} of run ${runId} is no longer owned by this caller (lease taken over)`);
+  }
+}
+
+/** An illegal state change was asked for (e.g. a backward status move, overwriting a terminal state). */
+export class InvalidTransition extends LoadplaneError {
+  override readonly name = 'InvalidTransition' as const;
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly current: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The ledger store failed in a way a retry may fix (throttling, 5xx, network). */
+export class TransientStoreError extends LoadplaneError {
+  override readonly name = 'TransientStoreError' as const;
+  readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The ledger store failed in a way a retry will not fix (missing table, access denied, bad request). */
+export class StoreError extends LoadplaneError {
+  override readonly name = 'StoreError' as const;
+  readonly retryable = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Every error name the state machine may see from our code. */
+export const ERROR_NAMES = [
+  'SpecInvalid',
+  'RunConflict',
+  'RunNotFound',
+  'StageBusy',
+  'StageOwnershipLost',
+  'InvalidTransition',
+  'TransientStoreError',
+  'StoreError',
+] as const;
+export type ErrorName = (typeof ERROR_NAMES)[number];
+
+/** Names a Task Retry matches (DESIGN §6): our retryable errors. */
+export const RETRYABLE_ERROR_NAMES: readonly ErrorName[] = ['StageBusy', 'StageOwnershipLost', 'TransientStoreError'];
+
+export function isRetryable(err: unknown): boolean {
+  return err instanceof LoadplaneError && err.retryable;
+}

@@ -1,0 +1,99 @@
+/**
+ * The vocabulary of a run: stages, run statuses, outcomes, and the states of ledger entries.
+ * Every status string in the code base comes from here (`as const` objects, derived unions).
+ */
+
+/** Stage names: state names in the ASL, ledger entries (`stage#<name>`), log fields and test names. */
+export const Stage = {
+  Admit: 'Admit',
+  Prepare: 'Prepare',
+  AwaitPrepared: 'AwaitPrepared',
+  Launch: 'Launch',
+  AwaitReady: 'AwaitReady',
+  Start: 'Start',
+  Watch: 'Watch',
+  Collect: 'Collect',
+  Decide: 'Decide',
+  Notify: 'Notify',
+  Cleanup: 'Cleanup',
+} as const;
+export type Stage = (typeof Stage)[keyof typeof Stage];
+
+/** Terminal outcomes of a run, written once by Decide. */
+export const Outcome = {
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED',
+  THRESHOLDS_FAILED: 'THRESHOLDS_FAILED',
+  TIMED_OUT: 'TIMED_OUT',
+  ABORTED: 'ABORTED',
+} as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
+
+/** Run statuses: the in-flight ones, then the outcomes (terminal). Status only moves forward. */
+export const RunStatus = {
+  PENDING: 'PENDING',
+  PREPARING: 'PREPARING',
+  LAUNCHING: 'LAUNCHING',
+  STARTING: 'STARTING',
+  RUNNING: 'RUNNING',
+  COLLECTING: 'COLLECTING',
+  ...Outcome,
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+/** Order of statuses; a transition is allowed only to a higher rank. All outcomes share the top rank. */
+export const RUN_STATUS_RANK: Readonly<Record<RunStatus, number>> = {
+  PENDING: 0,
+  PREPARING: 10,
+  LAUNCHING: 20,
+  STARTING: 30,
+  RUNNING: 40,
+  COLLECTING: 50,
+  SUCCEEDED: 100,
+  FAILED: 100,
+  THRESHOLDS_FAILED: 100,
+  TIMED_OUT: 100,
+  ABORTED: 100,
+};
+export const TERMINAL_RANK = 100;
+
+export function isTerminal(status: RunStatus): status is Outcome {
+  return RUN_STATUS_RANK[status] === TERMINAL_RANK;
+}
+
+export const OUTCOMES = Object.values(Outcome);
+export const RUN_STATUSES = Object.values(RunStatus);
+
+/** State of a `stage#<name>` ledger entry. */
+export const StageState = {
+  in_progress: 'in_progress',
+  completed: 'completed',
+  failed: 'failed',
+} as const;
+export type StageState = (typeof StageState)[keyof typeof StageState];
+
+/** State of a `notify#<channel>` ledger entry (DESIGN §5). */
+export const NotificationState = {
+  claimed: 'claimed',
+  sent: 'sent',
+  released: 'released',
+  unknown: 'unknown',
+} as const;
+export type NotificationState = (typeof NotificationState)[keyof typeof NotificationState];
+
+/** What to do when a claim's lease expired without being marked sent (the sender died mid-send). */
+export const NotifyPolicy = { atMostOnce: 'atMostOnce', atLeastOnce: 'atLeastOnce' } as const;
+export type NotifyPolicy = (typeof NotifyPolicy)[keyof typeof NotifyPolicy];
+
+export const CleanupPolicy = { always: 'always', onSuccess: 'onSuccess', never: 'never' } as const;
+export type CleanupPolicy = (typeof CleanupPolicy)[keyof typeof CleanupPolicy];
+
+export const RunnerRestartPolicy = { fail: 'fail', restart: 'restart' } as const;
+export type RunnerRestartPolicy = (typeof RunnerRestartPolicy)[keyof typeof RunnerRestartPolicy];
+
+export const Engine = { k6: 'k6', gatling: 'gatling' } as const;
+export type Engine = (typeof Engine)[keyof typeof Engine];
+
+/** How a run was started: the entry points of DESIGN §2. */
+export const TriggerKind = { api: 'api', schedule: 'schedule', console: 'console', local: 'local' } as const;
+export type TriggerKind = (typeof TriggerKind)[keyof typeof TriggerKind];
