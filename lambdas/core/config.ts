@@ -33,7 +33,7 @@ export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 export const DEFAULT_CONFIG: DeploymentConfig = {
   allowedClusters: [{ name: 'kube-sim', namespaces: ['loadplane'] }],
   allowedImagePrefixes: ['grafana/k6:', 'grafana/k6@', 'loadplane/'],
-  defaultImages: { k6: 'grafana/k6:1.4.2', gatling: 'loadplane/gatling-runner:3.14' },
+  defaultImages: { k6: 'loadplane/k6-runner:1.4.2', gatling: 'loadplane/gatling-runner:3.14.3' },
   maxParallelism: 100,
   maxRunDurationSeconds: 24 * 60 * 60,
   maxScriptBytes: 512 * 1024,

@@ -101,6 +101,72 @@ export class StoreError extends LoadplaneError {
   }
 }
 
+/** A notification claim is held by a live lease (someone is sending right now): retry later. */
+export class NotificationInProgress extends LoadplaneError {
+  override readonly name = 'NotificationInProgress' as const;
+  readonly retryable = true;
+  constructor(
+    readonly runId: string,
+    readonly channel: string,
+    readonly current: unknown,
+  ) {
+    super(`notification ${channel} of run ${runId} is being sent by another caller`);
+  }
+}
+
+/** Kubernetes API failures, by HTTP status (DESIGN §7). `status` is the HTTP status when there was one. */
+abstract class ClusterError extends LoadplaneError {
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** 404: the object (or its namespace) does not exist. */
+export class ClusterNotFound extends ClusterError {
+  override readonly name = 'ClusterNotFound' as const;
+  readonly retryable = false;
+}
+
+/** 409, or an existing object that belongs to another run. */
+export class ClusterConflict extends ClusterError {
+  override readonly name = 'ClusterConflict' as const;
+  readonly retryable = false;
+}
+
+/** 410: a resourceVersion too old; a fresh list fixes it. */
+export class ClusterGone extends ClusterError {
+  override readonly name = 'ClusterGone' as const;
+  readonly retryable = true;
+}
+
+/** 429: the API server is shedding load. */
+export class ClusterThrottled extends ClusterError {
+  override readonly name = 'ClusterThrottled' as const;
+  readonly retryable = true;
+}
+
+/** 5xx, timeouts, connection errors. */
+export class ClusterUnavailable extends ClusterError {
+  override readonly name = 'ClusterUnavailable' as const;
+  readonly retryable = true;
+}
+
+/** 400/422: the API server rejected what we sent. */
+export class ClusterRejected extends ClusterError {
+  override readonly name = 'ClusterRejected' as const;
+  readonly retryable = false;
+}
+
+/** 401/403: our identity may not do this (access entry, RBAC). */
+export class ClusterForbidden extends ClusterError {
+  override readonly name = 'ClusterForbidden' as const;
+  readonly retryable = false;
+}
+
 /** Every error name the state machine may see from our code. */
 export const ERROR_NAMES = [
   'SpecInvalid',
@@ -111,11 +177,27 @@ export const ERROR_NAMES = [
   'InvalidTransition',
   'TransientStoreError',
   'StoreError',
+  'NotificationInProgress',
+  'ClusterNotFound',
+  'ClusterConflict',
+  'ClusterGone',
+  'ClusterThrottled',
+  'ClusterUnavailable',
+  'ClusterRejected',
+  'ClusterForbidden',
 ] as const;
 export type ErrorName = (typeof ERROR_NAMES)[number];
 
 /** Names a Task Retry matches (DESIGN §6): our retryable errors. */
-export const RETRYABLE_ERROR_NAMES: readonly ErrorName[] = ['StageBusy', 'StageOwnershipLost', 'TransientStoreError'];
+export const RETRYABLE_ERROR_NAMES: readonly ErrorName[] = [
+  'StageBusy',
+  'StageOwnershipLost',
+  'TransientStoreError',
+  'NotificationInProgress',
+  'ClusterGone',
+  'ClusterThrottled',
+  'ClusterUnavailable',
+];
 
 export function isRetryable(err: unknown): boolean {
   return err instanceof LoadplaneError && err.retryable;
