@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG, loadConfig, loadLedgerSettings } from '../../lambdas/core/config';
+
+describe('deployment config', () => {
+  it('defaults to the documented limits', () => {
+    const config = loadConfig({});
+    expect(config).toEqual(DEFAULT_CONFIG);
+    expect(config.maxParallelism).toBe(100);
+    expect(config.maxRunDurationSeconds).toBe(86_400);
+    expect(config.maxScriptBytes).toBe(524_288);
+  });
+
+  it('overlays LOADPLANE_CONFIG on the defaults', () => {
+    const config = loadConfig({
+      LOADPLANE_CONFIG: JSON.stringify({ maxParallelism: 8, allowedClusters: [{ name: 'prod', namespaces: ['load'] }] }),
+    });
+    expect(config.maxParallelism).toBe(8);
+    expect(config.allowedClusters).toEqual([{ name: 'prod', namespaces: ['load'] }]);
+    expect(config.maxScriptBytes).toBe(DEFAULT_CONFIG.maxScriptBytes);
+  });
+
+  it.each([
+    ['not json', '{', /not valid JSON/],
+    ['a bad limit', JSON.stringify({ maxParallelism: 0 }), /maxParallelism/],
+    ['an empty allow-list', JSON.stringify({ allowedImagePrefixes: [] }), /allowedImagePrefixes/],
+  ])('rejects %s, naming the field', (_label, raw, message) => {
+    expect(() => loadConfig({ LOADPLANE_CONFIG: raw })).toThrow(message);
+  });
+
+  it('reads ledger settings, with an endpoint only when one is set', () => {
+    expect(loadLedgerSettings({})).toEqual({ tableName: 'loadplane', endpoint: undefined, region: 'us-east-1' });
+    expect(
+      loadLedgerSettings({ LOADPLANE_TABLE: 't', LOADPLANE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', AWS_REGION: 'eu-west-1' }),
+    ).toEqual({ tableName: 't', endpoint: 'http://127.0.0.1:1', region: 'eu-west-1' });
+  });
+});
