@@ -1,0 +1,57 @@
+/**
+ * The run state machine (run.asl.json) is the one definition used on AWS and locally. It stays
+ * plain, valid JSON; this module fills in what differs per deployment: the stage Lambda's ARN in
+ * every Task `Resource` (`${StageFunctionArn}`) and the machine's TimeoutSeconds (the longest run
+ * the deployment allows).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', import.meta.url));
+
+/** Errors every Task retries besides our own retryable ones: Lambda service errors and Task timeouts. */
+export const PLATFORM_RETRYABLE_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'States.Timeout',
+] as const;
+
+export interface RunDefinitionParams {
+  stageFunctionArn: string;
+  maxRunDurationSeconds: number;
+}
+
+/** A state of the definition, loosely typed: enough for rendering and for the structural tests. */
+export interface AslState {
+  Type: string;
+  Next?: string;
+  Default?: string;
+  Resource?: string;
+  Parameters?: Record<string, unknown>;
+  TimeoutSeconds?: number;
+  SecondsPath?: string;
+  Retry?: Array<{ ErrorEquals: string[] }>;
+  Catch?: Array<{ ErrorEquals: string[]; Next: string; ResultPath?: string }>;
+  Choices?: Array<{ Next: string }>;
+}
+export interface AslDefinition {
+  Comment?: string;
+  StartAt: string;
+  TimeoutSeconds: number;
+  States: Record<string, AslState>;
+}
+
+export function readRunDefinition(): AslDefinition {
+  return JSON.parse(readFileSync(RUN_DEFINITION_PATH, 'utf8')) as AslDefinition;
+}
+
+export function renderRunDefinition(params: RunDefinitionParams): AslDefinition {
+  const definition = readRunDefinition();
+  definition.TimeoutSeconds = params.maxRunDurationSeconds;
+  for (const state of Object.values(definition.States)) {
+    if (state.Resource === '${StageFunctionArn}') state.Resource = params.stageFunctionArn;
+  }
+  return definition;
+}
