@@ -1,0 +1,55 @@
+/**
+ * The narrow input of the manifest builders: everything they need to know about one run, already
+ * validated and defaulted. The stages map a run spec to a RunnerPlan; the builders never see the spec,
+ * so the spec schema can change without touching them.
+ */
+import type { V1Toleration } from '@kubernetes/client-node';
+import type { Engine, RunnerRestartPolicy } from '../core/status';
+
+/** The script as given inline (we create `lp-<runId>-script`) or as an existing ConfigMap in the namespace. */
+export type ScriptSource =
+  | { kind: 'inline'; file: string; content: string }
+  | { kind: 'configMap'; name: string; file: string };
+
+/** CPU/memory as Kubernetes quantities (`500m`, `1Gi`). Missing fields take the builders' defaults. */
+export interface ResourceQuantities {
+  cpu?: string;
+  memory?: string;
+}
+
+export interface RunnerPlan {
+  runId: string;
+  /** The run's human name, tagged on k6 metrics as `testrun_name`. */
+  name: string;
+  engine: Engine;
+  namespace: string;
+  image: string;
+  /** Number of runners (N). */
+  parallelism: number;
+  /** One runner per node: anti-affinity between this run's runners only. */
+  separate: boolean;
+  /** User arguments for the engine, one argv entry each; never joined, never seen by a shell. */
+  arguments: string[];
+  /** User environment; LOADPLANE_* variables set by the builders take precedence. */
+  env: Record<string, string>;
+  resources: { requests?: ResourceQuantities; limits?: ResourceQuantities };
+  nodeSelector?: Record<string, string>;
+  tolerations?: V1Toleration[];
+  serviceAccountName?: string;
+  /** User labels, on every object (loadplane's own labels win on a clash). */
+  podLabels: Record<string, string>;
+  /** User annotations, on runner pods (kube-sim's fault annotations travel this way). */
+  podAnnotations: Record<string, string>;
+  script: ScriptSource;
+  deadlines: {
+    /** How long the initializer Job may live, from Prepare. */
+    prepareSeconds: number;
+    /** How long runner Jobs may live, from Launch to the run's deadline. */
+    runSeconds: number;
+    /** How long finished Jobs stay for inspection before Kubernetes deletes them. */
+    ttlSecondsAfterFinished: number;
+  };
+  onRunnerRestart: RunnerRestartPolicy;
+  /** Gatling only: the common start instant (ISO 8601 UTC) every runner waits for. */
+  startAt?: string;
+}
