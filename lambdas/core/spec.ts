@@ -1,0 +1,476 @@
+/**
+ * The run spec: what a user submits to start a test run (YAML or JSON), checked against the
+ * deployment's limits and allow-lists (DESIGN §3 Admit, §7). validateSpec returns every problem at
+ * once, each with a dotted path and a message naming the rule or limit, so a spec is fixed in one pass.
+ * Field names follow k6-operator's TestRun where the idea is the same (parallelism, separate,
+ * arguments, script.configMap, runner).
+ */
+import { z } from 'zod';
+import { LineCounter, parseDocument } from 'yaml';
+import type { DeploymentConfig } from './config';
+import { SpecInvalid, type Problem } from './errors';
+import { CleanupPolicy, Engine, NotifyPolicy, RunnerRestartPolicy } from './status';
+import { formatDuration, parseDuration } from './duration';
+
+// ---- Kubernetes syntax (apimachinery's validation rules, as messages a user can act on) ----
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const QUANTITY = /^(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/;
+/** A container image reference: [registry[:port]/]path[:tag][@sha256:digest]. */
+const IMAGE_REFERENCE =
+  /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:\d+)?\/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(\/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:\w[\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Env vars the runner wrapper sets itself (e.g. LOADPLANE_START_AT). */
+const RESERVED_ENV_PREFIX = 'LOADPLANE_';
+/** Labels loadplane puts on every object it owns (DESIGN §7); a user label must not fake them. */
+const RESERVED_LABEL_PREFIX = 'loadplane.io/';
+const RESERVED_LABEL_KEYS = ['app.kubernetes.io/managed-by'];
+const MAX_LABELS = 32;
+/** Kubernetes' limit on all annotations of one object together. */
+const MAX_ANNOTATION_BYTES = 256 * 1024;
+const MAX_NAME_LENGTH = 40;
+const MAX_CHANNEL_NAME_LENGTH = 40;
+
+const SCRIPT_FILE: Record<Engine, { pattern: RegExp; rule: string }> = {
+  k6: { pattern: /^[A-Za-z0-9_][A-Za-z0-9._-]*\.(js|mjs|ts)$/, rule: 'a script file name like script.js (.js, .mjs or .ts)' },
+  gatling: {
+    pattern: /^[A-Za-z_][A-Za-z0-9_]*\.(java|scala|kt)$/,
+    rule: 'a simulation file name like BasicSimulation.java (.java, .scala or .kt, named after the class)',
+  },
+};
+/** A ConfigMap key, for when the engine is unknown (the engine field then reports its own problem). */
+const CONFIGMAP_KEY = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+const DEFAULT_K6_FILENAME = 'script.js';
+
+function byteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** Why a label/annotation key is not a Kubernetes qualified name (`[prefix/]name`), or undefined. */
+function qualifiedKeyProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return `key "${key}" may contain at most one '/' (prefix/name)`;
+  const name = parts.length === 2 ? parts[1]! : parts[0]!;
+  const prefix = parts.length === 2 ? parts[0]! : undefined;
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
+    return `key "${key}": prefix must be a DNS subdomain (lowercase, e.g. example.com), at most 253 characters`;
+  }
+  if (name.length > 63) return `key "${key}": name part must be at most 63 characters, got ${name.length}`;
+  if (!QUALIFIED_NAME.test(name)) {
+    return `key "${key}": name part must be letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
+  }
+  return undefined;
+}
+
+function reservedLabelProblem(key: string): string | undefined {
+  if (key.startsWith(RESERVED_LABEL_PREFIX) || RESERVED_LABEL_KEYS.includes(key)) {
+    return `key "${key}" is reserved for loadplane (${RESERVED_LABEL_PREFIX}*, ${RESERVED_LABEL_KEYS.join(', ')})`;
+  }
+  return undefined;
+}
+
+/** A string schema whose value is checked by `problem` (undefined = fine). */
+function checkedString(problem: (value: string) => string | undefined) {
+  return z.string().check((ctx) => {
+    const message = problem(ctx.value);
+    if (message) ctx.issues.push({ code: 'custom', message, input: ctx.value });
+  });
+}
+
+const labelKey = checkedString((key) => qualifiedKeyProblem(key));
+const userLabelKey = checkedString((key) => qualifiedKeyProblem(key) ?? reservedLabelProblem(key));
+const labelValue = checkedString((value) => {
+  if (value.length > 63) return `must be at most 63 characters (Kubernetes label value), got ${value.length}`;
+  if (!LABEL_VALUE.test(value)) {
+    return "must be empty or letters, digits, '-', '_' or '.', starting and ending with a letter or digit (Kubernetes label value)";
+  }
+  return undefined;
+});
+const dnsSubdomain = checkedString((value) =>
+  value.length <= 253 && DNS_SUBDOMAIN.test(value)
+    ? undefined
+    : 'must be a Kubernetes name: lowercase letters, digits, - and ., starting and ending alphanumeric, at most 253 characters',
+);
+
+/** Labels on the run's objects: at most MAX_LABELS, reserved keys refused. */
+const userLabels = z.record(userLabelKey, labelValue).check((ctx) => {
+  const count = Object.keys(ctx.value).length;
+  if (count > MAX_LABELS) {
+    ctx.issues.push({ code: 'custom', message: `must have at most ${MAX_LABELS} entries, got ${count}`, input: ctx.value });
+  }
+});
+
+const annotations = z.record(labelKey, z.string()).check((ctx) => {
+  const bytes = Object.entries(ctx.value).reduce((sum, [k, v]) => sum + byteLength(k) + byteLength(v), 0);
+  if (bytes > MAX_ANNOTATION_BYTES) {
+    ctx.issues.push({
+      code: 'custom',
+      message: `must be at most ${MAX_ANNOTATION_BYTES} bytes in total (Kubernetes annotation limit), got ${bytes}`,
+      input: ctx.value,
+    });
+  }
+});
+
+/** A Kubernetes quantity (`500m`, `2`, `512Mi`); YAML numbers are accepted and kept as their string form. */
+const quantity = z.custom<string | number>().transform((value, ctx) => {
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof text === 'string' && QUANTITY.test(text)) return text;
+  ctx.issues.push({
+    code: 'custom',
+    message: `must be a Kubernetes quantity like 500m, 2, 512Mi or 1Gi, got ${JSON.stringify(value)}`,
+    input: value,
+  });
+  return z.NEVER;
+});
+const resourceList = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
+
+const toleration = z
+  .strictObject({
+    key: labelKey.optional(),
+    operator: z.enum(['Exists', 'Equal']).optional(),
+    value: labelValue.optional(),
+    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+    tolerationSeconds: z.number().int().nonnegative().optional(),
+  })
+  .check((ctx) => {
+    const t = ctx.value;
+    const add = (path: string, message: string) => ctx.issues.push({ code: 'custom', message, input: t, path: [path] });
+    if (t.operator === 'Exists' && t.value) add('value', "must be empty when operator is 'Exists'");
+    if (!t.key && t.operator !== 'Exists') add('operator', "must be 'Exists' when key is empty (tolerate every taint)");
+    if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute') {
+      add('effect', "must be 'NoExecute' when tolerationSeconds is set");
+    }
+  });
+
+// ---- durations ----
+
+/** A duration field, parsed to seconds; `max` bounds it against a config limit. */
+function duration(max?: { seconds: number; limit: string }) {
+  return z.custom<string | number>().transform((value, ctx) => {
+    const parsed = parseDuration(value);
+    if (!parsed.ok) {
+      ctx.issues.push({ code: 'custom', message: parsed.message, input: value });
+      return z.NEVER;
+    }
+    if (max && parsed.seconds > max.seconds) {
+      ctx.issues.push({
+        code: 'custom',
+        message: `must be at most ${formatDuration(max.seconds)} (${max.limit}), got ${formatDuration(parsed.seconds)}`,
+        input: value,
+      });
+      return z.NEVER;
+    }
+    return parsed.seconds;
+  });
+}
+
+const DEFAULT_PREPARE_SECONDS = 10 * 60;
+const DEFAULT_READY_SECONDS = 10 * 60;
+
+function timeoutsSchema(config: DeploymentConfig) {
+  return z
+    .strictObject({
+      prepare: duration().optional(),
+      ready: duration().optional(),
+      run: duration().optional(),
+      total: duration({ seconds: config.maxRunDurationSeconds, limit: 'maxRunDurationSeconds' }).optional(),
+    })
+    .transform((t, ctx) => {
+      const timeouts = {
+        prepare: t.prepare ?? DEFAULT_PREPARE_SECONDS,
+        ready: t.ready ?? DEFAULT_READY_SECONDS,
+        ...(t.run === undefined ? {} : { run: t.run }),
+        total: t.total ?? config.maxRunDurationSeconds,
+      };
+      // Without `run`, Admit adds the expected duration later; what is known must already fit.
+      const phases = timeouts.prepare + timeouts.ready + (timeouts.run ?? 0);
+      if (phases > timeouts.total) {
+        const terms = `prepare (${formatDuration(timeouts.prepare)}) + ready (${formatDuration(timeouts.ready)})${
+          timeouts.run === undefined ? '' : ` + run (${formatDuration(timeouts.run)})`
+        }`;
+        const total = t.total === undefined ? `total (${formatDuration(timeouts.total)}, maxRunDurationSeconds)` : `total (${formatDuration(timeouts.total)})`;
+        ctx.issues.push({
+          code: 'custom',
+          message: `${terms} = ${formatDuration(phases)} must not exceed ${total}`,
+          input: t,
+          path: t.total !== undefined ? ['total'] : t.run !== undefined ? ['run'] : [],
+        });
+      }
+      return timeouts;
+    })
+    .prefault({});
+}
+
+// ---- the spec ----
+
+/** The spec's shape for one deployment. `engine` (when the input names a valid one) selects the script file rules. */
+function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
+  const name = checkedString((value) => {
+    if (value.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}`;
+    if (!/^[a-z]([a-z0-9-]*[a-z0-9])?$/.test(value)) {
+      return "must be lowercase letters, digits and '-', starting with a letter and ending with a letter or digit";
+    }
+    return undefined;
+  });
+
+  const scriptFileName = checkedString((value) => {
+    if (engine) return SCRIPT_FILE[engine].pattern.test(value) ? undefined : `must be ${SCRIPT_FILE[engine].rule}`;
+    return CONFIGMAP_KEY.test(value) && value.length <= 253 ? undefined : 'must be a file name (letters, digits, ., -, _)';
+  });
+
+  const script = z
+    .strictObject({
+      inline: z
+        .string()
+        .check((ctx) => {
+          const bytes = byteLength(ctx.value);
+          if (bytes === 0) ctx.issues.push({ code: 'custom', message: 'must not be empty', input: ctx.value });
+          if (bytes > config.maxScriptBytes) {
+            ctx.issues.push({
+              code: 'custom',
+              message: `must be at most ${config.maxScriptBytes} bytes (maxScriptBytes), got ${bytes}`,
+              input: ctx.value,
+            });
+          }
+        })
+        .optional(),
+      filename: scriptFileName.optional(),
+      configMap: z.strictObject({ name: dnsSubdomain, file: scriptFileName }).optional(),
+    })
+    .check((ctx) => {
+      const s = ctx.value;
+      const add = (message: string, path: string[] = []) => ctx.issues.push({ code: 'custom', message, input: s, path });
+      if (s.inline !== undefined && s.configMap !== undefined) {
+        add('set exactly one of script.inline or script.configMap, not both');
+      } else if (s.inline === undefined && s.configMap === undefined) {
+        add('set exactly one of script.inline (the script text) or script.configMap (an existing ConfigMap)');
+      }
+      if (s.filename !== undefined && s.inline === undefined) add('applies only to script.inline', ['filename']);
+      if (engine === Engine.gatling && s.inline !== undefined && s.filename === undefined) {
+        add(`required for gatling: ${SCRIPT_FILE.gatling.rule}`, ['filename']);
+      }
+    })
+    .transform((s): { inline: string; filename?: string } | { configMap: { name: string; file: string } } =>
+      s.configMap ? { configMap: s.configMap } : { inline: s.inline!, ...(s.filename ? { filename: s.filename } : {}) },
+    );
+
+  const parallelism = z
+    .number()
+    .int()
+    .min(1, { error: 'must be at least 1' })
+    .max(config.maxParallelism, { error: `must be at most ${config.maxParallelism} (maxParallelism)` });
+
+  const argument = z.string().check((ctx) => {
+    if (ctx.value.includes('\0')) ctx.issues.push({ code: 'custom', message: 'must not contain NUL bytes', input: ctx.value });
+  });
+  const args = z.array(argument).check((ctx) => {
+    const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: ctx.value });
+    if (ctx.value.length > config.maxArguments) {
+      add(`must have at most ${config.maxArguments} entries (maxArguments), got ${ctx.value.length}`);
+    }
+    const bytes = ctx.value.reduce((sum, a) => sum + byteLength(a), 0);
+    if (bytes > config.maxArgumentBytes) {
+      add(`must be at most ${config.maxArgumentBytes} bytes in total (maxArgumentBytes), got ${bytes}`);
+    }
+  });
+
+  const envName = checkedString((key) => {
+    if (!ENV_NAME.test(key)) return `name "${key}" must match [A-Za-z_][A-Za-z0-9_]*`;
+    if (key.startsWith(RESERVED_ENV_PREFIX)) return `name "${key}" is reserved (the ${RESERVED_ENV_PREFIX} prefix is loadplane's)`;
+    return undefined;
+  });
+
+  const image = checkedString((value) => {
+    if (!IMAGE_REFERENCE.test(value)) return `must be an image reference like grafana/k6:1.4.2, got ${JSON.stringify(value)}`;
+    if (!config.allowedImagePrefixes.some((prefix) => value.startsWith(prefix))) {
+      return `image ${JSON.stringify(value)} is not on the allow-list (allowed prefixes: ${config.allowedImagePrefixes.join(', ')})`;
+    }
+    return undefined;
+  });
+
+  const runner = z
+    .strictObject({
+      image: image.optional(),
+      resources: z.strictObject({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
+      nodeSelector: z.record(labelKey, labelValue).optional(),
+      tolerations: z.array(toleration).optional(),
+      serviceAccountName: dnsSubdomain.optional(),
+      metadata: z.strictObject({ labels: userLabels.optional(), annotations: annotations.optional() }).optional(),
+    })
+    .transform((r) => ({
+      image: r.image,
+      resources: { requests: r.resources?.requests ?? {}, limits: r.resources?.limits ?? {} },
+      nodeSelector: r.nodeSelector ?? {},
+      tolerations: r.tolerations ?? [],
+      ...(r.serviceAccountName ? { serviceAccountName: r.serviceAccountName } : {}),
+      metadata: { labels: r.metadata?.labels ?? {}, annotations: r.metadata?.annotations ?? {} },
+    }))
+    .prefault({});
+
+  const firstCluster = config.allowedClusters[0]!;
+  const cluster = z
+    .strictObject({ name: z.string(), namespace: z.string() })
+    .check((ctx) => {
+      const { name: clusterName, namespace } = ctx.value;
+      const allowed = config.allowedClusters.find((c) => c.name === clusterName);
+      const add = (path: string, message: string) => ctx.issues.push({ code: 'custom', message, input: ctx.value, path: [path] });
+      if (!allowed) {
+        const names = config.allowedClusters.map((c) => c.name).join(', ');
+        add('name', `cluster ${JSON.stringify(clusterName)} is not on the allow-list (allowed clusters: ${names})`);
+      } else if (!allowed.namespaces.includes(namespace)) {
+        add(
+          'namespace',
+          `namespace ${JSON.stringify(namespace)} is not allowed in cluster ${JSON.stringify(clusterName)} (allowed namespaces: ${allowed.namespaces.join(', ')})`,
+        );
+      }
+    })
+    .default({ name: firstCluster.name, namespace: firstCluster.namespaces[0]! });
+
+  const channel = checkedString((value) =>
+    value.length <= MAX_CHANNEL_NAME_LENGTH && /^(slack|webhook)(-[a-z0-9]+)*$/.test(value)
+      ? undefined
+      : `must be a channel name: slack, webhook, or slack-<suffix> / webhook-<suffix> (lowercase letters, digits, '-'), at most ${MAX_CHANNEL_NAME_LENGTH} characters`,
+  );
+  const notify = z
+    .strictObject({
+      channels: z
+        .array(channel)
+        .check((ctx) => {
+          const duplicate = ctx.value.find((c, i) => ctx.value.indexOf(c) !== i);
+          if (duplicate) ctx.issues.push({ code: 'custom', message: `lists ${JSON.stringify(duplicate)} twice`, input: ctx.value });
+        })
+        .default([]),
+      policy: z.enum(NotifyPolicy).default(NotifyPolicy.atMostOnce),
+    })
+    .prefault({});
+
+  return z
+    .strictObject({
+      name,
+      engine: z.enum(Engine),
+      script,
+      parallelism,
+      separate: z.boolean().default(false),
+      arguments: args.default([]),
+      env: z.record(envName, z.string()).default({}),
+      runner,
+      cluster,
+      timeouts: timeoutsSchema(config),
+      notify,
+      cleanup: z.enum(CleanupPolicy).default(CleanupPolicy.always),
+      onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
+      labels: userLabels.default({}),
+    })
+    .transform((spec) => ({
+      ...spec,
+      script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
+      runner: { ...spec.runner, image: spec.runner.image ?? config.defaultImages[spec.engine] },
+    }));
+}
+
+/** A run spec as written by a user (durations as strings or seconds, defaults omitted). */
+export type RunSpecInput = z.input<ReturnType<typeof runSpecSchema>>;
+/** A validated run spec: defaults applied (image, cluster, timeouts, policies), durations in seconds. */
+export type RunSpec = z.output<ReturnType<typeof runSpecSchema>>;
+
+export type SpecValidation = { ok: true; spec: RunSpec } | { ok: false; problems: Problem[] };
+
+/** Checks a parsed spec (from YAML, JSON or a request body) against schema, limits and allow-lists. */
+export function validateSpec(input: unknown, config: DeploymentConfig): SpecValidation {
+  const named = (input as { engine?: unknown } | null)?.engine;
+  const engine = Object.values(Engine).find((e) => e === named);
+  const parsed = runSpecSchema(config, engine).safeParse(input, { error: friendlyMessage });
+  return parsed.success ? { ok: true, spec: parsed.data } : { ok: false, problems: toProblems(parsed.error.issues) };
+}
+
+/** validateSpec for callers that stop on the first invalid spec: throws SpecInvalid with every problem. */
+export function assertValidSpec(input: unknown, config: DeploymentConfig): RunSpec {
+  const result = validateSpec(input, config);
+  if (!result.ok) throw new SpecInvalid(result.problems);
+  return result.spec;
+}
+
+// ---- messages ----
+
+/** zod's defaults ("Invalid input: expected string, received undefined") rewritten for spec authors. */
+const friendlyMessage: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'required';
+      if (issue.expected === 'int') return `must be a whole number, got ${JSON.stringify(issue.input)}`;
+      if (issue.expected === 'string' && (typeof issue.input === 'number' || typeof issue.input === 'boolean')) {
+        return `expected a string, got ${typeof issue.input} ${String(issue.input)} (quote it in YAML)`;
+      }
+      return `expected ${describeExpected(issue.expected)}, got ${describeValue(issue.input)}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map(String).join(', ')}; got ${JSON.stringify(issue.input)}`;
+    case 'unrecognized_keys':
+      return `unknown field (allowed: ${allowedKeys(issue.inst).join(', ')})`;
+    default:
+      return undefined;
+  }
+};
+
+function describeExpected(expected: string): string {
+  if (expected === 'object' || expected === 'record') return 'a mapping (object)';
+  if (expected === 'array') return 'a list';
+  if (expected === 'boolean') return 'true or false';
+  return `a ${expected}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function allowedKeys(schema: unknown): string[] {
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(root)' : path.map(String).join('.');
+}
+
+/** One Problem per offending field: unknown keys are split per key, record-key issues keep their own message. */
+function toProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
+  return issues.flatMap((issue): Problem[] => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: issue.message }));
+    }
+    if (issue.code === 'invalid_key') {
+      return [{ path: formatPath(issue.path), message: issue.issues.map((i) => i.message).join('; ') }];
+    }
+    return [{ path: formatPath(issue.path), message: issue.message }];
+  });
+}
+
+// ---- text ----
+
+/**
+ * Parses spec text: YAML, or JSON (YAML is a superset). A syntax error becomes SpecInvalid with
+ * Problems at path `(file)` naming the source and line, so the CLI and the API report it like any other problem.
+ */
+export function parseSpecText(text: string, sourceName: string): unknown {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new SpecInvalid(
+      doc.errors.map((err) => {
+        const { line, col } = lineCounter.linePos(err.pos[0]);
+        return { path: '(file)', message: `${sourceName}: line ${line}, column ${col}: ${err.message}` };
+      }),
+    );
+  }
+  try {
+    return doc.toJS();
+  } catch (err) {
+    throw new SpecInvalid([{ path: '(file)', message: `${sourceName}: ${(err as Error).message}` }]);
+  }
+}
