@@ -1,0 +1,112 @@
+/**
+ * The ledger's items as the rest of the code sees them. Raw DynamoDB items are parsed here (keys and
+ * index attributes stripped) so no storage shape leaks out; an item that does not parse is a StoreError.
+ */
+import { z } from 'zod';
+import { StoreError } from '../core/errors';
+import { NotificationState, NotifyPolicy, Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
+import { RUN_SUMMARY_ATTRIBUTES } from './table';
+
+const jsonMap = z.record(z.string(), z.unknown());
+
+export const runTriggerSchema = z.object({
+  kind: z.enum(TriggerKind),
+  /** The authenticated caller (API), used with idempotencyKey to derive the run id. */
+  caller: z.string().optional(),
+  idempotencyKey: z.string().optional(),
+  /** Scheduler schedule name and the scheduled time it fired for. */
+  schedule: z.string().optional(),
+  scheduledTime: z.string().optional(),
+});
+export type RunTrigger = z.infer<typeof runTriggerSchema>;
+
+/** ISO instants by phase: a stage name for a waiting phase, or `run` for the whole run. */
+export type RunDeadlines = Record<string, string>;
+
+const runItemSchema = z.object({
+  runId: z.string(),
+  spec: jsonMap,
+  specHash: z.string(),
+  trigger: runTriggerSchema,
+  status: z.enum(RunStatus),
+  statusReason: z.string().optional(),
+  outcome: z.enum(Outcome).optional(),
+  outcomeReason: z.string().optional(),
+  decidedAt: z.string().optional(),
+  /** The aggregated result written by Decide. */
+  summary: jsonMap.optional(),
+  /** The Step Functions execution that owns the run (first adopter wins). */
+  executionArn: z.string().optional(),
+  adoptedAt: z.string().optional(),
+  deadlines: z.record(z.string(), z.string()).optional(),
+  abortRequestedAt: z.string().optional(),
+  abortRequestedBy: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** TTL, epoch seconds. */
+  expiresAt: z.number(),
+});
+export type RunItem = z.infer<typeof runItemSchema>;
+
+const runSummarySchema = runItemSchema.pick(
+  Object.fromEntries(RUN_SUMMARY_ATTRIBUTES.map((a) => [a, true])) as { [K in (typeof RUN_SUMMARY_ATTRIBUTES)[number]]: true },
+);
+/** What listRuns returns per run (the attributes projected into the GSIs). */
+export type RunSummary = z.infer<typeof runSummarySchema>;
+
+const stageItemSchema = z.object({
+  runId: z.string(),
+  stage: z.enum(Stage),
+  state: z.enum(StageState),
+  owner: z.string(),
+  /** Epoch ms; the owner's lease is live until then. */
+  leaseUntil: z.number(),
+  /** 1 for the first begin; +1 for each retry after failure or takeover of an expired lease. */
+  attempts: z.number(),
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  /** The stage's recorded output, returned to any later begin instead of re-running it. */
+  output: z.unknown().optional(),
+  error: z.object({ name: z.string(), message: z.string() }).optional(),
+  expiresAt: z.number(),
+});
+export type StageItem = z.infer<typeof stageItemSchema>;
+
+const notificationItemSchema = z.object({
+  runId: z.string(),
+  channel: z.string(),
+  state: z.enum(NotificationState),
+  /** Token of the current (or last) claim; mark/release must present it. */
+  token: z.string(),
+  /** Epoch ms; the claim is live until then. */
+  leaseUntil: z.number(),
+  /** `<runId>:<outcome>`, sent as the Idempotency-Key header; kept across re-claims. */
+  dedupeKey: z.string(),
+  outcome: z.enum(Outcome),
+  policy: z.enum(NotifyPolicy),
+  /** How many times it was claimed (fresh, after a release, or taken over for a resend). */
+  claims: z.number(),
+  claimedAt: z.string(),
+  sentAt: z.string().optional(),
+  response: z.object({ status: z.number() }).optional(),
+  releasedAt: z.string().optional(),
+  releaseReason: z.string().optional(),
+  /** When an expired, unmarked claim was declared unknown (policy atMostOnce). */
+  unknownAt: z.string().optional(),
+  expiresAt: z.number(),
+});
+export type NotificationItem = z.infer<typeof notificationItemSchema>;
+
+function parser<T>(schema: z.ZodType<T>, what: string) {
+  return (raw: Record<string, unknown>): T => {
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new StoreError(`ledger ${what} item ${String(raw.pk)}/${String(raw.sk)} is malformed: ${problems}`);
+  };
+}
+
+export const parseRunItem = parser(runItemSchema, 'run');
+export const parseRunSummary = parser(runSummarySchema, 'run summary');
+export const parseStageItem = parser(stageItemSchema, 'stage');
+export const parseNotificationItem = parser(notificationItemSchema, 'notification');

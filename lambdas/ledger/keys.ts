@@ -1,0 +1,36 @@
+/** Item keys and the derived attributes the GSIs are built on (DESIGN §4). */
+import type { Stage } from '../core/status';
+import { RUN_RETENTION_DAYS } from './table';
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export const RUN_SK = 'run';
+export const STAGE_SK_PREFIX = 'stage#';
+export const NOTIFY_SK_PREFIX = 'notify#';
+
+export const runPk = (runId: string): string => `run#${runId}`;
+export const runKey = (runId: string): ItemKey => ({ pk: runPk(runId), sk: RUN_SK });
+export const stageKey = (runId: string, stage: Stage): ItemKey => ({ pk: runPk(runId), sk: STAGE_SK_PREFIX + stage });
+export const notificationKey = (runId: string, channel: string): ItemKey => ({
+  pk: runPk(runId),
+  sk: NOTIFY_SK_PREFIX + channel,
+});
+
+/** `runs#YYYY-MM` (UTC) of an ISO timestamp: the byTime partition a run is listed in. */
+export const timeBucket = (iso: string): string => `runs#${iso.slice(0, 7)}`;
+
+/** The bucket `months` months before `bucket`. */
+export function previousBucket(bucket: string, months = 1): string {
+  const [year, month] = bucket.slice('runs#'.length).split('-').map(Number) as [number, number];
+  const index = year * 12 + (month - 1) - months;
+  return `runs#${String(Math.floor(index / 12)).padStart(4, '0')}-${String((index % 12) + 1).padStart(2, '0')}`;
+}
+
+/** Sort key of both GSIs: creation time first, run id to keep it unique. */
+export const createdKey = (createdAt: string, runId: string): string => `${createdAt}#${runId}`;
+
+/** TTL value (epoch seconds) for an entry first written at `nowMs`. */
+export const expiresAt = (nowMs: number): number => Math.floor(nowMs / 1000) + RUN_RETENTION_DAYS * 24 * 60 * 60;

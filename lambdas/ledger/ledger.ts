@@ -1,0 +1,85 @@
+/**
+ * The idempotency ledger (DESIGN §4, §5): one DynamoDB table, single-item conditional writes only.
+ * Every failed condition comes back as a result kind or a named error carrying the current item;
+ * every store failure as TransientStoreError or StoreError. The operations live in files by concern.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Outcome, RunStatus, Stage } from '../core/status';
+import { claimNotification, markNotificationSent, releaseNotification, type ClaimOptions } from './notifications';
+import { getRun, listRuns, type ListRunsInput } from './queries';
+import { adoptRun, createRun, decideOutcome, requestAbort, setStatus, type CreateRunInput } from './runs';
+import { beginStage, completeStage, failStage } from './stages';
+import type { LedgerContext } from './store';
+
+export interface LedgerDeps {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  /** Epoch ms; injected so tests can expire leases. */
+  clock?: () => number;
+}
+
+export class Ledger {
+  private readonly ctx: LedgerContext;
+
+  constructor({ client, tableName, clock = Date.now }: LedgerDeps) {
+    this.ctx = { client, tableName, now: clock };
+  }
+
+  createRun(input: CreateRunInput) {
+    return createRun(this.ctx, input);
+  }
+
+  adoptRun(runId: string, executionArn: string) {
+    return adoptRun(this.ctx, runId, executionArn);
+  }
+
+  setStatus(runId: string, status: RunStatus, extra?: { reason?: string }) {
+    return setStatus(this.ctx, runId, status, extra);
+  }
+
+  decideOutcome(runId: string, outcome: Outcome, reason: string, extra?: { summary?: Record<string, unknown> }) {
+    return decideOutcome(this.ctx, runId, outcome, reason, extra);
+  }
+
+  requestAbort(runId: string, requestedBy: string) {
+    return requestAbort(this.ctx, runId, requestedBy);
+  }
+
+  beginStage(runId: string, stage: Stage, owner: string, leaseMs: number) {
+    return beginStage(this.ctx, runId, stage, owner, leaseMs);
+  }
+
+  completeStage(runId: string, stage: Stage, owner: string, output: unknown) {
+    return completeStage(this.ctx, runId, stage, owner, output);
+  }
+
+  failStage(runId: string, stage: Stage, owner: string, error: { name: string; message: string }) {
+    return failStage(this.ctx, runId, stage, owner, error);
+  }
+
+  claimNotification(runId: string, channel: string, options: ClaimOptions) {
+    return claimNotification(this.ctx, runId, channel, options);
+  }
+
+  markNotificationSent(runId: string, channel: string, token: string, response: { status: number }) {
+    return markNotificationSent(this.ctx, runId, channel, token, response);
+  }
+
+  releaseNotification(runId: string, channel: string, token: string, reason: string) {
+    return releaseNotification(this.ctx, runId, channel, token, reason);
+  }
+
+  getRun(runId: string) {
+    return getRun(this.ctx, runId);
+  }
+
+  listRuns(input?: ListRunsInput) {
+    return listRuns(this.ctx, input);
+  }
+}
+
+export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, RequestAbortResult } from './runs';
+export type { BeginStageResult, CompleteStageResult, FailStageResult } from './stages';
+export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, ReleaseResult } from './notifications';
+export type { ListRunsInput, ListRunsPage, RunView } from './queries';
+export type { RunItem, RunSummary, StageItem, NotificationItem, RunTrigger, RunDeadlines } from './items';

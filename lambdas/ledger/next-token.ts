@@ -1,0 +1,59 @@
+/**
+ * listRuns' opaque page token: base64url JSON of where the next page starts. It is decoded
+ * strictly, since it comes back from API callers: anything else is SpecInvalid on `nextToken`.
+ */
+import { z } from 'zod';
+import { SpecInvalid } from '../core/errors';
+import { RunStatus } from '../core/status';
+
+const BUCKET = /^runs#\d{4}-(0[1-9]|1[0-2])$/;
+
+const byTimeToken = z.strictObject({
+  /** The month bucket to continue in. */
+  bucket: z.string().regex(BUCKET),
+  /** The GSI's LastEvaluatedKey within that bucket; absent to start at the bucket's newest run. */
+  after: z
+    .strictObject({ pk: z.string(), sk: z.string(), timeBucket: z.string().regex(BUCKET), createdKey: z.string() })
+    .optional(),
+});
+const byStatusToken = z.strictObject({
+  status: z.enum(RunStatus),
+  after: z.strictObject({ pk: z.string(), sk: z.string(), status: z.enum(RunStatus), createdKey: z.string() }),
+});
+
+export type ByTimeToken = z.infer<typeof byTimeToken>;
+export type ByStatusToken = z.infer<typeof byStatusToken>;
+
+/** `after` is the query's LastEvaluatedKey as DynamoDB returned it; decoding checks its shape. */
+export function encodeToken(
+  token: { bucket: string; after?: Record<string, unknown> } | { status: RunStatus; after: Record<string, unknown> },
+): string {
+  return Buffer.from(JSON.stringify(token)).toString('base64url');
+}
+
+function invalid(message: string): SpecInvalid {
+  return new SpecInvalid([{ path: 'nextToken', message }]);
+}
+
+function decode<T>(schema: z.ZodType<T>, token: string): T {
+  let json: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(token)) throw new Error('not base64url');
+    json = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('is not a token returned by a previous listing');
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw invalid('is not a token returned by this listing (filter changed, or the token was altered)');
+  return parsed.data;
+}
+
+export const decodeByTimeToken = (token: string): ByTimeToken => decode(byTimeToken, token);
+
+export function decodeByStatusToken(token: string, status: RunStatus): ByStatusToken {
+  const decoded = decode(byStatusToken, token);
+  if (decoded.status !== status || decoded.after.status !== status) {
+    throw invalid(`belongs to a listing of status ${decoded.status}, not ${status}`);
+  }
+  return decoded;
+}

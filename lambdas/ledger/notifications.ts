@@ -1,0 +1,155 @@
+/**
+ * The run's one notification per channel (DESIGN §5): claim before sending, mark sent after,
+ * release on a definite non-delivery. Each claim gets a fresh token; mark and release are fenced on it.
+ */
+import { randomUUID } from 'node:crypto';
+import { NotificationInProgress, StageOwnershipLost } from '../core/errors';
+import { NotificationState, NotifyPolicy, type Outcome } from '../core/status';
+import { parseNotificationItem, type NotificationItem } from './items';
+import { NOTIFY_SK_PREFIX, expiresAt, notificationKey } from './keys';
+import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
+
+export interface ClaimOptions {
+  leaseMs: number;
+  policy: NotifyPolicy;
+  /** The recorded outcome the message reports; part of the dedupe key. */
+  outcome: Outcome;
+}
+export type ClaimNotificationResult =
+  /** Send now, with `dedupeKey` as the Idempotency-Key. `resend`: a previous claim may have delivered it. */
+  | { kind: 'claimed'; token: string; dedupeKey: string; resend: boolean }
+  /** Already sent: do not send. */
+  | { kind: 'sent'; item: NotificationItem }
+  /** A claim expired unmarked under atMostOnce: it may or may not have been delivered; never re-sent. */
+  | { kind: 'unknown'; item: NotificationItem };
+export type MarkSentResult = { kind: 'sent'; item: NotificationItem };
+export type ReleaseResult = { kind: 'released'; item: NotificationItem };
+
+/** Errors name the notification like a stage, so fencing looks the same for both. */
+const fencedName = (channel: string) => NOTIFY_SK_PREFIX + channel;
+
+export async function claimNotification(
+  ctx: LedgerContext,
+  runId: string,
+  channel: string,
+  { leaseMs, policy, outcome }: ClaimOptions,
+): Promise<ClaimNotificationResult> {
+  const operation = `claimNotification ${runId} ${channel}`;
+  const key = notificationKey(runId, channel);
+  let current: NotificationItem | undefined;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const nowMs = ctx.now();
+    const token = randomUUID();
+    const lease = { ':token': token, ':lease': nowMs + leaseMs, ':now': isoNow(ctx), ':policy': policy, ':one': 1 };
+    const claim = await conditionalUpdate(ctx, operation, {
+      key,
+      update:
+        'SET #runId = :runId, #channel = :channel, #state = :claimed, #token = :token, #leaseUntil = :lease, ' +
+        '#dedupeKey = if_not_exists(#dedupeKey, :dedupeKey), #outcome = if_not_exists(#outcome, :outcome), ' +
+        '#policy = :policy, #claimedAt = :now, #claims = if_not_exists(#claims, :zero) + :one, ' +
+        '#expiresAt = if_not_exists(#expiresAt, :expiresAt) REMOVE #releasedAt, #releaseReason',
+      condition: 'attribute_not_exists(#pk) OR #state = :released',
+      values: {
+        ...lease,
+        ':runId': runId,
+        ':channel': channel,
+        ':claimed': NotificationState.claimed,
+        ':dedupeKey': `${runId}:${outcome}`,
+        ':outcome': outcome,
+        ':zero': 0,
+        ':released': NotificationState.released,
+        ':expiresAt': expiresAt(nowMs),
+      },
+      returnValues: 'ALL_NEW',
+    });
+    if (claim.ok) return { kind: 'claimed', token, dedupeKey: parseNotificationItem(claim.attributes).dedupeKey, resend: false };
+    if (!claim.current) continue;
+    current = parseNotificationItem(claim.current);
+    if (current.state === NotificationState.sent) return { kind: 'sent', item: current };
+    if (current.state === NotificationState.unknown) return { kind: 'unknown', item: current };
+    if (current.state !== NotificationState.claimed) continue;
+    if (current.leaseUntil >= nowMs) throw new NotificationInProgress(runId, channel, current);
+
+    // The claim expired unmarked: whoever held it died mid-send, or is still sending very late.
+    const expired = { ':claimed': NotificationState.claimed, ':oldToken': current.token };
+    if (policy === NotifyPolicy.atLeastOnce) {
+      const resend = await conditionalUpdate(ctx, operation, {
+        key,
+        update: 'SET #token = :token, #leaseUntil = :lease, #claimedAt = :now, #policy = :policy, #claims = #claims + :one',
+        condition: '#state = :claimed AND #token = :oldToken',
+        values: { ...lease, ...expired },
+        returnValues: 'ALL_NEW',
+      });
+      if (resend.ok) return { kind: 'claimed', token, dedupeKey: current.dedupeKey, resend: true };
+    } else {
+      // The token stays, so a late sender can still mark it sent and resolve the doubt.
+      const giveUp = await conditionalUpdate(ctx, operation, {
+        key,
+        update: 'SET #state = :unknown, #unknownAt = :now, #policy = :policy',
+        condition: '#state = :claimed AND #token = :oldToken',
+        values: { ...expired, ':unknown': NotificationState.unknown, ':now': isoNow(ctx), ':policy': policy },
+        returnValues: 'ALL_NEW',
+      });
+      if (giveUp.ok) return { kind: 'unknown', item: parseNotificationItem(giveUp.attributes) };
+    }
+  }
+  throw new NotificationInProgress(runId, channel, current);
+}
+
+/**
+ * Records the delivery. Fenced on the token: a claim taken over for a resend rejects its former holder.
+ * A claim declared `unknown` keeps its token, so its late sender turns it into `sent`.
+ */
+export async function markNotificationSent(
+  ctx: LedgerContext,
+  runId: string,
+  channel: string,
+  token: string,
+  response: { status: number },
+): Promise<MarkSentResult> {
+  const write = await conditionalUpdate(ctx, `markNotificationSent ${runId} ${channel}`, {
+    key: notificationKey(runId, channel),
+    update: 'SET #state = :sent, #sentAt = :now, #response = :response',
+    condition: '#token = :token AND (#state = :claimed OR #state = :unknown)',
+    values: {
+      ':sent': NotificationState.sent,
+      ':claimed': NotificationState.claimed,
+      ':unknown': NotificationState.unknown,
+      ':token': token,
+      ':now': isoNow(ctx),
+      ':response': { status: response.status },
+    },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'sent', item: parseNotificationItem(write.attributes) };
+  const current = write.current && parseNotificationItem(write.current);
+  if (current?.state === NotificationState.sent && current.token === token) return { kind: 'sent', item: current };
+  throw new StageOwnershipLost(runId, fencedName(channel), current);
+}
+
+/** Gives the claim back after a definite non-delivery, so a later claim may send. */
+export async function releaseNotification(
+  ctx: LedgerContext,
+  runId: string,
+  channel: string,
+  token: string,
+  reason: string,
+): Promise<ReleaseResult> {
+  const write = await conditionalUpdate(ctx, `releaseNotification ${runId} ${channel}`, {
+    key: notificationKey(runId, channel),
+    update: 'SET #state = :released, #releasedAt = :now, #releaseReason = :reason',
+    condition: '#token = :token AND #state = :claimed',
+    values: {
+      ':released': NotificationState.released,
+      ':claimed': NotificationState.claimed,
+      ':token': token,
+      ':now': isoNow(ctx),
+      ':reason': reason,
+    },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'released', item: parseNotificationItem(write.attributes) };
+  const current = write.current && parseNotificationItem(write.current);
+  if (current?.state === NotificationState.released && current.token === token) return { kind: 'released', item: current };
+  throw new StageOwnershipLost(runId, fencedName(channel), current);
+}

@@ -1,0 +1,131 @@
+/** Reads: one run with all its entries, and run listings newest first (DESIGN §4 GSIs). */
+import { SpecInvalid } from '../core/errors';
+import type { RunStatus, Stage } from '../core/status';
+import {
+  parseNotificationItem,
+  parseRunItem,
+  parseRunSummary,
+  parseStageItem,
+  type NotificationItem,
+  type RunItem,
+  type RunSummary,
+  type StageItem,
+} from './items';
+import { NOTIFY_SK_PREFIX, RUN_SK, STAGE_SK_PREFIX, previousBucket, runPk, timeBucket } from './keys';
+import { decodeByStatusToken, decodeByTimeToken, encodeToken } from './next-token';
+import { queryPage, isoNow, type LedgerContext, type RawItem } from './store';
+import { RunIndex } from './table';
+
+export interface RunView {
+  run: RunItem;
+  stages: Partial<Record<Stage, StageItem>>;
+  /** By channel. */
+  notifications: Record<string, NotificationItem>;
+}
+
+export interface ListRunsInput {
+  status?: RunStatus;
+  /** 1–100, default 20. */
+  limit?: number;
+  nextToken?: string;
+}
+export interface ListRunsPage {
+  runs: RunSummary[];
+  /** Present when more runs may follow. */
+  nextToken?: string;
+}
+
+export const DEFAULT_LIST_LIMIT = 20;
+export const MAX_LIST_LIMIT = 100;
+
+/**
+ * Month buckets a listing by time walks back from the current one: enough to cover
+ * RUN_RETENTION_DAYS (90) plus TTL's deletion lag; older runs have expired.
+ */
+export const LISTED_MONTHS = 5;
+
+/** The run and every entry under it, read consistently; undefined when the run does not exist. */
+export async function getRun(ctx: LedgerContext, runId: string): Promise<RunView | undefined> {
+  const items: RawItem[] = [];
+  let after: RawItem | undefined;
+  do {
+    const page = await queryPage(ctx, `getRun ${runId}`, {
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeValues: { ':pk': runPk(runId) },
+      ConsistentRead: true,
+      ExclusiveStartKey: after,
+    });
+    items.push(...page.items);
+    after = page.lastKey;
+  } while (after);
+
+  let run: RunItem | undefined;
+  const view: Omit<RunView, 'run'> = { stages: {}, notifications: {} };
+  for (const item of items) {
+    const sk = String(item.sk);
+    if (sk === RUN_SK) run = parseRunItem(item);
+    else if (sk.startsWith(STAGE_SK_PREFIX)) {
+      const stage = parseStageItem(item);
+      view.stages[stage.stage] = stage;
+    } else if (sk.startsWith(NOTIFY_SK_PREFIX)) {
+      const notification = parseNotificationItem(item);
+      view.notifications[notification.channel] = notification;
+    }
+  }
+  return run && { run, ...view };
+}
+
+export async function listRuns(ctx: LedgerContext, input: ListRunsInput = {}): Promise<ListRunsPage> {
+  const limit = input.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new SpecInvalid([{ path: 'limit', message: `must be an integer from 1 to ${MAX_LIST_LIMIT}` }]);
+  }
+  return input.status === undefined
+    ? listByTime(ctx, limit, input.nextToken)
+    : listByStatus(ctx, input.status, limit, input.nextToken);
+}
+
+async function listByStatus(ctx: LedgerContext, status: RunStatus, limit: number, nextToken?: string): Promise<ListRunsPage> {
+  const after = nextToken === undefined ? undefined : decodeByStatusToken(nextToken, status).after;
+  const page = await queryPage(ctx, `listRuns status=${status}`, {
+    IndexName: RunIndex.byStatus,
+    KeyConditionExpression: '#status = :status',
+    ExpressionAttributeValues: { ':status': status },
+    ScanIndexForward: false,
+    Limit: limit,
+    ExclusiveStartKey: after,
+  });
+  const runs = page.items.map(parseRunSummary);
+  if (!page.lastKey) return { runs };
+  return { runs, nextToken: encodeToken({ status, after: page.lastKey }) };
+}
+
+async function listByTime(ctx: LedgerContext, limit: number, nextToken?: string): Promise<ListRunsPage> {
+  const oldest = previousBucket(timeBucket(isoNow(ctx)), LISTED_MONTHS - 1);
+  const start = nextToken === undefined ? undefined : decodeByTimeToken(nextToken);
+  let bucket = start?.bucket ?? timeBucket(isoNow(ctx));
+  let after: RawItem | undefined = start?.after;
+  const runs: RunSummary[] = [];
+  while (bucket >= oldest) {
+    const page = await queryPage(ctx, `listRuns ${bucket}`, {
+      IndexName: RunIndex.byTime,
+      KeyConditionExpression: '#timeBucket = :bucket',
+      ExpressionAttributeValues: { ':bucket': bucket },
+      ScanIndexForward: false,
+      Limit: limit - runs.length,
+      ExclusiveStartKey: after,
+    });
+    runs.push(...page.items.map(parseRunSummary));
+    if (page.lastKey) {
+      if (runs.length >= limit) {
+        return { runs, nextToken: encodeToken({ bucket, after: page.lastKey }) };
+      }
+      after = page.lastKey;
+      continue;
+    }
+    bucket = previousBucket(bucket);
+    after = undefined;
+    if (runs.length >= limit) return bucket >= oldest ? { runs, nextToken: encodeToken({ bucket }) } : { runs };
+  }
+  return { runs };
+}

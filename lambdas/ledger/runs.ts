@@ -1,0 +1,167 @@
+/**
+ * Run items: create (immutable spec), adopt (one execution owns a run), forward-only status,
+ * the one terminal outcome, abort requests. Each is one conditional write; a failed condition
+ * becomes a result kind or a named error carrying the current item.
+ */
+import { InvalidTransition, RunConflict, RunNotFound } from '../core/errors';
+import { RUN_STATUS_RANK, RunStatus, TERMINAL_RANK, isTerminal, type Outcome } from '../core/status';
+import { parseRunItem, type RunDeadlines, type RunItem, type RunTrigger } from './items';
+import { createdKey, expiresAt, runKey, timeBucket } from './keys';
+import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type LedgerContext } from './store';
+
+export interface CreateRunInput {
+  runId: string;
+  spec: Record<string, unknown>;
+  /** Hash of the canonical spec: the same run id with another hash is a conflict. */
+  specHash: string;
+  trigger: RunTrigger;
+  deadlines?: RunDeadlines;
+}
+export type CreateRunResult = { kind: 'created'; run: RunItem } | { kind: 'existing'; run: RunItem };
+export type AdoptRunResult = { kind: 'adopted'; run: RunItem } | { kind: 'duplicate'; run: RunItem };
+export type SetStatusResult = { kind: 'changed'; run: RunItem } | { kind: 'unchanged'; run: RunItem };
+export type DecideOutcomeResult =
+  | { kind: 'decided'; outcome: Outcome; reason: string; run: RunItem }
+  | { kind: 'already-decided'; outcome: Outcome; reason: string; run: RunItem };
+export type RequestAbortResult =
+  | { kind: 'requested'; run: RunItem }
+  | { kind: 'already-requested'; run: RunItem }
+  | { kind: 'already-finished'; outcome: Outcome; run: RunItem };
+
+
+
+export async function createRun(ctx: LedgerContext, input: CreateRunInput): Promise<CreateRunResult> {
+  const nowMs = ctx.now();
+  const createdAt = new Date(nowMs).toISOString();
+  const item = {
+    ...runKey(input.runId),
+    runId: input.runId,
+    spec: input.spec,
+    specHash: input.specHash,
+    trigger: input.trigger,
+    status: RunStatus.PENDING,
+    statusRank: RUN_STATUS_RANK.PENDING,
+    deadlines: input.deadlines,
+    createdAt,
+    updatedAt: createdAt,
+    timeBucket: timeBucket(createdAt),
+    createdKey: createdKey(createdAt, input.runId),
+    expiresAt: expiresAt(nowMs),
+  };
+  const write = await conditionalPut(ctx, `createRun ${input.runId}`, { item, condition: 'attribute_not_exists(#pk)' });
+  if (write.ok) return { kind: 'created', run: parseRunItem(write.attributes) };
+  const current = parseRunItem(write.current ?? {});
+  if (current.specHash === input.specHash) return { kind: 'existing', run: current };
+  throw new RunConflict(input.runId, current);
+}
+
+/**
+ * The first execution to adopt a run owns it; the same execution adopting again is 'adopted' again
+ * (a retried Admit). The run may already be terminal (e.g. the sweeper gave up on it): Admit checks.
+ */
+export async function adoptRun(ctx: LedgerContext, runId: string, executionArn: string): Promise<AdoptRunResult> {
+  const now = isoNow(ctx);
+  const write = await conditionalUpdate(ctx, `adoptRun ${runId}`, {
+    key: runKey(runId),
+    update: 'SET #executionArn = :arn, #adoptedAt = if_not_exists(#adoptedAt, :now), #updatedAt = :now',
+    condition: 'attribute_exists(#pk) AND (attribute_not_exists(#executionArn) OR #executionArn = :arn)',
+    values: { ':arn': executionArn, ':now': now },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'adopted', run: parseRunItem(write.attributes) };
+  if (!write.current) throw new RunNotFound(runId);
+  return { kind: 'duplicate', run: parseRunItem(write.current) };
+}
+
+/**
+ * Moves the run's status forward (RUN_STATUS_RANK). Setting the current status again is 'unchanged'.
+ * Outcomes are not statuses one sets: only decideOutcome writes them.
+ */
+export async function setStatus(
+  ctx: LedgerContext,
+  runId: string,
+  status: RunStatus,
+  extra: { reason?: string } = {},
+): Promise<SetStatusResult> {
+  const operation = `setStatus ${runId} ${status}`;
+  if (isTerminal(status)) {
+    const current = await getItem(ctx, operation, runKey(runId));
+    if (!current) throw new RunNotFound(runId);
+    throw new InvalidTransition(`run ${runId}: ${status} is an outcome, recorded only by decideOutcome`, parseRunItem(current));
+  }
+  const reason = extra.reason === undefined ? '' : ', #statusReason = :reason';
+  for (let attempt = 1; ; attempt++) {
+    const write = await conditionalUpdate(ctx, operation, {
+      key: runKey(runId),
+      update: `SET #status = :status, #statusRank = :rank, #updatedAt = :now${reason}`,
+      condition: 'attribute_exists(#pk) AND #statusRank < :rank',
+      values: {
+        ':status': status,
+        ':rank': RUN_STATUS_RANK[status],
+        ':now': isoNow(ctx),
+        ...(extra.reason !== undefined && { ':reason': extra.reason }),
+      },
+      returnValues: 'ALL_NEW',
+    });
+    if (write.ok) return { kind: 'changed', run: parseRunItem(write.attributes) };
+    if (!write.current) throw new RunNotFound(runId);
+    const current = parseRunItem(write.current);
+    if (current.status === status) return { kind: 'unchanged', run: current };
+    // Only a fallback read that postdates the check (the run was created in between) gets here.
+    if (RUN_STATUS_RANK[current.status] < RUN_STATUS_RANK[status] && attempt < MAX_ATTEMPTS) continue;
+    throw new InvalidTransition(`run ${runId}: status ${current.status} cannot move to ${status}`, current);
+  }
+}
+
+/** Records the run's one outcome. Everyone after the first gets the recorded outcome and reason. */
+export async function decideOutcome(
+  ctx: LedgerContext,
+  runId: string,
+  outcome: Outcome,
+  reason: string,
+  extra: { summary?: Record<string, unknown> } = {},
+): Promise<DecideOutcomeResult> {
+  const summary = extra.summary === undefined ? '' : ', #summary = :summary';
+  for (let attempt = 1; ; attempt++) {
+    const write = await conditionalUpdate(ctx, `decideOutcome ${runId} ${outcome}`, {
+      key: runKey(runId),
+      update:
+        'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, ' +
+        `#decidedAt = :now, #updatedAt = :now${summary}`,
+      condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome)',
+      values: {
+        ':outcome': outcome,
+        ':reason': reason,
+        ':rank': TERMINAL_RANK,
+        ':now': isoNow(ctx),
+        ...(extra.summary !== undefined && { ':summary': extra.summary }),
+      },
+      returnValues: 'ALL_NEW',
+    });
+    if (write.ok) return { kind: 'decided', outcome, reason, run: parseRunItem(write.attributes) };
+    if (!write.current) throw new RunNotFound(runId);
+    const current = parseRunItem(write.current);
+    if (current.outcome) {
+      return { kind: 'already-decided', outcome: current.outcome, reason: current.outcomeReason ?? '', run: current };
+    }
+    // Only a fallback read that postdates the check (the run was created in between) gets here.
+    if (attempt >= MAX_ATTEMPTS) throw new RunNotFound(runId);
+  }
+}
+
+/** Records an abort request for the next Watch to act on; the first request's time and requester stay. */
+export async function requestAbort(ctx: LedgerContext, runId: string, requestedBy: string): Promise<RequestAbortResult> {
+  const now = isoNow(ctx);
+  const write = await conditionalUpdate(ctx, `requestAbort ${runId}`, {
+    key: runKey(runId),
+    update: 'SET #abortRequestedAt = :now, #abortRequestedBy = :by, #updatedAt = :now',
+    condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#abortRequestedAt)',
+    values: { ':now': now, ':by': requestedBy },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'requested', run: parseRunItem(write.attributes) };
+  if (!write.current) throw new RunNotFound(runId);
+  const current = parseRunItem(write.current);
+  if (current.outcome) return { kind: 'already-finished', outcome: current.outcome, run: current };
+  return { kind: 'already-requested', run: current };
+}

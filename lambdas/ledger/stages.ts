@@ -1,0 +1,138 @@
+/**
+ * Stage entries (DESIGN §4): begin (take the lease) → side effects → complete or fail, both fenced
+ * on the owner. A completed stage hands back its recorded output instead of running again.
+ *
+ * Owners are per attempt (e.g. the Lambda request id). The same owner beginning again while its
+ * lease is live is the same attempt re-entering (say, after losing the first reply): it gets 'begun'
+ * with the same attempt number and a renewed lease. Once a lease has expired, any begin — even
+ * by the former owner — is a new attempt that took over (`tookOver`), so its side effects must
+ * accept objects the abandoned attempt may have left behind.
+ */
+import { StageBusy, StageOwnershipLost } from '../core/errors';
+import { StageState, type Stage } from '../core/status';
+import { parseStageItem, type StageItem } from './items';
+import { expiresAt, stageKey } from './keys';
+import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
+
+export type BeginStageResult =
+  | { kind: 'begun'; attempt: number; tookOver: boolean }
+  | { kind: 'completed'; output: unknown };
+export type CompleteStageResult = { kind: 'completed'; stage: StageItem };
+export type FailStageResult = { kind: 'failed'; stage: StageItem };
+
+export async function beginStage(
+  ctx: LedgerContext,
+  runId: string,
+  stage: Stage,
+  owner: string,
+  leaseMs: number,
+): Promise<BeginStageResult> {
+  const operation = `beginStage ${runId} ${stage}`;
+  let current: StageItem | undefined;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const nowMs = ctx.now();
+    const begin = await conditionalUpdate(ctx, operation, {
+      key: stageKey(runId, stage),
+      update:
+        'SET #runId = :runId, #stage = :stage, #state = :inProgress, #owner = :owner, #leaseUntil = :lease, ' +
+        '#startedAt = :now, #attempts = if_not_exists(#attempts, :zero) + :one, ' +
+        '#expiresAt = if_not_exists(#expiresAt, :expiresAt) REMOVE #endedAt, #error',
+      condition:
+        'attribute_not_exists(#pk) OR #state = :failed OR (#state = :inProgress AND #leaseUntil < :nowMs)',
+      values: {
+        ':runId': runId,
+        ':stage': stage,
+        ':inProgress': StageState.in_progress,
+        ':failed': StageState.failed,
+        ':owner': owner,
+        ':lease': nowMs + leaseMs,
+        ':now': isoNow(ctx),
+        ':nowMs': nowMs,
+        ':zero': 0,
+        ':one': 1,
+        ':expiresAt': expiresAt(nowMs),
+      },
+      returnValues: 'ALL_OLD',
+    });
+    if (begin.ok) {
+      const previous = begin.attributes;
+      return {
+        kind: 'begun',
+        attempt: (typeof previous.attempts === 'number' ? previous.attempts : 0) + 1,
+        tookOver: previous.state === StageState.in_progress,
+      };
+    }
+    if (!begin.current) continue;
+    current = parseStageItem(begin.current);
+    if (current.state === StageState.completed) return { kind: 'completed', output: current.output };
+    if (current.state !== StageState.in_progress) continue;
+    if (current.owner !== owner) {
+      if (current.leaseUntil >= nowMs) throw new StageBusy(runId, stage, current);
+      continue;
+    }
+    const renew = await conditionalUpdate(ctx, operation, {
+      key: stageKey(runId, stage),
+      update: 'SET #leaseUntil = :lease',
+      condition: '#owner = :owner AND #state = :inProgress',
+      values: { ':owner': owner, ':inProgress': StageState.in_progress, ':lease': ctx.now() + leaseMs },
+      returnValues: 'ALL_NEW',
+    });
+    if (renew.ok) return { kind: 'begun', attempt: parseStageItem(renew.attributes).attempts, tookOver: false };
+  }
+  throw new StageBusy(runId, stage, current);
+}
+
+/** Records the output. Completing again by the same owner is fine and returns what was recorded first. */
+export async function completeStage(
+  ctx: LedgerContext,
+  runId: string,
+  stage: Stage,
+  owner: string,
+  output: unknown,
+): Promise<CompleteStageResult> {
+  const write = await conditionalUpdate(ctx, `completeStage ${runId} ${stage}`, {
+    key: stageKey(runId, stage),
+    update: 'SET #state = :completed, #output = :output, #endedAt = :now',
+    condition: '#owner = :owner AND #state = :inProgress',
+    values: {
+      ':completed': StageState.completed,
+      ':inProgress': StageState.in_progress,
+      ':owner': owner,
+      // undefined would drop the placeholder from the request; null keeps "completed, no output".
+      ':output': output ?? null,
+      ':now': isoNow(ctx),
+    },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'completed', stage: parseStageItem(write.attributes) };
+  const current = write.current && parseStageItem(write.current);
+  if (current?.state === StageState.completed && current.owner === owner) return { kind: 'completed', stage: current };
+  throw new StageOwnershipLost(runId, stage, current);
+}
+
+/** Records the failure so that a later begin retries the stage. Failing again by the same owner is fine. */
+export async function failStage(
+  ctx: LedgerContext,
+  runId: string,
+  stage: Stage,
+  owner: string,
+  error: { name: string; message: string },
+): Promise<FailStageResult> {
+  const write = await conditionalUpdate(ctx, `failStage ${runId} ${stage}`, {
+    key: stageKey(runId, stage),
+    update: 'SET #state = :failed, #error = :error, #endedAt = :now',
+    condition: '#owner = :owner AND #state = :inProgress',
+    values: {
+      ':failed': StageState.failed,
+      ':inProgress': StageState.in_progress,
+      ':owner': owner,
+      ':error': { name: error.name, message: error.message },
+      ':now': isoNow(ctx),
+    },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'failed', stage: parseStageItem(write.attributes) };
+  const current = write.current && parseStageItem(write.current);
+  if (current?.state === StageState.failed && current.owner === owner) return { kind: 'failed', stage: current };
+  throw new StageOwnershipLost(runId, stage, current);
+}

@@ -1,0 +1,148 @@
+/**
+ * The ledger's only contact with DynamoDB: single-item conditional writes, consistent reads and
+ * queries, every SDK failure mapped by toStoreFailure. A failed condition is not an error here: it
+ * yields the current item (from ALL_OLD, or a consistent read where the store does not return it,
+ * e.g. dynalite) for the caller to turn into a domain result.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ItemKey } from './keys';
+import { toStoreFailure } from './store-errors';
+
+export type RawItem = Record<string, unknown>;
+
+export interface LedgerContext {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  /** Epoch ms. */
+  now: () => number;
+}
+
+export const isoNow = (ctx: LedgerContext): string => new Date(ctx.now()).toISOString();
+
+/**
+ * Bound on re-trying a write whose failed condition the current item does not explain: a fallback
+ * read (no ALL_OLD) can see a later item than the one the condition was checked against.
+ */
+export const MAX_ATTEMPTS = 3;
+
+export type WriteResult = { ok: true; attributes: RawItem } | { ok: false; current: RawItem | undefined };
+
+type Values = Record<string, unknown>;
+
+/**
+ * `#name` placeholders map to the attribute of the same name. Many of ours are reserved words
+ * (status, state, owner, token), and DynamoDB rejects unused names, so they are derived from the text.
+ */
+export function attributeNames(...expressions: (string | undefined)[]): Record<string, string> | undefined {
+  const names: Record<string, string> = {};
+  for (const expression of expressions) {
+    for (const [, name] of (expression ?? '').matchAll(/#(\w+)/g)) names[`#${name}`] = name!;
+  }
+  return Object.keys(names).length > 0 ? names : undefined;
+}
+
+const orUndefined = (values: Values): Values | undefined => (Object.keys(values).length > 0 ? values : undefined);
+
+export async function call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toStoreFailure(err, operation);
+  }
+}
+
+export function getItem(ctx: LedgerContext, operation: string, key: ItemKey): Promise<RawItem | undefined> {
+  return call(operation, async () => {
+    const out = await ctx.client.send(new GetCommand({ TableName: ctx.tableName, Key: key, ConsistentRead: true }));
+    return out.Item;
+  });
+}
+
+/** By name rather than instanceof, so a second copy of the SDK in a bundle cannot break it. */
+function isConditionFailure(err: unknown): err is { Item?: Record<string, AttributeValue> } {
+  return (err as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+async function conditionally(
+  ctx: LedgerContext,
+  operation: string,
+  key: ItemKey,
+  write: () => Promise<RawItem | undefined>,
+): Promise<WriteResult> {
+  try {
+    return { ok: true, attributes: (await write()) ?? {} };
+  } catch (err) {
+    if (!isConditionFailure(err)) throw toStoreFailure(err, operation);
+    return { ok: false, current: err.Item ? unmarshall(err.Item) : await getItem(ctx, operation, key) };
+  }
+}
+
+export function conditionalPut(
+  ctx: LedgerContext,
+  operation: string,
+  input: { item: RawItem & ItemKey; condition: string; values?: Values },
+): Promise<WriteResult> {
+  return conditionally(ctx, operation, { pk: input.item.pk, sk: input.item.sk }, async () => {
+    await ctx.client.send(
+      new PutCommand({
+        TableName: ctx.tableName,
+        Item: input.item,
+        ConditionExpression: input.condition,
+        ExpressionAttributeNames: attributeNames(input.condition),
+        ExpressionAttributeValues: orUndefined(input.values ?? {}),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return input.item;
+  });
+}
+
+/** On success `attributes` is the item after the write (ALL_NEW) or before it (ALL_OLD, empty when it was absent). */
+export function conditionalUpdate(
+  ctx: LedgerContext,
+  operation: string,
+  input: { key: ItemKey; update: string; condition: string; values: Values; returnValues: 'ALL_NEW' | 'ALL_OLD' },
+): Promise<WriteResult> {
+  return conditionally(ctx, operation, input.key, async () => {
+    const out = await ctx.client.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: input.key,
+        UpdateExpression: input.update,
+        ConditionExpression: input.condition,
+        ExpressionAttributeNames: attributeNames(input.update, input.condition),
+        ExpressionAttributeValues: orUndefined(input.values),
+        ReturnValues: input.returnValues,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes;
+  });
+}
+
+/** One page of a query (the caller pages with ExclusiveStartKey). */
+export function queryPage(
+  ctx: LedgerContext,
+  operation: string,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExpressionAttributeNames'>,
+): Promise<{ items: RawItem[]; lastKey?: RawItem }> {
+  return call(operation, async () => {
+    const out = await ctx.client.send(
+      new QueryCommand({
+        ...input,
+        TableName: ctx.tableName,
+        ExpressionAttributeNames: attributeNames(input.KeyConditionExpression, input.FilterExpression),
+      }),
+    );
+    return { items: out.Items ?? [], ...(out.LastEvaluatedKey && { lastKey: out.LastEvaluatedKey }) };
+  });
+}
