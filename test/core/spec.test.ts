@@ -1,0 +1,450 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
+import { SpecInvalid } from '../../lambdas/core/errors';
+import { assertValidSpec, parseSpecText, validateSpec, type RunSpec } from '../../lambdas/core/spec';
+
+const SCRIPT = "import http from 'k6/http';\nexport default function () { http.get(__ENV.TARGET_URL); }\n";
+const KIB = 1024;
+
+/** The smallest valid spec; each invalid case changes one thing. */
+function minimal(): Record<string, unknown> {
+  return { name: 'smoke', engine: 'k6', script: { inline: SCRIPT }, parallelism: 1 };
+}
+
+function problemsOf(input: unknown, config: DeploymentConfig = DEFAULT_CONFIG) {
+  const result = validateSpec(input, config);
+  if (result.ok) throw new Error(`expected problems, the spec was valid: ${JSON.stringify(result.spec)}`);
+  return result.problems;
+}
+
+function specOf(input: unknown, config: DeploymentConfig = DEFAULT_CONFIG): RunSpec {
+  const result = validateSpec(input, config);
+  if (!result.ok) throw new Error(`expected a valid spec, got ${JSON.stringify(result.problems)}`);
+  return result.spec;
+}
+
+describe('validateSpec: valid specs', () => {
+  it('applies every default to a minimal spec', () => {
+    expect(specOf(minimal())).toEqual({
+      name: 'smoke',
+      engine: 'k6',
+      script: { inline: SCRIPT, filename: 'script.js' },
+      parallelism: 1,
+      separate: false,
+      arguments: [],
+      env: {},
+      runner: {
+        image: 'loadplane/k6-runner:1.4.2',
+        resources: { requests: {}, limits: {} },
+        nodeSelector: {},
+        tolerations: [],
+        metadata: { labels: {}, annotations: {} },
+      },
+      cluster: { name: 'kube-sim', namespace: 'loadplane' },
+      timeouts: { prepare: 600, ready: 600, total: 86_400 },
+      notify: { channels: [], policy: 'atMostOnce' },
+      cleanup: 'always',
+      onRunnerRestart: 'fail',
+      labels: {},
+    });
+  });
+
+  it('round-trips a spec that sets every field (durations in seconds)', () => {
+    const full: RunSpec = {
+      name: 'checkout-peak-2',
+      engine: 'k6',
+      script: { inline: SCRIPT, filename: 'checkout.js' },
+      parallelism: 100,
+      separate: true,
+      arguments: ['--tag', 'suite=checkout', '--no-connection-reuse'],
+      env: { TARGET_URL: 'https://shop.example.com', _DEBUG: '1' },
+      runner: {
+        image: 'grafana/k6:1.4.2',
+        resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '1Gi' } },
+        nodeSelector: { 'node.kubernetes.io/instance-type': 'c7i.large' },
+        tolerations: [
+          { key: 'dedicated', operator: 'Equal', value: 'load', effect: 'NoSchedule' },
+          { operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 },
+        ],
+        serviceAccountName: 'k6-runner',
+        metadata: {
+          labels: { team: 'payments' },
+          annotations: { 'kube-sim.loadplane.io/exit-code': '99', 'example.com/note': 'any text: at all' },
+        },
+      },
+      cluster: { name: 'kube-sim', namespace: 'loadplane' },
+      timeouts: { prepare: 300, ready: 900, run: 3600, total: 7200 },
+      notify: { channels: ['slack', 'webhook-oncall'], policy: 'atLeastOnce' },
+      cleanup: 'onSuccess',
+      onRunnerRestart: 'restart',
+      labels: { team: 'payments', 'example.com/cost-center': 'cc-42' },
+    };
+    expect(specOf(full)).toEqual(full);
+  });
+
+  it('leaves kube-sim fault annotations untouched', () => {
+    const annotations = {
+      'kube-sim.loadplane.io/exit-code': '107',
+      'kube-sim.loadplane.io/fault-runners': '0,2',
+      'kube-sim.loadplane.io/schedule-delay': 'never',
+    };
+    const spec = specOf({ ...minimal(), runner: { metadata: { annotations } } });
+    expect(spec.runner.metadata.annotations).toEqual(annotations);
+  });
+
+  it.each([
+    ['90s', 90],
+    ['10m', 600],
+    ['1h30m', 5400],
+    ['2h', 7200],
+    ['1h0m5s', 3605],
+    [45, 45],
+  ])('parses the duration %j as %i seconds', (written, seconds) => {
+    expect(specOf({ ...minimal(), timeouts: { run: written } }).timeouts.run).toBe(seconds);
+  });
+
+  it('accepts a gatling simulation from an existing ConfigMap, with the gatling default image', () => {
+    const spec = specOf({
+      name: 'gatling-cm',
+      engine: 'gatling',
+      script: { configMap: { name: 'sims', file: 'BasicSimulation.scala' } },
+      parallelism: 2,
+    });
+    expect(spec.script).toEqual({ configMap: { name: 'sims', file: 'BasicSimulation.scala' } });
+    expect(spec.runner.image).toBe('loadplane/gatling-runner:3.14.3');
+  });
+
+  it('keeps resource quantities written as YAML numbers as strings', () => {
+    const spec = specOf({ ...minimal(), runner: { resources: { limits: { cpu: 1, memory: 1073741824 } } } });
+    expect(spec.runner.resources.limits).toEqual({ cpu: '1', memory: '1073741824' });
+  });
+
+  it('counts the script in UTF-8 bytes: exactly maxScriptBytes of 2-byte characters is allowed', () => {
+    expect(specOf({ ...minimal(), script: { inline: 'é'.repeat(256 * KIB) } }).script).toMatchObject({
+      inline: expect.any(String),
+    });
+  });
+
+  it('uses the deployment config: its first cluster as default, its own limits', () => {
+    const config: DeploymentConfig = {
+      ...DEFAULT_CONFIG,
+      allowedClusters: [
+        { name: 'eks-load', namespaces: ['load-a', 'load-b'] },
+        { name: 'eks-other', namespaces: ['x'] },
+      ],
+      maxParallelism: 10,
+    };
+    expect(specOf(minimal(), config).cluster).toEqual({ name: 'eks-load', namespace: 'load-a' });
+    expect(specOf({ ...minimal(), cluster: { name: 'eks-other', namespace: 'x' } }, config).cluster.name).toBe('eks-other');
+    expect(problemsOf({ ...minimal(), parallelism: 11 }, config)).toEqual([
+      { path: 'parallelism', message: 'must be at most 10 (maxParallelism)' },
+    ]);
+  });
+});
+
+interface InvalidCase {
+  title: string;
+  change: (spec: Record<string, unknown>) => void;
+  path: string;
+  /** Text the message must contain (the rule or limit). */
+  message: string;
+}
+
+const invalid: InvalidCase[] = [
+  { title: 'missing name', change: (s) => delete s.name, path: 'name', message: 'required' },
+  { title: 'uppercase name', change: (s) => (s.name = 'Smoke'), path: 'name', message: 'must be lowercase letters' },
+  { title: 'name ending in -', change: (s) => (s.name = 'smoke-'), path: 'name', message: 'ending with a letter or digit' },
+  { title: 'name of 41 characters', change: (s) => (s.name = 'a'.repeat(41)), path: 'name', message: 'must be at most 40 characters, got 41' },
+  { title: 'parallelism 0', change: (s) => (s.parallelism = 0), path: 'parallelism', message: 'must be at least 1' },
+  { title: 'parallelism 101', change: (s) => (s.parallelism = 101), path: 'parallelism', message: 'must be at most 100 (maxParallelism)' },
+  { title: 'non-integer parallelism', change: (s) => (s.parallelism = 2.5), path: 'parallelism', message: 'must be a whole number, got 2.5' },
+  { title: 'parallelism as text', change: (s) => (s.parallelism = '4'), path: 'parallelism', message: 'expected a number, got a string' },
+  { title: 'unknown engine', change: (s) => (s.engine = 'jmeter'), path: 'engine', message: 'must be one of k6, gatling; got "jmeter"' },
+  {
+    title: 'script of 512 KiB + 1 byte',
+    change: (s) => (s.script = { inline: 'x'.repeat(512 * KIB + 1) }),
+    path: 'script.inline',
+    message: 'must be at most 524288 bytes (maxScriptBytes), got 524289',
+  },
+  {
+    title: 'script under the limit in characters, over it in UTF-8 bytes',
+    change: (s) => (s.script = { inline: 'é'.repeat(256 * KIB + 1) }),
+    path: 'script.inline',
+    message: 'must be at most 524288 bytes (maxScriptBytes), got 524290',
+  },
+  { title: 'empty script', change: (s) => (s.script = { inline: '' }), path: 'script.inline', message: 'must not be empty' },
+  {
+    title: 'both inline and configMap',
+    change: (s) => (s.script = { inline: SCRIPT, configMap: { name: 'scripts', file: 'test.js' } }),
+    path: 'script',
+    message: 'set exactly one of script.inline or script.configMap, not both',
+  },
+  { title: 'neither inline nor configMap', change: (s) => (s.script = {}), path: 'script', message: 'set exactly one of script.inline' },
+  {
+    title: 'filename beside a configMap',
+    change: (s) => (s.script = { configMap: { name: 'scripts', file: 'test.js' }, filename: 'x.js' }),
+    path: 'script.filename',
+    message: 'applies only to script.inline',
+  },
+  {
+    title: 'k6 script named like a simulation',
+    change: (s) => (s.script = { inline: SCRIPT, filename: 'Basic.java' }),
+    path: 'script.filename',
+    message: 'script file name like script.js',
+  },
+  {
+    title: 'gatling inline script without a file name',
+    change: (s) => Object.assign(s, { engine: 'gatling', script: { inline: 'public class A {}' } }),
+    path: 'script.filename',
+    message: 'required for gatling',
+  },
+  {
+    title: 'configMap name that is not a Kubernetes name',
+    change: (s) => (s.script = { configMap: { name: 'My_Scripts', file: 'test.js' } }),
+    path: 'script.configMap.name',
+    message: 'must be a Kubernetes name',
+  },
+  {
+    title: 'image outside the allow-list',
+    change: (s) => (s.runner = { image: 'evil/x:1' }),
+    path: 'runner.image',
+    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, grafana/k6@, loadplane/)',
+  },
+  {
+    title: 'malformed image reference',
+    change: (s) => (s.runner = { image: 'loadplane/k6 runner' }),
+    path: 'runner.image',
+    message: 'must be an image reference',
+  },
+  {
+    title: 'cluster not allowed',
+    change: (s) => (s.cluster = { name: 'prod-eks', namespace: 'loadplane' }),
+    path: 'cluster.name',
+    message: 'cluster "prod-eks" is not on the allow-list (allowed clusters: kube-sim)',
+  },
+  {
+    title: 'namespace not allowed',
+    change: (s) => (s.cluster = { name: 'kube-sim', namespace: 'kube-system' }),
+    path: 'cluster.namespace',
+    message: 'namespace "kube-system" is not allowed in cluster "kube-sim" (allowed namespaces: loadplane)',
+  },
+  { title: 'cluster without namespace', change: (s) => (s.cluster = { name: 'kube-sim' }), path: 'cluster.namespace', message: 'required' },
+  ...(['-5m', '10x', '1.5h', 'm', '', '90', 1.5, true] as const).map(
+    (written): InvalidCase => ({
+      title: `malformed duration ${JSON.stringify(written)}`,
+      change: (s) => (s.timeouts = { prepare: written }),
+      path: 'timeouts.prepare',
+      message: 'must be a duration like 90s, 10m, 1h30m or a whole number of seconds',
+    }),
+  ),
+  ...(['0s', '0m', 0, -5] as const).map(
+    (written): InvalidCase => ({
+      title: `zero or negative duration ${JSON.stringify(written)}`,
+      change: (s) => (s.timeouts = { ready: written }),
+      path: 'timeouts.ready',
+      message: 'must be greater than zero (a duration like 90s',
+    }),
+  ),
+  {
+    title: 'total above maxRunDurationSeconds',
+    change: (s) => (s.timeouts = { total: '25h' }),
+    path: 'timeouts.total',
+    message: 'must be at most 24h (maxRunDurationSeconds), got 25h',
+  },
+  {
+    title: 'phases longer than the given total',
+    change: (s) => (s.timeouts = { run: '50m', total: '1h' }),
+    path: 'timeouts.total',
+    message: 'prepare (10m) + ready (10m) + run (50m) = 1h10m must not exceed total (1h)',
+  },
+  {
+    title: 'run longer than the default total',
+    change: (s) => (s.timeouts = { run: '23h50m' }),
+    path: 'timeouts.run',
+    message: 'must not exceed total (24h, maxRunDurationSeconds)',
+  },
+  {
+    title: 'unknown timeout',
+    change: (s) => (s.timeouts = { setup: '1m' }),
+    path: 'timeouts.setup',
+    message: 'unknown field (allowed: prepare, ready, run, total)',
+  },
+  {
+    title: 'reserved env var',
+    change: (s) => (s.env = { LOADPLANE_START_AT: 'now' }),
+    path: 'env.LOADPLANE_START_AT',
+    message: 'is reserved (the LOADPLANE_ prefix',
+  },
+  { title: 'env name with a dash', change: (s) => (s.env = { 'TARGET-URL': 'x' }), path: 'env.TARGET-URL', message: 'must match [A-Za-z_][A-Za-z0-9_]*' },
+  {
+    title: 'env value that is a YAML number',
+    change: (s) => (s.env = { VUS: 10 }),
+    path: 'env.VUS',
+    message: 'expected a string, got number 10 (quote it in YAML)',
+  },
+  {
+    title: 'reserved label loadplane.io/*',
+    change: (s) => (s.labels = { 'loadplane.io/run-id': 'other' }),
+    path: 'labels.loadplane.io/run-id',
+    message: 'is reserved for loadplane',
+  },
+  {
+    title: 'reserved label app.kubernetes.io/managed-by',
+    change: (s) => (s.labels = { 'app.kubernetes.io/managed-by': 'me' }),
+    path: 'labels.app.kubernetes.io/managed-by',
+    message: 'is reserved for loadplane',
+  },
+  {
+    title: 'reserved label on runner pods',
+    change: (s) => (s.runner = { metadata: { labels: { 'loadplane.io/role': 'runner' } } }),
+    path: 'runner.metadata.labels.loadplane.io/role',
+    message: 'is reserved for loadplane',
+  },
+  {
+    title: 'label value with a space',
+    change: (s) => (s.labels = { team: 'load team' }),
+    path: 'labels.team',
+    message: 'Kubernetes label value',
+  },
+  {
+    title: 'label key name part over 63 characters',
+    change: (s) => (s.labels = { [`example.com/${'a'.repeat(64)}`]: 'x' }),
+    path: `labels.example.com/${'a'.repeat(64)}`,
+    message: 'name part must be at most 63 characters, got 64',
+  },
+  {
+    title: '33 labels',
+    change: (s) => (s.labels = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`l${i}`, 'v']))),
+    path: 'labels',
+    message: 'must have at most 32 entries, got 33',
+  },
+  {
+    title: 'annotation key with a space',
+    change: (s) => (s.runner = { metadata: { annotations: { 'bad key': 'x' } } }),
+    path: 'runner.metadata.annotations.bad key',
+    message: 'name part must be letters, digits',
+  },
+  {
+    title: 'unknown top-level field',
+    change: (s) => (s.paralellism = 4),
+    path: 'paralellism',
+    message: 'unknown field (allowed: name, engine, script, parallelism,',
+  },
+  { title: 'unknown runner field', change: (s) => (s.runner = { imag: 'grafana/k6:1' }), path: 'runner.imag', message: 'unknown field' },
+  {
+    title: '257 arguments',
+    change: (s) => (s.arguments = Array.from({ length: 257 }, () => '-q')),
+    path: 'arguments',
+    message: 'must have at most 256 entries (maxArguments), got 257',
+  },
+  {
+    title: 'arguments over 64 KiB in total',
+    change: (s) => (s.arguments = ['--tag', `big=${'x'.repeat(64 * KIB)}`]),
+    path: 'arguments',
+    message: `must be at most ${64 * KIB} bytes in total (maxArgumentBytes), got ${64 * KIB + 9}`,
+  },
+  { title: 'argument with a NUL byte', change: (s) => (s.arguments = ['--tag', 'a\0b']), path: 'arguments.1', message: 'must not contain NUL bytes' },
+  {
+    title: 'arguments as one shell string',
+    change: (s) => (s.arguments = '--vus 10 --duration 30s'),
+    path: 'arguments',
+    message: 'expected a list, got a string',
+  },
+  {
+    title: 'resource quantity that is not one',
+    change: (s) => (s.runner = { resources: { limits: { memory: '1 GB' } } }),
+    path: 'runner.resources.limits.memory',
+    message: 'must be a Kubernetes quantity',
+  },
+  {
+    title: "toleration with a value under operator 'Exists'",
+    change: (s) => (s.runner = { tolerations: [{ key: 'dedicated', operator: 'Exists', value: 'load' }] }),
+    path: 'runner.tolerations.0.value',
+    message: "must be empty when operator is 'Exists'",
+  },
+  { title: 'unknown notify channel kind', change: (s) => (s.notify = { channels: ['email'] }), path: 'notify.channels.0', message: 'must be a channel name' },
+  { title: 'duplicate notify channel', change: (s) => (s.notify = { channels: ['slack', 'slack'] }), path: 'notify.channels', message: 'lists "slack" twice' },
+  {
+    title: 'unknown notify policy',
+    change: (s) => (s.notify = { policy: 'exactlyOnce' }),
+    path: 'notify.policy',
+    message: 'must be one of atMostOnce, atLeastOnce; got "exactlyOnce"',
+  },
+  { title: 'unknown cleanup policy', change: (s) => (s.cleanup = 'sometimes'), path: 'cleanup', message: 'must be one of always, onSuccess, never' },
+  { title: 'separate as text', change: (s) => (s.separate = 'yes'), path: 'separate', message: 'expected true or false, got a string' },
+];
+
+describe('validateSpec: one problem per invalid field, naming the rule or limit', () => {
+  it.each(invalid)('$title → $path', ({ change, path, message }) => {
+    const spec = minimal();
+    change(spec);
+    const problems = problemsOf(spec);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.path).toBe(path);
+    expect(problems[0]!.message).toContain(message);
+  });
+
+  it('returns every problem, not the first one', () => {
+    const problems = problemsOf({ ...minimal(), name: 'Bad Name', parallelism: 0, runner: { image: 'evil/x:1' } });
+    expect(problems.map((p) => p.path)).toEqual(['name', 'parallelism', 'runner.image']);
+  });
+
+  it('reports problems in separate fields together with an unknown field and a missing one', () => {
+    const spec = minimal();
+    delete spec.engine;
+    const problems = problemsOf({ ...spec, timeouts: { run: '10x' }, env: { LOADPLANE_X: 'y' }, extra: true });
+    expect(problems.map((p) => p.path).sort()).toEqual(['engine', 'env.LOADPLANE_X', 'extra', 'timeouts.run']);
+  });
+
+  it.each([
+    [null, 'expected a mapping (object), got null'],
+    [[], 'expected a mapping (object), got a list'],
+    ['name: x', 'expected a mapping (object), got a string ("name: x")'],
+  ])('rejects a non-object spec %j at (root)', (input, message) => {
+    expect(problemsOf(input)).toEqual([{ path: '(root)', message }]);
+  });
+});
+
+describe('assertValidSpec', () => {
+  it('returns the normalized spec when valid', () => {
+    expect(assertValidSpec(minimal(), DEFAULT_CONFIG).parallelism).toBe(1);
+  });
+
+  it('throws SpecInvalid carrying every problem', () => {
+    let thrown: unknown;
+    try {
+      assertValidSpec({ ...minimal(), parallelism: 0, cleanup: 'x' }, DEFAULT_CONFIG);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(SpecInvalid);
+    expect((thrown as SpecInvalid).problems.map((p) => p.path)).toEqual(['parallelism', 'cleanup']);
+    expect((thrown as SpecInvalid).name).toBe('SpecInvalid');
+  });
+});
+
+describe('parseSpecText', () => {
+  it('reads YAML and JSON alike', () => {
+    const yaml = 'name: smoke\nengine: k6\nparallelism: 2\nscript:\n  inline: |\n    export default function () {}\n';
+    const json = JSON.stringify({ name: 'smoke', engine: 'k6', parallelism: 2, script: { inline: 'export default function () {}\n' } });
+    expect(parseSpecText(yaml, 'a.yaml')).toEqual(parseSpecText(json, 'a.json'));
+  });
+
+  it.each([
+    ['an unclosed flow sequence', 'name: x\nargs: [1, 2\nengine: k6\n', 'spec.yaml: line 3, column 1: Flow sequence'],
+    ['a duplicate key', 'name: x\nname: y\n', 'spec.yaml: line 2, column 1: Map keys must be unique'],
+    ['an unterminated string', 'name: "x\n', 'spec.yaml: line 2, column 1: Missing closing "quote'],
+  ])('turns %s into a Problem at (file) naming the line', (_what, text, message) => {
+    let thrown: unknown;
+    try {
+      parseSpecText(text, 'spec.yaml');
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(SpecInvalid);
+    const problems = (thrown as SpecInvalid).problems;
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.every((p) => p.path === '(file)')).toBe(true);
+    expect(problems[0]!.message).toContain(message);
+  });
+});
