@@ -1,0 +1,113 @@
+/**
+ * Collect's arithmetic (DESIGN §3.7): one RunResult from the runners' result lines.
+ * Counts and totals are summed, min/max are exact, the mean is weighted by sample count. Percentiles
+ * cannot be combined from per-runner percentiles, so they are never averaged (the mistake of DLT):
+ * each runner keeps its own, and the run reports the worst runner's value as an upper bound. It is a
+ * true bound: if at most 5 % of every runner's samples exceed its p95, and every runner's p95 is at
+ * most M, then at most 5 % of all samples exceed M.
+ */
+import type { RunnerSummary } from './summary';
+
+export interface LatencyTotals {
+  /** Samples over all runners. */
+  count: number;
+  /** Sum of all samples (ms). */
+  sum: number;
+  /** Exact: the smallest runner min and the largest runner max (runners without samples do not count). */
+  min: number;
+  max: number;
+  /** sum / count: each runner weighs by its sample count, never a mean of means. 0 without samples. */
+  mean: number;
+  /** The worst runner's percentile: an upper bound of the run's percentile, not an estimate of it. */
+  p90UpperBound: number;
+  p95UpperBound: number;
+  p99UpperBound: number;
+}
+
+export interface RunResult {
+  expectedRunners: number;
+  /** One summary per runner index that reported, sorted by index: per-runner percentiles, exit codes and thresholds. */
+  runners: RunnerSummary[];
+  /** Indexes 0..expectedRunners-1 with no summary: those runners died before the wrapper could print one. */
+  missingRunners: number[];
+  /**
+   * Indexes that reported more than once (a replaced pod under `onRunnerRestart: restart`). The last
+   * summary given wins, since Collect reads pods oldest first and the replacement ran the segment again.
+   */
+  duplicateRunners: number[];
+  /** Summaries whose index is outside 0..expectedRunners-1: not counted in any total; the run fails on them. */
+  unexpectedRunners: number[];
+  requests: number;
+  failedRequests: number;
+  /** failedRequests / requests, 0 when there were no requests. */
+  errorRate: number;
+  iterations: number;
+  dataReceivedBytes: number;
+  dataSentBytes: number;
+  latency: LatencyTotals;
+  /** The longest runner's duration: runners run concurrently. */
+  durationMs: number;
+  /** True when any runner's numbers are synthetic (kube-sim): they must be shown as such. */
+  simulated: boolean;
+}
+
+export function aggregateResults(expectedRunners: number, summaries: RunnerSummary[]): RunResult {
+  const byIndex = new Map<number, RunnerSummary>();
+  const duplicates = new Set<number>();
+  const unexpected = new Set<number>();
+  for (const summary of summaries) {
+    if (summary.runner >= expectedRunners) {
+      unexpected.add(summary.runner);
+      continue;
+    }
+    if (byIndex.has(summary.runner)) duplicates.add(summary.runner);
+    byIndex.set(summary.runner, summary);
+  }
+  const runners = [...byIndex.values()].sort((a, b) => a.runner - b.runner);
+  const missingRunners = Array.from({ length: expectedRunners }, (_, i) => i).filter((i) => !byIndex.has(i));
+
+  const requests = sum(runners, (r) => r.requests.count);
+  const failedRequests = sum(runners, (r) => r.requests.failed);
+  return {
+    expectedRunners,
+    runners,
+    missingRunners,
+    duplicateRunners: sorted(duplicates),
+    unexpectedRunners: sorted(unexpected),
+    requests,
+    failedRequests,
+    errorRate: requests === 0 ? 0 : failedRequests / requests,
+    iterations: sum(runners, (r) => r.iterations),
+    dataReceivedBytes: sum(runners, (r) => r.dataReceivedBytes),
+    dataSentBytes: sum(runners, (r) => r.dataSentBytes),
+    latency: latencyTotals(runners),
+    durationMs: Math.max(0, ...runners.map((r) => r.durationMs)),
+    simulated: runners.some((r) => r.simulated),
+  };
+}
+
+function latencyTotals(runners: RunnerSummary[]): LatencyTotals {
+  // A runner without samples reports zeros that are not measurements; they must not become the min.
+  const sampled = runners.map((r) => r.latency).filter((l) => l.count > 0);
+  const count = sum(sampled, (l) => l.count);
+  const total = sum(sampled, (l) => l.sum);
+  const worst = (pick: (l: RunnerSummary['latency']) => number) => Math.max(0, ...sampled.map(pick));
+  return {
+    count,
+    sum: total,
+    min: sampled.length === 0 ? 0 : Math.min(...sampled.map((l) => l.min)),
+    max: worst((l) => l.max),
+    mean: count === 0 ? 0 : total / count,
+    p90UpperBound: worst((l) => l.p90),
+    p95UpperBound: worst((l) => l.p95),
+    p99UpperBound: worst((l) => l.p99),
+  };
+}
+
+function sum<T>(items: T[], pick: (item: T) => number): number {
+  return items.reduce((acc, item) => acc + pick(item), 0);
+}
+
+function sorted(indexes: Set<number>): number[] {
+  return [...indexes].sort((a, b) => a - b);
+}

@@ -1,0 +1,127 @@
+/**
+ * A run's outcome from what its runners did (DESIGN §3.8, §1 "failed thresholds look like success").
+ * k6 judges thresholds per runner and says so only through its exit code (99) and its summary, so
+ * both are read for every runner: a failed threshold never ends as SUCCEEDED, even when the exit
+ * code claims 0. Timeouts and aborts are decided by the phase that saw them, not here.
+ */
+import type { RunResult } from './aggregate';
+import { Outcome } from './status';
+
+/** k6's exit codes (go.k6.io/k6/errext/exitcodes), plus the kubelet's for an OOM-killed container. */
+export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
+  0: 'ok',
+  97: 'cloud test run failed',
+  98: 'cloud progress unavailable',
+  99: 'thresholds failed',
+  100: 'setup() timed out',
+  101: 'teardown() timed out',
+  102: 'timed out',
+  103: 'stopped via the REST API',
+  104: 'invalid configuration',
+  105: 'aborted from outside (SIGINT/SIGTERM)',
+  106: 'REST API could not start',
+  107: 'script exception',
+  108: 'test.abort() called by the script',
+  109: 'Go panic in k6',
+  137: 'killed (SIGKILL), usually out of memory (OOM-killed)',
+  255: 'other error',
+};
+
+export const THRESHOLDS_FAILED_EXIT_CODE = 99;
+
+/** Exit codes above 128 that are not in the table are a signal number + 128, as Kubernetes reports them. */
+const SIGNAL_BASE = 128;
+
+export function describeExitCode(code: number): string {
+  const known = K6_EXIT_CODES[code];
+  if (known !== undefined) return known;
+  if (code > SIGNAL_BASE && code < 255) return `killed by signal ${code - SIGNAL_BASE}`;
+  return 'unknown exit code';
+}
+
+export interface OutcomeDecision {
+  outcome: Outcome;
+  reason: string;
+}
+
+/**
+ * FAILED when a runner is missing, unexpected, or exited non-zero other than 99; otherwise
+ * THRESHOLDS_FAILED when any runner exited 99 or reported a failed threshold; otherwise SUCCEEDED.
+ * The reason names every runner concerned, grouped (`runners 0-3, 7`) so 100 runners stay readable.
+ */
+export function outcomeFromRunners(result: RunResult): OutcomeDecision {
+  const failures = [
+    ...(result.runners.length === 0 && result.missingRunners.length === 0 ? ['no runner produced a result'] : []),
+    ...(result.missingRunners.length > 0 ? [`${runnerList(result.missingRunners)} produced no result`] : []),
+    ...(result.unexpectedRunners.length > 0 ? [`${runnerList(result.unexpectedRunners)} reported but ${launched(result.expectedRunners)}`] : []),
+    ...exitFailures(result),
+  ];
+  const thresholds = thresholdFailures(result);
+
+  if (failures.length > 0) {
+    const also = thresholds.length > 0 ? `; also ${thresholds.join('; ')}` : '';
+    return { outcome: Outcome.FAILED, reason: failures.join('; ') + also };
+  }
+  if (thresholds.length > 0) return { outcome: Outcome.THRESHOLDS_FAILED, reason: thresholds.join('; ') };
+  const n = result.runners.length;
+  return { outcome: Outcome.SUCCEEDED, reason: `${n === 1 ? 'the runner' : `all ${n} runners`} exited 0 with every threshold passed` };
+}
+
+/** Non-zero exit codes other than 99, one entry per code. */
+function exitFailures(result: RunResult): string[] {
+  const byCode = groupBy(
+    result.runners.filter((r) => r.exitCode !== 0 && r.exitCode !== THRESHOLDS_FAILED_EXIT_CODE),
+    (r) => r.exitCode,
+  );
+  return [...byCode]
+    .sort(([a], [b]) => a - b)
+    .map(([code, runners]) => `${runnerList(runners.map((r) => r.runner))} exited ${code} (${describeExitCode(code)})`);
+}
+
+/**
+ * Failed thresholds, one entry per threshold with the runners it failed on; then runners that exited
+ * 99 without naming a threshold, and runners whose summary names one although they exited 0.
+ */
+function thresholdFailures(result: RunResult): string[] {
+  const failed = result.runners.flatMap((r) => r.thresholds.filter((t) => !t.ok).map((t) => ({ runner: r.runner, label: `${t.metric} ${t.expression}` })));
+  const byThreshold = groupBy(failed, (f) => f.label);
+  const entries = [...byThreshold].map(([label, hits]) => `threshold ${label} failed on ${runnerList(hits.map((h) => h.runner))}`);
+
+  const named = new Set(failed.map((f) => f.runner));
+  const unnamed = result.runners.filter((r) => r.exitCode === THRESHOLDS_FAILED_EXIT_CODE && !named.has(r.runner)).map((r) => r.runner);
+  if (unnamed.length > 0) entries.push(`${runnerList(unnamed)} exited 99 (${describeExitCode(THRESHOLDS_FAILED_EXIT_CODE)})`);
+
+  const contradicting = result.runners.filter((r) => r.exitCode === 0 && named.has(r.runner)).map((r) => r.runner);
+  if (contradicting.length > 0) entries.push(`${runnerList(contradicting)} exited 0 although a threshold failed`);
+  return entries;
+}
+
+function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    groups.set(k, [...(groups.get(k) ?? []), item]);
+  }
+  return groups;
+}
+
+function launched(expectedRunners: number): string {
+  if (expectedRunners === 0) return 'no runner was launched';
+  const all = runnerList(Array.from({ length: expectedRunners }, (_, i) => i));
+  return `only ${all} ${expectedRunners === 1 ? 'was' : 'were'} launched`;
+}
+
+/** `runner 3`, `runners 0-3, 7`: consecutive indexes collapse into ranges. */
+function runnerList(indexes: number[]): string {
+  const unique = [...new Set(indexes)].sort((a, b) => a - b);
+  const ranges: string[] = [];
+  let start = unique[0];
+  for (let i = 0; i < unique.length; i++) {
+    const current = unique[i]!;
+    const next = unique[i + 1];
+    if (next === current + 1) continue;
+    ranges.push(start === current ? `${current}` : `${start}-${current}`);
+    start = next;
+  }
+  return `${unique.length === 1 ? 'runner' : 'runners'} ${ranges.join(', ')}`;
+}

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { aggregateResults } from '../../lambdas/core/aggregate';
+import { describeExitCode, K6_EXIT_CODES, outcomeFromRunners } from '../../lambdas/core/outcome-rules';
+import { Outcome } from '../../lambdas/core/status';
+import type { RunnerSummary } from '../../lambdas/core/summary';
+
+type Threshold = RunnerSummary['thresholds'][number];
+
+const p95Passed: Threshold = { metric: 'http_req_duration', expression: 'p(95)<300', ok: true };
+const p95Failed: Threshold = { ...p95Passed, ok: false };
+const errorsFailed: Threshold = { metric: 'http_req_failed', expression: 'rate<0.01', ok: false };
+
+function runner(index: number, exitCode = 0, thresholds: Threshold[] = [p95Passed]): RunnerSummary {
+  return {
+    engine: 'k6',
+    runner: index,
+    exitCode,
+    simulated: false,
+    durationMs: 30_000,
+    requests: { count: 100, failed: 0 },
+    iterations: 50,
+    latency: { count: 100, sum: 10_000, min: 10, max: 400, p90: 150, p95: 200, p99: 300 },
+    dataReceivedBytes: 1000,
+    dataSentBytes: 100,
+    thresholds,
+  };
+}
+
+function decide(expected: number, runners: RunnerSummary[]) {
+  return outcomeFromRunners(aggregateResults(expected, runners));
+}
+
+describe('outcomeFromRunners', () => {
+  it.each<[string, number, RunnerSummary[], Outcome, RegExp[]]>([
+    ['every runner exited 0', 3, [runner(0), runner(1), runner(2)], Outcome.SUCCEEDED, [/all 3 runners exited 0/]],
+    ['a single runner exited 0', 1, [runner(0)], Outcome.SUCCEEDED, [/the runner exited 0/]],
+    [
+      'one runner exited 99 with its failed threshold',
+      3,
+      [runner(0), runner(1, 99, [p95Failed]), runner(2)],
+      Outcome.THRESHOLDS_FAILED,
+      [/threshold http_req_duration p\(95\)<300 failed on runner 1$/],
+    ],
+    [
+      'thresholds failed on several runners, grouped per threshold',
+      4,
+      [runner(0, 99, [p95Failed, errorsFailed]), runner(1, 99, [p95Failed]), runner(2), runner(3, 99, [p95Failed])],
+      Outcome.THRESHOLDS_FAILED,
+      [/http_req_duration p\(95\)<300 failed on runners 0-1, 3/, /http_req_failed rate<0.01 failed on runner 0/],
+    ],
+    [
+      'exit 99 without a threshold in the summary',
+      2,
+      [runner(0), runner(1, 99, [])],
+      Outcome.THRESHOLDS_FAILED,
+      [/runner 1 exited 99 \(thresholds failed\)/],
+    ],
+    [
+      'a failed threshold with exit code 0 (k6-operator #577 must not look like success)',
+      2,
+      [runner(0), runner(1, 0, [p95Failed])],
+      Outcome.THRESHOLDS_FAILED,
+      [/p\(95\)<300 failed on runner 1/, /runner 1 exited 0 although a threshold failed/],
+    ],
+    ['a script exception', 2, [runner(0), runner(1, 107)], Outcome.FAILED, [/runner 1 exited 107 \(script exception\)/]],
+    ['test.abort()', 2, [runner(0, 108), runner(1)], Outcome.FAILED, [/runner 0 exited 108 \(test\.abort\(\)/]],
+    ['an OOM-killed runner', 2, [runner(0), runner(1, 137)], Outcome.FAILED, [/runner 1 exited 137 \(.*OOM-killed/]],
+    ['an external abort', 1, [runner(0, 105)], Outcome.FAILED, [/runner 0 exited 105 \(aborted from outside/]],
+    ['an unknown error', 1, [runner(0, 255)], Outcome.FAILED, [/runner 0 exited 255 \(other error\)/]],
+    [
+      'thresholds and a crash together: the crash decides, the thresholds are still named',
+      3,
+      [runner(0, 99, [p95Failed]), runner(1, 137), runner(2, 137)],
+      Outcome.FAILED,
+      [/^runners 1-2 exited 137/, /also threshold http_req_duration p\(95\)<300 failed on runner 0/],
+    ],
+    ['a runner that produced no result', 4, [runner(0), runner(1), runner(2)], Outcome.FAILED, [/^runner 3 produced no result$/]],
+    ['several missing runners', 6, [runner(0), runner(4)], Outcome.FAILED, [/^runners 1-3, 5 produced no result$/]],
+    [
+      'a missing runner although the others failed thresholds',
+      2,
+      [runner(0, 99, [p95Failed])],
+      Outcome.FAILED,
+      [/runner 1 produced no result/, /also threshold .* failed on runner 0/],
+    ],
+    ['a result from a runner never launched', 1, [runner(0), runner(1)], Outcome.FAILED, [/runner 1 reported but only runner 0 was launched/]],
+    ['results from runners never launched', 2, [runner(0), runner(1), runner(2), runner(5)], Outcome.FAILED, [/runners 2, 5 reported but only runners 0-1 were launched/]],
+    ['no runner at all', 0, [], Outcome.FAILED, [/no runner produced a result/]],
+  ])('%s', (_label, expected, runners, outcome, reasons) => {
+    const decision = decide(expected, runners);
+    expect(decision.outcome).toBe(outcome);
+    for (const reason of reasons) expect(decision.reason).toMatch(reason);
+  });
+
+  it('keeps a 100-runner failure readable by grouping runners per exit code', () => {
+    const runners = Array.from({ length: 100 }, (_, i) => runner(i, i < 50 ? 137 : 107));
+    const { reason } = decide(100, runners);
+    expect(reason).toBe('runners 50-99 exited 107 (script exception); runners 0-49 exited 137 (killed (SIGKILL), usually out of memory (OOM-killed))');
+  });
+});
+
+describe('describeExitCode', () => {
+  it.each([
+    [0, 'ok'],
+    [97, 'cloud test run failed'],
+    [99, 'thresholds failed'],
+    [103, 'stopped via the REST API'],
+    [107, 'script exception'],
+    [108, 'test.abort() called by the script'],
+    [109, 'Go panic in k6'],
+    [137, 'killed (SIGKILL), usually out of memory (OOM-killed)'],
+    [255, 'other error'],
+    [143, 'killed by signal 15'],
+    [1, 'unknown exit code'],
+    [110, 'unknown exit code'],
+  ])('%i → %s', (code, meaning) => {
+    expect(describeExitCode(code)).toBe(meaning);
+  });
+
+  it('knows every code k6 documents (97..109), 255 and the kubelet’s 137', () => {
+    const codes = Object.keys(K6_EXIT_CODES).map(Number);
+    for (let code = 97; code <= 109; code++) expect(codes).toContain(code);
+    expect(codes).toEqual(expect.arrayContaining([0, 137, 255]));
+  });
+});
