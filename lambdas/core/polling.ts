@@ -1,0 +1,114 @@
+/**
+ * Adaptive polling for the waiting phases (DESIGN §3.6, §1 last row). Each poll is a Wait → Task →
+ * Choice cycle in the state machine, and an execution's history holds at most 25,000 events (DLT
+ * broke tests longer than ~12 h by polling every 15 s, DLT #335). So the interval is:
+ * - prepare/ready: short while the phase is young (2 s), growing with its age to 10 s;
+ * - run: dense near the test's expected end (half the remaining time, at least 5 s), sparse while it
+ *   is far away, and backing off again if the test overruns (a quarter of the overrun);
+ * - never later than the phase deadline: the last poll lands on it, and sees it passed.
+ * Each phase's sparsest interval is raised for long phases so the phase spends at most its budget
+ * of poll cycles, whatever its length: the three budgets together bound every execution's history.
+ */
+import { Phase, runDeadline } from './deadlines';
+
+export const HISTORY_EVENT_LIMIT = 25_000;
+
+/**
+ * History events of one poll cycle on AWS: a Lambda Task (entered, scheduled, started, succeeded,
+ * exited), a Choice (entered, exited), a Wait (entered, exited). DLT counts about 9 as well.
+ */
+export const EVENTS_PER_POLL_CYCLE = 9;
+
+interface PhasePolicy {
+  /** Shortest wait (s). */
+  minSeconds: number;
+  /** Longest wait (s) for phases short enough to stay within the budget at that pace. */
+  maxSeconds: number;
+  /** Most sparse poll cycles the phase may spend; a longer phase polls more slowly. */
+  cycleBudget: number;
+}
+
+const POLICY: Readonly<Record<Phase, PhasePolicy>> = {
+  prepare: { minSeconds: 2, maxSeconds: 10, cycleBudget: 300 },
+  ready: { minSeconds: 2, maxSeconds: 10, cycleBudget: 300 },
+  run: { minSeconds: 5, maxSeconds: 60, cycleBudget: 1200 },
+};
+
+/** prepare/ready wait a tenth of the phase's age: a pod that is slow to come is likely to stay slow. */
+const WAITING_AGE_FRACTION = 0.1;
+/** Before the expected end: wait half the remaining time, so polls close in on the end. */
+const APPROACH_FRACTION = 0.5;
+/** After it: wait a quarter of the overrun, so a test that ends late is seen at most ~25 % late. */
+const OVERRUN_FRACTION = 0.25;
+
+export interface PollInput {
+  phase: Phase;
+  /** Epoch ms. */
+  now: number;
+  /** When the phase began (epoch ms): its age paces prepare/ready, and a run without an expected end. */
+  phaseStartedAt: number;
+  /** The phase's deadline (epoch ms). */
+  deadline: number;
+  /** Run phase: when the test is expected to end (Start + k6 inspect's totalDuration). */
+  expectedEndAt?: number;
+}
+
+/** Seconds to wait before the next poll: a whole number, at least 1 (Wait's `SecondsPath` needs one). */
+export function nextPollSeconds(input: PollInput): number {
+  const { phase, now, phaseStartedAt, deadline, expectedEndAt } = input;
+  const policy = POLICY[phase];
+  const seconds = (ms: number) => Math.max(0, ms) / 1000;
+
+  let wanted: number;
+  if (phase !== Phase.run || expectedEndAt === undefined) {
+    wanted = seconds(now - phaseStartedAt) * WAITING_AGE_FRACTION;
+  } else if (now < expectedEndAt) {
+    wanted = seconds(expectedEndAt - now) * APPROACH_FRACTION;
+  } else {
+    wanted = seconds(now - expectedEndAt) * OVERRUN_FRACTION;
+  }
+  const cap = Math.max(policy.maxSeconds, Math.ceil(seconds(deadline - phaseStartedAt) / policy.cycleBudget));
+  const interval = Math.min(Math.max(Math.ceil(wanted), policy.minSeconds), cap);
+  // Past the deadline the caller ends the phase; should it poll anyway, the shortest wait is right.
+  return Math.max(1, Math.min(interval, Math.ceil(seconds(deadline - now))));
+}
+
+/**
+ * The number of Wait cycles a phase makes from its start until a poll reaches its deadline: the worst
+ * case, a phase that never finishes early. Task run time is left out, which only makes it an overestimate.
+ */
+export function pollCyclesUntilDeadline(phase: Phase, phaseLengthSeconds: number, expectedEndSeconds?: number): number {
+  const input = {
+    phase,
+    phaseStartedAt: 0,
+    deadline: phaseLengthSeconds * 1000,
+    ...(expectedEndSeconds === undefined ? {} : { expectedEndAt: expectedEndSeconds * 1000 }),
+  };
+  let cycles = 0;
+  for (let now = 0; now < input.deadline; cycles++) now += nextPollSeconds({ ...input, now }) * 1000;
+  return cycles;
+}
+
+/** Tasks, Choices and the end states of one execution outside the poll loops (DESIGN §2's path). */
+const STRAIGHT_LINE_EVENTS =
+  2 + // ExecutionStarted, ExecutionSucceeded
+  10 * 5 + // Tasks: Admit, Prepare, Launch, AwaitReady, Start, Watch, Collect, Decide, Notify, Cleanup
+  5 * 2 + // Choices: IsDuplicate, PrepareChoice, ReadyChoice, WatchChoice, Finished
+  2; // the Succeed state
+
+/** The spec's default prepare and ready timeouts (10 min each), assumed waited out in full. */
+const ESTIMATE_WAITING_PHASE_SECONDS = 600;
+
+/**
+ * History events of an execution whose test is expected to take `runSeconds`, in the worst case:
+ * prepare and ready wait out their default deadlines, and the test runs on until its run deadline
+ * (expected duration + grace), with every poll cycle simulated by nextPollSeconds.
+ */
+export function estimateHistoryEvents(runSeconds: number): number {
+  const runPhaseSeconds = runDeadline(0, {}, runSeconds, Number.POSITIVE_INFINITY) / 1000;
+  const cycles =
+    pollCyclesUntilDeadline(Phase.prepare, ESTIMATE_WAITING_PHASE_SECONDS) +
+    pollCyclesUntilDeadline(Phase.ready, ESTIMATE_WAITING_PHASE_SECONDS) +
+    pollCyclesUntilDeadline(Phase.run, runPhaseSeconds, runSeconds);
+  return STRAIGHT_LINE_EVENTS + cycles * EVENTS_PER_POLL_CYCLE;
+}
