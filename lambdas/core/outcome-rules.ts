@@ -23,7 +23,7 @@ export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
   107: 'script exception',
   108: 'test.abort() called by the script',
   109: 'Go panic in k6',
-  137: 'killed (SIGKILL), usually out of memory (OOM-killed)',
+  137: 'SIGKILL, usually OOM-killed',
   255: 'other error',
 };
 

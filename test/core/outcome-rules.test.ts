@@ -95,7 +95,7 @@ describe('outcomeFromRunners', () => {
   it('keeps a 100-runner failure readable by grouping runners per exit code', () => {
     const runners = Array.from({ length: 100 }, (_, i) => runner(i, i < 50 ? 137 : 107));
     const { reason } = decide(100, runners);
-    expect(reason).toBe('runners 50-99 exited 107 (script exception); runners 0-49 exited 137 (killed (SIGKILL), usually out of memory (OOM-killed))');
+    expect(reason).toBe('runners 50-99 exited 107 (script exception); runners 0-49 exited 137 (SIGKILL, usually OOM-killed)');
   });
 });
 
@@ -108,7 +108,7 @@ describe('describeExitCode', () => {
     [107, 'script exception'],
     [108, 'test.abort() called by the script'],
     [109, 'Go panic in k6'],
-    [137, 'killed (SIGKILL), usually out of memory (OOM-killed)'],
+    [137, 'SIGKILL, usually OOM-killed'],
     [255, 'other error'],
     [143, 'killed by signal 15'],
     [1, 'unknown exit code'],

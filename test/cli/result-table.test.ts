@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { aggregateResults } from '../../lambdas/core/aggregate';
+import { outcomeFromRunners } from '../../lambdas/core/outcome-rules';
+import type { RunnerSummary } from '../../lambdas/core/summary';
+import { formatResultTable, SIMULATED_NOTICE } from '../../local/cli/result-table';
+
+function runner(index: number, overrides: Partial<RunnerSummary> = {}): RunnerSummary {
+  return {
+    engine: 'k6',
+    runner: index,
+    exitCode: 0,
+    simulated: false,
+    durationMs: 30_000,
+    requests: { count: 1200, failed: 3 },
+    iterations: 600,
+    latency: { count: 1200, sum: 120_000, min: 12, max: 980, p90: 210, p95: 340, p99: 720 },
+    dataReceivedBytes: 1_048_576,
+    dataSentBytes: 90_000,
+    thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<800', ok: true }],
+    ...overrides,
+  };
+}
+
+function table(expected: number, runners: RunnerSummary[]): string {
+  const result = aggregateResults(expected, runners);
+  const { outcome, reason } = outcomeFromRunners(result);
+  return formatResultTable(result, outcome, reason);
+}
+
+function lineStarting(text: string, start: string): string {
+  const line = text.split('\n').find((l) => l.startsWith(start));
+  expect(line, `a line starting with ${JSON.stringify(start)} in:\n${text}`).toBeDefined();
+  return line!;
+}
+
+describe('formatResultTable', () => {
+  const runners = [
+    runner(0),
+    runner(1, {
+      exitCode: 99,
+      requests: { count: 800, failed: 40 },
+      latency: { count: 800, sum: 400_000, min: 20, max: 4000, p90: 1500, p95: 2100, p99: 3900 },
+      thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<800', ok: false }],
+    }),
+  ];
+  const text = table(2, runners);
+
+  it('shows one row per runner with its exit code and meaning, counts, percentiles and thresholds', () => {
+    const first = lineStarting(text, '0 ');
+    expect(first).toMatch(/0 ok/);
+    expect(first).toMatch(/1,200/);
+    expect(first).toMatch(/340\.0 ms/);
+    expect(first).toMatch(/720\.0 ms/);
+    expect(first).toMatch(/1 passed/);
+    const second = lineStarting(text, '1 ');
+    expect(second).toMatch(/99 thresholds failed/);
+    expect(second).toMatch(/2,100\.0 ms|2100\.0 ms/);
+    expect(second).toMatch(/failed: http_req_duration p\(95\)<800/);
+  });
+
+  it('shows totals: summed counts, the weighted mean and percentiles as the worst runner’s upper bound', () => {
+    const total = lineStarting(text, 'total');
+    expect(total).toMatch(/2\/2 reported/);
+    expect(total).toMatch(/2,000/); // 1,200 + 800 requests
+    expect(total).toMatch(/43 \(2\.15 %\)/); // 3 + 40 failed
+    expect(total).toMatch(/260\.0 ms \(weighted\)/); // (120,000 + 400,000) / 2,000, not (100 + 500) / 2
+    expect(total).toMatch(/≤ 2100\.0 ms \(worst runner\)/);
+    expect(total).toMatch(/≤ 3900\.0 ms \(worst runner\)/);
+    expect(total).not.toMatch(/1220\.0 ms/); // the averaged p95 appears nowhere
+    expect(text).not.toMatch(/1220/);
+    expect(text).toMatch(/never averaged/);
+    expect(text).toMatch(/iterations 1,200/);
+    expect(text).toMatch(/data received 2\.0 MiB/);
+  });
+
+  it('ends with the outcome and its reason', () => {
+    expect(text.trimEnd().split('\n').at(-1)).toBe('outcome: THRESHOLDS_FAILED - threshold http_req_duration p(95)<800 failed on runner 1');
+  });
+
+  it('marks synthetic numbers if and only if a runner was simulated', () => {
+    expect(text).not.toContain(SIMULATED_NOTICE);
+    expect(text).not.toMatch(/simulated/);
+    const simulated = table(2, [runner(0, { simulated: true }), runner(1)]);
+    expect(simulated).toContain('simulated metrics (kube-sim)');
+  });
+
+  it('shows runners without a result, and the shortfall in the total', () => {
+    const short = table(3, [runner(0), runner(2)]);
+    expect(lineStarting(short, '1 ')).toMatch(/no result/);
+    expect(lineStarting(short, 'total')).toMatch(/2\/3 reported/);
+    expect(short).toMatch(/outcome: FAILED - runner 1 produced no result/);
+  });
+
+  it('notes duplicated and never-launched runners', () => {
+    const odd = table(1, [runner(0, { exitCode: 137 }), runner(0), runner(4)]);
+    expect(odd).toMatch(/reported twice \(last result kept\): 0/);
+    expect(odd).toMatch(/never launched \(not counted\): 4/);
+  });
+
+  it('shows dashes, not NaN, when no request was made', () => {
+    const idle = table(1, [
+      runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 }, thresholds: [] }),
+    ]);
+    expect(idle).not.toMatch(/NaN/);
+    expect(lineStarting(idle, 'total')).toMatch(/0 \(0\.00 %\)/);
+  });
+});
