@@ -1,0 +1,123 @@
+/**
+ * The HTTP side of kube-sim: reads requests, applies the injected latency and failures, routes,
+ * renders Status bodies for errors, and records every request in the request log.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiRequest, ApiResponse } from './api-request';
+import { ApiStatusError, failureStatus, injectedFailure } from './api-status';
+import type { FaultSettings } from './faults';
+import type { Router } from './router';
+import type { SimClock } from './sim-clock';
+
+export interface RequestLogEntry {
+  method: string;
+  /** URL path, undecoded. */
+  path: string;
+  /** The request target as sent: path and query string. */
+  url: string;
+  query: Record<string, string>;
+  status: number;
+  /** Wall-clock epoch ms when the response was sent. */
+  at: number;
+  /** Simulated epoch ms when the response was sent. */
+  simAt: number;
+}
+
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** Retry-After on injected 429/503, in seconds. */
+const RETRY_AFTER_SECONDS = 1;
+
+export class ApiServer {
+  readonly requestLog: RequestLogEntry[] = [];
+  private readonly server: Server;
+
+  constructor(
+    private readonly router: Router,
+    private readonly faults: FaultSettings,
+    private readonly clock: SimClock,
+    private readonly onError: (err: unknown) => void,
+  ) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err) => {
+        this.onError(err);
+        if (!res.headersSent && !res.destroyed) res.writeHead(500).end();
+      });
+    });
+  }
+
+  async listen(host: string, port: number): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://kube-sim.invalid');
+    const body = await readBody(req);
+    if (this.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.faults.latencyMs));
+    const method = req.method ?? 'GET';
+    const request: ApiRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body: body ?? '' };
+    const response = body === undefined ? tooLarge() : this.respond(request);
+    if (!res.destroyed) write(res, response);
+    this.requestLog.push({
+      method,
+      path: url.pathname,
+      url: req.url ?? url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: response.status,
+      at: Date.now(),
+      simAt: this.clock.now(),
+    });
+  }
+
+  private respond(request: ApiRequest): ApiResponse {
+    try {
+      const injected = this.faults.takeRequestFailure(request.method, request.path);
+      if (injected !== undefined) throw injectedFailure(injected, RETRY_AFTER_SECONDS);
+      return this.router.route(request);
+    } catch (err) {
+      if (err instanceof ApiStatusError) return { status: err.status.code, body: err.status, headers: err.headers };
+      this.onError(err);
+      const message = `kube-sim internal error: ${(err as Error).message}`;
+      return { status: 500, body: failureStatus(500, 'InternalError', message) };
+    }
+  }
+}
+
+/** The body as text, or undefined when it is larger than the API server accepts. */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function tooLarge(): ApiResponse {
+  return { status: 413, body: failureStatus(413, 'RequestEntityTooLarge', 'the request body is too large') };
+}
+
+function write(res: ServerResponse, response: ApiResponse): void {
+  const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+  res.writeHead(response.status, {
+    'Content-Type': response.contentType ?? 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    ...response.headers,
+  });
+  res.end(text);
+}

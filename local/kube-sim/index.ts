@@ -1,0 +1,109 @@
+/**
+ * kube-sim: a simulated Kubernetes cluster that speaks the real REST API over plain HTTP, for the
+ * kinds loadplane uses (Namespace, ConfigMap, Service, Pod, batch/v1 Job), with a Job controller,
+ * pod lifecycle, simulated k6 / Gatling runners, a time scale and fault injection. See README.md.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
+import { ApiServer, type RequestLogEntry } from './api-server';
+import { FaultSettings, type Faults } from './faults';
+import { startGarbageCollector } from './garbage-collector';
+import { JobController } from './job-controller';
+import { KINDS, type KindName } from './kinds';
+import { Kubelet } from './kubelet';
+import { parseLabelSelector } from './label-selector';
+import { ObjectStore } from './object-store';
+import { ResourceHandlers } from './resource-handlers';
+import { Router } from './router';
+import { Scheduler, SimClock } from './sim-clock';
+
+export type { Faults, InjectedStatus, PodMatch, RequestMatch } from './faults';
+export type { RequestLogEntry } from './api-server';
+export type { KindName } from './kinds';
+
+export interface KubeSimOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: a random free port. */
+  port?: number;
+  /** Simulated seconds per real second; default 1 (tests use e.g. 600). */
+  timeScale?: number;
+}
+
+export interface KubeSim {
+  /** http://127.0.0.1:<port> */
+  readonly url: string;
+  readonly timeScale: number;
+  readonly requestLog: readonly RequestLogEntry[];
+  clearRequestLog(): void;
+  readonly faults: Faults;
+  /** Simulated epoch ms: starts at the real time of startKubeSim and runs timeScale× faster. */
+  now(): number;
+  /** A @kubernetes/client-node KubeConfig pointing at this server (skipTLSVerify, a dummy token). */
+  kubeConfig(): KubeConfig;
+  /** Read-only view for tests: objects of a kind in a namespace (optionally by label selector). */
+  list(kind: KindName, namespace?: string, labelSelector?: string): any[];
+  /** Stops timers and the server; idempotent. */
+  close(): Promise<void>;
+}
+
+/** Namespaces a fresh kube-sim has: Kubernetes' own plus the ones the default deployment config allows on `kube-sim`. */
+function initialNamespaces(): string[] {
+  const allowed = DEFAULT_CONFIG.allowedClusters.find((c) => c.name === 'kube-sim')?.namespaces ?? [];
+  return [...new Set(['default', 'kube-system', ...allowed])];
+}
+
+export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> {
+  const host = opts.host ?? '127.0.0.1';
+  const timeScale = opts.timeScale ?? 1;
+  const reportError = (err: unknown) => console.error('kube-sim: internal error:', err);
+  const clock = new SimClock(timeScale);
+  const scheduler = new Scheduler(clock, reportError);
+  const store = new ObjectStore(clock);
+  startGarbageCollector(store);
+  const faults = new FaultSettings({
+    restartPod: (namespace, podName) => kubelet.disrupt(namespace, podName),
+    deleteObject: (kind, namespace, name) =>
+      store.delete(kind, KINDS[kind].namespaced ? namespace : undefined, name, 'Background'),
+  });
+  const kubelet = new Kubelet(store, scheduler, faults);
+  new JobController(store, scheduler);
+  for (const name of initialNamespaces()) store.create('Namespace', undefined, { metadata: { name } });
+
+  let address = '';
+  const router = new Router(new ResourceHandlers(store, () => clock.now()), kubelet, () => address);
+  const server = new ApiServer(router, faults, clock, reportError);
+  const bound = await server.listen(host, opts.port ?? 0);
+  address = `${host}:${bound.port}`;
+  const url = `http://${address}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    timeScale,
+    requestLog: server.requestLog,
+    clearRequestLog: () => {
+      server.requestLog.length = 0;
+    },
+    faults,
+    now: () => clock.now(),
+    kubeConfig: () => {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'kube-sim', server: url, skipTLSVerify: true }],
+        users: [{ name: 'kube-sim', token: 'kube-sim' }],
+        contexts: [{ name: 'kube-sim', cluster: 'kube-sim', user: 'kube-sim' }],
+        currentContext: 'kube-sim',
+      });
+      return kc;
+    },
+    list: (kind, namespace, labelSelector) => store.list(kind, namespace, parseLabelSelector(labelSelector)),
+    close: () => {
+      closing ??= (async () => {
+        scheduler.clear();
+        await server.close();
+      })();
+      return closing;
+    },
+  };
+}

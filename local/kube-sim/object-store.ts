@@ -1,0 +1,187 @@
+/**
+ * The simulated etcd: every object kube-sim holds, keyed by kind/namespace/name, with uids, a global
+ * resourceVersion bumped on every write, generateName, and change events for the controllers.
+ * Objects are copied on the way in and out, so no caller can alter stored state by reference.
+ */
+import { randomUUID } from 'node:crypto';
+import { alreadyExists, conflict, notFound } from './api-status';
+import { applyDefaults } from './defaults';
+import { k8sTime } from './k8s-time';
+import { apiVersionOf, KINDS, type KindInfo, type KindName } from './kinds';
+import type { Labels } from './label-selector';
+import type { SimClock } from './sim-clock';
+import { missingName, validateObject } from './validation';
+import type { KubeObject } from './wire-types';
+
+export type Propagation = 'Orphan' | 'Background' | 'Foreground';
+
+export type StoreEvent =
+  | { type: 'ADDED' | 'MODIFIED'; kind: KindName; object: KubeObject }
+  | { type: 'DELETED'; kind: KindName; object: KubeObject; propagation: Propagation };
+
+/** Characters Kubernetes uses for generated name suffixes (no vowels, no look-alikes). */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += SUFFIX_ALPHABET[Math.floor(Math.random() * SUFFIX_ALPHABET.length)];
+  return s;
+}
+
+function key(kind: KindName, namespace: string | undefined, name: string): string {
+  return `${kind}/${KINDS[kind].namespaced ? (namespace ?? '') : ''}/${name}`;
+}
+
+export class ObjectStore {
+  private readonly objects = new Map<string, KubeObject>();
+  private revision = 0;
+  private readonly listeners: ((event: StoreEvent) => void)[] = [];
+
+  constructor(private readonly clock: SimClock) {}
+
+  get resourceVersion(): string {
+    return String(this.revision);
+  }
+
+  onChange(listener: (event: StoreEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Validates, defaults and stores a new object; namespaced objects need an existing namespace. */
+  create(kind: KindName, namespace: string | undefined, body: KubeObject): KubeObject {
+    const info = KINDS[kind];
+    const obj = structuredClone(body);
+    obj.metadata ??= {};
+    if (info.namespaced) {
+      if (!namespace || !this.objects.has(key('Namespace', undefined, namespace))) {
+        throw notFound(KINDS.Namespace, namespace ?? '');
+      }
+      obj.metadata.namespace = namespace;
+    } else {
+      delete obj.metadata.namespace;
+    }
+    const name = this.chooseName(info, namespace, obj);
+    validateObject(info, obj, name);
+    if (this.objects.has(key(kind, namespace, name))) throw alreadyExists(info, name);
+    obj.apiVersion = apiVersionOf(info);
+    obj.kind = kind;
+    obj.metadata.name = name;
+    obj.metadata.uid = randomUUID();
+    obj.metadata.creationTimestamp = k8sTime(this.clock.now());
+    obj.metadata.resourceVersion = this.bump();
+    delete obj.metadata.deletionTimestamp;
+    applyDefaults(kind, obj);
+    this.objects.set(key(kind, namespace, name), obj);
+    this.emit({ type: 'ADDED', kind, object: obj });
+    return structuredClone(obj);
+  }
+
+  private chooseName(info: KindInfo, namespace: string | undefined, obj: KubeObject): string {
+    if (obj.metadata.name) return obj.metadata.name;
+    const prefix = obj.metadata.generateName;
+    if (!prefix) missingName(info);
+    for (;;) {
+      const candidate = prefix + randomSuffix();
+      if (!this.objects.has(key(info.kind, namespace, candidate))) return candidate;
+    }
+  }
+
+  get(kind: KindName, namespace: string | undefined, name: string): KubeObject | undefined {
+    const obj = this.objects.get(key(kind, namespace, name));
+    return obj && structuredClone(obj);
+  }
+
+  /** Throws a 404 Status when the object does not exist. */
+  require(kind: KindName, namespace: string | undefined, name: string): KubeObject {
+    const obj = this.get(kind, namespace, name);
+    if (!obj) throw notFound(KINDS[kind], name);
+    return obj;
+  }
+
+  /** Objects of a kind, in one namespace or all, filtered by labels; ordered by namespace and name like the API server. */
+  list(kind: KindName, namespace?: string, matches: (labels: Labels) => boolean = () => true): KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const obj of this.objects.values()) {
+      if (obj.kind !== kind) continue;
+      if (namespace !== undefined && KINDS[kind].namespaced && obj.metadata.namespace !== namespace) continue;
+      if (!matches(obj.metadata.labels ?? {})) continue;
+      out.push(structuredClone(obj));
+    }
+    return out.sort(
+      (a, b) =>
+        (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+        a.metadata.name!.localeCompare(b.metadata.name!),
+    );
+  }
+
+  /**
+   * Replaces an object's content, keeping its identity (uid, creation time). `expectedVersion`, when
+   * given, must match the stored resourceVersion (409 Conflict otherwise).
+   */
+  replace(kind: KindName, namespace: string | undefined, name: string, next: KubeObject, expectedVersion?: string): KubeObject {
+    const info = KINDS[kind];
+    const current = this.objects.get(key(kind, namespace, name));
+    if (!current) throw notFound(info, name);
+    if (expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) throw conflict(info, name);
+    const obj = structuredClone(next);
+    obj.metadata ??= {};
+    validateObject(info, obj, name);
+    obj.apiVersion = current.apiVersion;
+    obj.kind = current.kind;
+    obj.metadata = {
+      ...obj.metadata,
+      name,
+      namespace: current.metadata.namespace,
+      uid: current.metadata.uid,
+      creationTimestamp: current.metadata.creationTimestamp,
+      resourceVersion: this.bump(),
+    };
+    if (current.metadata.deletionTimestamp) obj.metadata.deletionTimestamp = current.metadata.deletionTimestamp;
+    else delete obj.metadata.deletionTimestamp;
+    if (!obj.metadata.namespace) delete obj.metadata.namespace;
+    this.objects.set(key(kind, namespace, name), obj);
+    this.emit({ type: 'MODIFIED', kind, object: obj });
+    return structuredClone(obj);
+  }
+
+  /**
+   * Applies `mutate` to a copy and stores it when it changed (controllers' status writes).
+   * Returns the stored object, or undefined when the object is gone.
+   */
+  update<T extends KubeObject>(
+    kind: KindName,
+    namespace: string | undefined,
+    name: string,
+    mutate: (obj: T) => void,
+  ): T | undefined {
+    const current = this.objects.get(key(kind, namespace, name));
+    if (!current) return undefined;
+    const next = structuredClone(current) as T;
+    mutate(next);
+    if (JSON.stringify(next) === JSON.stringify(current)) return structuredClone(next);
+    next.metadata.resourceVersion = this.bump();
+    this.objects.set(key(kind, namespace, name), next);
+    this.emit({ type: 'MODIFIED', kind, object: next });
+    return structuredClone(next);
+  }
+
+  delete(kind: KindName, namespace: string | undefined, name: string, propagation: Propagation): KubeObject {
+    const k = key(kind, namespace, name);
+    const obj = this.objects.get(k);
+    if (!obj) throw notFound(KINDS[kind], name);
+    this.objects.delete(k);
+    obj.metadata.deletionTimestamp = k8sTime(this.clock.now());
+    obj.metadata.resourceVersion = this.bump();
+    this.emit({ type: 'DELETED', kind, object: obj, propagation });
+    return structuredClone(obj);
+  }
+
+  private bump(): string {
+    this.revision += 1;
+    return String(this.revision);
+  }
+
+  private emit(event: StoreEvent): void {
+    for (const listener of this.listeners) listener({ ...event, object: structuredClone(event.object) });
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The parts of a k6 command line kube-sim acts on: subcommand, script path, VUs, duration, stages,
+ * REST API address, --paused and the execution segment.
+ */
+import { parseDuration } from '../go-duration';
+import { parseFraction, type Fraction } from './fraction';
+
+export interface ExecutionSegment {
+  start: Fraction;
+  end: Fraction;
+}
+
+export interface Stage {
+  durationMs: number;
+  target: number;
+}
+
+export interface K6Argv {
+  subcommand?: string;
+  script?: string;
+  vus?: number;
+  durationMs?: number;
+  stages: Stage[];
+  /** `--address`; k6's default is `localhost:6565`, which the API server's proxy cannot reach. */
+  address: string;
+  paused: boolean;
+  segment?: ExecutionSegment;
+}
+
+/** Flags that take a value (long names; SHORT maps the one-letter forms). */
+const VALUE_FLAGS = new Set([
+  'address',
+  'vus',
+  'duration',
+  'iterations',
+  'stage',
+  'execution-segment',
+  'execution-segment-sequence',
+  'tag',
+  'env',
+  'out',
+  'config',
+  'summary-export',
+  'summary-trend-stats',
+  'summary-time-unit',
+  'summary-mode',
+  'log-output',
+  'log-format',
+  'console-output',
+  'user-agent',
+  'max-redirects',
+  'batch',
+  'batch-per-host',
+  'rps',
+  'system-tags',
+  'compatibility-mode',
+  'type',
+  'traces-output',
+  'secret-source',
+  'local-ips',
+  'dns',
+  'include-system-env-vars',
+  'blacklist-ip',
+  'block-hostnames',
+  'archive-out',
+]);
+const SHORT: Record<string, string> = {
+  a: 'address',
+  u: 'vus',
+  d: 'duration',
+  i: 'iterations',
+  s: 'stage',
+  e: 'env',
+  o: 'out',
+  c: 'config',
+  p: 'paused',
+  q: 'quiet',
+  l: 'linger',
+  v: 'verbose',
+  O: 'archive-out',
+};
+
+export function parseK6Argv(engineArgv: string[]): K6Argv {
+  const args = engineArgv[0] === 'k6' || engineArgv[0]?.endsWith('/k6') ? engineArgv.slice(1) : engineArgv;
+  const result: K6Argv = { subcommand: args[0], stages: [], address: 'localhost:6565', paused: false };
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('-') || arg === '-') {
+      result.script ??= arg;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const rawName = (eq >= 0 ? arg.slice(0, eq) : arg).replace(/^--?/, '');
+    const name = arg.startsWith('--') ? rawName : (SHORT[rawName] ?? rawName);
+    let value: string | undefined;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else if (VALUE_FLAGS.has(name)) value = args[++i];
+    apply(result, name, value);
+  }
+  return result;
+}
+
+function apply(result: K6Argv, name: string, value: string | undefined): void {
+  switch (name) {
+    case 'vus':
+      if (value !== undefined && /^\d+$/.test(value)) result.vus = Number(value);
+      return;
+    case 'duration':
+      result.durationMs = parseDuration(value);
+      return;
+    case 'stage': {
+      const [duration, target] = (value ?? '').split(':');
+      const durationMs = parseDuration(duration);
+      if (durationMs !== undefined) result.stages.push({ durationMs, target: Number(target ?? 0) || 0 });
+      return;
+    }
+    case 'address':
+      if (value) result.address = value;
+      return;
+    case 'paused':
+      result.paused = value === undefined || value === 'true';
+      return;
+    case 'execution-segment':
+      result.segment = parseSegment(value);
+      return;
+  }
+}
+
+/** `1/3:2/3`, `0.5:1`, `50%:100%`, or a single end (`1/2` = `0:1/2`). */
+export function parseSegment(text: string | undefined): ExecutionSegment | undefined {
+  if (!text) return undefined;
+  const [a, b] = text.includes(':') ? text.split(':') : ['0', text];
+  const start = parseFraction(a || '0');
+  const end = parseFraction(b || '1');
+  return start && end ? { start, end } : undefined;
+}

@@ -1,0 +1,45 @@
+/**
+ * `k6 inspect --execution-requirements <script>`: prints the execution requirements as indented JSON
+ * (as real k6 does) and exits 0, or logs k6's error and exits 107 (script exception).
+ */
+import { formatGoDuration } from '../go-duration';
+import { k6LogLine, moduleNotFound } from './k6-log';
+import type { K6Argv } from './k6-argv';
+import { k6Plan } from './k6-plan';
+import { analyzeK6Script } from './k6-script';
+import type { ContainerProgram, ProgramContext } from './program';
+
+const INSPECT_TIME_MS = 1000;
+export const EXIT_SCRIPT_EXCEPTION = 107;
+
+export class K6Initializer implements ContainerProgram {
+  constructor(
+    private readonly ctx: ProgramContext,
+    private readonly argv: K6Argv,
+  ) {}
+
+  start(): void {
+    this.ctx.after(INSPECT_TIME_MS, () => this.inspect());
+  }
+
+  private inspect(): void {
+    const { ctx, argv } = this;
+    const path = argv.script ?? '';
+    const source = ctx.readFile(path);
+    if (source === undefined) return this.fail(moduleNotFound(path));
+    const analysis = analyzeK6Script(source, path);
+    if (!analysis.ok) return this.fail(analysis.error);
+    const { options } = analysis;
+    const plan = k6Plan(argv, options, ctx.pod);
+    const thresholds: Record<string, string[]> = {};
+    for (const t of options.thresholds) (thresholds[t.metric] ??= []).push(t.expression);
+    const requirements = { maxVUs: plan.vus, totalDuration: formatGoDuration(plan.durationMs), thresholds };
+    ctx.log(JSON.stringify(requirements, null, 2));
+    ctx.exit(0);
+  }
+
+  private fail(message: string): void {
+    this.ctx.log(k6LogLine(this.ctx.now(), 'error', message, 'script exception'));
+    this.ctx.exit(EXIT_SCRIPT_EXCEPTION);
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * URL → handler: discovery, the stored kinds under /api/v1 and /apis/batch/v1 (namespaced and
+ * all-namespaces forms), events (always empty), and the pods/log and pods/proxy subresources.
+ */
+import { json, type ApiRequest, type ApiResponse } from './api-request';
+import { ApiStatusError, badRequest, failureStatus, methodNotAllowed } from './api-status';
+import { apiGroup, apiGroupList, apiVersions, batchResourceList, coreResourceList, versionInfo } from './discovery';
+import { kindByPlural, KINDS, type KindInfo } from './kinds';
+import type { Kubelet } from './kubelet';
+import type { ResourceHandlers } from './resource-handlers';
+
+const PROXY = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/proxy(\/.*)?$/;
+const LOG = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/;
+
+function notFoundPath(): ApiStatusError {
+  return new ApiStatusError(failureStatus(404, 'NotFound', 'the server could not find the requested resource', {}));
+}
+
+export class Router {
+  constructor(
+    private readonly resources: ResourceHandlers,
+    private readonly kubelet: Kubelet,
+    /** host:port, for the /api discovery document. */
+    private readonly serverAddress: () => string,
+  ) {}
+
+  route(req: ApiRequest): ApiResponse {
+    const proxy = PROXY.exec(req.path);
+    if (proxy) return this.proxy(req, decodeURIComponent(proxy[1]!), decodeURIComponent(proxy[2]!), proxy[3] ?? '/');
+    const log = LOG.exec(req.path);
+    if (log) return this.log(req, decodeURIComponent(log[1]!), decodeURIComponent(log[2]!));
+
+    if (req.method === 'GET') {
+      switch (req.path.replace(/\/+$/, '') || '/') {
+        case '/version':
+          return json(versionInfo());
+        case '/healthz':
+        case '/livez':
+        case '/readyz':
+          return { status: 200, body: 'ok', contentType: 'text/plain' };
+        case '/api':
+          return json(apiVersions(this.serverAddress()));
+        case '/api/v1':
+          return json(coreResourceList());
+        case '/apis':
+          return json(apiGroupList());
+        case '/apis/batch':
+          return json(apiGroup('batch'));
+        case '/apis/batch/v1':
+          return json(batchResourceList());
+      }
+    }
+    const segments = req.path.split('/').filter(Boolean).map(decodeURIComponent);
+    if (segments[0] === 'api' && segments[1] === 'v1') return this.resource(req, '', segments.slice(2));
+    if (segments[0] === 'apis' && segments[1] === 'batch' && segments[2] === 'v1') return this.resource(req, 'batch', segments.slice(3));
+    throw notFoundPath();
+  }
+
+  /** `rest` is what follows the group version: [plural, name?] or ['namespaces', ns, plural, name?, sub?]. */
+  private resource(req: ApiRequest, group: string, rest: string[]): ApiResponse {
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      const [, namespace, plural, name, sub] = rest;
+      if (rest.length > 5) throw notFoundPath();
+      return this.dispatch(req, group, plural!, namespace, name, sub);
+    }
+    if (rest.length === 0 || rest.length > 3) throw notFoundPath();
+    const [plural, name, sub] = rest;
+    const info = kindByPlural(group, plural!);
+    if (name !== undefined && info?.namespaced) throw notFoundPath();
+    return this.dispatch(req, group, plural!, undefined, name, sub);
+  }
+
+  private dispatch(
+    req: ApiRequest,
+    group: string,
+    plural: string,
+    namespace: string | undefined,
+    name: string | undefined,
+    sub: string | undefined,
+  ): ApiResponse {
+    if (group === '' && plural === 'events') return this.events(req, name);
+    const info = kindByPlural(group, plural);
+    if (!info) throw notFoundPath();
+    if (sub !== undefined) {
+      if (sub !== 'status' || req.method !== 'GET' || name === undefined) throw notFoundPath();
+      return this.resources.get(info, namespace, name, req);
+    }
+    if (name === undefined) return this.collection(req, info, namespace);
+    switch (req.method) {
+      case 'GET':
+        return this.resources.get(info, namespace, name, req);
+      case 'PUT':
+        return this.resources.replace(info, namespace, name, req);
+      case 'PATCH':
+        return this.resources.patch(info, namespace, name, req);
+      case 'DELETE':
+        return this.resources.delete(info, namespace, name, req);
+    }
+    throw methodNotAllowed(`${req.method} is not allowed on ${info.plural}/${name}`);
+  }
+
+  private collection(req: ApiRequest, info: KindInfo, namespace: string | undefined): ApiResponse {
+    const allNamespaces = info.namespaced && namespace === undefined;
+    switch (req.method) {
+      case 'GET':
+        return this.resources.list(info, namespace, req);
+      case 'POST':
+        if (allNamespaces) throw methodNotAllowed(`POST needs a namespace for ${info.plural}`);
+        return this.resources.create(info, namespace, req);
+      case 'DELETE':
+        if (allNamespaces || info === KINDS.Namespace) throw methodNotAllowed(`deletecollection is not allowed on ${info.plural} here`);
+        return this.resources.deleteCollection(info, namespace, req);
+    }
+    throw methodNotAllowed(`${req.method} is not allowed on ${info.plural}`);
+  }
+
+  /** kube-sim records no events; `kubectl describe` lists them, so answer an empty list. */
+  private events(req: ApiRequest, name: string | undefined): ApiResponse {
+    if (req.method !== 'GET') throw methodNotAllowed('events are read-only in kube-sim');
+    if (name !== undefined) throw notFoundPath();
+    return json({ kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion: '0' }, items: [] });
+  }
+
+  private log(req: ApiRequest, namespace: string, name: string): ApiResponse {
+    if (req.method !== 'GET') throw methodNotAllowed('pods/log supports GET only');
+    const tail = req.query.get('tailLines');
+    if (tail !== null && !/^-?\d+$/.test(tail)) throw badRequest(`tailLines must be an integer, got ${JSON.stringify(tail)}`);
+    if (req.query.get('previous') === 'true') {
+      throw badRequest(`previous terminated container in pod "${name}" not found`);
+    }
+    const text = this.kubelet.readLog(namespace, name, req.query.get('container') ?? undefined, tail === null ? undefined : Number(tail));
+    return { status: 200, body: text, contentType: 'text/plain' };
+  }
+
+  /** `{name}`, `{name}:{port}` or `{scheme}:{name}:{port}`; without a port, the first declared container port. */
+  private proxy(req: ApiRequest, namespace: string, target: string, path: string): ApiResponse {
+    const parts = target.split(':');
+    const name = parts.length === 3 ? parts[1]! : parts[0]!;
+    const portText = parts.length === 3 ? parts[2] : parts[1];
+    const port = portText === undefined || portText === '' ? undefined : Number(portText);
+    if (port !== undefined && !Number.isInteger(port)) throw badRequest(`invalid port in ${JSON.stringify(target)}`);
+    const reply = this.kubelet.proxy(namespace, name, {
+      port: port ?? this.kubelet.defaultPort(namespace, name),
+      method: req.method,
+      path,
+      body: req.body,
+    });
+    return { status: reply.status, body: reply.body };
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The JSON shapes kube-sim reads and writes, as they travel on the wire (timestamps are RFC 3339
+ * strings). Only the fields kube-sim looks at are typed; everything else passes through untouched.
+ * (@kubernetes/client-node's model classes describe the deserialized form, with Date fields.)
+ */
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  [field: string]: unknown;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+}
+
+export interface ContainerPort {
+  containerPort: number;
+  name?: string;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  env?: EnvVar[];
+  ports?: ContainerPort[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
+}
+
+export interface Volume {
+  name: string;
+  configMap?: { name: string; items?: { key: string; path: string }[]; optional?: boolean };
+}
+
+export interface PodSpec {
+  containers: Container[];
+  volumes?: Volume[];
+  restartPolicy?: string;
+  nodeName?: string;
+}
+
+export interface PodCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export type ContainerState =
+  | { waiting: { reason: string; message?: string } }
+  | { running: { startedAt: string } }
+  | {
+      terminated: {
+        exitCode: number;
+        reason: string;
+        message?: string;
+        startedAt?: string;
+        finishedAt: string;
+      };
+    };
+
+export interface ContainerStatus {
+  name: string;
+  image?: string;
+  imageID: string;
+  containerID?: string;
+  ready: boolean;
+  started: boolean;
+  restartCount: number;
+  state: ContainerState;
+}
+
+export interface PodStatus {
+  phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed';
+  conditions?: PodCondition[];
+  containerStatuses?: ContainerStatus[];
+  podIP?: string;
+  podIPs?: { ip: string }[];
+  hostIP?: string;
+  startTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface Pod extends KubeObject {
+  spec: PodSpec;
+  status?: PodStatus;
+}
+
+export interface PodFailurePolicyRule {
+  action: 'FailJob' | 'Ignore' | 'Count' | 'FailIndex';
+  onExitCodes?: { containerName?: string; operator: 'In' | 'NotIn'; values: number[] };
+  onPodConditions?: { type: string; status?: string }[];
+}
+
+export interface JobSpec {
+  parallelism?: number;
+  completions?: number;
+  backoffLimit?: number;
+  activeDeadlineSeconds?: number;
+  ttlSecondsAfterFinished?: number;
+  podFailurePolicy?: { rules: PodFailurePolicyRule[] };
+  selector?: { matchLabels?: Record<string, string> };
+  template: { metadata?: ObjectMeta; spec: PodSpec };
+}
+
+export interface JobCondition {
+  type: 'Complete' | 'Failed';
+  status: 'True';
+  reason?: string;
+  message?: string;
+  lastProbeTime: string;
+  lastTransitionTime: string;
+}
+
+export interface JobStatus {
+  active?: number;
+  ready?: number;
+  succeeded?: number;
+  failed?: number;
+  startTime?: string;
+  completionTime?: string;
+  conditions?: JobCondition[];
+}
+
+export interface Job extends KubeObject {
+  spec: JobSpec;
+  status?: JobStatus;
+}
+
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
