@@ -63,17 +63,18 @@ export class ObjectStore {
     const name = this.chooseName(info, namespace, obj);
     validateObject(info, obj, name);
     if (this.objects.has(key(kind, namespace, name))) throw alreadyExists(info, name);
-    obj.apiVersion = apiVersionOf(info);
-    obj.kind = kind;
     obj.metadata.name = name;
     obj.metadata.uid = randomUUID();
     obj.metadata.creationTimestamp = k8sTime(this.clock.now());
     obj.metadata.resourceVersion = this.bump();
     delete obj.metadata.deletionTimestamp;
     applyDefaults(kind, obj);
-    this.objects.set(key(kind, namespace, name), obj);
-    this.emit({ type: 'ADDED', kind, object: obj });
-    return structuredClone(obj);
+    const stored: KubeObject = { apiVersion: apiVersionOf(info), kind, ...obj };
+    stored.apiVersion = apiVersionOf(info);
+    stored.kind = kind;
+    this.objects.set(key(kind, namespace, name), stored);
+    this.emit({ type: 'ADDED', kind, object: stored });
+    return structuredClone(stored);
   }
 
   private chooseName(info: KindInfo, namespace: string | undefined, obj: KubeObject): string {

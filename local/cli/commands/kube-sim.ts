@@ -1,8 +1,39 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { startKubeSim } from '../../kube-sim/index';
 
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected a port 0-65535');
+  return port;
+}
+
+function parseTimeScale(value: string): number {
+  const scale = Number(value);
+  if (!(scale > 0) || !Number.isFinite(scale)) throw new InvalidArgumentError('expected a number > 0');
+  return scale;
+}
+
+/** `loadplane kube-sim`: a simulated cluster in the foreground until SIGINT/SIGTERM. */
 export function registerKubeSim(program: Command): void {
-  program.command('kube-sim', { hidden: true }).action(() => {
-    console.error("loadplane: 'kube-sim' is not built yet");
-    process.exitCode = 1;
-  });
+  program
+    .command('kube-sim')
+    .description('Run kube-sim, a simulated Kubernetes cluster (kubectl works against it), until interrupted')
+    .option('--port <n>', 'port to listen on (0 = random)', parsePort, 0)
+    .option('--time-scale <x>', 'simulated seconds per real second', parseTimeScale, 1)
+    .action(async (opts: { port: number; timeScale: number }) => {
+      const sim = await startKubeSim({ port: opts.port, timeScale: opts.timeScale });
+      console.log(`kube-sim listening on ${sim.url} (time scale ${sim.timeScale}x)`);
+      console.log(`try: kubectl --server ${sim.url} get jobs -A`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await sim.close();
+      console.log('kube-sim stopped');
+    });
 }

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { analyzeK6Script } from '../../../local/kube-sim/programs/k6-script';
+
+const PATH = '/loadplane/scripts/test.js';
+
+describe('analyzeK6Script', () => {
+  it.each([
+    ['no options', 'export default function () {}', { stages: [], thresholds: [] }],
+    [
+      'vus and duration',
+      `export const options = { vus: 10, duration: '1m30s' };\nexport default function () {}`,
+      { vus: 10, durationMs: 90_000 },
+    ],
+    [
+      'stages: summed duration, max target',
+      `export let options = {
+        stages: [ { duration: '30s', target: 20 }, { duration: "1m", target: 50 }, { duration: '10s', target: 0 } ],
+      };
+      export default function () {}`,
+      { vus: 50, durationMs: 100_000 },
+    ],
+    [
+      'scenarios: the largest VUs and the longest duration',
+      `export const options = { scenarios: {
+        a: { executor: 'constant-vus', vus: 5, duration: '2m', gracefulStop: '30s' },
+        b: { executor: 'constant-arrival-rate', duration: '1m', preAllocatedVUs: 20, maxDuration: '10m' },
+      } };
+      export default function () {}`,
+      { vus: 20, durationMs: 120_000 },
+    ],
+  ])('%s', (_name, source, expected) => {
+    const analysis = analyzeK6Script(source, PATH);
+    expect(analysis.ok).toBe(true);
+    if (analysis.ok) expect(analysis.options).toMatchObject(expected);
+  });
+
+  it('reads threshold keys (quoted, tagged) and expressions (string and object form)', () => {
+    const source = `
+      export const options = {
+        vus: 2,
+        thresholds: {
+          http_req_duration: ['p(95)<500', 'p(99)<1500'],
+          'http_req_duration{status:200}': ["max<2000"],
+          http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: true, delayAbortEval: '10s' }],
+        },
+        duration: '20s',
+      };
+      export default function () {}`;
+    const analysis = analyzeK6Script(source, PATH);
+    expect(analysis).toMatchObject({ ok: true, options: { vus: 2, durationMs: 20_000 } });
+    if (!analysis.ok) return;
+    expect(analysis.options.thresholds).toEqual([
+      { metric: 'http_req_duration', expression: 'p(95)<500' },
+      { metric: 'http_req_duration', expression: 'p(99)<1500' },
+      { metric: 'http_req_duration{status:200}', expression: 'max<2000' },
+      { metric: 'http_req_failed', expression: 'rate<0.01' },
+    ]);
+  });
+
+  it('a script with the SYNTAX ERROR marker is a SyntaxError naming the file and line', () => {
+    const analysis = analyzeK6Script('import http from "k6/http";\n\nSYNTAX ERROR here\nexport default function () {}', PATH);
+    expect(analysis).toEqual({ ok: false, error: `SyntaxError: Unexpected token at file://${PATH} (line 3)` });
+  });
+
+  it('a script without a default export is not a k6 test', () => {
+    const analysis = analyzeK6Script('console.log("hello")', PATH);
+    expect(analysis.ok).toBe(false);
+    if (!analysis.ok) expect(analysis.error).toContain("function 'default' not found in exports");
+  });
+});
