@@ -63,6 +63,7 @@ const stageItemSchema = z.object({
   leaseUntil: z.number(),
   /** 1 for the first begin; +1 for each retry after failure or takeover of an expired lease. */
   attempts: z.number(),
+  /** Start of the current attempt; endedAt is set when it completes or fails. */
   startedAt: z.string(),
   endedAt: z.string().optional(),
   /** The stage's recorded output, returned to any later begin instead of re-running it. */

@@ -5,10 +5,30 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Outcome, RunStatus, Stage } from '../core/status';
-import { claimNotification, markNotificationSent, releaseNotification, type ClaimOptions } from './notifications';
-import { getRun, listRuns, type ListRunsInput } from './queries';
-import { adoptRun, createRun, decideOutcome, requestAbort, setStatus, type CreateRunInput } from './runs';
-import { beginStage, completeStage, failStage } from './stages';
+import {
+  claimNotification,
+  markNotificationSent,
+  releaseNotification,
+  type ClaimNotificationResult,
+  type ClaimOptions,
+  type MarkSentResult,
+  type ReleaseResult,
+} from './notifications';
+import { getRun, listRuns, type ListRunsInput, type ListRunsPage, type RunView } from './queries';
+import {
+  adoptRun,
+  createRun,
+  decideOutcome,
+  requestAbort,
+  setStatus,
+  type AdoptRunResult,
+  type CreateRunInput,
+  type CreateRunResult,
+  type DecideOutcomeResult,
+  type RequestAbortResult,
+  type SetStatusResult,
+} from './runs';
+import { beginStage, completeStage, failStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
 
 export interface LedgerDeps {
@@ -25,55 +45,60 @@ export class Ledger {
     this.ctx = { client, tableName, now: clock };
   }
 
-  createRun(input: CreateRunInput) {
+  createRun(input: CreateRunInput): Promise<CreateRunResult> {
     return createRun(this.ctx, input);
   }
 
-  adoptRun(runId: string, executionArn: string) {
+  adoptRun(runId: string, executionArn: string): Promise<AdoptRunResult> {
     return adoptRun(this.ctx, runId, executionArn);
   }
 
-  setStatus(runId: string, status: RunStatus, extra?: { reason?: string }) {
+  setStatus(runId: string, status: RunStatus, extra?: { reason?: string }): Promise<SetStatusResult> {
     return setStatus(this.ctx, runId, status, extra);
   }
 
-  decideOutcome(runId: string, outcome: Outcome, reason: string, extra?: { summary?: Record<string, unknown> }) {
+  decideOutcome(
+    runId: string,
+    outcome: Outcome,
+    reason: string,
+    extra?: { summary?: Record<string, unknown> },
+  ): Promise<DecideOutcomeResult> {
     return decideOutcome(this.ctx, runId, outcome, reason, extra);
   }
 
-  requestAbort(runId: string, requestedBy: string) {
+  requestAbort(runId: string, requestedBy: string): Promise<RequestAbortResult> {
     return requestAbort(this.ctx, runId, requestedBy);
   }
 
-  beginStage(runId: string, stage: Stage, owner: string, leaseMs: number) {
+  beginStage(runId: string, stage: Stage, owner: string, leaseMs: number): Promise<BeginStageResult> {
     return beginStage(this.ctx, runId, stage, owner, leaseMs);
   }
 
-  completeStage(runId: string, stage: Stage, owner: string, output: unknown) {
+  completeStage(runId: string, stage: Stage, owner: string, output: unknown): Promise<CompleteStageResult> {
     return completeStage(this.ctx, runId, stage, owner, output);
   }
 
-  failStage(runId: string, stage: Stage, owner: string, error: { name: string; message: string }) {
+  failStage(runId: string, stage: Stage, owner: string, error: { name: string; message: string }): Promise<FailStageResult> {
     return failStage(this.ctx, runId, stage, owner, error);
   }
 
-  claimNotification(runId: string, channel: string, options: ClaimOptions) {
+  claimNotification(runId: string, channel: string, options: ClaimOptions): Promise<ClaimNotificationResult> {
     return claimNotification(this.ctx, runId, channel, options);
   }
 
-  markNotificationSent(runId: string, channel: string, token: string, response: { status: number }) {
+  markNotificationSent(runId: string, channel: string, token: string, response: { status: number }): Promise<MarkSentResult> {
     return markNotificationSent(this.ctx, runId, channel, token, response);
   }
 
-  releaseNotification(runId: string, channel: string, token: string, reason: string) {
+  releaseNotification(runId: string, channel: string, token: string, reason: string): Promise<ReleaseResult> {
     return releaseNotification(this.ctx, runId, channel, token, reason);
   }
 
-  getRun(runId: string) {
+  getRun(runId: string): Promise<RunView | undefined> {
     return getRun(this.ctx, runId);
   }
 
-  listRuns(input?: ListRunsInput) {
+  listRuns(input?: ListRunsInput): Promise<ListRunsPage> {
     return listRuns(this.ctx, input);
   }
 }

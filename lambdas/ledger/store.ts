@@ -42,7 +42,7 @@ type Values = Record<string, unknown>;
  * `#name` placeholders map to the attribute of the same name. Many of ours are reserved words
  * (status, state, owner, token), and DynamoDB rejects unused names, so they are derived from the text.
  */
-export function attributeNames(...expressions: (string | undefined)[]): Record<string, string> | undefined {
+function attributeNames(...expressions: (string | undefined)[]): Record<string, string> | undefined {
   const names: Record<string, string> = {};
   for (const expression of expressions) {
     for (const [, name] of (expression ?? '').matchAll(/#(\w+)/g)) names[`#${name}`] = name!;
@@ -52,7 +52,7 @@ export function attributeNames(...expressions: (string | undefined)[]): Record<s
 
 const orUndefined = (values: Values): Values | undefined => (Object.keys(values).length > 0 ? values : undefined);
 
-export async function call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+async function call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
