@@ -38,9 +38,8 @@ export class GatlingRunner implements ContainerProgram {
 
   private begin(): void {
     const { ctx } = this;
-    const startedAt = ctx.now();
     const durationMs = parseDuration(ctx.pod.metadata.annotations?.[SimAnnotations.duration]) ?? DEFAULT_DURATION_MS;
-    ctx.log(`${GATLING_STARTED_PREFIX}${new Date(startedAt).toISOString()}`);
+    ctx.log(`${GATLING_STARTED_PREFIX}${new Date(ctx.now()).toISOString()}`);
     const fault = ctx.exitCodeFault;
     if (fault === EXIT_OOM) {
       ctx.after(durationMs / 2, () => ctx.exit(EXIT_OOM, 'OOMKilled'));
@@ -54,7 +53,7 @@ export class GatlingRunner implements ContainerProgram {
         runner: this.invocation.index ?? 0,
         totalVUs: 1,
         segment: { start: { num: 0, den: 1 }, end: { num: 1, den: 1 } },
-        elapsedMs: ctx.now() - startedAt,
+        elapsedMs: durationMs,
         exitCode,
         thresholds: [],
       });
