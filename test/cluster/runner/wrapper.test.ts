@@ -51,7 +51,7 @@ function runWrapper(args: string[], env: Record<string, string>, onSpawn?: (pid:
 
 const k6Runner = (index: number, ...engineArgv: string[]) => ['--engine', 'k6', '--role', 'runner', '--index', String(index), '--', 'k6', ...engineArgv];
 
-describe('runner wrapper with a fake k6', () => {
+describe.concurrent('runner wrapper with a fake k6', () => {
   it.each([0, 99, 107])('exit %i: prints a parseable LOADPLANE_SUMMARY as the last line and keeps the exit code', async (exit) => {
     const out = argvFile();
     const result = await runWrapper(k6Runner(2, 'run', '--quiet', '/loadplane/scripts/test.js', '--paused'), {
@@ -150,7 +150,7 @@ describe('runner wrapper with a fake Gatling', () => {
   });
 });
 
-describe('runner wrapper failures of its own', () => {
+describe.concurrent('runner wrapper failures of its own', () => {
   it.each([
     [['--engine', 'k6', '--role', 'runner', '--index', '0', 'k6', 'run'], /missing "--"/],
     [['--engine', 'jmeter', '--role', 'runner', '--index', '0', '--', 'k6'], /--engine must be/],
