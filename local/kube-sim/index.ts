@@ -5,6 +5,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
+import { ClusterNotFound } from '../../lambdas/core/errors';
 import { ApiServer, type RequestLogEntry } from './api-server';
 import { FaultSettings, type Faults } from './faults';
 import { startGarbageCollector } from './garbage-collector';
@@ -63,8 +64,11 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
   startGarbageCollector(store);
   const faults = new FaultSettings({
     restartPod: (namespace, podName) => kubelet.disrupt(namespace, podName),
-    deleteObject: (kind, namespace, name) =>
-      store.delete(kind, KINDS[kind].namespaced ? namespace : undefined, name, 'Background'),
+    deleteObject: (kind, namespace, name) => {
+      const ns = KINDS[kind].namespaced ? namespace : undefined;
+      if (!store.get(kind, ns, name)) throw new ClusterNotFound(`${kind} ${namespace}/${name} not found`, 404);
+      store.delete(kind, ns, name, 'Background');
+    },
   });
   const kubelet = new Kubelet(store, scheduler, faults);
   new JobController(store, scheduler);

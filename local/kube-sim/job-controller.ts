@@ -117,7 +117,12 @@ export class JobController {
       failure = { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' };
     }
     if (failure) {
-      for (const pod of active) this.store.delete('Pod', namespace, pod.metadata.name!, 'Background');
+      // Active pods are terminated, and counted as failed, as the real controller does.
+      for (const pod of active) {
+        memory.counted.add(pod.metadata.uid!);
+        this.store.delete('Pod', namespace, pod.metadata.name!, 'Background');
+      }
+      if (active.length > 0) status.failed = (status.failed ?? 0) + active.length;
       this.finish(job, status, { type: 'Failed', reason: failure.reason, message: failure.message }, now);
       return;
     }

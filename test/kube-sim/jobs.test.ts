@@ -4,6 +4,7 @@
  * failures, missing volumes and objects deleted behind loadplane's back.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ClusterNotFound } from '../../lambdas/core/errors';
 import { SimAnnotations } from '../../lambdas/core/runner-contract';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
 import {
@@ -163,6 +164,7 @@ describe('Job controller', () => {
     const { name } = await runnerJob({ argv: PAUSED_ARGV, spec: { activeDeadlineSeconds: 60 } });
     const job = await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
     expect(condition(job, 'Failed')).toMatchObject({ reason: 'DeadlineExceeded' });
+    expect(job.status.failed).toBe(1);
     expect(Date.parse(condition(job, 'Failed').lastTransitionTime)).toBeGreaterThanOrEqual(Date.parse(job.status.startTime) + 60_000);
     expect(podsOf(sim, name)).toEqual([]);
   });
@@ -204,7 +206,7 @@ describe('restartPod (disruption)', () => {
   });
 
   it('of a pod that does not exist is ClusterNotFound', () => {
-    expect(() => sim.faults.restartPod(NS, 'no-such-pod')).toThrow(/not found/);
+    expect(() => sim.faults.restartPod(NS, 'no-such-pod')).toThrow(ClusterNotFound);
   });
 });
 
@@ -285,6 +287,10 @@ describe('objects deleted behind loadplane’s back', () => {
     sim.faults.deleteObject('Job', NS, name);
     expect(sim.list('Job', NS).some((j) => j.metadata.name === name)).toBe(false);
     expect(podsOf(sim, name)).toEqual([]);
+  });
+
+  it('deleting an object that does not exist is ClusterNotFound', () => {
+    expect(() => sim.faults.deleteObject('ConfigMap', NS, 'no-such-cm')).toThrow(ClusterNotFound);
   });
 
   it('a pod deleted through the API stops its container', async () => {
