@@ -46,7 +46,28 @@ const runItemSchema = z.object({
   /** TTL, epoch seconds. */
   expiresAt: z.number(),
 });
+/** The run as callers see it: `spec` is complete, as submitted (inline-script.ts puts the script back). */
 export type RunItem = z.infer<typeof runItemSchema>;
+
+const inlineScriptRefSchema = z.object({
+  /** Hex SHA-256 of the script's UTF-8 bytes: names its chunk items and checks their reassembly. */
+  sha256: z.string(),
+  bytes: z.number(),
+  chunks: z.number(),
+});
+export type InlineScriptRef = z.infer<typeof inlineScriptRefSchema>;
+
+/** The run item as stored: a spec with an inline script holds it in chunk items, referenced here. */
+const storedRunItemSchema = runItemSchema.extend({ inlineScript: inlineScriptRefSchema.optional() });
+export type StoredRunItem = z.infer<typeof storedRunItemSchema>;
+
+const scriptChunkSchema = z.object({
+  sha256: z.string(),
+  index: z.number(),
+  /** Binary: chunks split the UTF-8 bytes anywhere; characters are whole again once the bytes are joined. */
+  data: z.instanceof(Uint8Array),
+});
+export type ScriptChunk = z.infer<typeof scriptChunkSchema>;
 
 const runSummarySchema = runItemSchema.pick(
   Object.fromEntries(RUN_SUMMARY_ATTRIBUTES.map((a) => [a, true])) as { [K in (typeof RUN_SUMMARY_ATTRIBUTES)[number]]: true },
@@ -107,7 +128,8 @@ function parser<T>(schema: z.ZodType<T>, what: string) {
   };
 }
 
-export const parseRunItem = parser(runItemSchema, 'run');
+export const parseStoredRunItem = parser(storedRunItemSchema, 'run');
+export const parseScriptChunk = parser(scriptChunkSchema, 'script chunk');
 export const parseRunSummary = parser(runSummarySchema, 'run summary');
 export const parseStageItem = parser(stageItemSchema, 'stage');
 export const parseNotificationItem = parser(notificationItemSchema, 'notification');

@@ -10,6 +10,7 @@ export interface ItemKey {
 export const RUN_SK = 'run';
 export const STAGE_SK_PREFIX = 'stage#';
 export const NOTIFY_SK_PREFIX = 'notify#';
+export const SCRIPT_SK_PREFIX = 'script#';
 
 export const runPk = (runId: string): string => `run#${runId}`;
 export const runKey = (runId: string): ItemKey => ({ pk: runPk(runId), sk: RUN_SK });
@@ -17,6 +18,14 @@ export const stageKey = (runId: string, stage: Stage): ItemKey => ({ pk: runPk(r
 export const notificationKey = (runId: string, channel: string): ItemKey => ({
   pk: runPk(runId),
   sk: NOTIFY_SK_PREFIX + channel,
+});
+
+/** `script#<sha256>#`: the chunks of one inline script, by the hash of its bytes. */
+export const scriptChunkPrefix = (sha256: string): string => `${SCRIPT_SK_PREFIX}${sha256}#`;
+/** Zero-padded index, so the chunks sort in order. */
+export const scriptChunkKey = (runId: string, sha256: string, index: number): ItemKey => ({
+  pk: runPk(runId),
+  sk: scriptChunkPrefix(sha256) + String(index).padStart(4, '0'),
 });
 
 /** `runs#YYYY-MM` (UTC) of an ISO timestamp: the byTime partition a run is listed in. */

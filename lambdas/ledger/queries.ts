@@ -1,19 +1,23 @@
 /** Reads: one run with all its entries, and run listings newest first (DESIGN §4 GSIs). */
 import { SpecInvalid } from '../core/errors';
 import type { RunStatus, Stage } from '../core/status';
+import { restoreRun } from './inline-script';
 import {
   parseNotificationItem,
-  parseRunItem,
   parseRunSummary,
+  parseScriptChunk,
   parseStageItem,
+  parseStoredRunItem,
   type NotificationItem,
   type RunItem,
   type RunSummary,
+  type ScriptChunk,
   type StageItem,
+  type StoredRunItem,
 } from './items';
-import { NOTIFY_SK_PREFIX, RUN_SK, STAGE_SK_PREFIX, previousBucket, runPk, timeBucket } from './keys';
+import { NOTIFY_SK_PREFIX, RUN_SK, SCRIPT_SK_PREFIX, STAGE_SK_PREFIX, previousBucket, runPk, timeBucket } from './keys';
 import { decodeByStatusToken, decodeByTimeToken, encodeToken } from './next-token';
-import { queryPage, isoNow, type LedgerContext, type RawItem } from './store';
+import { queryAll, queryPage, isoNow, type LedgerContext, type RawItem } from './store';
 import { RunIndex } from './table';
 
 export interface RunView {
@@ -44,26 +48,24 @@ export const MAX_LIST_LIMIT = 100;
  */
 export const LISTED_MONTHS = 5;
 
-/** The run and every entry under it, read consistently; undefined when the run does not exist. */
+/**
+ * The run and every entry under it, read consistently; undefined when the run does not exist.
+ * Its inline script's chunks come with the same query and are put back into the spec.
+ */
 export async function getRun(ctx: LedgerContext, runId: string): Promise<RunView | undefined> {
-  const items: RawItem[] = [];
-  let after: RawItem | undefined;
-  do {
-    const page = await queryPage(ctx, `getRun ${runId}`, {
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeValues: { ':pk': runPk(runId) },
-      ConsistentRead: true,
-      ExclusiveStartKey: after,
-    });
-    items.push(...page.items);
-    after = page.lastKey;
-  } while (after);
+  const items = await queryAll(ctx, `getRun ${runId}`, {
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeValues: { ':pk': runPk(runId) },
+    ConsistentRead: true,
+  });
 
-  let run: RunItem | undefined;
+  let stored: StoredRunItem | undefined;
+  const chunks: ScriptChunk[] = [];
   const view: Omit<RunView, 'run'> = { stages: {}, notifications: {} };
   for (const item of items) {
     const sk = String(item.sk);
-    if (sk === RUN_SK) run = parseRunItem(item);
+    if (sk === RUN_SK) stored = parseStoredRunItem(item);
+    else if (sk.startsWith(SCRIPT_SK_PREFIX)) chunks.push(parseScriptChunk(item));
     else if (sk.startsWith(STAGE_SK_PREFIX)) {
       const stage = parseStageItem(item);
       view.stages[stage.stage] = stage;
@@ -72,7 +74,7 @@ export async function getRun(ctx: LedgerContext, runId: string): Promise<RunView
       view.notifications[notification.channel] = notification;
     }
   }
-  return run && { run, ...view };
+  return stored && { run: restoreRun(stored, chunks), ...view };
 }
 
 export async function listRuns(ctx: LedgerContext, input: ListRunsInput = {}): Promise<ListRunsPage> {

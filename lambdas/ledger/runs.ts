@@ -1,11 +1,13 @@
 /**
  * Run items: create (immutable spec), adopt (one execution owns a run), forward-only status,
  * the one terminal outcome, abort requests. Each is one conditional write; a failed condition
- * becomes a result kind or a named error carrying the current item.
+ * becomes a result kind or a named error carrying the current item. Every RunItem handed out has
+ * its complete spec (inline-script.ts).
  */
 import { InvalidTransition, RunConflict, RunNotFound } from '../core/errors';
 import { RUN_STATUS_RANK, RunStatus, TERMINAL_RANK, isTerminal, type Outcome } from '../core/status';
-import { parseRunItem, type RunDeadlines, type RunItem, type RunTrigger } from './items';
+import { loadRun, putScriptChunks, restoreRun, separateInlineScript } from './inline-script';
+import { parseStoredRunItem, type RunDeadlines, type RunItem, type RunTrigger } from './items';
 import { createdKey, expiresAt, runKey, timeBucket } from './keys';
 import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type LedgerContext } from './store';
 
@@ -28,15 +30,19 @@ export type RequestAbortResult =
   | { kind: 'already-requested'; run: RunItem }
   | { kind: 'already-finished'; outcome: Outcome; run: RunItem };
 
-
-
+/** The inline script's chunks are written first: a run item that exists always has them. */
 export async function createRun(ctx: LedgerContext, input: CreateRunInput): Promise<CreateRunResult> {
+  const operation = `createRun ${input.runId}`;
   const nowMs = ctx.now();
   const createdAt = new Date(nowMs).toISOString();
+  const { spec, script } = separateInlineScript(input.spec);
+  const known = script?.chunks ?? [];
+  if (script) await putScriptChunks(ctx, input.runId, known, expiresAt(nowMs));
   const item = {
     ...runKey(input.runId),
     runId: input.runId,
-    spec: input.spec,
+    spec,
+    inlineScript: script?.ref,
     specHash: input.specHash,
     trigger: input.trigger,
     status: RunStatus.PENDING,
@@ -48,9 +54,9 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
     createdKey: createdKey(createdAt, input.runId),
     expiresAt: expiresAt(nowMs),
   };
-  const write = await conditionalPut(ctx, `createRun ${input.runId}`, { item, condition: 'attribute_not_exists(#pk)' });
-  if (write.ok) return { kind: 'created', run: parseRunItem(write.attributes) };
-  const current = parseRunItem(write.current ?? {});
+  const write = await conditionalPut(ctx, operation, { item, condition: 'attribute_not_exists(#pk)' });
+  if (write.ok) return { kind: 'created', run: restoreRun(parseStoredRunItem(write.attributes), known) };
+  const current = await loadRun(ctx, operation, parseStoredRunItem(write.current ?? {}), known);
   if (current.specHash === input.specHash) return { kind: 'existing', run: current };
   throw new RunConflict(input.runId, current);
 }
@@ -60,17 +66,18 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
  * (a retried Admit). The run may already be terminal (e.g. the sweeper gave up on it): Admit checks.
  */
 export async function adoptRun(ctx: LedgerContext, runId: string, executionArn: string): Promise<AdoptRunResult> {
+  const operation = `adoptRun ${runId}`;
   const now = isoNow(ctx);
-  const write = await conditionalUpdate(ctx, `adoptRun ${runId}`, {
+  const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #executionArn = :arn, #adoptedAt = if_not_exists(#adoptedAt, :now), #updatedAt = :now',
     condition: 'attribute_exists(#pk) AND (attribute_not_exists(#executionArn) OR #executionArn = :arn)',
     values: { ':arn': executionArn, ':now': now },
     returnValues: 'ALL_NEW',
   });
-  if (write.ok) return { kind: 'adopted', run: parseRunItem(write.attributes) };
+  if (write.ok) return { kind: 'adopted', run: await loadRun(ctx, operation, parseStoredRunItem(write.attributes)) };
   if (!write.current) throw new RunNotFound(runId);
-  return { kind: 'duplicate', run: parseRunItem(write.current) };
+  return { kind: 'duplicate', run: await loadRun(ctx, operation, parseStoredRunItem(write.current)) };
 }
 
 /**
@@ -87,7 +94,8 @@ export async function setStatus(
   if (isTerminal(status)) {
     const current = await getItem(ctx, operation, runKey(runId));
     if (!current) throw new RunNotFound(runId);
-    throw new InvalidTransition(`run ${runId}: ${status} is an outcome, recorded only by decideOutcome`, parseRunItem(current));
+    const run = await loadRun(ctx, operation, parseStoredRunItem(current));
+    throw new InvalidTransition(`run ${runId}: ${status} is an outcome, recorded only by decideOutcome`, run);
   }
   const reason = extra.reason === undefined ? '' : ', #statusReason = :reason';
   for (let attempt = 1; ; attempt++) {
@@ -103,13 +111,13 @@ export async function setStatus(
       },
       returnValues: 'ALL_NEW',
     });
-    if (write.ok) return { kind: 'changed', run: parseRunItem(write.attributes) };
+    if (write.ok) return { kind: 'changed', run: await loadRun(ctx, operation, parseStoredRunItem(write.attributes)) };
     if (!write.current) throw new RunNotFound(runId);
-    const current = parseRunItem(write.current);
-    if (current.status === status) return { kind: 'unchanged', run: current };
+    const current = parseStoredRunItem(write.current);
+    if (current.status === status) return { kind: 'unchanged', run: await loadRun(ctx, operation, current) };
     // Only a fallback read that postdates the check (the run was created in between) gets here.
     if (RUN_STATUS_RANK[current.status] < RUN_STATUS_RANK[status] && attempt < MAX_ATTEMPTS) continue;
-    throw new InvalidTransition(`run ${runId}: status ${current.status} cannot move to ${status}`, current);
+    throw new InvalidTransition(`run ${runId}: status ${current.status} cannot move to ${status}`, await loadRun(ctx, operation, current));
   }
 }
 
@@ -121,9 +129,10 @@ export async function decideOutcome(
   reason: string,
   extra: { summary?: Record<string, unknown> } = {},
 ): Promise<DecideOutcomeResult> {
+  const operation = `decideOutcome ${runId} ${outcome}`;
   const summary = extra.summary === undefined ? '' : ', #summary = :summary';
   for (let attempt = 1; ; attempt++) {
-    const write = await conditionalUpdate(ctx, `decideOutcome ${runId} ${outcome}`, {
+    const write = await conditionalUpdate(ctx, operation, {
       key: runKey(runId),
       update:
         'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, ' +
@@ -138,11 +147,12 @@ export async function decideOutcome(
       },
       returnValues: 'ALL_NEW',
     });
-    if (write.ok) return { kind: 'decided', outcome, reason, run: parseRunItem(write.attributes) };
+    if (write.ok) return { kind: 'decided', outcome, reason, run: await loadRun(ctx, operation, parseStoredRunItem(write.attributes)) };
     if (!write.current) throw new RunNotFound(runId);
-    const current = parseRunItem(write.current);
+    const current = parseStoredRunItem(write.current);
     if (current.outcome) {
-      return { kind: 'already-decided', outcome: current.outcome, reason: current.outcomeReason ?? '', run: current };
+      const run = await loadRun(ctx, operation, current);
+      return { kind: 'already-decided', outcome: current.outcome, reason: current.outcomeReason ?? '', run };
     }
     // Only a fallback read that postdates the check (the run was created in between) gets here.
     if (attempt >= MAX_ATTEMPTS) throw new RunNotFound(runId);
@@ -151,17 +161,18 @@ export async function decideOutcome(
 
 /** Records an abort request for the next Watch to act on; the first request's time and requester stay. */
 export async function requestAbort(ctx: LedgerContext, runId: string, requestedBy: string): Promise<RequestAbortResult> {
+  const operation = `requestAbort ${runId}`;
   const now = isoNow(ctx);
-  const write = await conditionalUpdate(ctx, `requestAbort ${runId}`, {
+  const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #abortRequestedAt = :now, #abortRequestedBy = :by, #updatedAt = :now',
     condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#abortRequestedAt)',
     values: { ':now': now, ':by': requestedBy },
     returnValues: 'ALL_NEW',
   });
-  if (write.ok) return { kind: 'requested', run: parseRunItem(write.attributes) };
+  if (write.ok) return { kind: 'requested', run: await loadRun(ctx, operation, parseStoredRunItem(write.attributes)) };
   if (!write.current) throw new RunNotFound(runId);
-  const current = parseRunItem(write.current);
+  const current = await loadRun(ctx, operation, parseStoredRunItem(write.current));
   if (current.outcome) return { kind: 'already-finished', outcome: current.outcome, run: current };
   return { kind: 'already-requested', run: current };
 }

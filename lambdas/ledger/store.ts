@@ -1,6 +1,6 @@
 /**
- * The ledger's only contact with DynamoDB: single-item conditional writes, consistent reads and
- * queries, every SDK failure mapped by toStoreFailure. A failed condition is not an error here: it
+ * The ledger's only contact with DynamoDB: single-item conditional writes (plain puts only for
+ * content-addressed items), consistent reads and queries, every SDK failure mapped by toStoreFailure. A failed condition is not an error here: it
  * yields the current item (from ALL_OLD, or a consistent read where the store does not return it,
  * e.g. dynalite) for the caller to turn into a domain result.
  */
@@ -64,6 +64,16 @@ export function getItem(ctx: LedgerContext, operation: string, key: ItemKey): Pr
   return call(operation, async () => {
     const out = await ctx.client.send(new GetCommand({ TableName: ctx.tableName, Key: key, ConsistentRead: true }));
     return out.Item;
+  });
+}
+
+/**
+ * An unconditional put, for items whose key names their content (script chunks): writing one again
+ * writes the same bytes, so no condition is needed and there is nothing to race.
+ */
+export function putItem(ctx: LedgerContext, operation: string, item: RawItem & ItemKey): Promise<void> {
+  return call(operation, async () => {
+    await ctx.client.send(new PutCommand({ TableName: ctx.tableName, Item: item }));
   });
 }
 
@@ -145,4 +155,20 @@ export function queryPage(
     );
     return { items: out.Items ?? [], ...(out.LastEvaluatedKey && { lastKey: out.LastEvaluatedKey }) };
   });
+}
+
+/** Every page of a query. */
+export async function queryAll(
+  ctx: LedgerContext,
+  operation: string,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExpressionAttributeNames' | 'ExclusiveStartKey'>,
+): Promise<RawItem[]> {
+  const items: RawItem[] = [];
+  let after: RawItem | undefined;
+  do {
+    const page = await queryPage(ctx, operation, { ...input, ExclusiveStartKey: after });
+    items.push(...page.items);
+    after = page.lastKey;
+  } while (after);
+  return items;
 }

@@ -19,8 +19,8 @@ export const TTL_ATTRIBUTE = 'expiresAt';
 export const RUN_RETENTION_DAYS = 90;
 
 /**
- * What a listing shows of a run. Projected into the GSIs instead of ALL so that the spec
- * (up to hundreds of KB with an inline script) is not copied into every index.
+ * What a listing shows of a run. Projected into the GSIs instead of ALL so that the spec (tens of
+ * KB even without its inline script, which lives in chunk items) is not copied into every index.
  */
 export const RUN_SUMMARY_ATTRIBUTES = [
   'runId',
