@@ -6,7 +6,7 @@ import { apiVersionOf, KINDS, type KindInfo } from './kinds';
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update'];
 
-export const KUBERNETES_VERSION = { major: '1', minor: '31', gitVersion: 'v1.31.0-kube-sim' };
+const KUBERNETES_VERSION = { major: '1', minor: '31', gitVersion: 'v1.31.0-kube-sim' };
 
 export function versionInfo(): unknown {
   return {

@@ -43,6 +43,7 @@ export interface KubeSim {
   /** A @kubernetes/client-node KubeConfig pointing at this server (skipTLSVerify, a dummy token). */
   kubeConfig(): KubeConfig;
   /** Read-only view for tests: objects of a kind in a namespace (optionally by label selector). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- copies of stored JSON; callers read any field
   list(kind: KindName, namespace?: string, labelSelector?: string): any[];
   /** Stops timers and the server; idempotent. */
   close(): Promise<void>;

@@ -168,6 +168,7 @@ export class Kubelet {
     container: Container,
     files: Map<string, string>,
   ): ProgramContext {
+    const faults = this.faults;
     const guard = (run: () => void) => () => {
       if (!cr.exited) run();
     };
@@ -191,7 +192,10 @@ export class Kubelet {
       exit: (code, reason) => this.exited(rt, cr, code, reason),
       env: (name) => container.env?.find((e) => e.name === name)?.value,
       readFile: (path) => files.get(posix.normalize(path)),
-      exitCodeFault: this.faults.exitCodeFor(pod),
+      // Read when the program asks, so a fault set after the pod started still applies.
+      get exitCodeFault() {
+        return faults.exitCodeFor(pod);
+      },
     };
   }
 

@@ -4,8 +4,8 @@
  */
 import { badRequest } from './api-status';
 
-export type Labels = Readonly<Record<string, string>>;
-export type LabelPredicate = (labels: Labels) => boolean;
+export type LabelSet = Readonly<Record<string, string>>;
+export type LabelPredicate = (labels: LabelSet) => boolean;
 
 /** Throws a 400 Status (as the API server does) when the selector does not parse. */
 export function parseLabelSelector(selector: string | undefined): LabelPredicate {

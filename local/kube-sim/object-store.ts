@@ -8,7 +8,7 @@ import { alreadyExists, conflict, notFound } from './api-status';
 import { applyDefaults } from './defaults';
 import { k8sTime } from './k8s-time';
 import { apiVersionOf, KINDS, type KindInfo, type KindName } from './kinds';
-import type { Labels } from './label-selector';
+import type { LabelSet } from './label-selector';
 import type { SimClock } from './sim-clock';
 import { missingName, validateObject } from './validation';
 import type { KubeObject } from './wire-types';
@@ -100,7 +100,7 @@ export class ObjectStore {
   }
 
   /** Objects of a kind, in one namespace or all, filtered by labels; ordered by namespace and name like the API server. */
-  list(kind: KindName, namespace?: string, matches: (labels: Labels) => boolean = () => true): KubeObject[] {
+  list(kind: KindName, namespace?: string, matches: (labels: LabelSet) => boolean = () => true): KubeObject[] {
     const out: KubeObject[] = [];
     for (const obj of this.objects.values()) {
       if (obj.kind !== kind) continue;

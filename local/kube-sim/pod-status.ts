@@ -24,13 +24,9 @@ export function setCondition(
 }
 
 /** Sets every container's state (initial statuses are created as needed). */
-export function setAllContainers(pod: Pod, state: ContainerState, fields: Partial<ContainerStatus> = {}): void {
+export function setAllContainers(pod: Pod, state: ContainerState): void {
   const status = (pod.status ??= { phase: 'Pending' });
-  status.containerStatuses = pod.spec.containers.map((c) => ({
-    ...initialStatus(pod, c.name),
-    ...fields,
-    state,
-  }));
+  status.containerStatuses = pod.spec.containers.map((c) => ({ ...initialStatus(pod, c.name), state }));
 }
 
 export function setContainer(pod: Pod, name: string, state: ContainerState, fields: Partial<ContainerStatus> = {}): void {

@@ -17,7 +17,7 @@ interface Column {
   priority?: number;
 }
 
-export function age(fromIso: string | undefined, nowMs: number): string {
+function age(fromIso: string | undefined, nowMs: number): string {
   if (!fromIso) return '<unknown>';
   const seconds = Math.max(0, Math.floor((nowMs - Date.parse(fromIso)) / 1000));
   if (seconds < 120) return `${seconds}s`;

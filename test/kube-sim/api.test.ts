@@ -6,7 +6,7 @@
 import { ApiException, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
-import { createConfigMap, createJob, eventually, http, newRunId, NS, podsOf } from './helpers';
+import { createConfigMap, createJob, eventually, http, newRunId, NS, podsOf, type Json } from './helpers';
 
 let sim: KubeSim;
 let core: CoreV1Api;
@@ -25,7 +25,7 @@ beforeEach(() => {
 });
 
 /** The Status body of a client-node failure (ApiException.body is the JSON text). */
-async function statusOf(call: Promise<unknown>): Promise<any> {
+async function statusOf(call: Promise<unknown>): Promise<Json> {
   const err = await call.then(
     () => undefined,
     (e: unknown) => e,
@@ -34,7 +34,7 @@ async function statusOf(call: Promise<unknown>): Promise<any> {
   return JSON.parse((err as ApiException<string>).body);
 }
 
-function idleJob(name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}): any {
+function idleJob(name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}): Json {
   return {
     metadata: { name, labels },
     spec: {
@@ -49,8 +49,8 @@ describe('discovery', () => {
   it('serves version, API versions, groups and resource lists', async () => {
     expect((await http(sim, 'GET', '/version')).body).toMatchObject({ major: '1', gitVersion: expect.stringContaining('kube-sim') });
     expect((await http(sim, 'GET', '/api')).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
-    expect((await http(sim, 'GET', '/apis')).body.groups.map((g: any) => g.name)).toEqual(['batch']);
-    const core = (await http(sim, 'GET', '/api/v1')).body.resources.map((r: any) => r.name);
+    expect((await http(sim, 'GET', '/apis')).body.groups.map((g: Json) => g.name)).toEqual(['batch']);
+    const core = (await http(sim, 'GET', '/api/v1')).body.resources.map((r: Json) => r.name);
     expect(core).toEqual(expect.arrayContaining(['namespaces', 'configmaps', 'services', 'pods', 'pods/log', 'pods/proxy', 'events']));
     const batch = (await http(sim, 'GET', '/apis/batch/v1')).body;
     expect(batch.resources[0]).toMatchObject({ name: 'jobs', kind: 'Job', namespaced: true });
@@ -209,7 +209,7 @@ describe('errors are Kubernetes Status objects', () => {
     const res = await http(sim, 'POST', `/apis/batch/v1/namespaces/${NS}/jobs`, { ...valid, ...body });
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422, details: { group: 'batch', kind: 'Job' } });
-    expect(res.body.details.causes.map((c: any) => c.field)).toContain(field);
+    expect(res.body.details.causes.map((c: Json) => c.field)).toContain(field);
     expect(res.body.message).toContain('is invalid');
   });
 
@@ -228,7 +228,7 @@ describe('deletion', () => {
     }
     const res = await http(sim, 'DELETE', `/api/v1/namespaces/${NS}/configmaps?labelSelector=run%3D${runId},role%3Dx`);
     expect(res.status).toBe(200);
-    expect(res.body.items.map((i: any) => i.metadata.name).sort()).toEqual([`a-${runId}`, `b-${runId}`]);
+    expect(res.body.items.map((i: Json) => i.metadata.name).sort()).toEqual([`a-${runId}`, `b-${runId}`]);
     expect(sim.list('ConfigMap', NS, `run=${runId}`).map((c) => c.metadata.name)).toEqual([`c-${runId}`]);
   });
 

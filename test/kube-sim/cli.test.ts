@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { Json } from './helpers';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -24,8 +25,8 @@ describe('loadplane kube-sim', () => {
     expect(stdout).toContain(`try: kubectl --server ${url} get jobs -A`);
     const version = await (await fetch(`${url}/version`)).json();
     expect(version).toMatchObject({ major: '1' });
-    const namespaces = (await (await fetch(`${url}/api/v1/namespaces`)).json()) as { items: any[] };
-    expect(namespaces.items.map((n: any) => n.metadata.name)).toContain('loadplane');
+    const namespaces = (await (await fetch(`${url}/api/v1/namespaces`)).json()) as { items: Json[] };
+    expect(namespaces.items.map((n: Json) => n.metadata.name)).toContain('loadplane');
 
     child.kill(signal);
     expect(await exited).toBe(0);

@@ -14,10 +14,14 @@ import type { KubeSim } from '../../local/kube-sim/index';
 
 export const NS = 'loadplane';
 
+/** API bodies as the tests read them: JSON whose shape each test asserts field by field. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the server under test
+export type Json = any;
+
 export interface HttpResult {
   status: number;
   headers: Headers;
-  body: any;
+  body: Json;
   text: string;
 }
 
@@ -67,7 +71,7 @@ export function newRunId(prefix = 'r'): string {
   return `${prefix}${seq}${Math.random().toString(36).slice(2, 8)}`;
 }
 
-export function scriptConfigMap(runId: string, script: string, file = 'test.js'): any {
+export function scriptConfigMap(runId: string, script: string, file = 'test.js'): Json {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -89,7 +93,7 @@ export interface JobOptions {
 }
 
 /** A Job running the loadplane wrapper, with the script ConfigMap mounted at SCRIPT_MOUNT_PATH. */
-export function wrapperJob(o: JobOptions): any {
+export function wrapperJob(o: JobOptions): Json {
   const labels: Record<string, string> = { [Labels.runId]: o.runId, [Labels.role]: o.role };
   if (o.index !== undefined) labels[Labels.runnerIndex] = String(o.index);
   return {
@@ -141,38 +145,38 @@ export function gatlingEnv(startAt: number): Record<string, string> {
   return { [ENV_START_AT]: new Date(startAt).toISOString() };
 }
 
-export async function createJob(sim: KubeSim, job: any): Promise<any> {
+export async function createJob(sim: KubeSim, job: Json): Promise<Json> {
   const res = await http(sim, 'POST', `/apis/batch/v1/namespaces/${NS}/jobs`, job);
   if (res.status !== 201) throw new Error(`creating job: ${res.status} ${res.text}`);
   return res.body;
 }
 
-export async function createConfigMap(sim: KubeSim, cm: any): Promise<void> {
+export async function createConfigMap(sim: KubeSim, cm: Json): Promise<void> {
   const res = await http(sim, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm);
   if (res.status !== 201) throw new Error(`creating configmap: ${res.status} ${res.text}`);
 }
 
-export function podsOf(sim: KubeSim, jobName: string): any[] {
+export function podsOf(sim: KubeSim, jobName: string): Json[] {
   return sim.list('Pod', NS, `job-name=${jobName}`);
 }
 
 /** The job's pod once it matches `ready`. */
-export function podWhen(sim: KubeSim, jobName: string, ready: (pod: any) => boolean, what: string): Promise<any> {
+export function podWhen(sim: KubeSim, jobName: string, ready: (pod: Json) => boolean, what: string): Promise<Json> {
   return eventually(() => podsOf(sim, jobName).find(ready), `${jobName}: ${what}`);
 }
 
-export function jobWhen(sim: KubeSim, jobName: string, ready: (job: any) => boolean, what: string): Promise<any> {
+export function jobWhen(sim: KubeSim, jobName: string, ready: (job: Json) => boolean, what: string): Promise<Json> {
   return eventually(() => sim.list('Job', NS).find((j) => j.metadata.name === jobName && ready(j)), `${jobName}: ${what}`);
 }
 
-export const isRunning = (pod: any) => pod.status?.phase === 'Running';
-export const isDone = (pod: any) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+export const isRunning = (pod: Json) => pod.status?.phase === 'Running';
+export const isDone = (pod: Json) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
-export function condition(job: any, type: string): any {
-  return job.status?.conditions?.find((c: any) => c.type === type && c.status === 'True');
+export function condition(job: Json, type: string): Json {
+  return job.status?.conditions?.find((c: Json) => c.type === type && c.status === 'True');
 }
 
-export function exitCodeOf(pod: any): number | undefined {
+export function exitCodeOf(pod: Json): number | undefined {
   return pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode;
 }
 

@@ -25,6 +25,7 @@ import {
   scriptConfigMap,
   simSleep,
   wrapperJob,
+  type Json,
 } from './helpers';
 
 const SCRIPT = `export const options = { vus: 2, duration: '30s' };\nexport default function () {}`;
@@ -245,7 +246,7 @@ describe('pod lifecycle faults', () => {
       const name = `lp-${runId}-runner-0`;
       await createConfigMap(slow, scriptConfigMap(runId, SCRIPT));
       await createJob(slow, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: RUN_ARGV, annotations }));
-      const waitingReason = (p: any) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
+      const waitingReason = (p: Json) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
       await podWhen(slow, name, (p) => waitingReason(p) === 'ErrImagePull', 'ErrImagePull');
       const pod = await podWhen(slow, name, (p) => waitingReason(p) === 'ImagePullBackOff', 'ImagePullBackOff');
       expect(pod.status.phase).toBe('Pending');

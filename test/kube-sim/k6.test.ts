@@ -29,6 +29,7 @@ import {
   scriptConfigMap,
   simSleep,
   wrapperJob,
+  type Json,
 } from './helpers';
 
 const SCRIPT = `import http from 'k6/http';
@@ -52,7 +53,7 @@ beforeEach(() => {
   sim.faults.clear();
 });
 
-async function initializer(script: string): Promise<{ pod: any; name: string }> {
+async function initializer(script: string): Promise<{ pod: Json; name: string }> {
   const runId = newRunId();
   const name = `lp-${runId}-initializer`;
   await createConfigMap(sim, scriptConfigMap(runId, script));
@@ -82,7 +83,7 @@ async function runners(
 }
 
 /** Each runner's pod once its k6 REST API answers. */
-function ready(names: string[]): Promise<any[]> {
+function ready(names: string[]): Promise<Json[]> {
   return Promise.all(
     names.map((name) =>
       eventually(async () => {
@@ -93,7 +94,7 @@ function ready(names: string[]): Promise<any[]> {
   );
 }
 
-function finished(name: string): Promise<any> {
+function finished(name: string): Promise<Json> {
   return podWhen(sim, name, isDone, 'finished');
 }
 
@@ -211,6 +212,14 @@ describe('k6 runners', () => {
     expect(summary.exitCode).toBe(99);
     expect(summary.thresholds.every((t) => !t.ok)).toBe(true);
     expect(parseSummaryFromLog(await podLog(sim, ok.metadata.name))!.thresholds.every((t) => t.ok)).toBe(true);
+  });
+
+  it('an exit-code fault set while the runner waits paused applies when it ends', async () => {
+    const { runId, names } = await runners(1);
+    const [pod] = await ready(names);
+    sim.faults.setExitCode(99, { runId });
+    await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
+    expect(exitCodeOf(await finished(names[0]!))).toBe(99);
   });
 
   it('exit code 137 (OOM-killed): no result line, reason OOMKilled', async () => {

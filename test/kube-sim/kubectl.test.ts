@@ -20,6 +20,7 @@ import {
   podWhen,
   scriptConfigMap,
   wrapperJob,
+  type Json,
 } from './helpers';
 
 const run = promisify(execFile);
@@ -56,8 +57,8 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
 
   it('get jobs -l <run> -o json lists the run’s Jobs', async () => {
     const list = JSON.parse(await kubectl('get', 'jobs', '-l', `${Labels.runId}=${runId}`, '-n', NS, '-o', 'json'));
-    expect(list.items.map((j: any) => j.metadata.name).sort()).toEqual(jobNames);
-    expect(list.items.every((j: any) => j.kind === 'Job' && j.metadata.labels[Labels.runId] === runId)).toBe(true);
+    expect(list.items.map((j: Json) => j.metadata.name).sort()).toEqual(jobNames);
+    expect(list.items.every((j: Json) => j.kind === 'Job' && j.metadata.labels[Labels.runId] === runId)).toBe(true);
   });
 
   it('get jobs -A prints the server-side table', async () => {

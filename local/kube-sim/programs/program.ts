@@ -22,7 +22,7 @@ export interface ProgramContext {
   env(name: string): string | undefined;
   /** A file from a ConfigMap volume mounted into this container, or undefined. */
   readFile(path: string): string | undefined;
-  /** The exit code a fault forces on this container (runner pods only), if any. */
+  /** The exit code a fault forces on this container (runner pods only), if any, as of now. */
   readonly exitCodeFault: number | undefined;
 }
 
