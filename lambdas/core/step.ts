@@ -1,0 +1,33 @@
+/**
+ * What a stage answers the state machine (the `$.step` of run.asl.json). Poll stages answer
+ * `waiting` with the seconds to wait; `done` moves on; anything else goes to Decide with the
+ * outcome and reason it found.
+ */
+import type { Outcome } from './status';
+
+export const StepPhase = {
+  waiting: 'waiting',
+  done: 'done',
+  failed: 'failed',
+  timed_out: 'timed_out',
+  aborted: 'aborted',
+} as const;
+export type StepPhase = (typeof StepPhase)[keyof typeof StepPhase];
+
+export interface StepResult {
+  phase: StepPhase;
+  /** Seconds the Wait state waits before the next poll (0 when not waiting). */
+  nextPollSeconds: number;
+  /** Set when the step ends the run early (failed, timed out, aborted) or, from Collect, always. */
+  outcome?: Outcome;
+  reason?: string;
+}
+
+export const waiting = (nextPollSeconds: number): StepResult => ({ phase: StepPhase.waiting, nextPollSeconds });
+export const done = (): StepResult => ({ phase: StepPhase.done, nextPollSeconds: 0 });
+export const endsRun = (phase: Exclude<StepPhase, 'waiting' | 'done'>, outcome: Outcome, reason: string): StepResult => ({
+  phase,
+  nextPollSeconds: 0,
+  outcome,
+  reason,
+});

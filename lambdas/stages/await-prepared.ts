@@ -1,0 +1,95 @@
+/**
+ * AwaitPrepared (DESIGN §3.2): polls the k6 initializer. Done when it printed the execution
+ * requirements (recorded, so every later poll returns the same answer); a bad script ends the run
+ * FAILED with k6's own message; no answer by the prepare deadline ends it TIMED_OUT.
+ */
+import { isStuck, type PodFacts } from '../cluster/observe';
+import { expectedDurationFromInspect } from '../core/deadlines';
+import { formatDuration } from '../core/duration';
+import { describeExitCode } from '../core/outcome-rules';
+import { nextPollSeconds } from '../core/polling';
+import { Role } from '../core/runner-contract';
+import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
+import { Outcome, Stage } from '../core/status';
+import type { AdmitRecord } from './admit';
+import type { StageDeps } from './deps';
+import { listJobs, listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
+import { runOnce } from './run-once';
+
+/** What the initializer found, kept in the stage's output. */
+export interface PreparedResult extends StepResult {
+  requirements?: { maxVUs?: number; expectedDurationSeconds?: number };
+}
+
+const LOG_LINES = 200;
+
+export async function awaitPrepared(deps: StageDeps, runId: string): Promise<PreparedResult> {
+  const run = await loadRun(deps, runId);
+  const recorded = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared);
+  if (recorded) return recorded;
+  const { admittedAt, deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.AwaitPrepared);
+
+  const jobs = (await listJobs(run)).filter((j) => j.role === Role.initializer);
+  const job = jobs[0];
+  if (!job) return endsRun(StepPhase.failed, Outcome.FAILED, 'prepare: the k6 initializer Job was deleted before it finished');
+  const pods = (await listPods(run)).filter((p) => p.role === Role.initializer);
+  const pod = pods.sort((a, b) => b.createdAt - a.createdAt)[0];
+
+  if (job.complete && pod) {
+    const requirements = parseRequirements(await run.cluster.podLogTail(run.namespace, pod.name, LOG_LINES));
+    const maxVUs = requirements?.maxVUs;
+    if (typeof maxVUs === 'number' && maxVUs < run.spec.parallelism) {
+      return endsRun(
+        StepPhase.failed,
+        Outcome.FAILED,
+        `prepare: the script asks for at most ${maxVUs} VUs, fewer than parallelism ${run.spec.parallelism}: some runners would have no VU`,
+      );
+    }
+    const result: PreparedResult = {
+      ...done(),
+      requirements: {
+        ...(typeof maxVUs === 'number' ? { maxVUs } : {}),
+        ...optional('expectedDurationSeconds', expectedDurationFromInspect(requirements)),
+      },
+    };
+    return runOnce(deps, runId, Stage.AwaitPrepared, async () => result);
+  }
+  if (job.failed || pod?.phase === 'Failed') return endsRun(StepPhase.failed, Outcome.FAILED, await initializerFailure(run, job.reason, pod));
+  if (pod && isStuck(pod)) {
+    return endsRun(StepPhase.failed, Outcome.FAILED, `prepare: the k6 initializer cannot start: ${pod.reason}${pod.message ? ` (${pod.message})` : ''}`);
+  }
+  const now = deps.now();
+  if (now >= deadlines.prepareBy) {
+    const state = pod ? `pod ${pod.phase}${pod.reason ? ` (${pod.reason})` : ''}` : 'no pod yet';
+    return endsRun(
+      StepPhase.timed_out,
+      Outcome.TIMED_OUT,
+      `prepare: the k6 initializer did not finish within ${formatDuration(run.spec.timeouts.prepare)} (${state})`,
+    );
+  }
+  return waiting(nextPollSeconds({ phase: 'prepare', now, phaseStartedAt: admittedAt, deadline: deadlines.prepareBy }));
+}
+
+async function initializerFailure(run: RunContext, jobReason: string | undefined, pod: PodFacts | undefined): Promise<string> {
+  const code = pod?.exitCode;
+  const how = code === undefined ? (jobReason ?? 'failed') : `exited ${code} (${describeExitCode(code)})`;
+  const log = pod ? await run.cluster.podLogTail(run.namespace, pod.name, 5).catch(() => '') : '';
+  const lastLines = log.trim().split('\n').slice(-3).join(' | ').slice(0, 1000);
+  return `prepare: the k6 initializer ${how}${lastLines ? `: ${lastLines}` : ''}`;
+}
+
+/** k6 inspect prints one (indented) JSON object; anything around it is ignored. */
+function parseRequirements(log: string): { maxVUs?: number; totalDuration?: string } | undefined {
+  const start = log.indexOf('{');
+  const end = log.lastIndexOf('}');
+  if (start < 0 || end < start) return undefined;
+  try {
+    return JSON.parse(log.slice(start, end + 1)) as { maxVUs?: number; totalDuration?: string };
+  } catch {
+    return undefined;
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

@@ -1,0 +1,63 @@
+/**
+ * AwaitReady (DESIGN §3.4): every runner pod Running and (k6) its REST API answering through the
+ * pods/proxy subresource. A runner that can never start (image pull failure, a failed Job) ends the
+ * run FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
+ */
+import { isStuck } from '../cluster/observe';
+import { formatDuration } from '../core/duration';
+import { nextPollSeconds } from '../core/polling';
+import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
+import { Engine, Outcome, Stage } from '../core/status';
+import { inBatches } from './create-all';
+import type { StageDeps } from './deps';
+import { k6Status } from './k6-api';
+import type { LaunchRecord } from './launch';
+import { loadRun, outputOf, requireOutput } from './run-context';
+import { runOnce } from './run-once';
+import { describeRunner, observeRunners, runnerList } from './runners';
+
+export interface ReadyResult extends StepResult {
+  /** Runner index → the pod that was ready (name and UID). */
+  pods?: Record<number, { name: string; uid: string }>;
+}
+
+export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyResult> {
+  const run = await loadRun(deps, runId);
+  const recorded = outputOf<ReadyResult>(run.view, Stage.AwaitReady);
+  if (recorded) return recorded;
+  const { launchedAt, readyBy } = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.AwaitReady);
+
+  const runners = await observeRunners(run);
+  const missing = runners.filter((r) => !r.job);
+  if (missing.length > 0) {
+    return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the Job of ${runnerList(missing.map((r) => r.index))} was deleted`);
+  }
+  const broken = runners.filter((r) => r.job?.failed || r.latest?.phase === 'Failed' || (r.latest && isStuck(r.latest)));
+  if (broken.length > 0) {
+    return endsRun(StepPhase.failed, Outcome.FAILED, `ready: runners cannot start: ${broken.map(describeRunner).join('; ')}`);
+  }
+
+  const running = runners.filter((r) => r.latest?.ready);
+  if (running.length === runners.length) {
+    const answering =
+      run.spec.engine === Engine.k6
+        ? await inBatches(running, async (r) => (await k6Status(run.cluster, run.namespace, r.latest!.name)) !== undefined)
+        : running.map(() => true);
+    if (answering.every(Boolean)) {
+      const pods = Object.fromEntries(running.map((r) => [r.index, { name: r.latest!.name, uid: r.latest!.uid }]));
+      return runOnce(deps, runId, Stage.AwaitReady, async () => ({ ...done(), pods }));
+    }
+  }
+
+  const now = deps.now();
+  if (now >= readyBy) {
+    const waitingFor = runners.filter((r) => !r.latest?.ready);
+    const detail = waitingFor.length > 0 ? waitingFor.slice(0, 5).map(describeRunner).join('; ') : 'the k6 REST API of some runners did not answer';
+    return endsRun(
+      StepPhase.timed_out,
+      Outcome.TIMED_OUT,
+      `ready: ${waitingFor.length || 'all'} of ${runners.length} runners not ready within ${formatDuration(run.spec.timeouts.ready)} (${detail})`,
+    );
+  }
+  return waiting(nextPollSeconds({ phase: 'ready', now, phaseStartedAt: launchedAt, deadline: readyBy }));
+}

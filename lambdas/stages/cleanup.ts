@@ -1,0 +1,26 @@
+/**
+ * Cleanup (DESIGN §3.10): deletes every object labelled with the run (background propagation; 404 is
+ * success), as the spec's policy says: `always`, `onSuccess` (a failed run is kept for debugging), or
+ * `never`. Kept objects still go: the Jobs' ttlSecondsAfterFinished and the sweeper remove them.
+ */
+import { CleanupPolicy, Outcome, Stage } from '../core/status';
+import type { StageDeps } from './deps';
+import { loadRun } from './run-context';
+import { runOnce } from './run-once';
+
+export interface CleanupRecord {
+  policy: CleanupPolicy;
+  deleted: number;
+  kept: boolean;
+}
+
+export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRecord> {
+  return runOnce(deps, runId, Stage.Cleanup, async () => {
+    const run = await loadRun(deps, runId);
+    const policy = run.spec.cleanup;
+    const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
+    if (keep) return { policy, deleted: 0, kept: true };
+    const { deleted } = await run.cluster.deleteRun(run.namespace, runId);
+    return { policy, deleted, kept: false };
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Collect (DESIGN §3.7): reads each runner's `LOADPLANE_SUMMARY` line from its log and aggregates:
+ * counts summed, min/max exact, means weighted, percentiles kept per runner (the worst reported as an
+ * upper bound, never an average). The full result stays in the ledger; the state machine gets only
+ * the verdict, so the execution's payload stays small whatever N is.
+ */
+import { aggregateResults, type RunResult } from '../core/aggregate';
+import { outcomeFromRunners } from '../core/outcome-rules';
+import { done, type StepResult } from '../core/step';
+import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
+import { RunStatus, Stage } from '../core/status';
+import { inBatches } from './create-all';
+import type { StageDeps } from './deps';
+import { loadRun } from './run-context';
+import { runOnce } from './run-once';
+import { observeRunners } from './runners';
+
+/** The summary is the wrapper's last line; a little more covers k6's own closing lines. */
+const LOG_TAIL_LINES = 20;
+
+export interface CollectRecord extends StepResult {
+  result: RunResult;
+}
+
+export async function collect(deps: StageDeps, runId: string): Promise<StepResult> {
+  const { result: _result, ...verdict } = await runOnce<CollectRecord>(deps, runId, Stage.Collect, async () => {
+    const run = await loadRun(deps, runId);
+    await deps.ledger.setStatus(runId, RunStatus.COLLECTING);
+    const runners = await observeRunners(run);
+    const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
+      if (!r.latest) return undefined;
+      return parseSummaryFromLog(await run.cluster.podLogTail(run.namespace, r.latest.name, LOG_TAIL_LINES));
+    });
+    const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
+    const { outcome, reason } = outcomeFromRunners(result);
+    return { ...done(), outcome, reason, result };
+  });
+  return verdict;
+}

@@ -1,0 +1,58 @@
+/**
+ * Decide (DESIGN §3.8): writes the run's outcome once. On the main path it comes from the verdict of
+ * the step that ended the run (Collect, or a poll that found a failure or a deadline); on the fail
+ * path from the error Step Functions caught. Whoever comes later gets the recorded outcome.
+ */
+import type { RunResult } from '../core/aggregate';
+import type { StepResult } from '../core/step';
+import { Outcome, Stage } from '../core/status';
+import type { CollectRecord } from './collect';
+import type { StageDeps } from './deps';
+import { outputOf } from './run-context';
+import { runOnce } from './run-once';
+
+export interface DecidePayload {
+  verdict?: StepResult;
+  /** What a Catch put in `$.error`: `{ Error, Cause }`. */
+  error?: { Error?: string; Cause?: string };
+}
+
+export interface Decision {
+  outcome: Outcome;
+  reason: string;
+}
+
+export async function decide(deps: StageDeps, runId: string, payload: DecidePayload): Promise<Decision> {
+  return runOnce(deps, runId, Stage.Decide, async () => {
+    const wanted = decisionFrom(payload);
+    const view = await deps.ledger.getRun(runId);
+    const result = view && outputOf<CollectRecord>(view, Stage.Collect)?.result;
+    const decided = await deps.ledger.decideOutcome(runId, wanted.outcome, wanted.reason, result ? { summary: totalsOf(result) } : undefined);
+    return { outcome: decided.outcome, reason: decided.reason };
+  });
+}
+
+function decisionFrom(payload: DecidePayload): Decision {
+  if (payload.error) return { outcome: Outcome.FAILED, reason: describeCaught(payload.error) };
+  const { outcome, reason } = payload.verdict ?? {};
+  if (outcome) return { outcome, reason: reason ?? outcome };
+  return { outcome: Outcome.FAILED, reason: 'the run ended without a verdict (a stage returned no outcome)' };
+}
+
+/** On AWS a Lambda error's Cause is JSON (`errorType`, `errorMessage`, `trace`); locally it is the message. */
+function describeCaught(error: { Error?: string; Cause?: string }): string {
+  let message = error.Cause ?? '';
+  try {
+    const parsed = JSON.parse(message) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
+  } catch {
+    // not JSON: the message as it is
+  }
+  return `${error.Error ?? 'Error'}: ${message}`.slice(0, 2000);
+}
+
+/** The run item keeps the totals; per-runner detail stays in the Collect stage's record. */
+function totalsOf(result: RunResult): Record<string, unknown> {
+  const { runners: _runners, ...totals } = result;
+  return totals;
+}

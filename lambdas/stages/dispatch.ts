@@ -1,0 +1,71 @@
+/**
+ * The stage Lambda's one entry: routes a Task's payload (its rendered Parameters in run.asl.json)
+ * to the stage it names.
+ */
+import { z } from 'zod';
+import { SpecInvalid } from '../core/errors';
+import { Stage } from '../core/status';
+import { admit } from './admit';
+import { awaitPrepared } from './await-prepared';
+import { awaitReady } from './await-ready';
+import { cleanup } from './cleanup';
+import { collect } from './collect';
+import { decide } from './decide';
+import type { StageDeps } from './deps';
+import { launch } from './launch';
+import { notify } from './notify';
+import { prepare } from './prepare';
+import { start } from './start';
+import { watch } from './watch';
+
+const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1), execution: z.string() });
+
+const payloadSchema = z.discriminatedUnion('stage', [
+  z.object({ stage: z.literal(Stage.Admit), request: z.unknown(), execution: z.string(), executionName: z.string() }),
+  runStage(Stage.Prepare),
+  runStage(Stage.AwaitPrepared),
+  runStage(Stage.Launch),
+  runStage(Stage.AwaitReady),
+  runStage(Stage.Start),
+  runStage(Stage.Watch),
+  runStage(Stage.Collect),
+  runStage(Stage.Decide).extend({
+    verdict: z.custom<Parameters<typeof decide>[2]['verdict']>().optional(),
+    error: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+  }),
+  runStage(Stage.Notify),
+  runStage(Stage.Cleanup),
+]);
+export type StagePayload = z.infer<typeof payloadSchema>;
+
+export async function dispatchStage(deps: StageDeps, raw: unknown): Promise<unknown> {
+  const parsed = payloadSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new SpecInvalid(parsed.error.issues.map((i) => ({ path: `(payload).${i.path.join('.')}`, message: i.message })));
+  }
+  const payload = parsed.data;
+  switch (payload.stage) {
+    case Stage.Admit:
+      return admit(deps, payload);
+    case Stage.Prepare:
+      return prepare(deps, payload.runId);
+    case Stage.AwaitPrepared:
+      return awaitPrepared(deps, payload.runId);
+    case Stage.Launch:
+      return launch(deps, payload.runId);
+    case Stage.AwaitReady:
+      return awaitReady(deps, payload.runId);
+    case Stage.Start:
+      return start(deps, payload.runId);
+    case Stage.Watch:
+      return watch(deps, payload.runId);
+    case Stage.Collect:
+      return collect(deps, payload.runId);
+    case Stage.Decide:
+      return decide(deps, payload.runId, payload);
+    case Stage.Notify:
+      return notify(deps, payload.runId);
+    case Stage.Cleanup:
+      return cleanup(deps, payload.runId);
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The k6 REST API of a runner, reached through the API server's pods/proxy subresource (DESIGN §3.4):
+ * the stage Lambda needs no route to pod IPs.
+ */
+import type { ClusterClient } from '../cluster/cluster-client';
+import { K6_API_PORT } from '../core/runner-contract';
+
+const STATUS_PATH = '/v1/status';
+
+export interface K6Status {
+  paused?: boolean;
+  running?: boolean;
+  stopped?: boolean;
+}
+
+/** The runner's status, or undefined while its API does not answer yet (below 400 counts as ready). */
+export async function k6Status(cluster: ClusterClient, namespace: string, pod: string): Promise<K6Status | undefined> {
+  const response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'GET', STATUS_PATH);
+  if (response.status >= 400) return undefined;
+  return (response.body as { data?: { attributes?: K6Status } } | undefined)?.data?.attributes ?? {};
+}
+
+/** PATCH /v1/status with the JSON:API body k6 expects (field-notes: start = paused false; stop = stopped true). */
+export async function patchK6Status(
+  cluster: ClusterClient,
+  namespace: string,
+  pod: string,
+  attributes: { paused?: boolean; stopped?: boolean },
+): Promise<number> {
+  const body = { data: { type: 'status', id: 'default', attributes } };
+  const response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'PATCH', STATUS_PATH, body);
+  return response.status;
+}

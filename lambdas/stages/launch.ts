@@ -1,0 +1,45 @@
+/**
+ * Launch (DESIGN §3.3): N runner Jobs (k6: paused, with their execution segments, and a Service
+ * each); fixes the ready deadline and, for Gatling, the common start instant.
+ */
+import { launchManifests } from '../cluster/manifests';
+import { jobDeadlineSeconds, readyDeadline } from '../core/deadlines';
+import { Engine, RunStatus, Stage } from '../core/status';
+import type { AdmitRecord } from './admit';
+import { createAll } from './create-all';
+import type { StageDeps } from './deps';
+import { loadRun, requireOutput } from './run-context';
+import { runOnce } from './run-once';
+import { runnerPlan } from './runner-plan';
+
+/** Gatling runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
+export const GATLING_START_LEAD_SECONDS = 60;
+
+export interface LaunchRecord {
+  /** Cluster clock (epoch ms). */
+  launchedAt: number;
+  readyBy: number;
+  /** Gatling: the common start instant, ISO 8601 UTC. */
+  startAt?: string;
+}
+
+export async function launch(deps: StageDeps, runId: string): Promise<LaunchRecord> {
+  return runOnce(deps, runId, Stage.Launch, async () => {
+    const run = await loadRun(deps, runId);
+    const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Launch);
+    const launchedAt = deps.now();
+    const readyBy = readyDeadline(launchedAt, run.spec.timeouts, deadlines.totalBy);
+    const startAt =
+      run.spec.engine === Engine.gatling
+        ? new Date(launchedAt + Math.min(GATLING_START_LEAD_SECONDS, run.spec.timeouts.ready) * 1000).toISOString()
+        : undefined;
+    const plan = runnerPlan(runId, run.spec, {
+      prepareSeconds: jobDeadlineSeconds(launchedAt, deadlines.prepareBy),
+      runSeconds: jobDeadlineSeconds(launchedAt, deadlines.totalBy),
+      ...(startAt ? { startAt } : {}),
+    });
+    await createAll(run.cluster, launchManifests(plan));
+    await deps.ledger.setStatus(runId, RunStatus.LAUNCHING);
+    return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
+  });
+}

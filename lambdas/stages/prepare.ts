@@ -1,0 +1,31 @@
+/**
+ * Prepare (DESIGN §3.2): the script ConfigMap (inline scripts) and, for k6, the initializer Job that
+ * runs `k6 inspect --execution-requirements`. Gatling has nothing to inspect, so it goes straight on.
+ */
+import { prepareManifests } from '../cluster/manifests';
+import { jobDeadlineSeconds } from '../core/deadlines';
+import { done, waiting, type StepResult } from '../core/step';
+import { Engine, Stage } from '../core/status';
+import type { AdmitRecord } from './admit';
+import type { StageDeps } from './deps';
+import { createAll } from './create-all';
+import { loadRun, requireOutput } from './run-context';
+import { runOnce } from './run-once';
+import { runnerPlan } from './runner-plan';
+
+/** The initializer needs a few seconds to schedule and inspect; the first poll comes soon after. */
+const FIRST_POLL_SECONDS = 2;
+
+export async function prepare(deps: StageDeps, runId: string): Promise<StepResult> {
+  return runOnce(deps, runId, Stage.Prepare, async () => {
+    const run = await loadRun(deps, runId);
+    const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Prepare);
+    const now = deps.now();
+    const plan = runnerPlan(runId, run.spec, {
+      prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy),
+      runSeconds: jobDeadlineSeconds(now, deadlines.totalBy),
+    });
+    await createAll(run.cluster, prepareManifests(plan));
+    return run.spec.engine === Engine.k6 ? waiting(FIRST_POLL_SECONDS) : done();
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * Maps an admitted run spec onto the manifest builders' narrow input (lambdas/cluster/plan.ts), so
+ * the builders never depend on the spec's shape.
+ */
+import type { V1Toleration } from '@kubernetes/client-node';
+import type { RunnerPlan, ScriptSource } from '../cluster/plan';
+import type { RunSpec } from '../core/spec';
+import { CleanupPolicy } from '../core/status';
+
+/** Finished Jobs stay this long for Collect and inspection; longer when the spec keeps them for debugging. */
+const TTL_AFTER_FINISHED_SECONDS = 60 * 60;
+const TTL_AFTER_FINISHED_KEPT_SECONDS = 24 * 60 * 60;
+
+export interface PlanTiming {
+  /** Seconds the initializer Job may live (from Prepare to the prepare deadline). */
+  prepareSeconds: number;
+  /** Seconds the runner Jobs may live (from Launch to the run's total deadline). */
+  runSeconds: number;
+  /** Gatling: the common start instant (ISO 8601 UTC). */
+  startAt?: string;
+}
+
+export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): RunnerPlan {
+  const script: ScriptSource =
+    'inline' in spec.script
+      ? { kind: 'inline', file: spec.script.filename, content: spec.script.inline }
+      : { kind: 'configMap', name: spec.script.configMap.name, file: spec.script.configMap.file };
+  return {
+    runId,
+    name: spec.name,
+    engine: spec.engine,
+    namespace: spec.cluster.namespace,
+    image: spec.runner.image,
+    parallelism: spec.parallelism,
+    separate: spec.separate,
+    arguments: spec.arguments,
+    env: spec.env,
+    resources: spec.runner.resources,
+    nodeSelector: spec.runner.nodeSelector,
+    tolerations: spec.runner.tolerations as V1Toleration[],
+    ...(spec.runner.serviceAccountName ? { serviceAccountName: spec.runner.serviceAccountName } : {}),
+    podLabels: { ...spec.labels, ...spec.runner.metadata.labels },
+    podAnnotations: spec.runner.metadata.annotations,
+    script,
+    deadlines: {
+      prepareSeconds: timing.prepareSeconds,
+      runSeconds: timing.runSeconds,
+      ttlSecondsAfterFinished: spec.cleanup === CleanupPolicy.never ? TTL_AFTER_FINISHED_KEPT_SECONDS : TTL_AFTER_FINISHED_SECONDS,
+    },
+    onRunnerRestart: spec.onRunnerRestart,
+    ...(timing.startAt ? { startAt: timing.startAt } : {}),
+  };
+}
