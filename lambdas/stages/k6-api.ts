@@ -3,6 +3,7 @@
  * the stage Lambda needs no route to pod IPs.
  */
 import type { ClusterClient } from '../cluster/cluster-client';
+import { ClusterUnavailable } from '../core/errors';
 import { K6_API_PORT } from '../core/runner-contract';
 
 const STATUS_PATH = '/v1/status';
@@ -15,7 +16,14 @@ export interface K6Status {
 
 /** The runner's status, or undefined while its API does not answer yet (below 400 counts as ready). */
 export async function k6Status(cluster: ClusterClient, namespace: string, pod: string): Promise<K6Status | undefined> {
-  const response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'GET', STATUS_PATH);
+  let response;
+  try {
+    response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'GET', STATUS_PATH);
+  } catch (err) {
+    // The API server answers 503 while nothing listens on the pod's port yet: not ready, not an error.
+    if (err instanceof ClusterUnavailable && err.status === 503) return undefined;
+    throw err;
+  }
   if (response.status >= 400) return undefined;
   return (response.body as { data?: { attributes?: K6Status } } | undefined)?.data?.attributes ?? {};
 }

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerValidate } from './commands/validate';
 import { registerStart } from './commands/start';
+import { registerRun } from './commands/run';
 import { registerKubeSim } from './commands/kube-sim';
 import { registerNotBuiltYet } from './commands/not-built-yet';
 
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   registerValidate(program);
   registerStart(program);
+  registerRun(program);
   registerKubeSim(program);
   registerNotBuiltYet(program);
   return program;

@@ -1,0 +1,79 @@
+/**
+ * `loadplane run <spec> --local` and `npm start`: one run, end to end, on the embedded default — the
+ * real state machine in the local engine, dynalite, and kube-sim (or a kubeconfig context) — with
+ * progress as it goes, the result table, and a last line `outcome: <OUTCOME> (run <runId>)`.
+ */
+import { newRunId } from '../../lambdas/core/run-id';
+import type { CollectRecord } from '../../lambdas/stages/collect';
+import { outputOf } from '../../lambdas/stages/run-context';
+import { loadConfig } from '../../lambdas/core/config';
+import { Outcome, Stage } from '../../lambdas/core/status';
+import { readRunDefinition } from '../../statemachine/run-definition';
+import { startLocalRuntime } from '../runtime/local-runtime';
+import { createProgress } from './progress';
+import { formatResultTable } from './result-table';
+import { checkSpecFile, EXIT_SPEC_INVALID } from './spec-file';
+
+export interface RunLocalOptions {
+  /** kube-sim's simulated seconds per real second. */
+  timeScale: number;
+  kubeconfig?: string;
+  context?: string;
+}
+
+export const EXIT_RUN_NOT_SUCCEEDED = 1;
+
+/** Task state name → the stage it runs (the fail path's DecideOnError runs Decide, and so on). */
+function stageNames(): Record<string, string> {
+  const states = readRunDefinition().States;
+  return Object.fromEntries(
+    Object.entries(states).flatMap(([name, s]) => (s.Type === 'Task' ? [[name, String(s.Parameters?.stage)]] : [])),
+  );
+}
+
+export async function runLocal(specFile: string, options: RunLocalOptions): Promise<number> {
+  const config = loadConfig();
+  const checked = await checkSpecFile(specFile, config);
+  if (!checked.ok) {
+    console.error(`${specFile} is invalid:`);
+    for (const p of checked.problems) console.error(`${p.path}: ${p.message}`);
+    return EXIT_SPEC_INVALID;
+  }
+  const spec = checked.spec;
+  const runtime = await startLocalRuntime({
+    config,
+    timeScale: options.timeScale,
+    ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+    ...(options.context ? { context: options.context } : {}),
+  });
+  try {
+    const runId = newRunId();
+    const target = runtime.kubeSim
+      ? `kube-sim at ${runtime.kubeSim.url} (time ×${runtime.timeScale}; kubectl --server ${runtime.kubeSim.url} get jobs -A)`
+      : `kubeconfig context ${options.context ?? '(current)'}`;
+    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${spec.parallelism} runners) from ${specFile}`);
+    console.log(`  state machine: statemachine/run.asl.json (local engine) · ledger: embedded DynamoDB (dynalite) · cluster: ${target}`);
+    const execution = runtime.startExecution({
+      name: runId,
+      // Admit validates it again, as it does every execution's input: the CLI's check is for fast feedback.
+      input: { spec, source: 'local' },
+      onEvent: createProgress({
+        write: (text) => process.stdout.write(text),
+        tty: process.stdout.isTTY === true,
+        clusterNow: runtime.deps.now,
+        stageOf: stageNames(),
+      }),
+    });
+    const result = await execution.result;
+    const view = await runtime.ledger.getRun(runId);
+    const outcome = view?.run.outcome;
+    const collected = view && outputOf<CollectRecord>(view, Stage.Collect);
+    if (collected && outcome) console.log(`\n${formatResultTable(collected.result, outcome, view.run.outcomeReason ?? '')}`);
+    else if (view?.run.outcomeReason) console.log(`\n${view.run.outcomeReason}`);
+    if (!outcome) console.log(`execution ${result.status}${result.error ? `: ${result.error}: ${result.cause ?? ''}` : ''}`);
+    console.log(`outcome: ${outcome ?? result.status} (run ${runId})`);
+    return outcome === Outcome.SUCCEEDED ? 0 : EXIT_RUN_NOT_SUCCEEDED;
+  } finally {
+    await runtime.close();
+  }
+}
