@@ -19,6 +19,8 @@ export interface RunLocalOptions {
   timeScale: number;
   kubeconfig?: string;
   context?: string;
+  /** How to name the spec file in output (default: the path as given). */
+  label?: string;
 }
 
 export const EXIT_RUN_NOT_SUCCEEDED = 1;
@@ -32,10 +34,11 @@ function stageNames(): Record<string, string> {
 }
 
 export async function runLocal(specFile: string, options: RunLocalOptions): Promise<number> {
+  const label = options.label ?? specFile;
   const config = loadConfig();
   const checked = await checkSpecFile(specFile, config);
   if (!checked.ok) {
-    console.error(`${specFile} is invalid:`);
+    console.error(`${label} is invalid:`);
     for (const p of checked.problems) console.error(`${p.path}: ${p.message}`);
     return EXIT_SPEC_INVALID;
   }
@@ -51,7 +54,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const target = runtime.kubeSim
       ? `kube-sim at ${runtime.kubeSim.url} (time ×${runtime.timeScale}; kubectl --server ${runtime.kubeSim.url} get jobs -A)`
       : `kubeconfig context ${options.context ?? '(current)'}`;
-    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${spec.parallelism} runners) from ${specFile}`);
+    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${spec.parallelism} runners) from ${label}`);
     console.log(`  state machine: statemachine/run.asl.json (local engine) · ledger: embedded DynamoDB (dynalite) · cluster: ${target}`);
     const execution = runtime.startExecution({
       name: runId,

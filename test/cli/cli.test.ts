@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SIMULATED_NOTICE } from '../../local/cli/result-table';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -52,17 +53,24 @@ describe('loadplane CLI', () => {
     expect(outcome).toEqual({ code: 2, stdout: [], stderr: ['(file): cannot read no-such-spec.yaml: no such file'] });
   });
 
-  it.concurrent('start checks the example from any directory and says plainly that no test ran', async () => {
+  it.concurrent('start runs the example end to end from any directory: every stage, the simulated result, the outcome line', async () => {
     const outcome = await loadplane('start');
+    expect(outcome.stderr).toEqual([]);
     expect(outcome.code).toBe(0);
-    expect(outcome.stdout).toEqual([
-      'checked examples/k6-smoke.yaml:',
-      '  name         k6-smoke',
-      '  engine       k6',
-      '  parallelism  4',
-      '  cluster      kube-sim/loadplane',
-      '  image        loadplane/k6-runner:1.4.2',
-      'lifecycle: not built yet (the run lifecycle lands with issue 4); the spec is valid',
-    ]);
+    expect(outcome.stdout[0]).toMatch(/^loadplane: run [0-9a-z]{26}: k6-smoke \(k6, 4 runners\) from examples\/k6-smoke\.yaml$/);
+    const stages = outcome.stdout.flatMap((l) => /^ {2}✓ (\w+)/.exec(l)?.[1] ?? []);
+    expect(stages).toEqual(['Admit', 'Prepare', 'AwaitPrepared', 'Launch', 'AwaitReady', 'Start', 'Watch', 'Collect', 'Decide', 'Notify', 'Cleanup']);
+    expect(outcome.stdout.some((l) => l.startsWith('  … test running:'))).toBe(true);
+    expect(outcome.stdout).toContain(SIMULATED_NOTICE);
+    expect(outcome.stdout.find((l) => l.startsWith('total'))).toMatch(/4\/4 reported/);
+    expect(outcome.stdout.at(-1)).toMatch(/^outcome: SUCCEEDED \(run [0-9a-z]{26}\)$/);
+  });
+
+  it.concurrent('run --local exits 2 with the problems of an invalid spec, before starting anything', async () => {
+    const file = join(dir, 'bad-run.yaml');
+    writeFileSync(file, ['name: ok', 'engine: k6', 'parallelism: 0', 'script: { inline: "export default function () {}" }'].join('\n'));
+    const outcome = await loadplane('run', file, '--local');
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toEqual([`${file} is invalid:`, 'parallelism: must be at least 1']);
   });
 });

@@ -9,6 +9,7 @@ import { runLocal } from '../run-local';
 import { DEFAULT_TIME_SCALE, parseTimeScale } from './run';
 
 /** Resolved from this file, so `npm start` works from any working directory. */
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const EXAMPLE_SPEC = fileURLToPath(new URL('../../../examples/k6-smoke.yaml', import.meta.url));
 
 export function registerStart(program: Command): void {
@@ -17,6 +18,6 @@ export function registerStart(program: Command): void {
     .description('run examples/k6-smoke.yaml locally on the embedded default (kube-sim, embedded DynamoDB, local state machine)')
     .option('--time-scale <x>', 'kube-sim: simulated seconds per real second', parseTimeScale, DEFAULT_TIME_SCALE)
     .action(async (opts: { timeScale: number }) => {
-      process.exitCode = await runLocal(relative(process.cwd(), EXAMPLE_SPEC) || EXAMPLE_SPEC, { timeScale: opts.timeScale });
+      process.exitCode = await runLocal(EXAMPLE_SPEC, { timeScale: opts.timeScale, label: relative(REPO_ROOT, EXAMPLE_SPEC) });
     });
 }
