@@ -14,7 +14,7 @@ import type { ReadyResult } from './await-ready';
 import type { StageDeps } from './deps';
 import { k6Status, patchK6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
-import { loadRun, outputOf, requireOutput } from './run-context';
+import { listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerList } from './runners';
 
@@ -39,10 +39,16 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
     let startedAt: number;
     if (run.spec.engine === Engine.k6) {
       // All at once, not one after another: start skew must not grow with N (k6-operator's starter does).
-      await Promise.all(pods.map((p) => patchK6Status(run.cluster, run.namespace, p.name, { paused: false })));
+      await Promise.all(pods.map((p) => unpause(run, p.name)));
       startedAt = deps.now();
       const statuses = await Promise.all(pods.map((p) => k6Status(run.cluster, run.namespace, p.name)));
-      const notStarted = pods.filter((_, i) => statuses[i]?.paused !== false);
+      let notStarted = pods.filter((_, i) => statuses[i]?.paused !== false);
+      if (notStarted.length > 0) {
+        // A runner whose API no longer answers because it already ran and exited was started (by an
+        // earlier attempt of this stage): Watch judges its exit code.
+        const exited = new Set((await listPods(run)).filter((p) => p.exitCode !== undefined).map((p) => p.name));
+        notStarted = notStarted.filter((p) => !exited.has(p.name));
+      }
       if (notStarted.length > 0) {
         throw new ClusterUnavailable(`start: ${runnerList(notStarted.map((p) => p.index))} did not report running after the start request`);
       }
@@ -59,4 +65,13 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
       startedPods: Object.fromEntries(pods.map((p) => [p.index, p.uid])),
     };
   });
+}
+
+/** The start request; a pod that cannot be reached (503: not running) is left to the check that follows. */
+async function unpause(run: RunContext, pod: string): Promise<void> {
+  try {
+    await patchK6Status(run.cluster, run.namespace, pod, { paused: false });
+  } catch (err) {
+    if (!(err instanceof ClusterUnavailable && err.status === 503)) throw err;
+  }
 }

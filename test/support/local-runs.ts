@@ -1,0 +1,114 @@
+/**
+ * Runs whole test runs the way `loadplane run --local` does: the real ASL in the local engine, the
+ * stages, dynalite, kube-sim over HTTP. Tests start one runtime per file and many runs in it.
+ */
+import { newRunId } from '../../lambdas/core/run-id';
+import type { RunSpecInput } from '../../lambdas/core/spec';
+import type { RunView } from '../../lambdas/ledger/ledger';
+import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
+import type { KubeSim } from '../../local/kube-sim';
+import { startLocalRuntime, type LocalRuntime } from '../../local/runtime/local-runtime';
+
+/** A 30 s test takes 50 ms of real time; polls of a few simulated seconds take milliseconds. */
+export const TEST_TIME_SCALE = 600;
+
+export interface FinishedRun {
+  runId: string;
+  execution: ExecutionResult;
+  view: RunView;
+}
+
+export interface Harness {
+  runtime: LocalRuntime;
+  kubeSim: KubeSim;
+  /** Starts an execution with `input` (default `{ spec }`) named `name` (default a new run id) and waits for it. */
+  run(spec: RunSpecInput, options?: { name?: string; input?: Record<string, unknown>; onEvent?: (e: HistoryEvent) => void }): Promise<FinishedRun>;
+  /** Objects still labelled with the run in kube-sim, by kind. */
+  leftovers(runId: string): Record<string, number>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(timeScale = TEST_TIME_SCALE): Promise<Harness> {
+  const runtime = await startLocalRuntime({ timeScale });
+  const kubeSim = runtime.kubeSim!;
+  return {
+    runtime,
+    kubeSim,
+    async run(spec, options = {}) {
+      const name = options.name ?? newRunId();
+      const execution = await runtime.startExecution({
+        name,
+        input: options.input ?? { spec, source: 'local' },
+        ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      }).result;
+      const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as
+        | (HistoryEvent & { state: { output: { runId: string } } })
+        | undefined;
+      const runId = admitted?.state.output.runId ?? name;
+      const view = await runtime.ledger.getRun(runId);
+      if (!view) throw new Error(`run ${runId} is not in the ledger (execution ${execution.status}: ${execution.error} ${execution.cause})`);
+      return { runId, execution, view };
+    },
+    leftovers(runId) {
+      const selector = `loadplane.io/run-id=${runId}`;
+      const counts: Record<string, number> = {};
+      for (const kind of ['Job', 'Pod', 'Service', 'ConfigMap'] as const) {
+        const n = kubeSim.list(kind, undefined, selector).length;
+        if (n > 0) counts[kind] = n;
+      }
+      return counts;
+    },
+    close: () => runtime.close(),
+  };
+}
+
+const SMOKE_SCRIPT = `import http from 'k6/http';
+export const options = {
+  vus: 40,
+  duration: '30s',
+  thresholds: { http_req_duration: ['p(95)<500'] },
+};
+export default function () {
+  http.get(__ENV.TARGET_URL);
+}
+`;
+
+/** A valid k6 spec on kube-sim; `overrides` replace top-level fields. */
+export function k6Spec(overrides: Partial<RunSpecInput> & { annotations?: Record<string, string> } = {}): RunSpecInput {
+  const { annotations, ...rest } = overrides;
+  return {
+    name: 'lifecycle',
+    engine: 'k6',
+    parallelism: 4,
+    script: { inline: SMOKE_SCRIPT },
+    env: { TARGET_URL: 'http://target.invalid/' },
+    cluster: { name: 'kube-sim', namespace: 'loadplane' },
+    timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '30m' },
+    ...(annotations ? { runner: { metadata: { annotations } } } : {}),
+    ...rest,
+  } as RunSpecInput;
+}
+
+export const GATLING_SIMULATION = `package loadplane;
+
+import static io.gatling.javaapi.core.CoreDsl.*;
+import static io.gatling.javaapi.http.HttpDsl.*;
+import io.gatling.javaapi.core.*;
+
+public class BasicSimulation extends Simulation {
+  ScenarioBuilder scn = scenario("basic").exec(http("home").get("/"));
+  { setUp(scn.injectOpen(constantUsersPerSec(5).during(30))).protocols(http.baseUrl("http://target.invalid")); }
+}
+`;
+
+export function gatlingSpec(overrides: Partial<RunSpecInput> = {}): RunSpecInput {
+  return {
+    name: 'gatling-lifecycle',
+    engine: 'gatling',
+    parallelism: 3,
+    script: { inline: GATLING_SIMULATION, filename: 'BasicSimulation.java' },
+    cluster: { name: 'kube-sim', namespace: 'loadplane' },
+    timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '30m' },
+    ...overrides,
+  } as RunSpecInput;
+}
