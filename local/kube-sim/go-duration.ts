@@ -1,21 +1,12 @@
-/** Durations as k6, Go and the kube-sim annotations write them: `500ms`, `30s`, `1m30s`, `2h`, `1d`. */
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
+/** Durations as k6 and Go write them (`500ms`, `30s`, `1m30s`, `2h`), and as kube-sim's annotations take them. */
+import { parseK6Duration } from '../../lambdas/core/deadlines';
 
 /** Milliseconds, or undefined when `text` is not a duration. A bare number means seconds. */
 export function parseDuration(text: string | undefined): number | undefined {
   const s = text?.trim();
   if (!s) return undefined;
-  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-  let total = 0;
-  PART.lastIndex = 0;
-  while (PART.lastIndex < s.length) {
-    const m = PART.exec(s);
-    if (!m) return undefined;
-    total += Number(m[1]) * UNIT_MS[m[2]!]!;
-  }
-  return total;
+  const seconds = /^\d+(\.\d+)?$/.test(s) ? Number(s) : parseK6Duration(s);
+  return seconds === undefined ? undefined : Math.round(seconds * 1000);
 }
 
 /** Go's time.Duration.String(): `500ms`, `30s`, `1m30s`, `1h0m0s`. */

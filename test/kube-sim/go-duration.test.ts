@@ -7,7 +7,7 @@ describe('durations', () => {
     ['500ms', 500],
     ['1m30s', 90_000],
     ['2h', 7_200_000],
-    ['1d', 86_400_000],
+    ['1d', undefined], // not a Go duration: k6 would refuse it too
     ['1.5s', 1500],
     ['45', 45_000],
     ['', undefined],
