@@ -5,6 +5,8 @@
  * - a console start or a local run: `{ spec }`, optionally with an `idempotencyKey` (and `caller`).
  */
 import { z } from 'zod';
+import { isValidRunId, runIdForIdempotencyKey, runIdForSchedule } from './run-id';
+import { TriggerKind } from './status';
 
 const runIdInput = z.object({ runId: z.string().min(1) }).strict();
 const scheduledInput = z
@@ -25,3 +27,37 @@ const specInput = z
 
 export const executionInputSchema = z.union([runIdInput, scheduledInput, specInput]);
 export type ExecutionInput = z.infer<typeof executionInputSchema>;
+
+/** How a run came to be, as recorded with it. */
+export interface RunOrigin {
+  kind: TriggerKind;
+  caller?: string;
+  idempotencyKey?: string;
+  schedule?: string;
+  scheduledTime?: string;
+}
+
+/**
+ * The run id an execution works on, derived from its input alone, so Admit and the reaper (which
+ * sees only the execution's input, name and ARN) always agree, and a retried Admit converges:
+ * - `{ runId }`: the API's;
+ * - a schedule: a hash of (schedule, scheduled time) — a double delivery is the same run;
+ * - with an idempotency key: a hash of (caller, key);
+ * - otherwise the execution name when it is a valid run id (local runs, careful console users),
+ *   else a hash of the execution ARN.
+ * `origin` is undefined for `{ runId }`: the API recorded it when it created the run.
+ */
+export function runIdentity(input: ExecutionInput, execution: { arn: string; name: string }): { runId: string; origin?: RunOrigin } {
+  if ('runId' in input) return { runId: input.runId };
+  if ('schedule' in input) {
+    const { name, scheduledTime } = input.schedule;
+    return { runId: runIdForSchedule(name, scheduledTime), origin: { kind: TriggerKind.schedule, schedule: name, scheduledTime } };
+  }
+  const kind = input.source === 'local' ? TriggerKind.local : TriggerKind.console;
+  const caller = input.caller ?? kind;
+  if (input.idempotencyKey) {
+    return { runId: runIdForIdempotencyKey(caller, input.idempotencyKey), origin: { kind, caller, idempotencyKey: input.idempotencyKey } };
+  }
+  const runId = isValidRunId(execution.name) ? execution.name : runIdForIdempotencyKey('execution', execution.arn);
+  return { runId, origin: { kind, caller } };
+}

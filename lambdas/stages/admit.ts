@@ -4,13 +4,11 @@
  * duplicate console start) is told it is a duplicate and ends without touching anything.
  */
 import { SpecInvalid } from '../core/errors';
-import { executionInputSchema } from '../core/execution-input';
+import { executionInputSchema, runIdentity } from '../core/execution-input';
 import { admitDeadlines, type AdmitDeadlines } from '../core/deadlines';
-import { isValidRunId, runIdForIdempotencyKey, runIdForSchedule } from '../core/run-id';
 import { assertValidSpec, type RunSpec } from '../core/spec';
 import { specHash } from '../core/spec-hash';
-import { RunStatus, Stage, TriggerKind, isTerminal } from '../core/status';
-import type { RunTrigger } from '../ledger/ledger';
+import { RunStatus, Stage, isTerminal } from '../core/status';
 import type { StageDeps } from './deps';
 import { runOnce } from './run-once';
 
@@ -60,28 +58,9 @@ async function findOrCreateRun(deps: StageDeps, payload: AdmitPayload): Promise<
       { path: '(input)', message: 'the execution input must be {"runId"}, {"spec", "schedule": {"name", "scheduledTime"}} or {"spec"[, "idempotencyKey"]}' },
     ]);
   }
-  const input = parsed.data;
-  if ('runId' in input) return input.runId; // created by the API; adoptRun reports a missing run
-
-  const spec = assertValidSpec(input.spec, deps.config);
-  let runId: string;
-  let trigger: RunTrigger;
-  if ('schedule' in input) {
-    runId = runIdForSchedule(input.schedule.name, input.schedule.scheduledTime);
-    trigger = { kind: TriggerKind.schedule, schedule: input.schedule.name, scheduledTime: input.schedule.scheduledTime };
-  } else {
-    const kind = input.source === 'local' ? TriggerKind.local : TriggerKind.console;
-    const caller = input.caller ?? kind;
-    if (input.idempotencyKey) {
-      runId = runIdForIdempotencyKey(caller, input.idempotencyKey);
-      trigger = { kind, caller, idempotencyKey: input.idempotencyKey };
-    } else {
-      // Execution name = run id where the starter chose one (local runs, careful console users); else an
-      // id derived from the execution, so a retried Admit converges on the same run.
-      runId = isValidRunId(payload.executionName) ? payload.executionName : runIdForIdempotencyKey('execution', payload.execution);
-      trigger = { kind, caller };
-    }
-  }
-  await deps.ledger.createRun({ runId, spec: spec as unknown as Record<string, unknown>, specHash: specHash(spec), trigger });
+  const { runId, origin } = runIdentity(parsed.data, { arn: payload.execution, name: payload.executionName });
+  if (!origin || !('spec' in parsed.data)) return runId; // created by the API; adoptRun reports a missing run
+  const spec = assertValidSpec(parsed.data.spec, deps.config);
+  await deps.ledger.createRun({ runId, spec: spec as unknown as Record<string, unknown>, specHash: specHash(spec), trigger: origin });
   return runId;
 }

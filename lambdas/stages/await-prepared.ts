@@ -13,7 +13,7 @@ import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step
 import { Outcome, Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
 import type { StageDeps } from './deps';
-import { listJobs, listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
+import { abortRequest, listJobs, listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 
 /** What the initializer found, kept in the stage's output. */
@@ -28,6 +28,8 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   const recorded = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared);
   if (recorded) return recorded;
   const { admittedAt, deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.AwaitPrepared);
+  const abort = abortRequest(run);
+  if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `prepare: aborted by ${abort.by} before the test started`);
 
   const jobs = (await listJobs(run)).filter((j) => j.role === Role.initializer);
   const job = jobs[0];

@@ -12,7 +12,7 @@ import { inBatches } from './create-all';
 import type { StageDeps } from './deps';
 import { k6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
-import { loadRun, outputOf, requireOutput } from './run-context';
+import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
 import { runOnce } from './run-once';
 import { describeRunner, observeRunners, runnerList } from './runners';
 
@@ -26,6 +26,8 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   const recorded = outputOf<ReadyResult>(run.view, Stage.AwaitReady);
   if (recorded) return recorded;
   const { launchedAt, readyBy } = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.AwaitReady);
+  const abort = abortRequest(run);
+  if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `ready: aborted by ${abort.by} before the test started`);
 
   const runners = await observeRunners(run);
   const missing = runners.filter((r) => !r.job);

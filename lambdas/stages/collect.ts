@@ -8,10 +8,10 @@ import { aggregateResults, type RunResult } from '../core/aggregate';
 import { outcomeFromRunners } from '../core/outcome-rules';
 import { done, type StepResult } from '../core/step';
 import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
-import { RunStatus, Stage } from '../core/status';
+import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './create-all';
 import type { StageDeps } from './deps';
-import { loadRun } from './run-context';
+import { abortRequest, loadRun } from './run-context';
 import { runOnce } from './run-once';
 import { observeRunners } from './runners';
 
@@ -32,7 +32,10 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       return parseSummaryFromLog(await run.cluster.podLogTail(run.namespace, r.latest.name, LOG_TAIL_LINES));
     });
     const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
-    const { outcome, reason } = outcomeFromRunners(result);
+    const abort = abortRequest(run);
+    const { outcome, reason } = abort
+      ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${result.runners.length} of ${run.spec.parallelism} runners` }
+      : outcomeFromRunners(result);
     return { ...done(), outcome, reason, result };
   });
   return verdict;

@@ -51,3 +51,9 @@ export async function listJobs(run: RunContext): Promise<JobFacts[]> {
 export async function listPods(run: RunContext): Promise<PodFacts[]> {
   return (await run.cluster.listByRun('Pod', run.namespace, run.runId)).map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating);
 }
+
+/** Set when someone asked to abort the run (DELETE /runs/{id}, `loadplane abort`): who, for the reason. */
+export function abortRequest(run: RunContext): { by: string } | undefined {
+  const { abortRequestedAt, abortRequestedBy } = run.view.run;
+  return abortRequestedAt ? { by: abortRequestedBy ?? 'unknown' } : undefined;
+}

@@ -12,12 +12,14 @@ import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step
 import { Engine, Outcome, RunnerRestartPolicy, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { patchK6Status } from './k6-api';
-import { loadRun, outputOf, requireOutput, type RunContext } from './run-context';
+import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { observeRunners, runnerList, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
 const FINISHED_EXIT_CODES = new Set([0, THRESHOLDS_FAILED_EXIT_CODE]);
+/** A runner told to stop exits within seconds: poll densely meanwhile. */
+const ABORT_POLL_SECONDS = 2;
 
 export async function watch(deps: StageDeps, runId: string): Promise<StepResult> {
   const run = await loadRun(deps, runId);
@@ -25,6 +27,8 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   if (recorded) return recorded;
   const started = requireOutput<StartRecord>(run.view, Stage.Start, Stage.Watch);
   const runners = await observeRunners(run);
+  const abort = abortRequest(run);
+  if (abort) return stopForAbort(deps, run, runners, started, abort.by);
 
   const failure = runnerFailure(run, runners, started);
   if (failure) return endsRun(StepPhase.failed, Outcome.FAILED, `run: ${failure}`);
@@ -52,6 +56,22 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
       ...(started.expectedEndAt !== undefined ? { expectedEndAt: started.expectedEndAt } : {}),
     }),
   );
+}
+
+/**
+ * Abort, the graceful way (DESIGN §3): every k6 runner still running is told to stop (`stopped: true`,
+ * idempotent), and Watch keeps polling until all have exited, so Collect reads their partial results
+ * and the run ends ABORTED. Runners that do not stop by the run deadline are left to Cleanup.
+ */
+async function stopForAbort(deps: StageDeps, run: RunContext, runners: RunnerView[], started: StartRecord, by: string): Promise<StepResult> {
+  const running = runners.filter((r) => r.latest && r.latest.exitCode === undefined);
+  if (running.length === 0) return runOnce(deps, run.runId, Stage.Watch, async () => done());
+  const now = deps.now();
+  if (run.spec.engine !== Engine.k6 || now >= started.runBy) {
+    return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${by}; ${running.length} of ${runners.length} runners did not stop and are deleted`);
+  }
+  await Promise.all(running.filter((r) => r.latest!.ready).map((r) => patchK6Status(run.cluster, run.namespace, r.latest!.name, { stopped: true })));
+  return waiting(ABORT_POLL_SECONDS);
 }
 
 /** Why the run cannot succeed any more, or undefined. */

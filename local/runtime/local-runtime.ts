@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { createClusterClient } from '../../lambdas/cluster/cluster-client';
 import { kubeConfigFromFile } from '../../lambdas/cluster/kubeconfig-file';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
-import { Ledger } from '../../lambdas/ledger/ledger';
+import { Ledger, type RequestAbortResult } from '../../lambdas/ledger/ledger';
+import { reap, type ReapResult } from '../../lambdas/stages/reap';
 import type { StageDeps, StageLogEvent } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { renderRunDefinition } from '../../statemachine/run-definition';
-import { LocalStateMachine, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
+import { ExecutionStatus, LocalStateMachine, type ExecutionResult, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
 import { startKubeSim, type KubeSim } from '../kube-sim';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded-store';
 
@@ -33,9 +34,19 @@ export interface LocalRuntime {
   /** Present when the runtime simulates the cluster. */
   readonly kubeSim?: KubeSim;
   readonly timeScale: number;
-  /** Starts an execution of the run state machine, named `name` (a run id for local runs). */
-  startExecution(args: { name: string; input: Record<string, unknown>; onEvent?: (event: HistoryEvent) => void }): LocalExecution;
+  /**
+   * Starts an execution of the run state machine, named `name` (a run id for local runs). When it ends
+   * FAILED, TIMED_OUT or ABORTED, the reaper runs with the event EventBridge would send, before `result`
+   * resolves (its answer is `reaped`).
+   */
+  startExecution(args: { name: string; input: Record<string, unknown>; onEvent?: (event: HistoryEvent) => void }): LocalRun;
+  /** The graceful abort (what `DELETE /runs/{id}` records): Watch stops the runners and the run ends ABORTED. */
+  abort(runId: string, by: string): Promise<RequestAbortResult>;
   close(): Promise<void>;
+}
+
+export interface LocalRun extends Omit<LocalExecution, 'result'> {
+  result: Promise<ExecutionResult & { reaped?: ReapResult }>;
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
@@ -72,14 +83,29 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     store,
     ...(kubeSim ? { kubeSim } : {}),
     timeScale,
-    startExecution: ({ name, input, onEvent }) =>
-      machine.start({
+    startExecution: ({ name, input, onEvent }) => {
+      const execution = machine.start({
         name,
         input: input as never,
         timeScale,
         handler: async (payload) => (await dispatchStage(deps, payload)) as never,
         ...(onEvent ? { onEvent } : {}),
-      }),
+      });
+      const result = execution.result.then(async (ended) => {
+        if (ended.status === ExecutionStatus.SUCCEEDED) return ended;
+        const reaped = await reap(deps, {
+          executionArn: ended.executionArn,
+          name,
+          status: ended.status,
+          input: JSON.stringify(input),
+          error: ended.error ?? null,
+          cause: ended.cause ?? null,
+        });
+        return { ...ended, reaped };
+      });
+      return { executionArn: execution.executionArn, stop: execution.stop, result };
+    },
+    abort: (runId, by) => ledger.requestAbort(runId, by),
     close: async () => {
       await kubeSim?.close();
       await store.close();

@@ -1,0 +1,48 @@
+/**
+ * What the stage and reaper Lambdas work with on AWS, built once per container: the deployment
+ * config, the ledger's DynamoDB client, EKS access per cluster (endpoint cached, token reused until
+ * shortly before it expires). Each invocation gets its own lease owner ids.
+ */
+import { EKSClient } from '@aws-sdk/client-eks';
+import { createClusterClient } from '../cluster/cluster-client';
+import { describeClusterEndpoint } from '../cluster/eks-endpoint';
+import { eksKubeConfig } from '../cluster/eks-kubeconfig';
+import { EksTokenSource } from '../cluster/eks-token';
+import { loadConfig, loadLedgerSettings } from '../core/config';
+import { createDocumentClient } from '../ledger/client';
+import { Ledger } from '../ledger/ledger';
+import type { StageDeps } from '../stages/deps';
+
+const config = loadConfig();
+const settings = loadLedgerSettings();
+const ledger = new Ledger({
+  client: createDocumentClient({ region: settings.region, ...(settings.endpoint ? { endpoint: settings.endpoint } : {}) }),
+  tableName: settings.tableName,
+});
+const eks = new EKSClient({ region: settings.region });
+const tokens = new Map<string, EksTokenSource>();
+
+async function clusterFor(name: string) {
+  const { endpoint, caData } = await describeClusterEndpoint(eks, name);
+  let source = tokens.get(name);
+  if (!source) tokens.set(name, (source = new EksTokenSource({ clusterName: name, region: settings.region, credentials: eks.config.credentials })));
+  return createClusterClient(eksKubeConfig({ endpoint, caData, token: await source.token() }));
+}
+
+/** The part of the Lambda context used here. */
+export interface InvocationContext {
+  awsRequestId: string;
+}
+
+/** Deps for one invocation: lease owners are `<request id>#<n>`, so a retried Task is a new owner. */
+export function depsFor(context: InvocationContext): StageDeps {
+  let owners = 0;
+  return {
+    ledger,
+    config,
+    clusterFor,
+    now: Date.now,
+    newOwner: () => `${context.awsRequestId}#${owners++}`,
+    log: (entry) => console.log(JSON.stringify(entry)),
+  };
+}

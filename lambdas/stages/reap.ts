@@ -1,0 +1,59 @@
+/**
+ * The reaper (DESIGN §3, §6): an execution that ended FAILED, TIMED_OUT or ABORTED without going
+ * through its own fail path (StopExecution, the machine's TimeoutSeconds, a failure of the fail path
+ * itself) is finished here: Decide, Notify, Cleanup — the same stages, so the same ledger keys. Where
+ * the execution already did them, each returns its recorded output: a duplicate event is harmless.
+ */
+import { executionInputSchema, runIdentity } from '../core/execution-input';
+import { endsRun, StepPhase } from '../core/step';
+import { Outcome, type Outcome as OutcomeType } from '../core/status';
+import { cleanup } from './cleanup';
+import { decide } from './decide';
+import type { StageDeps } from './deps';
+import { notify } from './notify';
+
+/** What EventBridge's "Step Functions Execution Status Change" event says (its `detail`). */
+export interface ExecutionStatusChange {
+  executionArn: string;
+  name: string;
+  status: string;
+  /** The execution's input, as the JSON string Step Functions reports. */
+  input?: string | null;
+  error?: string | null;
+  cause?: string | null;
+}
+
+export type ReapResult =
+  | { kind: 'ignored'; why: string }
+  | { kind: 'reaped'; runId: string; outcome: OutcomeType; reason: string };
+
+const ENDINGS: Record<string, { outcome: OutcomeType; phase: 'failed' | 'timed_out' | 'aborted'; describe: (c: ExecutionStatusChange) => string }> = {
+  FAILED: { outcome: Outcome.FAILED, phase: StepPhase.failed, describe: (c) => `the execution failed (${c.error ?? 'no error'}${c.cause ? `: ${c.cause}` : ''})` },
+  TIMED_OUT: { outcome: Outcome.TIMED_OUT, phase: StepPhase.timed_out, describe: () => 'the execution reached the state machine timeout (the deployment maximum run duration)' },
+  ABORTED: { outcome: Outcome.ABORTED, phase: StepPhase.aborted, describe: () => 'the execution was stopped' },
+};
+
+export async function reap(deps: StageDeps, change: ExecutionStatusChange): Promise<ReapResult> {
+  const ending = ENDINGS[change.status];
+  if (!ending) return { kind: 'ignored', why: `status ${change.status} needs no reaping` };
+  let input: unknown;
+  try {
+    input = JSON.parse(change.input ?? 'null');
+  } catch {
+    return { kind: 'ignored', why: 'the execution input is not JSON' };
+  }
+  const parsed = executionInputSchema.safeParse(input);
+  if (!parsed.success) return { kind: 'ignored', why: 'the execution input is not a run input' };
+  const { runId } = runIdentity(parsed.data, { arn: change.executionArn, name: change.name });
+
+  const view = await deps.ledger.getRun(runId);
+  if (!view) return { kind: 'ignored', why: `run ${runId} was never created (Admit rejected the input)` };
+  if (view.run.executionArn !== change.executionArn) {
+    return { kind: 'ignored', why: `run ${runId} belongs to another execution (this one was a duplicate or was rejected)` };
+  }
+  const decision = await decide(deps, runId, { verdict: endsRun(ending.phase, ending.outcome, ending.describe(change)) });
+  await notify(deps, runId);
+  await cleanup(deps, runId);
+  deps.log({ runId, stage: 'Reaper', message: `finished the run after its execution ended ${change.status}`, outcome: decision.outcome });
+  return { kind: 'reaped', runId, ...decision };
+}
