@@ -5,6 +5,7 @@
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import type { RunView } from '../../lambdas/ledger/ledger';
+import type { ReapResult } from '../../lambdas/stages/reap';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
 import { startLocalRuntime, type LocalRuntime } from '../../local/runtime/local-runtime';
@@ -14,7 +15,8 @@ export const TEST_TIME_SCALE = 600;
 
 export interface FinishedRun {
   runId: string;
-  execution: ExecutionResult;
+  /** With `reaped` when the execution did not succeed and the reaper ran (as EventBridge would make it). */
+  execution: ExecutionResult & { reaped?: ReapResult };
   view: RunView;
 }
 
