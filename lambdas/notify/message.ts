@@ -1,0 +1,139 @@
+/**
+ * The run's notification, independent of the channel (DESIGN §5): what Slack and the JSON webhook
+ * both say. buildMessage is pure; the Notify stage maps the run item and Collect's result onto
+ * MessageInput, and each channel renders the message its own way.
+ */
+import type { RunResult } from '../core/aggregate';
+import type { Engine, Outcome } from '../core/status';
+import type { RunnerSummary } from '../core/summary';
+
+/**
+ * What the message needs of Collect's result. A full RunResult fits; so do the totals kept on the
+ * run item (no `runners`), in which case the thresholds are reported as unknown.
+ */
+export type ResultTotals = Pick<
+  RunResult,
+  'expectedRunners' | 'missingRunners' | 'requests' | 'failedRequests' | 'errorRate' | 'latency' | 'simulated'
+> & { runners?: Pick<RunnerSummary, 'runner' | 'thresholds'>[] };
+
+export interface MessageLinks {
+  /** The Step Functions execution in the AWS console. */
+  console?: string;
+  report?: string;
+}
+
+export interface MessageInput {
+  runId: string;
+  name: string;
+  engine: Engine;
+  /** The recorded outcome (Decide), never a new one. */
+  outcome: Outcome;
+  reason: string;
+  /** ISO instants: when the run was created and when its outcome was decided. */
+  startedAt: string;
+  endedAt: string;
+  /** The spec's parallelism. */
+  expectedRunners: number;
+  /** Absent when the run ended before Collect (a bad script, a timeout while preparing, ...). */
+  result?: ResultTotals;
+  links?: MessageLinks;
+}
+
+export interface FailedThreshold {
+  metric: string;
+  expression: string;
+  /** Runner indexes that failed it: k6 judges thresholds per runner, on that runner's share of the load. */
+  runners: number[];
+}
+
+export interface ThresholdsSummary {
+  /** Distinct thresholds (metric + expression) over all runners. */
+  total: number;
+  failed: FailedThreshold[];
+}
+
+export interface MessageMetrics {
+  requests: number;
+  failedRequests: number;
+  /** failedRequests / requests, 0..1. */
+  errorRate: number;
+  /**
+   * The worst runner's p95 (ms): an upper bound of the run's p95, not an estimate of it.
+   * Percentiles of separate runners cannot be combined, so every rendering labels it as a bound.
+   */
+  p95UpperBoundMs: number;
+}
+
+export interface NotificationMessage {
+  runId: string;
+  name: string;
+  engine: Engine;
+  outcome: Outcome;
+  reason: string;
+  startedAt: string;
+  endedAt: string;
+  durationSeconds: number;
+  /** `reported` is absent when no result was collected. */
+  runners: { expected: number; reported?: number };
+  /** Absent when no result was collected. */
+  metrics?: MessageMetrics;
+  /** Absent when unknown: no result, or only the totals without per-runner thresholds. */
+  thresholds?: ThresholdsSummary;
+  /** The numbers are synthetic (kube-sim): every rendering must say so. */
+  simulated: boolean;
+  links: MessageLinks;
+}
+
+export function buildMessage(input: MessageInput): NotificationMessage {
+  const { result } = input;
+  const thresholds = result?.runners && summarizeThresholds(result.runners);
+  return {
+    runId: input.runId,
+    name: input.name,
+    engine: input.engine,
+    outcome: input.outcome,
+    reason: input.reason,
+    startedAt: input.startedAt,
+    endedAt: input.endedAt,
+    durationSeconds: secondsBetween(input.startedAt, input.endedAt),
+    runners: {
+      expected: input.expectedRunners,
+      ...(result ? { reported: result.expectedRunners - result.missingRunners.length } : {}),
+    },
+    ...(result
+      ? {
+          metrics: {
+            requests: result.requests,
+            failedRequests: result.failedRequests,
+            errorRate: result.errorRate,
+            p95UpperBoundMs: result.latency.p95UpperBound,
+          },
+        }
+      : {}),
+    ...(thresholds ? { thresholds } : {}),
+    simulated: result?.simulated ?? false,
+    links: { ...input.links },
+  };
+}
+
+/** Whole seconds; 0 for unparsable or reversed instants rather than a negative or NaN duration. */
+function secondsBetween(startedAt: string, endedAt: string): number {
+  const ms = Date.parse(endedAt) - Date.parse(startedAt);
+  return Number.isFinite(ms) && ms > 0 ? Math.round(ms / 1000) : 0;
+}
+
+/** A threshold fails the run when any runner failed it; each is listed once, with the runners that failed it. */
+function summarizeThresholds(runners: NonNullable<ResultTotals['runners']>): ThresholdsSummary {
+  const byKey = new Map<string, FailedThreshold>();
+  for (const runner of runners) {
+    for (const t of runner.thresholds) {
+      const key = `${t.metric}\u0000${t.expression}`;
+      let entry = byKey.get(key);
+      if (!entry) byKey.set(key, (entry = { metric: t.metric, expression: t.expression, runners: [] }));
+      if (!t.ok && !entry.runners.includes(runner.runner)) entry.runners.push(runner.runner);
+    }
+  }
+  const failed = [...byKey.values()].filter((t) => t.runners.length > 0);
+  for (const t of failed) t.runners.sort((a, b) => a - b);
+  return { total: byKey.size, failed };
+}

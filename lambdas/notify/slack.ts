@@ -1,0 +1,112 @@
+/**
+ * The Slack incoming-webhook body (Block Kit): a header with the outcome, the key numbers as section
+ * fields, the reason, a "simulated metrics" marker when the numbers are synthetic, and link buttons.
+ * `text` is the fallback Slack shows in notifications and on clients that cannot render blocks.
+ */
+import { formatDuration } from '../core/duration';
+import { Outcome } from '../core/status';
+import type { NotificationMessage, ThresholdsSummary } from './message';
+
+/** Slack's limits: header text 150, section text 3000, a section field 2000 characters. */
+const HEADER_MAX = 150;
+const SECTION_MAX = 3000;
+const FIELD_MAX = 2000;
+/** The fallback text should stay a one-line notification. */
+const FALLBACK_REASON_MAX = 300;
+
+const OUTCOME_LOOK: Record<Outcome, { emoji: string; word: string }> = {
+  [Outcome.SUCCEEDED]: { emoji: ':white_check_mark:', word: 'Succeeded' },
+  [Outcome.FAILED]: { emoji: ':x:', word: 'Failed' },
+  [Outcome.THRESHOLDS_FAILED]: { emoji: ':warning:', word: 'Thresholds failed' },
+  [Outcome.TIMED_OUT]: { emoji: ':hourglass:', word: 'Timed out' },
+  [Outcome.ABORTED]: { emoji: ':octagonal_sign:', word: 'Aborted' },
+};
+
+export const SIMULATED_NOTE = ':test_tube: *Simulated metrics*: synthetic numbers from kube-sim, not measured by a real load test';
+
+type Text = { type: 'plain_text'; text: string; emoji?: boolean } | { type: 'mrkdwn'; text: string };
+export type SlackBlock =
+  | { type: 'header'; text: Text }
+  | { type: 'section'; text?: Text; fields?: Text[] }
+  | { type: 'context'; elements: Text[] }
+  | { type: 'actions'; elements: { type: 'button'; text: Text; url: string; action_id: string }[] };
+
+export interface SlackBody {
+  text: string;
+  blocks: SlackBlock[];
+}
+
+export function slackBody(message: NotificationMessage): SlackBody {
+  const look = OUTCOME_LOOK[message.outcome];
+  const blocks: SlackBlock[] = [
+    { type: 'header', text: { type: 'plain_text', text: cut(`${look.emoji} ${look.word}: ${message.name}`, HEADER_MAX), emoji: true } },
+    { type: 'section', fields: fields(message).map((text) => ({ type: 'mrkdwn', text: cut(text, FIELD_MAX) })) },
+  ];
+  if (message.reason) {
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(`*Reason*\n${escapeMrkdwn(message.reason)}`, SECTION_MAX) } });
+  }
+  if (message.simulated) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: SIMULATED_NOTE }] });
+  const buttons = linkButtons(message);
+  if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
+
+  const reason = message.reason ? `: ${escapeMrkdwn(cut(message.reason, FALLBACK_REASON_MAX))}` : '';
+  const simulated = message.simulated ? ' (simulated metrics)' : '';
+  return { text: `${look.emoji} loadplane run ${escapeMrkdwn(message.name)} ${look.word}${reason}${simulated}`, blocks };
+}
+
+/** Slack reads &, < and > as markup (`<url|label>`, `<!channel>`); user text must not be able to use them. */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function fields(m: NotificationMessage): string[] {
+  const reported = m.runners.reported === undefined ? 'no result collected' : `${m.runners.reported} of ${m.runners.expected} reported`;
+  const list = [
+    `*Run*\n${escapeMrkdwn(m.name)}\n\`${m.runId}\``,
+    `*Engine*\n${m.engine}`,
+    `*Duration*\n${formatDuration(m.durationSeconds)}`,
+    `*Runners*\n${reported}`,
+  ];
+  if (m.metrics) {
+    list.push(
+      `*Requests*\n${m.metrics.requests.toLocaleString('en-US')} (${m.metrics.failedRequests.toLocaleString('en-US')} failed)`,
+      `*Error rate*\n${percent(m.metrics.errorRate)}`,
+      `*p95 (≤, worst runner)*\n≤ ${milliseconds(m.metrics.p95UpperBoundMs)} (upper bound)`,
+    );
+  }
+  list.push(`*Thresholds*\n${thresholdsText(m.thresholds)}`);
+  return list;
+}
+
+function thresholdsText(t: ThresholdsSummary | undefined): string {
+  if (!t) return 'not available';
+  if (t.total === 0) return 'none defined';
+  if (t.failed.length === 0) return `all ${t.total} passed`;
+  const named = t.failed.map(
+    (f) => `\`${escapeMrkdwn(f.metric)}\` ${escapeMrkdwn(f.expression)} (runner${f.runners.length > 1 ? 's' : ''} ${f.runners.join(', ')})`,
+  );
+  return `${t.failed.length} of ${t.total} failed: ${named.join('; ')}`;
+}
+
+function linkButtons(m: NotificationMessage) {
+  const links = [
+    { url: m.links.console, label: 'Open execution', action_id: 'open-execution' },
+    { url: m.links.report, label: 'Open report', action_id: 'open-report' },
+  ];
+  return links.flatMap(({ url, label, action_id }) =>
+    url ? [{ type: 'button' as const, text: { type: 'plain_text' as const, text: label }, url, action_id }] : [],
+  );
+}
+
+function percent(rate: number): string {
+  return `${Number((rate * 100).toFixed(2))}%`;
+}
+
+function milliseconds(ms: number): string {
+  return `${Number(ms.toFixed(1))} ms`;
+}
+
+/** Shortens to Slack's limit without leaving half an entity (`&am`) of escaped text at the cut. */
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1).replace(/&[a-z]*$/, '')}…`;
+}

@@ -1,0 +1,138 @@
+/**
+ * The generic JSON webhook: one POST per run, with a documented, versioned payload.
+ *
+ * Request:
+ *   POST <url>
+ *   Content-Type: application/json
+ *   Idempotency-Key: <runId>:<outcome>     same on every attempt for the run: dedupe on it
+ *   X-Loadplane-Timestamp: <unix seconds>  when the request was signed
+ *   X-Loadplane-Signature: sha256=<hex>    HMAC-SHA256 of `<timestamp>.<raw body>` with the channel's signingSecret
+ *
+ * The two X-Loadplane-* headers are sent when the channel has a signingSecret. A receiver verifies
+ * (as with Stripe's and Slack's signatures; `verifySignature` does exactly this):
+ *   1. Take the raw body bytes as received, before any JSON parsing (re-serializing changes them).
+ *   2. Reject a timestamp more than 5 minutes from its own clock: a captured request cannot be replayed later.
+ *   3. Compute HMAC-SHA256(secret, `<timestamp>.` + raw body) as lowercase hex and compare it with the
+ *      header's value after `sha256=` in constant time.
+ *   4. Answer 2xx once the event is stored; dedupe on Idempotency-Key (a retry after an unanswered
+ *      attempt carries the same key). 429/5xx/408 answers mean "not taken, send again"; other 4xx
+ *      mean "refused, do not send again". Redirects are not followed.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Engine, Outcome } from '../core/status';
+import type { NotificationMessage, ThresholdsSummary } from './message';
+
+export const WEBHOOK_EVENT_TYPE = 'loadplane.run.finished';
+export const WEBHOOK_PAYLOAD_VERSION = 1;
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const SIGNATURE_HEADER = 'X-Loadplane-Signature';
+export const TIMESTAMP_HEADER = 'X-Loadplane-Timestamp';
+const SIGNATURE_SCHEME = 'sha256=';
+/** How far a signed timestamp may be from the receiver's clock, either way. */
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+/** Version 1 of the payload. Fields without a value are `null`, never left out. */
+export interface WebhookPayload {
+  type: typeof WEBHOOK_EVENT_TYPE;
+  version: typeof WEBHOOK_PAYLOAD_VERSION;
+  runId: string;
+  name: string;
+  engine: Engine;
+  outcome: Outcome;
+  reason: string;
+  startedAt: string;
+  endedAt: string;
+  durationSeconds: number;
+  /** `reported` is null when no result was collected. */
+  runners: { expected: number; reported: number | null };
+  /** null when the run ended before its result was collected. `p95UpperBoundMs` is the worst runner's p95: an upper bound. */
+  metrics: { requests: number; failedRequests: number; errorRate: number; p95UpperBoundMs: number } | null;
+  /** null when unknown. `failed` names each failed threshold once, with the runners that failed it. */
+  thresholds: ThresholdsSummary | null;
+  /** True when the numbers are synthetic (kube-sim), not measured. */
+  simulated: boolean;
+  links: { console: string | null; report: string | null };
+  sentAt: string;
+}
+
+export function webhookPayload(message: NotificationMessage, sentAt: string): WebhookPayload {
+  return {
+    type: WEBHOOK_EVENT_TYPE,
+    version: WEBHOOK_PAYLOAD_VERSION,
+    runId: message.runId,
+    name: message.name,
+    engine: message.engine,
+    outcome: message.outcome,
+    reason: message.reason,
+    startedAt: message.startedAt,
+    endedAt: message.endedAt,
+    durationSeconds: message.durationSeconds,
+    runners: { expected: message.runners.expected, reported: message.runners.reported ?? null },
+    metrics: message.metrics ? { ...message.metrics } : null,
+    thresholds: message.thresholds ?? null,
+    simulated: message.simulated,
+    links: { console: message.links.console ?? null, report: message.links.report ?? null },
+    sentAt,
+  };
+}
+
+export interface WebhookRequestInput {
+  message: NotificationMessage;
+  idempotencyKey: string;
+  signingSecret?: string;
+  /** Epoch ms: the payload's sentAt and the signed timestamp. */
+  nowMs: number;
+}
+
+export function webhookRequest({ message, idempotencyKey, signingSecret, nowMs }: WebhookRequestInput): {
+  headers: Record<string, string>;
+  body: string;
+} {
+  const body = JSON.stringify(webhookPayload(message, new Date(nowMs).toISOString()));
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', [IDEMPOTENCY_KEY_HEADER]: idempotencyKey };
+  if (signingSecret) {
+    const timestamp = String(Math.floor(nowMs / 1000));
+    headers[TIMESTAMP_HEADER] = timestamp;
+    headers[SIGNATURE_HEADER] = SIGNATURE_SCHEME + hmacHex(signingSecret, timestamp, body);
+  }
+  return { headers, body };
+}
+
+export interface SignedRequest {
+  /** The raw body bytes as received (a string is taken as its UTF-8 bytes). */
+  body: Uint8Array | string;
+  /** The X-Loadplane-Signature and X-Loadplane-Timestamp header values. */
+  signature: string | undefined;
+  timestamp: string | undefined;
+  secret: string;
+  /** The receiver's clock, epoch ms. */
+  nowMs: number;
+  toleranceSeconds?: number;
+}
+
+export type SignatureCheck = { ok: true } | { ok: false; reason: 'missing' | 'malformed' | 'stale' | 'mismatch' };
+
+/** The receiver's side: steps 1–3 of the module comment. */
+export function verifySignature({
+  body,
+  signature,
+  timestamp,
+  secret,
+  nowMs,
+  toleranceSeconds = SIGNATURE_TOLERANCE_SECONDS,
+}: SignedRequest): SignatureCheck {
+  if (!signature || !timestamp) return { ok: false, reason: 'missing' };
+  if (!/^\d{1,12}$/.test(timestamp) || !signature.startsWith(SIGNATURE_SCHEME)) return { ok: false, reason: 'malformed' };
+  const given = signature.slice(SIGNATURE_SCHEME.length);
+  if (!/^[0-9a-f]{64}$/.test(given)) return { ok: false, reason: 'malformed' };
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) return { ok: false, reason: 'stale' };
+  const expected = Buffer.from(hmacHex(secret, timestamp, body), 'hex');
+  return timingSafeEqual(expected, Buffer.from(given, 'hex')) ? { ok: true } : { ok: false, reason: 'mismatch' };
+}
+
+function hmacHex(secret: string, timestamp: string, body: Uint8Array | string): string {
+  return createHmac('sha256', secret)
+    .update(`${timestamp}.`)
+    .update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body)
+    .digest('hex');
+}

@@ -1,0 +1,44 @@
+/** Runner summaries and message inputs shared by the notify tests. */
+import { aggregateResults } from '../../lambdas/core/aggregate';
+import { Engine, Outcome } from '../../lambdas/core/status';
+import type { RunnerSummary } from '../../lambdas/core/summary';
+import { buildMessage, type MessageInput, type NotificationMessage } from '../../lambdas/notify/message';
+
+/** A path part that must never show up in a reason, an error or a log line. */
+export const SECRET_PATH = '/services/T0LOADPLANE/B0SECRET/xoxSECRETtoken42';
+
+export function runner(index: number, overrides: Partial<RunnerSummary> = {}): RunnerSummary {
+  return {
+    engine: 'k6',
+    runner: index,
+    exitCode: 0,
+    simulated: false,
+    durationMs: 60_000,
+    requests: { count: 1000, failed: 10 },
+    iterations: 500,
+    latency: { count: 1000, sum: 100_000, min: 5, max: 900, p90: 150, p95: 200, p99: 400 },
+    dataReceivedBytes: 1_000_000,
+    dataSentBytes: 100_000,
+    thresholds: [],
+    ...overrides,
+  };
+}
+
+export function input(overrides: Partial<MessageInput> = {}): MessageInput {
+  return {
+    runId: '01jdm5x3k7q8r9s0t1v2w3x4y5',
+    name: 'checkout-peak',
+    engine: Engine.k6,
+    outcome: Outcome.SUCCEEDED,
+    reason: 'all runners finished with exit code 0',
+    startedAt: '2026-11-30T10:00:00.000Z',
+    endedAt: '2026-11-30T10:12:05.000Z',
+    expectedRunners: 3,
+    result: aggregateResults(3, [runner(0), runner(1, { latency: { ...runner(1).latency, p95: 321.25 } }), runner(2)]),
+    ...overrides,
+  };
+}
+
+export function message(overrides: Partial<MessageInput> = {}): NotificationMessage {
+  return buildMessage(input(overrides));
+}
