@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { aggregateResults } from '../../lambdas/core/aggregate';
+import { OUTCOMES, Outcome } from '../../lambdas/core/status';
+import { staticChannelSecrets } from '../../lambdas/notify/channel-secrets';
+import { sendNotification } from '../../lambdas/notify/channels';
+import type { NotificationMessage } from '../../lambdas/notify/message';
+import { SIMULATED_NOTE, slackBody, type SlackBlock, type SlackBody } from '../../lambdas/notify/slack';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { SECRET_PATH, message, runner } from './fixtures';
+
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+});
+afterAll(() => receiver.close());
+beforeEach(() => receiver.reset());
+
+/** Sends the message to the receiver as Slack would get it, and returns the body Slack would read. */
+async function sentToSlack(m: NotificationMessage): Promise<SlackBody> {
+  const result = await sendNotification({
+    channel: 'slack-ops',
+    secrets: staticChannelSecrets({ 'slack-ops': { url: receiver.url + SECRET_PATH } }),
+    message: m,
+    idempotencyKey: `${m.runId}:${m.outcome}`,
+  });
+  expect(result).toEqual({ kind: 'delivered', status: 200 });
+  const received = receiver.requests.at(-1)!;
+  expect(received.headers['content-type']).toBe('application/json');
+  expect(received.headers['idempotency-key']).toBe(`${m.runId}:${m.outcome}`);
+  return JSON.parse(received.body.toString('utf8')) as SlackBody;
+}
+
+const ofType = <T extends SlackBlock['type']>(body: SlackBody, type: T) =>
+  body.blocks.filter((b): b is Extract<SlackBlock, { type: T }> => b.type === type);
+const fieldTexts = (body: SlackBody) => ofType(body, 'section').flatMap((s) => (s.fields ?? []).map((f) => f.text));
+/** Every mrkdwn text of the body, and the fallback. */
+const mrkdwnTexts = (body: SlackBody) => [
+  body.text,
+  ...body.blocks.flatMap((b) => {
+    if (b.type === 'section') return [...(b.text ? [b.text] : []), ...(b.fields ?? [])];
+    if (b.type === 'context') return b.elements;
+    return [];
+  }).filter((t) => t.type === 'mrkdwn').map((t) => t.text),
+];
+
+describe('slackBody, as received over HTTP', () => {
+  it('has a header with the outcome, and fields with the run, duration, runners, requests, error rate, p95 bound and thresholds', async () => {
+    const body = await sentToSlack(message());
+    expect(ofType(body, 'header')).toEqual([
+      { type: 'header', text: { type: 'plain_text', text: ':white_check_mark: Succeeded: checkout-peak', emoji: true } },
+    ]);
+    expect(fieldTexts(body)).toEqual([
+      '*Run*\ncheckout-peak\n`01jdm5x3k7q8r9s0t1v2w3x4y5`',
+      '*Engine*\nk6',
+      '*Duration*\n12m5s',
+      '*Runners*\n3 of 3 reported',
+      '*Requests*\n3,000 (30 failed)',
+      '*Error rate*\n1%',
+      '*p95 (≤, worst runner)*\n≤ 321.3 ms (upper bound)',
+      '*Thresholds*\nnone defined',
+    ]);
+    expect(body.text).toBe(':white_check_mark: loadplane run checkout-peak Succeeded: all runners finished with exit code 0');
+    expect(ofType(body, 'section').map((s) => s.text?.text).filter(Boolean)).toEqual(['*Reason*\nall runners finished with exit code 0']);
+  });
+
+  it.each([
+    { outcome: Outcome.SUCCEEDED, header: ':white_check_mark: Succeeded' },
+    { outcome: Outcome.FAILED, header: ':x: Failed' },
+    { outcome: Outcome.THRESHOLDS_FAILED, header: ':warning: Thresholds failed' },
+    { outcome: Outcome.TIMED_OUT, header: ':hourglass: Timed out' },
+    { outcome: Outcome.ABORTED, header: ':octagonal_sign: Aborted' },
+  ])('$outcome has header "$header"', ({ outcome, header }) => {
+    const body = slackBody(message({ outcome }));
+    expect(ofType(body, 'header')[0]!.text.text).toBe(`${header}: checkout-peak`);
+    expect(body.text.startsWith(header.split(' ')[0]!)).toBe(true);
+  });
+
+  it('has a distinct header for every outcome', () => {
+    const headers = new Set(OUTCOMES.map((outcome) => ofType(slackBody(message({ outcome })), 'header')[0]!.text.text));
+    expect(headers.size).toBe(OUTCOMES.length);
+  });
+
+  it('names the failed thresholds and the runners that failed them', () => {
+    const t = (metric: string, expression: string, ok: boolean) => ({ metric, expression, ok });
+    const result = aggregateResults(2, [
+      runner(0, { thresholds: [t('http_req_duration', 'p(95)<300', false), t('checks', 'rate>0.99', true)] }),
+      runner(1, { thresholds: [t('http_req_duration', 'p(95)<300', false), t('checks', 'rate>0.99', true)] }),
+    ]);
+    const body = slackBody(message({ outcome: Outcome.THRESHOLDS_FAILED, expectedRunners: 2, result }));
+    expect(fieldTexts(body)).toContain('*Thresholds*\n1 of 2 failed: `http_req_duration` p(95)&lt;300 (runners 0, 1)');
+  });
+
+  it('escapes &, < and > in user text, so a reason cannot ping @channel or forge a link', async () => {
+    const reason = 'Error: <!channel> <https://evil.example|click here> & more > less';
+    const body = await sentToSlack(message({ name: 'a<b>&c', outcome: Outcome.FAILED, reason }));
+    const escaped = 'Error: &lt;!channel&gt; &lt;https://evil.example|click here&gt; &amp; more &gt; less';
+    expect(ofType(body, 'section').map((s) => s.text?.text)).toContain(`*Reason*\n${escaped}`);
+    expect(body.text).toBe(`:x: loadplane run a&lt;b&gt;&amp;c Failed: ${escaped}`);
+    expect(fieldTexts(body)[0]).toBe('*Run*\na&lt;b&gt;&amp;c\n`01jdm5x3k7q8r9s0t1v2w3x4y5`');
+    for (const text of mrkdwnTexts(body)) {
+      expect(text).not.toMatch(/[<>]/);
+      expect(text).not.toMatch(/&(?!amp;|lt;|gt;)/);
+    }
+  });
+
+  it('cuts a long reason to Slack’s section limit without leaving half an entity', () => {
+    const body = slackBody(message({ reason: '&'.repeat(5000) }));
+    const text = ofType(body, 'section').find((s) => s.text)!.text!.text;
+    expect(text.length).toBeLessThanOrEqual(3000);
+    expect(text).toMatch(/^\*Reason\*\n(&amp;)+…$/);
+    expect(body.text.length).toBeLessThan(2000);
+  });
+
+  it('adds the "simulated metrics" context line only for simulated numbers', async () => {
+    const simulated = aggregateResults(1, [runner(0, { simulated: true })]);
+    const withMarker = await sentToSlack(message({ expectedRunners: 1, result: simulated }));
+    expect(ofType(withMarker, 'context')).toEqual([{ type: 'context', elements: [{ type: 'mrkdwn', text: SIMULATED_NOTE }] }]);
+    expect(withMarker.text).toMatch(/\(simulated metrics\)$/);
+    const real = await sentToSlack(message());
+    expect(ofType(real, 'context')).toEqual([]);
+    expect(real.text).not.toMatch(/simulated/);
+  });
+
+  it('has a link button per link, and no actions block without links', async () => {
+    const both = await sentToSlack(message({ links: { console: 'https://console.aws.amazon.com/states/x', report: 'https://reports.example/r/1' } }));
+    expect(ofType(both, 'actions')).toEqual([
+      {
+        type: 'actions',
+        elements: [
+          { type: 'button', text: { type: 'plain_text', text: 'Open execution' }, url: 'https://console.aws.amazon.com/states/x', action_id: 'open-execution' },
+          { type: 'button', text: { type: 'plain_text', text: 'Open report' }, url: 'https://reports.example/r/1', action_id: 'open-report' },
+        ],
+      },
+    ]);
+    const reportOnly = slackBody(message({ links: { report: 'https://reports.example/r/1' } }));
+    expect(ofType(reportOnly, 'actions')[0]!.elements.map((e) => e.action_id)).toEqual(['open-report']);
+    expect(ofType(slackBody(message()), 'actions')).toEqual([]);
+  });
+
+  it('says what is missing when the run ended before its result was collected', () => {
+    const body = slackBody(message({ outcome: Outcome.TIMED_OUT, reason: 'AwaitReady passed its deadline', result: undefined }));
+    expect(fieldTexts(body)).toEqual([
+      '*Run*\ncheckout-peak\n`01jdm5x3k7q8r9s0t1v2w3x4y5`',
+      '*Engine*\nk6',
+      '*Duration*\n12m5s',
+      '*Runners*\nno result collected',
+      '*Thresholds*\nnot available',
+    ]);
+  });
+
+  it('leaves the reason section out when there is no reason', () => {
+    const body = slackBody(message({ reason: '' }));
+    expect(ofType(body, 'section').filter((s) => s.text)).toEqual([]);
+    expect(body.text).toBe(':white_check_mark: loadplane run checkout-peak Succeeded');
+  });
+});

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { aggregateResults } from '../../lambdas/core/aggregate';
+import { Outcome } from '../../lambdas/core/status';
+import { staticChannelSecrets } from '../../lambdas/notify/channel-secrets';
+import { sendNotification } from '../../lambdas/notify/channels';
+import type { NotificationMessage } from '../../lambdas/notify/message';
+import { verifySignature, webhookPayload, type WebhookPayload } from '../../lambdas/notify/webhook';
+import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
+import { SECRET_PATH, message, runner } from './fixtures';
+
+const SIGNING_SECRET = 'whsec_test_3f1c9a';
+/** 2026-11-30T12:00:00.500Z */
+const NOW_MS = Date.UTC(2026, 10, 30, 12, 0, 0, 500);
+const NOW_SECONDS = String(Math.floor(NOW_MS / 1000));
+
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+});
+afterAll(() => receiver.close());
+beforeEach(() => receiver.reset());
+
+async function sentAsWebhook(m: NotificationMessage, { signed = true } = {}): Promise<ReceivedRequest> {
+  const result = await sendNotification({
+    channel: 'webhook-ci',
+    secrets: staticChannelSecrets({ 'webhook-ci': { url: receiver.url + SECRET_PATH, ...(signed ? { signingSecret: SIGNING_SECRET } : {}) } }),
+    message: m,
+    idempotencyKey: `${m.runId}:${m.outcome}`,
+    now: () => NOW_MS,
+  });
+  expect(result).toEqual({ kind: 'delivered', status: 200 });
+  return receiver.requests.at(-1)!;
+}
+
+const payloadOf = (r: ReceivedRequest) => JSON.parse(r.body.toString('utf8')) as WebhookPayload;
+/** The receiver's check, on what it received. */
+const verify = (r: ReceivedRequest, overrides: Partial<Parameters<typeof verifySignature>[0]> = {}) =>
+  verifySignature({
+    body: r.body,
+    signature: r.headers['x-loadplane-signature'] as string | undefined,
+    timestamp: r.headers['x-loadplane-timestamp'] as string | undefined,
+    secret: SIGNING_SECRET,
+    nowMs: NOW_MS + 2_000,
+    ...overrides,
+  });
+
+describe('the JSON webhook', () => {
+  it('sends the documented version 1 payload', async () => {
+    const t = { metric: 'http_req_failed', expression: 'rate<0.01', ok: false };
+    const result = aggregateResults(2, [runner(0, { thresholds: [t] }), runner(1, { thresholds: [{ ...t, ok: true }] })]);
+    const m = message({
+      outcome: Outcome.THRESHOLDS_FAILED,
+      reason: 'runner 0 exited 99 (thresholds failed)',
+      expectedRunners: 2,
+      result,
+      links: { console: 'https://console.aws.amazon.com/states/exec' },
+    });
+    expect(payloadOf(await sentAsWebhook(m))).toEqual({
+      type: 'loadplane.run.finished',
+      version: 1,
+      runId: '01jdm5x3k7q8r9s0t1v2w3x4y5',
+      name: 'checkout-peak',
+      engine: 'k6',
+      outcome: 'THRESHOLDS_FAILED',
+      reason: 'runner 0 exited 99 (thresholds failed)',
+      startedAt: '2026-11-30T10:00:00.000Z',
+      endedAt: '2026-11-30T10:12:05.000Z',
+      durationSeconds: 725,
+      runners: { expected: 2, reported: 2 },
+      metrics: { requests: 2000, failedRequests: 20, errorRate: 0.01, p95UpperBoundMs: 200 },
+      thresholds: { total: 1, failed: [{ metric: 'http_req_failed', expression: 'rate<0.01', runners: [0] }] },
+      simulated: false,
+      links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
+      sentAt: '2026-11-30T12:00:00.500Z',
+    });
+  });
+
+  it('writes null, never leaves a field out, when no result was collected', () => {
+    const payload = webhookPayload(message({ outcome: Outcome.FAILED, result: undefined }), '2026-11-30T12:00:00.000Z');
+    expect(payload).toMatchObject({ runners: { expected: 3, reported: null }, metrics: null, thresholds: null, simulated: false });
+    expect(payload.links).toEqual({ console: null, report: null });
+  });
+
+  it('sends Content-Type, the caller’s Idempotency-Key, and the timestamp it signed', async () => {
+    const r = await sentAsWebhook(message({ outcome: Outcome.ABORTED }));
+    expect(r.method).toBe('POST');
+    expect(r.path).toBe(SECRET_PATH);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(r.headers['idempotency-key']).toBe('01jdm5x3k7q8r9s0t1v2w3x4y5:ABORTED');
+    expect(r.headers['x-loadplane-timestamp']).toBe(NOW_SECONDS);
+    expect(r.headers['x-loadplane-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+  });
+
+  it('signs the exact body bytes: the receiver verifies them, non-ASCII text included', async () => {
+    const r = await sentAsWebhook(message({ reason: 'Zeitüberschreitung 🙂 < 5 s & "quoted"' }));
+    expect(verify(r)).toEqual({ ok: true });
+    expect(verify(r, { body: r.body.toString('utf8') })).toEqual({ ok: true });
+  });
+
+  it.each([
+    { case: 'a wrong secret', change: { secret: 'whsec_other' }, reason: 'mismatch' },
+    { case: 'an altered body', change: { alterBody: true }, reason: 'mismatch' },
+    { case: 'a timestamp changed after signing', change: { timestamp: String(Number(NOW_SECONDS) + 1) }, reason: 'mismatch' },
+    { case: 'an old timestamp (replay)', change: { nowMs: NOW_MS + 301_000 }, reason: 'stale' },
+    { case: 'a timestamp from the future', change: { nowMs: NOW_MS - 301_000 }, reason: 'stale' },
+    { case: 'no signature header', change: { signature: undefined }, reason: 'missing' },
+    { case: 'no timestamp header', change: { timestamp: undefined }, reason: 'missing' },
+    { case: 'another scheme', change: { signature: 'sha1=abc' }, reason: 'malformed' },
+    { case: 'a short digest', change: { signature: 'sha256=abc' }, reason: 'malformed' },
+    { case: 'a non-numeric timestamp', change: { timestamp: '2026-11-30T12:00:00Z' }, reason: 'malformed' },
+  ])('verification fails with $case ($reason)', async ({ change, reason }) => {
+    const r = await sentAsWebhook(message());
+    const { alterBody, ...overrides } = change as { alterBody?: boolean } & Partial<Parameters<typeof verifySignature>[0]>;
+    const body = alterBody ? Buffer.from(r.body.toString('utf8').replace('"SUCCEEDED"', '"FAILED"')) : r.body;
+    expect(verify(r, { body, ...overrides })).toEqual({ ok: false, reason });
+  });
+
+  it('accepts a timestamp within the tolerance either way', async () => {
+    const r = await sentAsWebhook(message());
+    expect(verify(r, { nowMs: NOW_MS + 299_000 })).toEqual({ ok: true });
+    expect(verify(r, { nowMs: NOW_MS - 299_000 })).toEqual({ ok: true });
+  });
+
+  it('sends no signature headers for a channel without a signing secret', async () => {
+    const r = await sentAsWebhook(message(), { signed: false });
+    expect(r.headers).not.toHaveProperty('x-loadplane-signature');
+    expect(r.headers).not.toHaveProperty('x-loadplane-timestamp');
+    expect(r.headers['idempotency-key']).toBe('01jdm5x3k7q8r9s0t1v2w3x4y5:SUCCEEDED');
+    expect(verify(r)).toEqual({ ok: false, reason: 'missing' });
+  });
+});
