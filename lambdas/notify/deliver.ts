@@ -82,6 +82,8 @@ export function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
     giveUpAfter(notDelivered(`${who}: could not connect and send within ${seconds(timeoutMs)}; nothing was delivered`));
     req.on('finish', () => {
       written = true;
+      // An early answer (e.g. 413 while still sending) has already settled it.
+      if (settled) return;
       giveUpAfter({ kind: 'unknown', reason: `${who}: no answer within ${seconds(timeoutMs)} after the request was sent; it may have been received` });
     });
     req.on('response', (res) => {

@@ -1,3 +1,4 @@
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deliver, type DeliveryResult } from '../../lambdas/notify/deliver';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -126,6 +127,30 @@ describe('deliver', () => {
     expect(result.kind === 'unknown' && result.reason).toMatch(/^webhook-ops: .* after the request was sent; it may have been received$/);
     expectNoSecret(result);
     expect(receiver.deliveries).toBe(1);
+  });
+
+  it('a request that could not be sent in time is a definite non-delivery', async () => {
+    // Accepts connections and never reads: once the kernel buffers are full the request cannot be sent whole.
+    const sockets: Socket[] = [];
+    const stalled = createTcpServer({ pauseOnConnect: true }, (socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await deliver({
+        url: `http://127.0.0.1:${(stalled.address() as AddressInfo).port}${SECRET_PATH}`,
+        headers: {},
+        body: Buffer.alloc(64 * 1024 * 1024, 0x20),
+        receiver: 'webhook-ops',
+        timeoutMs: 300,
+      });
+      expect(result).toEqual({
+        kind: 'not-delivered',
+        reason: 'webhook-ops: could not connect and send within 0.3 s; nothing was delivered',
+      });
+      expectNoSecret(result);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => stalled.close(resolve));
+    }
   });
 
   it.each([
