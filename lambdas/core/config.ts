@@ -27,6 +27,12 @@ export const deploymentConfigSchema = z.object({
   /** Most argv entries, and the largest total size of argv in bytes. */
   maxArguments: z.number().int().positive(),
   maxArgumentBytes: z.number().int().positive(),
+  notify: z.object({
+    /** Channels every run notifies, besides those its spec names (e.g. the platform team's). */
+    defaultChannels: z.array(z.string().min(1)),
+    /** Secrets Manager id prefix: channel `slack` reads `<prefix>slack`, a JSON `{ "url", "signingSecret"? }`. */
+    secretPrefix: z.string().min(1),
+  }),
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
@@ -39,6 +45,7 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
   maxScriptBytes: 512 * 1024,
   maxArguments: 256,
   maxArgumentBytes: 64 * 1024,
+  notify: { defaultChannels: [], secretPrefix: 'loadplane/notify/' },
 };
 
 /**
@@ -75,5 +82,20 @@ export function loadLedgerSettings(env: NodeJS.ProcessEnv = process.env): Ledger
     tableName: env.LOADPLANE_TABLE ?? 'loadplane',
     endpoint: env.LOADPLANE_DYNAMODB_ENDPOINT || undefined,
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+  };
+}
+
+/** Local runs only: webhook URLs (and the generic webhook's signing secret) from the environment. */
+export interface LocalChannelSettings {
+  webhookUrl?: string;
+  webhookSecret?: string;
+  slackWebhookUrl?: string;
+}
+
+export function loadLocalChannelSettings(env: NodeJS.ProcessEnv = process.env): LocalChannelSettings {
+  return {
+    ...(env.LOADPLANE_WEBHOOK_URL ? { webhookUrl: env.LOADPLANE_WEBHOOK_URL } : {}),
+    ...(env.LOADPLANE_WEBHOOK_SECRET ? { webhookSecret: env.LOADPLANE_WEBHOOK_SECRET } : {}),
+    ...(env.LOADPLANE_SLACK_WEBHOOK_URL ? { slackWebhookUrl: env.LOADPLANE_SLACK_WEBHOOK_URL } : {}),
   };
 }

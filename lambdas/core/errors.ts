@@ -114,6 +114,48 @@ export class NotificationInProgress extends LoadplaneError {
   }
 }
 
+/** No webhook is configured for the channel (no secret, no local entry), or the name is not a channel. */
+export class ChannelNotConfigured extends LoadplaneError {
+  override readonly name = 'ChannelNotConfigured' as const;
+  readonly retryable = false;
+  constructor(readonly channel: string, detail: string) {
+    super(`notification channel ${channel}: ${detail}`);
+  }
+}
+
+/** The channel's configuration exists but is not `{ "url": "http(s)://...", "signingSecret"?: "..." }`. */
+export class ChannelSecretInvalid extends LoadplaneError {
+  override readonly name = 'ChannelSecretInvalid' as const;
+  readonly retryable = false;
+  constructor(readonly channel: string, problem: string) {
+    super(`notification channel ${channel}: its configuration is invalid: ${problem}`);
+  }
+}
+
+/** The secret store failed (throttling, network, access): a retry may succeed. */
+export class ChannelSecretUnavailable extends LoadplaneError {
+  override readonly name = 'ChannelSecretUnavailable' as const;
+  readonly retryable = true;
+  constructor(readonly channel: string, detail: string, options?: { cause?: unknown }) {
+    super(`notification channel ${channel}: its secret could not be read: ${detail}`, options);
+  }
+}
+
+/**
+ * A notification was definitely not delivered (connection refused before the request was written,
+ * or the receiver answered 408/429/5xx): its claim was released, and a retry may send it.
+ */
+export class NotificationNotDelivered extends LoadplaneError {
+  override readonly name = 'NotificationNotDelivered' as const;
+  readonly retryable = true;
+  constructor(
+    readonly runId: string,
+    readonly channels: string[],
+  ) {
+    super(`run ${runId}: notification not delivered yet on ${channels.join(', ')}; retrying`);
+  }
+}
+
 /** Kubernetes API failures, by HTTP status (DESIGN §7). `status` is the HTTP status when there was one. */
 abstract class ClusterError extends LoadplaneError {
   constructor(
@@ -178,6 +220,10 @@ export const ERROR_NAMES = [
   'TransientStoreError',
   'StoreError',
   'NotificationInProgress',
+  'NotificationNotDelivered',
+  'ChannelNotConfigured',
+  'ChannelSecretInvalid',
+  'ChannelSecretUnavailable',
   'ClusterNotFound',
   'ClusterConflict',
   'ClusterGone',
@@ -194,6 +240,8 @@ export const RETRYABLE_ERROR_NAMES: readonly ErrorName[] = [
   'StageOwnershipLost',
   'TransientStoreError',
   'NotificationInProgress',
+  'NotificationNotDelivered',
+  'ChannelSecretUnavailable',
   'ClusterGone',
   'ClusterThrottled',
   'ClusterUnavailable',

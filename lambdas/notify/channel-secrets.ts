@@ -4,7 +4,7 @@
  * environment (staticChannelSecrets). Both check the same shape and never echo the values in errors.
  */
 import { z } from 'zod';
-import { ChannelSecretInvalid } from './channel-errors';
+import { ChannelSecretInvalid } from '../core/errors';
 
 export interface ChannelSecret {
   url: string;

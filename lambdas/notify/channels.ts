@@ -3,7 +3,7 @@
  * `slack`, `slack-<suffix>`, `webhook`, `webhook-<suffix>`) picks the body, its secret gives the URL,
  * and deliver() says what became of it. Claiming and marking in the ledger is the Notify stage's job.
  */
-import { ChannelNotConfigured } from './channel-errors';
+import { ChannelNotConfigured } from '../core/errors';
 import type { ChannelSecrets } from './channel-secrets';
 import { deliver, type DeliveryResult } from './deliver';
 import type { NotificationMessage } from './message';

@@ -5,7 +5,7 @@
  * is picked up within the TTL. Failures are not cached; a missing secret is (as "not configured").
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { ChannelSecretInvalid, ChannelSecretUnavailable } from './channel-errors';
+import { ChannelSecretInvalid, ChannelSecretUnavailable } from '../core/errors';
 import { parseChannelSecret, type ChannelSecret, type ChannelSecrets } from './channel-secrets';
 
 export const DEFAULT_SECRET_TTL_MS = 5 * 60 * 1000;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isRetryable } from '../../lambdas/core/errors';
-import { ChannelNotConfigured, ChannelSecretInvalid } from '../../lambdas/notify/channel-errors';
+import { ChannelNotConfigured, ChannelSecretInvalid } from '../../lambdas/core/errors';
 import { parseChannelSecret, staticChannelSecrets } from '../../lambdas/notify/channel-secrets';
 import { channelKind, sendNotification } from '../../lambdas/notify/channels';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';

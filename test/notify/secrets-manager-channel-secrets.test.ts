@@ -5,7 +5,7 @@
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, it } from 'vitest';
 import { isRetryable } from '../../lambdas/core/errors';
-import { ChannelSecretInvalid, ChannelSecretUnavailable } from '../../lambdas/notify/channel-errors';
+import { ChannelSecretInvalid, ChannelSecretUnavailable } from '../../lambdas/core/errors';
 import { DEFAULT_SECRET_TTL_MS, secretsManagerChannelSecrets } from '../../lambdas/notify/secrets-manager-channel-secrets';
 
 const PREFIX = 'loadplane/notify/';
