@@ -4,6 +4,7 @@
  * shortly before it expires). Each invocation gets its own lease owner ids.
  */
 import { EKSClient } from '@aws-sdk/client-eks';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createClusterClient } from '../cluster/cluster-client';
 import { describeClusterEndpoint } from '../cluster/eks-endpoint';
 import { eksKubeConfig } from '../cluster/eks-kubeconfig';
@@ -11,7 +12,8 @@ import { EksTokenSource } from '../cluster/eks-token';
 import { loadConfig, loadLedgerSettings } from '../core/config';
 import { createDocumentClient } from '../ledger/client';
 import { Ledger } from '../ledger/ledger';
-import type { StageDeps } from '../stages/deps';
+import { secretsManagerChannelSecrets } from '../notify/secrets-manager-channel-secrets';
+import type { NotifyDeps, StageDeps } from '../stages/deps';
 
 const config = loadConfig();
 const settings = loadLedgerSettings();
@@ -21,6 +23,12 @@ const ledger = new Ledger({
 });
 const eks = new EKSClient({ region: settings.region });
 const tokens = new Map<string, EksTokenSource>();
+const notify: NotifyDeps = {
+  secrets: secretsManagerChannelSecrets({ client: new SecretsManagerClient({ region: settings.region }), prefix: config.notify.secretPrefix }),
+  leaseMs: 60_000,
+  timeoutMs: 10_000,
+  consoleUrl: (arn) => `https://${settings.region}.console.aws.amazon.com/states/home?region=${settings.region}#/v2/executions/details/${arn}`,
+};
 
 async function clusterFor(name: string) {
   const { endpoint, caData } = await describeClusterEndpoint(eks, name);
@@ -44,5 +52,6 @@ export function depsFor(context: InvocationContext): StageDeps {
     now: Date.now,
     newOwner: () => `${context.awsRequestId}#${owners++}`,
     log: (entry) => console.log(JSON.stringify(entry)),
+    notify,
   };
 }

@@ -5,6 +5,7 @@
 import type { ClusterClient } from '../cluster/cluster-client';
 import type { DeploymentConfig } from '../core/config';
 import type { Ledger } from '../ledger/ledger';
+import type { ChannelSecrets } from '../notify/channel-secrets';
 
 export interface StageDeps {
   ledger: Ledger;
@@ -16,6 +17,18 @@ export interface StageDeps {
   /** A unique owner id for one stage invocation (ledger lease fencing). */
   newOwner(): string;
   log(event: StageLogEvent): void;
+  notify: NotifyDeps;
+}
+
+export interface NotifyDeps {
+  /** Webhook URLs and signing secrets by channel: Secrets Manager on AWS, flags/env locally. Never logged. */
+  secrets: ChannelSecrets;
+  /** How long a claim protects a send in flight; an unmarked claim older than this is ambiguous. */
+  leaseMs: number;
+  /** Connect-and-send and answer timeouts of one delivery. */
+  timeoutMs: number;
+  /** The execution's page in the AWS console, for the message's link (absent locally). */
+  consoleUrl?: (executionArn: string) => string;
 }
 
 export interface StageLogEvent {

@@ -1,22 +1,99 @@
 /**
- * Notify: records, once, the notification the run would send (its channels and outcome). The
- * exactly-once delivery to Slack and webhooks (DESIGN §5) replaces this with its own issue.
+ * Notify (DESIGN §5): exactly one completion message per run and channel, whichever path gets here
+ * (the main path, the fail path, the reaper). For each channel — the spec's and the deployment's
+ * defaults — the message is claimed in the ledger before it is sent and marked after:
+ * - already sent: nothing is sent again;
+ * - claimed by a live lease elsewhere: NotificationInProgress (retried; by then it is sent);
+ * - a definite non-delivery (refused before the request was written, 408/429/5xx): the claim is
+ *   released and the stage fails with NotificationNotDelivered, so Step Functions retries the send;
+ * - an ambiguous send (the request may have arrived, no answer): the claim is left to expire; the
+ *   next attempt applies the spec's policy — `atMostOnce` records `unknown` and never re-sends,
+ *   `atLeastOnce` re-sends with the same Idempotency-Key;
+ * - rejected by the receiver (a 4xx): it got the message; marked with the status, not re-sent.
  */
+import { NotificationNotDelivered, InvalidTransition } from '../core/errors';
+import type { CollectRecord } from './collect';
+import type { StartRecord } from './start';
 import { Stage } from '../core/status';
+import { buildMessage, type NotificationMessage } from '../notify/message';
+import { sendNotification } from '../notify/channels';
 import type { StageDeps } from './deps';
-import { loadRun } from './run-context';
+import { loadRun, outputOf, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 
+/** What happened on each channel, recorded as the stage's output. */
+export type ChannelResult = 'sent' | 'already-sent' | 'rejected' | 'unknown' | 'not-configured' | 'not-delivered' | 'ambiguous';
+
+/** Results that make the stage fail (retryably) so a later attempt finishes the channel. */
+const UNFINISHED: ReadonlySet<ChannelResult> = new Set(['not-delivered', 'ambiguous']);
+
 export interface NotifyRecord {
-  wouldNotify: string[];
-  outcome?: string;
+  outcome: string;
+  channels: Record<string, ChannelResult>;
 }
 
 export async function notify(deps: StageDeps, runId: string): Promise<NotifyRecord> {
   return runOnce(deps, runId, Stage.Notify, async () => {
     const run = await loadRun(deps, runId);
-    const record = { wouldNotify: run.spec.notify.channels, ...(run.view.run.outcome ? { outcome: run.view.run.outcome } : {}) };
-    deps.log({ runId, stage: Stage.Notify, message: 'would notify (channels are not built yet)', ...record });
-    return record;
+    const outcome = run.view.run.outcome;
+    if (!outcome) throw new InvalidTransition(`notify: run ${runId} has no outcome yet (Decide has not recorded one)`, run.view.run);
+    const channels = [...new Set([...deps.config.notify.defaultChannels, ...run.spec.notify.channels])];
+    const message = messageFor(deps, run);
+    const results: Record<string, ChannelResult> = {};
+    for (const channel of channels) results[channel] = await notifyChannel(deps, run, channel, message);
+    deps.log({ runId, stage: Stage.Notify, message: 'notification results', outcome, channels: results });
+    const undelivered = channels.filter((c) => UNFINISHED.has(results[c]!));
+    if (undelivered.length > 0) throw new NotificationNotDelivered(runId, undelivered);
+    return { outcome, channels: results };
+  });
+}
+
+async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, message: NotificationMessage): Promise<ChannelResult> {
+  const { secrets, leaseMs, timeoutMs } = deps.notify;
+  if (!(await secrets.get(channel))) {
+    deps.log({ runId: run.runId, stage: Stage.Notify, message: 'channel not configured: nothing sent', channel });
+    return 'not-configured';
+  }
+  const claim = await deps.ledger.claimNotification(run.runId, channel, { leaseMs, policy: run.spec.notify.policy, outcome: message.outcome });
+  if (claim.kind === 'sent') return 'already-sent';
+  if (claim.kind === 'unknown') return 'unknown';
+
+  let delivery;
+  try {
+    delivery = await sendNotification({ channel, secrets, message, idempotencyKey: claim.dedupeKey, timeoutMs });
+  } catch (err) {
+    // Thrown only when nothing was sent (configuration, secret store): let a retry claim again.
+    await deps.ledger.releaseNotification(run.runId, channel, claim.token, (err as Error).name);
+    throw err;
+  }
+  switch (delivery.kind) {
+    case 'delivered':
+    case 'rejected':
+      await deps.ledger.markNotificationSent(run.runId, channel, claim.token, { status: delivery.status });
+      return delivery.kind === 'delivered' ? 'sent' : 'rejected';
+    case 'not-delivered':
+      await deps.ledger.releaseNotification(run.runId, channel, claim.token, delivery.reason);
+      return 'not-delivered';
+    case 'unknown':
+      // The claim stays: when its lease expires, the spec's policy decides (see above).
+      return 'ambiguous';
+  }
+}
+
+function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
+  const item = run.view.run;
+  const started = outputOf<StartRecord>(run.view, Stage.Start);
+  const collected = outputOf<CollectRecord>(run.view, Stage.Collect);
+  return buildMessage({
+    runId: run.runId,
+    name: run.spec.name,
+    engine: run.spec.engine,
+    outcome: item.outcome!,
+    reason: item.outcomeReason ?? '',
+    startedAt: started ? new Date(started.startedAt).toISOString() : item.createdAt,
+    endedAt: item.decidedAt ?? new Date(deps.now()).toISOString(),
+    expectedRunners: run.spec.parallelism,
+    ...(collected ? { result: collected.result } : {}),
+    ...(deps.notify.consoleUrl && item.executionArn ? { links: { console: deps.notify.consoleUrl(item.executionArn) } } : {}),
   });
 }

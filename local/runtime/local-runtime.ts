@@ -9,6 +9,7 @@ import { kubeConfigFromFile } from '../../lambdas/cluster/kubeconfig-file';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { Ledger, type RequestAbortResult } from '../../lambdas/ledger/ledger';
 import { reap, type ReapResult } from '../../lambdas/stages/reap';
+import { staticChannelSecrets, type ChannelSecret } from '../../lambdas/notify/channel-secrets';
 import type { StageDeps, StageLogEvent } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { renderRunDefinition } from '../../statemachine/run-definition';
@@ -25,6 +26,11 @@ export interface LocalRuntimeOptions {
   context?: string;
   /** Stage log lines (default: dropped). */
   log?: (event: StageLogEvent) => void;
+  /** Webhook URLs (and signing secrets) by channel name, e.g. from `--webhook-url`. Never logged. */
+  channels?: Record<string, ChannelSecret>;
+  /** Notification claim lease and delivery timeout (defaults: 60 s and 10 s, as on AWS). */
+  notifyLeaseMs?: number;
+  notifyTimeoutMs?: number;
 }
 
 export interface LocalRuntime {
@@ -71,6 +77,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     now: kubeSim ? () => kubeSim.now() : Date.now,
     newOwner: () => randomUUID(),
     log: options.log ?? (() => undefined),
+    notify: {
+      secrets: staticChannelSecrets(options.channels ?? {}),
+      leaseMs: options.notifyLeaseMs ?? 60_000,
+      timeoutMs: options.notifyTimeoutMs ?? 10_000,
+    },
   };
   const timeScale = kubeSim?.timeScale ?? 1;
   const machine = new LocalStateMachine(

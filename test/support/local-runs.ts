@@ -8,7 +8,7 @@ import type { RunView } from '../../lambdas/ledger/ledger';
 import type { ReapResult } from '../../lambdas/stages/reap';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
-import { startLocalRuntime, type LocalRuntime } from '../../local/runtime/local-runtime';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 
 /** A 30 s test takes 50 ms of real time; polls of a few simulated seconds take milliseconds. */
 export const TEST_TIME_SCALE = 600;
@@ -30,8 +30,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(timeScale = TEST_TIME_SCALE): Promise<Harness> {
-  const runtime = await startLocalRuntime({ timeScale });
+export async function startHarness(timeScale = TEST_TIME_SCALE, options: Omit<LocalRuntimeOptions, 'timeScale'> = {}): Promise<Harness> {
+  const runtime = await startLocalRuntime({ ...options, timeScale });
   const kubeSim = runtime.kubeSim!;
   return {
     runtime,

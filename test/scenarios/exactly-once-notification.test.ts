@@ -1,0 +1,193 @@
+/**
+ * DESIGN §5: exactly one completion message per run, whichever way the run ends and however often
+ * Notify runs. gatling-operator #9 (the duplicate Slack message that started this project) first.
+ * A webhook receiver on 127.0.0.1 counts what arrives; everything else is real (ASL, stages,
+ * dynalite, kube-sim, the HTTP sender).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { newRunId } from '../../lambdas/core/run-id';
+import { SimAnnotations } from '../../lambdas/core/runner-contract';
+import { NotifyPolicy, Outcome, type NotifyPolicy as Policy } from '../../lambdas/core/status';
+import { notify } from '../../lambdas/stages/notify';
+import { reap } from '../../lambdas/stages/reap';
+import { k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+
+/** An unmarked claim older than this is "the sender died mid-send"; a send with no answer gives up after SEND_TIMEOUT_MS. */
+const LEASE_MS = 400;
+const SEND_TIMEOUT_MS = 150;
+
+let h: Harness;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  h = await startHarness(undefined, {
+    channels: { webhook: { url: `${receiver.url}/hooks/s3cr3t-path` } },
+    notifyLeaseMs: LEASE_MS,
+    notifyTimeoutMs: SEND_TIMEOUT_MS,
+  });
+});
+afterAll(async () => {
+  await h.close();
+  await receiver.close();
+});
+beforeEach(() => {
+  receiver.reset();
+  h.kubeSim.faults.clear();
+});
+
+const spec = (name: string, policy: Policy = NotifyPolicy.atMostOnce, extra = {}) =>
+  k6Spec({ name, parallelism: 2, notify: { channels: ['webhook'], policy }, ...extra });
+
+/** Deliveries for one run: requests whose Idempotency-Key is the run's. */
+const received = (runId: string) => receiver.requests.filter((r) => String(r.headers['idempotency-key']).startsWith(`${runId}:`));
+const payloads = (runId: string) => received(runId).map((r) => JSON.parse(r.body.toString()) as { outcome: string; runId: string });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A run that reached Notify while the receiver answered 500 to everything: Notify used up its retries,
+ * the state machine went on to Cleanup, the outcome is recorded and nothing was delivered.
+ */
+async function decidedButNotNotified(name: string, policy: Policy = NotifyPolicy.atMostOnce): Promise<string> {
+  receiver.respondWith(500, { times: 1000 });
+  const { runId, view } = await h.run(spec(name, policy));
+  expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+  expect(view.notifications.webhook?.state).toBe('released');
+  receiver.reset(); // from here on the receiver answers 200
+  return runId;
+}
+
+describe('gatling-operator #9: the completion message is sent once', () => {
+  it('Notify twice at once, again after it succeeded (a retry), and once more from the reaper → 1 delivery', async () => {
+    const runId = await decidedButNotNotified('gatling-9');
+    const results = await Promise.allSettled([notify(h.runtime.deps, runId), notify(h.runtime.deps, runId)]);
+    // One sends; the other is told the stage is busy (retryable) — or, had it come a moment later, gets the recorded result.
+    expect(results.some((r) => r.status === 'fulfilled')).toBe(true);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ name: 'StageBusy', retryable: true });
+    await notify(h.runtime.deps, runId); // the retry after success
+    const view = (await h.runtime.ledger.getRun(runId))!;
+    await reap(h.runtime.deps, {
+      executionArn: view.run.executionArn!,
+      name: runId,
+      status: 'FAILED',
+      input: JSON.stringify({ spec: spec('gatling-9'), source: 'local' }),
+      error: 'States.TaskFailed',
+    });
+    expect(received(runId)).toHaveLength(1);
+    expect(payloads(runId)[0]).toMatchObject({ runId, outcome: Outcome.SUCCEEDED });
+    expect((await h.runtime.ledger.getRun(runId))!.notifications.webhook).toMatchObject({ state: 'sent', response: { status: 200 } });
+  });
+
+  it('50 concurrent Notify invocations for one run → exactly 1 delivery', async () => {
+    const runId = await decidedButNotNotified('fifty');
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => notify(h.runtime.deps, runId)));
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as Error).name).toMatch(/^(StageBusy|NotificationInProgress)$/);
+    // Those told to retry do, as Step Functions would: the stage is done, nothing more is sent.
+    await notify(h.runtime.deps, runId);
+    expect(received(runId)).toHaveLength(1);
+  });
+});
+
+describe('the sender dies after writing the request, before marking it sent', () => {
+  async function senderDies(policy: Policy): Promise<string> {
+    const runId = await decidedButNotNotified(`dies-${policy.toLowerCase()}`, policy);
+    receiver.acceptThenHang(1); // the request arrives; its answer never comes back
+    await expect(notify(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'NotificationNotDelivered' });
+    expect(received(runId)).toHaveLength(1);
+    // Within the claim's lease a retry must wait: the send may still be in flight.
+    await expect(notify(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'NotificationInProgress' });
+    await sleep(LEASE_MS + 50);
+    await notify(h.runtime.deps, runId);
+    return runId;
+  }
+
+  it('atMostOnce (default): 1 delivery; the claim ends `unknown` and is never re-sent', async () => {
+    const runId = await senderDies(NotifyPolicy.atMostOnce);
+    await notify(h.runtime.deps, runId);
+    expect(received(runId)).toHaveLength(1);
+    expect((await h.runtime.ledger.getRun(runId))!.notifications.webhook?.state).toBe('unknown');
+  });
+
+  it('atLeastOnce: at most 2 deliveries, both with the same Idempotency-Key', async () => {
+    const runId = await senderDies(NotifyPolicy.atLeastOnce);
+    const keys = received(runId).map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(`${runId}:${Outcome.SUCCEEDED}`);
+    expect(keys[1]).toBe(keys[0]);
+    expect((await h.runtime.ledger.getRun(runId))!.notifications.webhook?.state).toBe('sent');
+  });
+});
+
+describe('definite non-delivery releases the claim, and the retry delivers once', () => {
+  it.each([500, 429])('the receiver answers %i, then 200: delivered once, after the retry', async (status) => {
+    receiver.respondWith(status, { times: 1, headers: status === 429 ? { 'Retry-After': '1' } : {} });
+    const { runId, view } = await h.run(spec(`answers-${status}`));
+    const statuses = received(runId).length;
+    expect(statuses).toBe(2); // the refused attempt and the delivery
+    expect(view.notifications.webhook).toMatchObject({ state: 'sent', response: { status: 200 } });
+    expect(view.stages.Notify).toMatchObject({ state: 'completed', attempts: 2 });
+  });
+
+  it('connection refused: released, and delivered once when the receiver comes up', async () => {
+    await receiver.close();
+    let revived: Promise<void> | undefined;
+    const { runId, view } = await h.run(spec('refused'), {
+      onEvent: (e) => {
+        if (e.type === 'StateRetried' && e.state?.name === 'Notify') revived ??= receiver.listen();
+      },
+    });
+    await revived;
+    expect(received(runId)).toHaveLength(1);
+    expect(view.notifications.webhook).toMatchObject({ state: 'sent', claims: 2 });
+  });
+});
+
+describe('every way a run ends gets exactly one notification, with its outcome, and leaves nothing behind', () => {
+  it('fails in Launch (the API server refuses every Service): FAILED', async () => {
+    h.kubeSim.faults.failNextRequests(1000, 500, { method: 'POST', pathIncludes: '/services' });
+    const { runId, view } = await h.run(spec('launch-fails'));
+    h.kubeSim.faults.clear();
+    expect(view.run.outcome).toBe(Outcome.FAILED);
+    expect(view.run.outcomeReason).toMatch(/^ClusterUnavailable: /);
+    expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.FAILED]);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
+  it('times out (runners never scheduled): TIMED_OUT', async () => {
+    const { runId, view } = await h.run(spec('times-out', NotifyPolicy.atMostOnce, { runner: { metadata: { annotations: { [SimAnnotations.scheduleDelay]: 'never' } } } }));
+    expect(view.run.outcome).toBe(Outcome.TIMED_OUT);
+    expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.TIMED_OUT]);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
+  const TEN_MINUTES = `export const options = { vus: 4, duration: '10m' };\nexport default function () {}\n`;
+  const long = (name: string) => spec(name, NotifyPolicy.atMostOnce, { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
+
+  it('aborted mid-run: ABORTED', async () => {
+    const runId = newRunId();
+    const { view } = await h.run(long('aborted'), {
+      name: runId,
+      onEvent: (e) => {
+        if (e.type === 'StateExited' && e.state?.name === 'Start') void h.runtime.abort(runId, 'carol');
+      },
+    });
+    expect(view.run.outcome).toBe(Outcome.ABORTED);
+    expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.ABORTED]);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
+  it('execution stopped hard (the reaper finishes it): ABORTED', async () => {
+    const runId = newRunId();
+    const execution = h.runtime.startExecution({
+      name: runId,
+      input: { spec: long('stopped'), source: 'local' },
+      onEvent: (e) => {
+        if (e.type === 'StateExited' && e.state?.name === 'Start') setTimeout(() => execution.stop(), 50);
+      },
+    });
+    const result = await execution.result;
+    expect(result.reaped).toMatchObject({ kind: 'reaped', outcome: Outcome.ABORTED });
+    expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.ABORTED]);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+});
