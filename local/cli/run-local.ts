@@ -6,7 +6,9 @@
 import { newRunId } from '../../lambdas/core/run-id';
 import type { CollectRecord } from '../../lambdas/stages/collect';
 import { outputOf } from '../../lambdas/stages/run-context';
-import { loadConfig } from '../../lambdas/core/config';
+import { loadConfig, loadLocalChannelSettings } from '../../lambdas/core/config';
+import type { ChannelSecret } from '../../lambdas/notify/channel-secrets';
+import type { NotifyRecord } from '../../lambdas/stages/notify';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import { readRunDefinition } from '../../statemachine/run-definition';
 import { startLocalRuntime } from '../runtime/local-runtime';
@@ -21,9 +23,23 @@ export interface RunLocalOptions {
   context?: string;
   /** How to name the spec file in output (default: the path as given). */
   label?: string;
+  /** Notify these when the run ends (default: LOADPLANE_WEBHOOK_URL / LOADPLANE_SLACK_WEBHOOK_URL). */
+  webhookUrl?: string;
+  slackWebhookUrl?: string;
 }
 
 export const EXIT_RUN_NOT_SUCCEEDED = 1;
+
+/** The channels of a local run: flags first, then the environment. */
+function localChannels(options: RunLocalOptions): Record<string, ChannelSecret> {
+  const env = loadLocalChannelSettings();
+  const webhookUrl = options.webhookUrl ?? env.webhookUrl;
+  const slackUrl = options.slackWebhookUrl ?? env.slackWebhookUrl;
+  return {
+    ...(webhookUrl ? { webhook: { url: webhookUrl, ...(env.webhookSecret ? { signingSecret: env.webhookSecret } : {}) } } : {}),
+    ...(slackUrl ? { slack: { url: slackUrl } } : {}),
+  };
+}
 
 /** Task state name → the stage it runs (the fail path's DecideOnError runs Decide, and so on). */
 function stageNames(): Record<string, string> {
@@ -35,7 +51,13 @@ function stageNames(): Record<string, string> {
 
 export async function runLocal(specFile: string, options: RunLocalOptions): Promise<number> {
   const label = options.label ?? specFile;
-  const config = loadConfig();
+  const channels = localChannels(options);
+  const loaded = loadConfig();
+  // Channels given for a local run are notified for every run, whatever the spec lists.
+  const config = {
+    ...loaded,
+    notify: { ...loaded.notify, defaultChannels: [...new Set([...loaded.notify.defaultChannels, ...Object.keys(channels)])] },
+  };
   const checked = await checkSpecFile(specFile, config);
   if (!checked.ok) {
     console.error(`${label} is invalid:`);
@@ -46,6 +68,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
   const runtime = await startLocalRuntime({
     config,
     timeScale: options.timeScale,
+    channels,
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
     ...(options.context ? { context: options.context } : {}),
   });
@@ -73,6 +96,10 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const collected = view && outputOf<CollectRecord>(view, Stage.Collect);
     if (collected && outcome) console.log(`\n${formatResultTable(collected.result, outcome, view.run.outcomeReason ?? '')}`);
     else if (view?.run.outcomeReason) console.log(`\n${view.run.outcomeReason}`);
+    const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
+    if (notified && Object.keys(notified).length > 0) {
+      console.log(`notifications: ${Object.entries(notified).map(([channel, r]) => `${channel} ${r}`).join(', ')}`);
+    }
     if (!outcome) console.log(`execution ${result.status}${result.error ? `: ${result.error}: ${result.cause ?? ''}` : ''}`);
     console.log(`outcome: ${outcome ?? result.status} (run ${runId})`);
     return outcome === Outcome.SUCCEEDED ? 0 : EXIT_RUN_NOT_SUCCEEDED;

@@ -5,19 +5,19 @@
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { runLocal } from '../run-local';
-import { DEFAULT_TIME_SCALE, parseTimeScale } from './run';
+import { runLocal, type RunLocalOptions } from '../run-local';
+import { withLocalRunOptions } from './run';
 
 /** Resolved from this file, so `npm start` works from any working directory. */
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const EXAMPLE_SPEC = fileURLToPath(new URL('../../../examples/k6-smoke.yaml', import.meta.url));
 
 export function registerStart(program: Command): void {
-  program
-    .command('start')
-    .description('run examples/k6-smoke.yaml locally on the embedded default (kube-sim, embedded DynamoDB, local state machine)')
-    .option('--time-scale <x>', 'kube-sim: simulated seconds per real second', parseTimeScale, DEFAULT_TIME_SCALE)
-    .action(async (opts: { timeScale: number }) => {
-      process.exitCode = await runLocal(EXAMPLE_SPEC, { timeScale: opts.timeScale, label: relative(REPO_ROOT, EXAMPLE_SPEC) });
-    });
+  withLocalRunOptions(
+    program
+      .command('start')
+      .description('run examples/k6-smoke.yaml locally on the embedded default (kube-sim, embedded DynamoDB, local state machine)'),
+  ).action(async (opts: RunLocalOptions) => {
+    process.exitCode = await runLocal(EXAMPLE_SPEC, { ...opts, label: relative(REPO_ROOT, EXAMPLE_SPEC) });
+  });
 }
