@@ -2,13 +2,19 @@ import { describe, expect, it } from 'vitest';
 import * as errors from '../../lambdas/core/errors';
 import { ERROR_NAMES, LoadplaneError, RETRYABLE_ERROR_NAMES, isRetryable } from '../../lambdas/core/errors';
 
+/** Constructor arguments for the classes that take more than strings. */
+const ARGUMENTS = new Map<unknown, unknown[]>([
+  [errors.SpecInvalid, [[]]],
+  [errors.NotificationNotDelivered, ['run', ['webhook']]],
+]);
+
 /** One instance of every exported error class, built with throwaway arguments. */
 function everyError(): LoadplaneError[] {
   const out: LoadplaneError[] = [];
   for (const value of Object.values(errors)) {
     if (typeof value !== 'function' || !(value.prototype instanceof LoadplaneError)) continue;
     const Ctor = value as unknown as new (...args: unknown[]) => LoadplaneError;
-    out.push(value === errors.SpecInvalid ? new Ctor([]) : new Ctor('x', 'y', 'z'));
+    out.push(new Ctor(...(ARGUMENTS.get(value) ?? ['x', 'y', 'z'])));
   }
   return out;
 }
