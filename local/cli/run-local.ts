@@ -30,6 +30,26 @@ export interface RunLocalOptions {
 
 export const EXIT_RUN_NOT_SUCCEEDED = 1;
 
+/**
+ * Ctrl-C aborts the run gracefully (runners stop, partial results are collected, the run ends
+ * ABORTED); a second Ctrl-C stops the execution hard, and the reaper finishes it. Returns the undo.
+ */
+function abortOnInterrupt(graceful: () => Promise<unknown>, hard: () => void): () => void {
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      process.stdout.write('\naborting: stopping the runners and collecting partial results (Ctrl-C again to stop at once)\n');
+      void graceful();
+    } else {
+      process.stdout.write('\nstopping the execution; the reaper cleans up\n');
+      hard();
+    }
+  };
+  process.on('SIGINT', onInterrupt);
+  return () => process.off('SIGINT', onInterrupt);
+}
+
 /** The channels of a local run: flags first, then the environment. */
 function localChannels(options: RunLocalOptions): Record<string, ChannelSecret> {
   const env = loadLocalChannelSettings();
@@ -90,7 +110,11 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
         stageOf: stageNames(),
       }),
     });
-    const result = await execution.result;
+    const stopInterrupts = abortOnInterrupt(
+      () => runtime.abort(runId, 'the local user (Ctrl-C)'),
+      () => execution.stop(),
+    );
+    const result = await execution.result.finally(stopInterrupts);
     const view = await runtime.ledger.getRun(runId);
     const outcome = view?.run.outcome;
     const collected = view && outputOf<CollectRecord>(view, Stage.Collect);

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,5 +72,25 @@ describe('loadplane CLI', () => {
     const outcome = await loadplane('run', file, '--local');
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toEqual([`${file} is invalid:`, 'parallelism: must be at least 1']);
+  });
+
+  it.concurrent('Ctrl-C during a run aborts it gracefully: partial results, ABORTED, exit 1', async () => {
+    const file = join(dir, 'ten-minutes.yaml');
+    writeFileSync(
+      file,
+      ['name: ten-minutes', 'engine: k6', 'parallelism: 2', 'timeouts: { run: 30m, total: 1h }', 'script:', '  inline: |', "    export const options = { vus: 4, duration: '10m' };", '    export default function () {}'].join('\n'),
+    );
+    const child = spawn(process.execPath, [BIN, 'run', file, '--local', '--time-scale', '100'], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '' } });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      const before = stdout;
+      stdout += chunk.toString();
+      if (!before.includes('test running') && stdout.includes('test running')) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(1);
+    expect(stdout).toContain('aborting: stopping the runners and collecting partial results');
+    expect(stdout).toMatch(/^outcome: ABORTED - aborted by the local user \(Ctrl-C\); partial results from 2 of 2 runners$/m);
+    expect(stdout.trim().split('\n').at(-1)).toMatch(/^outcome: ABORTED \(run [0-9a-z]{26}\)$/);
   });
 });
