@@ -13,7 +13,7 @@ import { loadConfig, loadLedgerSettings } from '../core/config';
 import { createDocumentClient } from '../ledger/client';
 import { Ledger } from '../ledger/ledger';
 import { secretsManagerChannelSecrets } from '../notify/secrets-manager-channel-secrets';
-import type { NotifyDeps, StageDeps } from '../stages/deps';
+import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type NotifyDeps, type StageDeps } from '../stages/deps';
 
 const config = loadConfig();
 const settings = loadLedgerSettings();
@@ -25,8 +25,8 @@ const eks = new EKSClient({ region: settings.region });
 const tokens = new Map<string, EksTokenSource>();
 const notify: NotifyDeps = {
   secrets: secretsManagerChannelSecrets({ client: new SecretsManagerClient({ region: settings.region }), prefix: config.notify.secretPrefix }),
-  leaseMs: 60_000,
-  timeoutMs: 10_000,
+  leaseMs: NOTIFY_LEASE_MS,
+  timeoutMs: NOTIFY_TIMEOUT_MS,
   consoleUrl: (arn) => `https://${settings.region}.console.aws.amazon.com/states/home?region=${settings.region}#/v2/executions/details/${arn}`,
 };
 

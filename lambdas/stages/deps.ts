@@ -20,6 +20,14 @@ export interface StageDeps {
   notify: NotifyDeps;
 }
 
+/**
+ * A claim protects one send: connect-and-send plus the answer, each bounded by NOTIFY_TIMEOUT_MS, so
+ * 30 s covers it with margin. Kept short because an ambiguous send is resolved (per the policy) only
+ * after the lease, by a retry of the stage: the Task's retries must outlast it.
+ */
+export const NOTIFY_LEASE_MS = 30_000;
+export const NOTIFY_TIMEOUT_MS = 10_000;
+
 export interface NotifyDeps {
   /** Webhook URLs and signing secrets by channel: Secrets Manager on AWS, flags/env locally. Never logged. */
   secrets: ChannelSecrets;

@@ -10,7 +10,7 @@ import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config
 import { Ledger, type RequestAbortResult } from '../../lambdas/ledger/ledger';
 import { reap, type ReapResult } from '../../lambdas/stages/reap';
 import { staticChannelSecrets, type ChannelSecret } from '../../lambdas/notify/channel-secrets';
-import type { StageDeps, StageLogEvent } from '../../lambdas/stages/deps';
+import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type StageDeps, type StageLogEvent } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { renderRunDefinition } from '../../statemachine/run-definition';
 import { ExecutionStatus, LocalStateMachine, type ExecutionResult, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
@@ -28,7 +28,7 @@ export interface LocalRuntimeOptions {
   log?: (event: StageLogEvent) => void;
   /** Webhook URLs (and signing secrets) by channel name, e.g. from `--webhook-url`. Never logged. */
   channels?: Record<string, ChannelSecret>;
-  /** Notification claim lease and delivery timeout (defaults: 60 s and 10 s, as on AWS). */
+  /** Notification claim lease and delivery timeout (defaults as on AWS). */
   notifyLeaseMs?: number;
   notifyTimeoutMs?: number;
 }
@@ -79,8 +79,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     log: options.log ?? (() => undefined),
     notify: {
       secrets: staticChannelSecrets(options.channels ?? {}),
-      leaseMs: options.notifyLeaseMs ?? 60_000,
-      timeoutMs: options.notifyTimeoutMs ?? 10_000,
+      leaseMs: options.notifyLeaseMs ?? NOTIFY_LEASE_MS,
+      timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
     },
   };
   const timeScale = kubeSim?.timeScale ?? 1;

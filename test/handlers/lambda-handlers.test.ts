@@ -1,13 +1,15 @@
 /**
- * The stage Lambda's wiring: configuration from the environment, the ledger on a real DynamoDB
+ * The stage and reaper Lambdas' wiring: configuration from the environment, the ledger on a real DynamoDB
  * implementation (dynalite), payloads routed to the stages, named errors for Step Functions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedded-store';
+import { runIdForIdempotencyKey } from '../../lambdas/core/run-id';
 import { k6Spec } from '../support/local-runs';
 
 let store: EmbeddedStore;
 let handler: typeof import('../../lambdas/handlers/stage').handler;
+let reaper: typeof import('../../lambdas/handlers/reaper').handler;
 const saved = { ...process.env };
 
 beforeAll(async () => {
@@ -20,6 +22,7 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'local',
   });
   ({ handler } = await import('../../lambdas/handlers/stage'));
+  ({ handler: reaper } = await import('../../lambdas/handlers/reaper'));
 });
 afterAll(async () => {
   process.env = saved;
@@ -57,5 +60,25 @@ describe('stage Lambda handler', () => {
     };
     expect(err.name).toBe('SpecInvalid');
     expect(err.problems.map((p) => p.path).sort()).toEqual(['engine', 'parallelism']);
+  });
+});
+
+describe('reaper Lambda handler', () => {
+  const event = (detail: Record<string, unknown>) => ({ 'detail-type': 'Step Functions Execution Status Change', detail: detail as never });
+
+  it('ignores an execution whose input never became a run, and statuses that need no reaping', async () => {
+    const input = JSON.stringify({ spec: { name: 'never-admitted' }, idempotencyKey: 'nope' });
+    expect(await reaper(event({ executionArn: `${execution}-x`, name: 'x', status: 'FAILED', input }), { awsRequestId: 'r-1' })).toMatchObject({
+      kind: 'ignored',
+      why: expect.stringMatching(/was never created/),
+    });
+    expect(await reaper(event({ executionArn: execution, name: 'x', status: 'SUCCEEDED', input }), { awsRequestId: 'r-2' })).toMatchObject({ kind: 'ignored' });
+  });
+
+  it('ignores the failure of an execution that does not own the run (a duplicate start)', async () => {
+    // The run the first test admitted for `execution`, reached by its id from another execution.
+    const input = JSON.stringify({ runId: runIdForIdempotencyKey('execution', execution) });
+    const result = await reaper(event({ executionArn: `${execution}-dup`, name: 'dup', status: 'ABORTED', input }), { awsRequestId: 'r-3' });
+    expect(result).toMatchObject({ kind: 'ignored', why: expect.stringMatching(/belongs to another execution/) });
   });
 });
