@@ -58,15 +58,17 @@ export interface LocalRun extends Omit<LocalExecution, 'result'> {
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const config = options.config ?? DEFAULT_CONFIG;
   const useKubeconfig = options.kubeconfig !== undefined || options.context !== undefined;
+  // Read first: a missing file or context fails before anything is started.
+  const fileConfig = useKubeconfig ? kubeConfigFromFile(options.kubeconfig, options.context) : undefined;
   const store = await startEmbeddedStore();
   let kubeSim: KubeSim | undefined;
   try {
-    kubeSim = useKubeconfig ? undefined : await startKubeSim({ timeScale: options.timeScale ?? 1 });
+    kubeSim = fileConfig ? undefined : await startKubeSim({ timeScale: options.timeScale ?? 1 });
   } catch (err) {
     await store.close();
     throw err;
   }
-  const kubeConfig = kubeSim ? kubeSim.kubeConfig() : kubeConfigFromFile(options.kubeconfig, options.context);
+  const kubeConfig = fileConfig ?? kubeSim!.kubeConfig();
   // Locally there is one cluster: every allow-listed cluster name resolves to it.
   const cluster = createClusterClient(kubeConfig);
   const ledger = new Ledger({ client: store.client, tableName: store.tableName });

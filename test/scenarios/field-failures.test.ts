@@ -124,6 +124,21 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
   });
 });
 
+describe('objects deleted behind loadplane’s back', () => {
+  it('a runner Job deleted mid-test ends the run FAILED, naming it, instead of waiting for it', async () => {
+    const runId = newRunId();
+    const { view } = await h.run(k6Spec({ name: 'deleted', script: { inline: LONG_SCRIPT }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }), {
+      name: runId,
+      onEvent: (e) => {
+        if (e.type === 'StateExited' && e.state?.name === 'Start') h.kubeSim.faults.deleteObject('Job', 'loadplane', `lp-${runId}-runner-2`);
+      },
+    });
+    expect(view.run.outcome).toBe(Outcome.FAILED);
+    expect(view.run.outcomeReason).toBe('run: the Job of runner 2 was deleted while the test ran');
+    expect(h.leftovers(runId)).toEqual({});
+  });
+});
+
 describe('k6-operator #305 #312 #541: a run’s spec is immutable', () => {
   it('the same idempotency key with a different spec is a conflict, and the original run is untouched', async () => {
     const key = { idempotencyKey: 'release-42', caller: 'ci' };
