@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { clusterErrorForStatus, isNetworkError, statusMessageSuffix, statusOf } from './cluster-errors';
+import { clusterErrorForStatus, statusMessageSuffix, statusOf } from './cluster-errors';
 
 export interface ProxyRequest {
   namespace: string;
@@ -54,10 +54,8 @@ export async function podProxyRequest(kc: KubeConfig, req: ProxyRequest): Promis
   try {
     ({ status, text } = await send(url, opts, payload));
   } catch (err) {
-    if (isNetworkError(err)) {
-      throw clusterErrorForStatus(undefined, `${what}: API server unreachable (${(err as { code?: string }).code ?? 'network'})`, err);
-    }
-    throw err;
+    // Every failure here is transport-level (network, TLS, timeout): the API server may answer a retry.
+    throw clusterErrorForStatus(undefined, `${what}: API server unreachable (${(err as { code?: string }).code ?? 'transport error'})`, err);
   }
   const body = parseBody(text);
   // The API server answers for itself with a Status; the pod (k6) never does.
@@ -66,6 +64,9 @@ export async function podProxyRequest(kc: KubeConfig, req: ProxyRequest): Promis
   }
   return { status, body };
 }
+
+/** Well under the Tasks' TimeoutSeconds, so a hung call fails the attempt instead of the Task timing out. */
+const PROXY_TIMEOUT_MS = 15_000;
 
 function send(url: URL, opts: https.RequestOptions, payload: string | undefined): Promise<{ status: number; text: string }> {
   const request = url.protocol === 'http:' ? http.request : https.request;
@@ -77,6 +78,8 @@ function send(url: URL, opts: https.RequestOptions, payload: string | undefined)
       res.on('error', reject);
     });
     r.on('error', reject);
+    // A pod (or the API server) that accepts the connection and never answers must not hold the stage.
+    r.setTimeout(PROXY_TIMEOUT_MS, () => r.destroy(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' })));
     r.end(payload);
   });
 }
