@@ -31,6 +31,8 @@ export interface AslState {
   Resource?: string;
   Parameters?: Record<string, unknown>;
   TimeoutSeconds?: number;
+  /** null discards the Task's answer; absent means `$` (it replaces the state). */
+  ResultPath?: string | null;
   SecondsPath?: string;
   Retry?: Array<{ ErrorEquals: string[] }>;
   Catch?: Array<{ ErrorEquals: string[]; Next: string; ResultPath?: string }>;

@@ -142,8 +142,9 @@ export class ChannelSecretUnavailable extends LoadplaneError {
 }
 
 /**
- * A notification was definitely not delivered (connection refused before the request was written,
- * or the receiver answered 408/429/5xx): its claim was released, and a retry may send it.
+ * A notification is not confirmed delivered: either definitely not (refused before the request was
+ * written, or a 408/429/5xx answer; the claim was released) or perhaps (no answer; the claim stays
+ * until its lease expires and the policy decides). A retry of the stage finishes it.
  */
 export class NotificationNotDelivered extends LoadplaneError {
   override readonly name = 'NotificationNotDelivered' as const;
@@ -152,7 +153,7 @@ export class NotificationNotDelivered extends LoadplaneError {
     readonly runId: string,
     readonly channels: string[],
   ) {
-    super(`run ${runId}: notification not delivered yet on ${channels.join(', ')}; retrying`);
+    super(`run ${runId}: notification not confirmed delivered on ${channels.join(', ')}; retrying`);
   }
 }
 

@@ -4,7 +4,8 @@
  * every store failure as TransientStoreError or StoreError. The operations live in files by concern.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Outcome, RunStatus, Stage } from '../core/status';
+import { StageState, type Outcome, type RunStatus, type Stage } from '../core/status';
+import type { StageItem } from './items';
 import {
   claimNotification,
   markNotificationSent,
@@ -92,6 +93,16 @@ export class Ledger {
 
   releaseNotification(runId: string, channel: string, token: string, reason: string): Promise<ReleaseResult> {
     return releaseNotification(this.ctx, runId, channel, token, reason);
+  }
+
+  /** The ledger's clock (epoch ms): leases and the recorded timestamps use it. */
+  now(): number {
+    return this.ctx.now();
+  }
+
+  /** True while a stage is in progress under a live lease, by the ledger's clock. */
+  isLeaseLive(stage: StageItem): boolean {
+    return stage.state === StageState.in_progress && stage.leaseUntil >= this.ctx.now();
   }
 
   getRun(runId: string): Promise<RunView | undefined> {

@@ -7,14 +7,14 @@ import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
 import { nextPollSeconds } from '../core/polling';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
-import { Engine, Outcome, Stage } from '../core/status';
-import { inBatches } from './create-all';
+import { Engine, Outcome, RunnerRestartPolicy, Stage } from '../core/status';
+import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import { k6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
 import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
 import { runOnce } from './run-once';
-import { describeRunner, observeRunners, runnerList } from './runners';
+import { describeRunner, observeRunners, runnerList, type RunnerView } from './runners';
 
 export interface ReadyResult extends StepResult {
   /** Runner index → the pod that was ready (name and UID). */
@@ -34,7 +34,9 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   if (missing.length > 0) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the Job of ${runnerList(missing.map((r) => r.index))} was deleted`);
   }
-  const broken = runners.filter((r) => r.job?.failed || r.latest?.phase === 'Failed' || (r.latest && isStuck(r.latest)));
+  // Under `restart`, an evicted pod is replaced by its Job: not broken, just not ready yet.
+  const replaced = (r: RunnerView) => run.spec.onRunnerRestart === RunnerRestartPolicy.restart && r.latest?.disrupted === true;
+  const broken = runners.filter((r) => !replaced(r) && (r.job?.failed || r.latest?.phase === 'Failed' || (r.latest && isStuck(r.latest))));
   if (broken.length > 0) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: runners cannot start: ${broken.map(describeRunner).join('; ')}`);
   }
@@ -54,12 +56,12 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   const now = deps.now();
   if (now >= readyBy) {
     const waitingFor = runners.filter((r) => !r.latest?.ready);
-    const detail = waitingFor.length > 0 ? waitingFor.slice(0, 5).map(describeRunner).join('; ') : 'the k6 REST API of some runners did not answer';
-    return endsRun(
-      StepPhase.timed_out,
-      Outcome.TIMED_OUT,
-      `ready: ${waitingFor.length || 'all'} of ${runners.length} runners not ready within ${formatDuration(run.spec.timeouts.ready)} (${detail})`,
-    );
+    const within = `within ${formatDuration(run.spec.timeouts.ready)}`;
+    const reason =
+      waitingFor.length > 0
+        ? `ready: ${waitingFor.length} of ${runners.length} runners not ready ${within} (${waitingFor.slice(0, 5).map(describeRunner).join('; ')})`
+        : `ready: every runner pod is running, but not every k6 REST API answered ${within}`;
+    return endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason);
   }
   return waiting(nextPollSeconds({ phase: 'ready', now, phaseStartedAt: launchedAt, deadline: readyBy }));
 }

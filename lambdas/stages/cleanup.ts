@@ -3,10 +3,14 @@
  * success), as the spec's policy says: `always`, `onSuccess` (a failed run is kept for debugging), or
  * `never`. Kept objects still go: the Jobs' ttlSecondsAfterFinished and the sweeper remove them.
  */
+import { StageBusy } from '../core/errors';
 import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { loadRun } from './run-context';
 import { runOnce } from './run-once';
+
+/** Stages that create objects in the cluster. */
+const CREATING_STAGES = [Stage.Prepare, Stage.Launch] as const;
 
 export interface CleanupRecord {
   policy: CleanupPolicy;
@@ -17,6 +21,12 @@ export interface CleanupRecord {
 export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRecord> {
   return runOnce(deps, runId, Stage.Cleanup, async () => {
     const run = await loadRun(deps, runId);
+    // A stopped execution's Lambda may still be creating objects (StopExecution does not stop it):
+    // deleting now would leave what it creates next. Wait for it (StageBusy is retried).
+    for (const stage of CREATING_STAGES) {
+      const item = run.view.stages[stage];
+      if (item && deps.ledger.isLeaseLive(item)) throw new StageBusy(runId, stage, item);
+    }
     const policy = run.spec.cleanup;
     const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
     if (keep) return { policy, deleted: 0, kept: true };

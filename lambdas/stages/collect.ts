@@ -5,11 +5,12 @@
  * the verdict, so the execution's payload stays small whatever N is.
  */
 import { aggregateResults, type RunResult } from '../core/aggregate';
+import { isRetryable } from '../core/errors';
 import { outcomeFromRunners } from '../core/outcome-rules';
 import { done, type StepResult } from '../core/step';
 import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
 import { Outcome, RunStatus, Stage } from '../core/status';
-import { inBatches } from './create-all';
+import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun } from './run-context';
 import { runOnce } from './run-once';
@@ -29,7 +30,13 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const runners = await observeRunners(run);
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
       if (!r.latest) return undefined;
-      return parseSummaryFromLog(await run.cluster.podLogTail(run.namespace, r.latest.name, LOG_TAIL_LINES));
+      try {
+        return parseSummaryFromLog(await run.cluster.podLogTail(run.namespace, r.latest.name, LOG_TAIL_LINES));
+      } catch (err) {
+        // A log that is gone (pod deleted, node lost) is a runner without a result, reported as such.
+        if (isRetryable(err)) throw err;
+        return undefined;
+      }
     });
     const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
     const abort = abortRequest(run);

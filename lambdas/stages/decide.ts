@@ -20,6 +20,8 @@ export interface DecidePayload {
 export interface Decision {
   outcome: Outcome;
   reason: string;
+  /** Cluster clock (epoch ms), like the other stages' times. */
+  decidedAt: number;
 }
 
 export async function decide(deps: StageDeps, runId: string, payload: DecidePayload): Promise<Decision> {
@@ -28,11 +30,11 @@ export async function decide(deps: StageDeps, runId: string, payload: DecidePayl
     const view = await deps.ledger.getRun(runId);
     const result = view && outputOf<CollectRecord>(view, Stage.Collect)?.result;
     const decided = await deps.ledger.decideOutcome(runId, wanted.outcome, wanted.reason, result ? { summary: totalsOf(result) } : undefined);
-    return { outcome: decided.outcome, reason: decided.reason };
+    return { outcome: decided.outcome, reason: decided.reason, decidedAt: deps.now() };
   });
 }
 
-function decisionFrom(payload: DecidePayload): Decision {
+function decisionFrom(payload: DecidePayload): Pick<Decision, 'outcome' | 'reason'> {
   if (payload.error) return { outcome: Outcome.FAILED, reason: describeCaught(payload.error) };
   const { outcome, reason } = payload.verdict ?? {};
   if (outcome) return { outcome, reason: reason ?? outcome };

@@ -18,7 +18,7 @@ import { prepare } from './prepare';
 import { start } from './start';
 import { watch } from './watch';
 
-const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1), execution: z.string() });
+const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1) });
 
 const payloadSchema = z.discriminatedUnion('stage', [
   z.object({ stage: z.literal(Stage.Admit), request: z.unknown(), execution: z.string(), executionName: z.string() }),

@@ -2,13 +2,15 @@
  * Launch (DESIGN §3.3): N runner Jobs (k6: paused, with their execution segments, and a Service
  * each); fixes the ready deadline and, for Gatling, the common start instant.
  */
+import type { V1Job } from '@kubernetes/client-node';
 import { launchManifests } from '../cluster/manifests';
+import { ENV_START_AT, RUNNER_CONTAINER } from '../core/runner-contract';
 import { jobDeadlineSeconds, readyDeadline } from '../core/deadlines';
 import { Engine, RunStatus, Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
 import { createAll } from './create-all';
 import type { StageDeps } from './deps';
-import { loadRun, requireOutput } from './run-context';
+import { loadRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
 
@@ -31,7 +33,8 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     const readyBy = readyDeadline(launchedAt, run.spec.timeouts, deadlines.totalBy);
     const startAt =
       run.spec.engine === Engine.gatling
-        ? new Date(launchedAt + Math.min(GATLING_START_LEAD_SECONDS, run.spec.timeouts.ready) * 1000).toISOString()
+        ? ((await startAtOfEarlierAttempt(run)) ??
+          new Date(launchedAt + Math.min(GATLING_START_LEAD_SECONDS, run.spec.timeouts.ready) * 1000).toISOString())
         : undefined;
     const plan = runnerPlan(runId, run.spec, {
       prepareSeconds: jobDeadlineSeconds(launchedAt, deadlines.prepareBy),
@@ -42,4 +45,18 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     await deps.ledger.setStatus(runId, RunStatus.LAUNCHING);
     return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
   });
+}
+
+/**
+ * A retried Launch must give the runners the instant the first attempt gave those it created, or
+ * they would start apart: the Jobs are immutable, so the instant is read back from one of them.
+ */
+async function startAtOfEarlierAttempt(run: RunContext): Promise<string | undefined> {
+  const jobs = (await run.cluster.listByRun('Job', run.namespace, run.runId)) as V1Job[];
+  for (const job of jobs) {
+    const env = job.spec?.template.spec?.containers.find((c) => c.name === RUNNER_CONTAINER)?.env;
+    const value = env?.find((e) => e.name === ENV_START_AT)?.value;
+    if (value) return value;
+  }
+  return undefined;
 }

@@ -11,8 +11,9 @@
  *   `atLeastOnce` re-sends with the same Idempotency-Key;
  * - rejected by the receiver (a 4xx): it got the message; marked with the status, not re-sent.
  */
-import { NotificationNotDelivered, InvalidTransition } from '../core/errors';
+import { InvalidTransition, isRetryable, NotificationNotDelivered } from '../core/errors';
 import type { CollectRecord } from './collect';
+import type { Decision } from './decide';
 import type { StartRecord } from './start';
 import { Stage } from '../core/status';
 import { buildMessage, type NotificationMessage } from '../notify/message';
@@ -22,10 +23,19 @@ import { loadRun, outputOf, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 
 /** What happened on each channel, recorded as the stage's output. */
-export type ChannelResult = 'sent' | 'already-sent' | 'rejected' | 'unknown' | 'not-configured' | 'not-delivered' | 'ambiguous';
+export type ChannelResult =
+  | 'sent'
+  | 'already-sent'
+  | 'rejected'
+  | 'unknown'
+  | 'not-configured'
+  | 'misconfigured'
+  | 'not-delivered'
+  | 'ambiguous'
+  | 'retrying';
 
-/** Results that make the stage fail (retryably) so a later attempt finishes the channel. */
-const UNFINISHED: ReadonlySet<ChannelResult> = new Set(['not-delivered', 'ambiguous']);
+/** Configuration errors: retrying cannot fix them, and they must not keep the other channels from sending. */
+const MISCONFIGURED = new Set(['ChannelNotConfigured', 'ChannelSecretInvalid']);
 
 export interface NotifyRecord {
   outcome: string;
@@ -40,10 +50,26 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
     const channels = [...new Set([...deps.config.notify.defaultChannels, ...run.spec.notify.channels])];
     const message = messageFor(deps, run);
     const results: Record<string, ChannelResult> = {};
-    for (const channel of channels) results[channel] = await notifyChannel(deps, run, channel, message);
+    // Errors that a retry of the stage may get past, in channel order; every channel is tried first.
+    const retry: Error[] = [];
+    for (const channel of channels) {
+      try {
+        results[channel] = await notifyChannel(deps, run, channel, message);
+        if (results[channel] === 'not-delivered' || results[channel] === 'ambiguous') retry.push(new NotificationNotDelivered(runId, [channel]));
+      } catch (err) {
+        if (isRetryable(err)) {
+          results[channel] = 'retrying';
+          retry.push(err as Error);
+        } else if (MISCONFIGURED.has((err as Error).name)) {
+          results[channel] = 'misconfigured';
+          deps.log({ runId, stage: Stage.Notify, message: 'channel misconfigured: nothing sent', channel, error: (err as Error).message });
+        } else {
+          throw err;
+        }
+      }
+    }
     deps.log({ runId, stage: Stage.Notify, message: 'notification results', outcome, channels: results });
-    const undelivered = channels.filter((c) => UNFINISHED.has(results[c]!));
-    if (undelivered.length > 0) throw new NotificationNotDelivered(runId, undelivered);
+    if (retry.length > 0) throw retry[0];
     return { outcome, channels: results };
   });
 }
@@ -91,7 +117,8 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     outcome: item.outcome!,
     reason: item.outcomeReason ?? '',
     startedAt: started ? new Date(started.startedAt).toISOString() : item.createdAt,
-    endedAt: item.decidedAt ?? new Date(deps.now()).toISOString(),
+    // Both ends on the cluster's clock (kube-sim's runs ahead of real time locally).
+    endedAt: new Date(outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now()).toISOString(),
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected.result } : {}),
     ...(deps.notify.consoleUrl && item.executionArn ? { links: { console: deps.notify.consoleUrl(item.executionArn) } } : {}),

@@ -51,9 +51,15 @@ export async function reap(deps: StageDeps, change: ExecutionStatusChange): Prom
   if (view.run.executionArn !== change.executionArn) {
     return { kind: 'ignored', why: `run ${runId} belongs to another execution (this one was a duplicate or was rejected)` };
   }
-  const decision = await decide(deps, runId, { verdict: endsRun(ending.phase, ending.outcome, ending.describe(change)) });
-  await notify(deps, runId);
-  await cleanup(deps, runId);
+  // Cleanup runs whatever Decide and Notify do: a stopped run must not keep generating load because
+  // a webhook is down. The first error is rethrown afterwards, so the event is retried.
+  let decision;
+  try {
+    decision = await decide(deps, runId, { verdict: endsRun(ending.phase, ending.outcome, ending.describe(change)) });
+    await notify(deps, runId);
+  } finally {
+    await cleanup(deps, runId);
+  }
   deps.log({ runId, stage: 'Reaper', message: `finished the run after its execution ended ${change.status}`, outcome: decision.outcome });
   return { kind: 'reaped', runId, ...decision };
 }

@@ -52,8 +52,8 @@ export async function listPods(run: RunContext): Promise<PodFacts[]> {
   return (await run.cluster.listByRun('Pod', run.namespace, run.runId)).map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating);
 }
 
-/** Set when someone asked to abort the run (DELETE /runs/{id}, `loadplane abort`): who, for the reason. */
-export function abortRequest(run: RunContext): { by: string } | undefined {
+/** Set when someone asked to abort the run (DELETE /runs/{id}, Ctrl-C locally): who, and when (ledger clock, epoch ms). */
+export function abortRequest(run: RunContext): { by: string; at: number } | undefined {
   const { abortRequestedAt, abortRequestedBy } = run.view.run;
-  return abortRequestedAt ? { by: abortRequestedBy ?? 'unknown' } : undefined;
+  return abortRequestedAt ? { by: abortRequestedBy ?? 'unknown', at: Date.parse(abortRequestedAt) } : undefined;
 }

@@ -18,8 +18,10 @@ import { observeRunners, runnerList, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
 const FINISHED_EXIT_CODES = new Set([0, THRESHOLDS_FAILED_EXIT_CODE]);
-/** A runner told to stop exits within seconds: poll densely meanwhile. */
+/** A runner told to stop exits within seconds: poll densely meanwhile, for at most ABORT_GRACE_MS. */
 const ABORT_POLL_SECONDS = 2;
+/** Ledger clock, like the abort request's time. */
+const ABORT_GRACE_MS = 2 * 60_000;
 
 export async function watch(deps: StageDeps, runId: string): Promise<StepResult> {
   const run = await loadRun(deps, runId);
@@ -28,7 +30,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   const started = requireOutput<StartRecord>(run.view, Stage.Start, Stage.Watch);
   const runners = await observeRunners(run);
   const abort = abortRequest(run);
-  if (abort) return stopForAbort(deps, run, runners, started, abort.by);
+  if (abort) return stopForAbort(deps, run, runners, started, abort);
 
   const failure = runnerFailure(run, runners, started);
   if (failure) return endsRun(StepPhase.failed, Outcome.FAILED, `run: ${failure}`);
@@ -63,12 +65,18 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
  * idempotent), and Watch keeps polling until all have exited, so Collect reads their partial results
  * and the run ends ABORTED. Runners that do not stop by the run deadline are left to Cleanup.
  */
-async function stopForAbort(deps: StageDeps, run: RunContext, runners: RunnerView[], started: StartRecord, by: string): Promise<StepResult> {
+async function stopForAbort(
+  deps: StageDeps,
+  run: RunContext,
+  runners: RunnerView[],
+  started: StartRecord,
+  abort: { by: string; at: number },
+): Promise<StepResult> {
   const running = runners.filter((r) => r.latest && r.latest.exitCode === undefined);
   if (running.length === 0) return runOnce(deps, run.runId, Stage.Watch, async () => done());
-  const now = deps.now();
-  if (run.spec.engine !== Engine.k6 || now >= started.runBy) {
-    return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${by}; ${running.length} of ${runners.length} runners did not stop and are deleted`);
+  const givenUp = deps.ledger.now() - abort.at > ABORT_GRACE_MS || deps.now() >= started.runBy;
+  if (run.spec.engine !== Engine.k6 || givenUp) {
+    return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${abort.by}; ${running.length} of ${runners.length} runners did not stop and are deleted`);
   }
   await Promise.all(running.filter((r) => r.latest!.ready).map((r) => patchK6Status(run.cluster, run.namespace, r.latest!.name, { stopped: true })));
   return waiting(ABORT_POLL_SECONDS);

@@ -19,8 +19,8 @@ export interface ProgressOptions {
   tty: boolean;
   /** The cluster's clock (epoch ms): simulated time under kube-sim. */
   clusterNow(): number;
-  /** State name → stage name, for the Task states of the definition. */
-  stageOf: Record<string, string>;
+  /** Task state name → the stage it runs, and where its answer lands in the state (`step`, `decision`; none for ResultPath null). */
+  tasks: Record<string, { stage: string; resultKey?: string }>;
 }
 
 const POLL_STAGES = new Set(['AwaitPrepared', 'AwaitReady', 'Watch']);
@@ -48,8 +48,9 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       pendingFailure = undefined;
     }
     const name = event.state?.name;
-    const stage = name ? options.stageOf[name] : undefined;
-    if (!name || !stage) return;
+    const task = name ? options.tasks[name] : undefined;
+    if (!name || !task) return;
+    const stage = task.stage;
     if (event.type === 'StateEntered' && !firstEntered.has(stage)) firstEntered.set(stage, event.timestamp);
     const since = firstEntered.get(stage) ?? event.timestamp;
 
@@ -64,7 +65,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     }
     if (event.type !== 'StateExited') return;
     const output = (event as HistoryEvent & { state: { output?: Record<string, unknown> } }).state.output;
-    const step = (name.startsWith('Decide') ? output?.decision : output?.step) as StepOutput | undefined;
+    const step = (task.resultKey ? output?.[task.resultKey] : undefined) as StepOutput | undefined;
 
     if (stage === 'Start' && step?.startedAt !== undefined) {
       started = { at: step.startedAt, ...(step.expectedEndAt !== undefined ? { expectedEndAt: step.expectedEndAt } : {}) };
@@ -77,7 +78,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       line('✗', stage, since, `${step.outcome}: ${step.reason ?? ''}`);
       return;
     }
-    line('✓', stage, since, stage.startsWith('Decide') && step?.outcome ? step.outcome : '');
+    line('✓', stage, since, task.resultKey === 'decision' && step?.outcome ? step.outcome : '');
   };
 
   function showLive(run: { at: number; expectedEndAt?: number }) {

@@ -40,7 +40,8 @@ function abortOnInterrupt(graceful: () => Promise<unknown>, hard: () => void): (
     interrupts += 1;
     if (interrupts === 1) {
       process.stdout.write('\naborting: stopping the runners and collecting partial results (Ctrl-C again to stop at once)\n');
-      void graceful();
+      // Before Admit has created the run there is nothing to abort yet: say so rather than crash.
+      graceful().catch((err: Error) => process.stdout.write(`abort not recorded (${err.message}); Ctrl-C again to stop at once\n`));
     } else {
       process.stdout.write('\nstopping the execution; the reaper cleans up\n');
       hard();
@@ -61,11 +62,15 @@ function localChannels(options: RunLocalOptions): Record<string, ChannelSecret> 
   };
 }
 
-/** Task state name → the stage it runs (the fail path's DecideOnError runs Decide, and so on). */
-function stageNames(): Record<string, string> {
+/** Task state name → the stage it runs (the fail path's DecideOnError runs Decide, …) and where its answer goes. */
+function taskStates(): Record<string, { stage: string; resultKey?: string }> {
   const states = readRunDefinition().States;
   return Object.fromEntries(
-    Object.entries(states).flatMap(([name, s]) => (s.Type === 'Task' ? [[name, String(s.Parameters?.stage)]] : [])),
+    Object.entries(states).flatMap(([name, s]) => {
+      if (s.Type !== 'Task') return [];
+      const key = typeof s.ResultPath === 'string' ? /^\$\.(\w+)$/.exec(s.ResultPath)?.[1] : undefined;
+      return [[name, { stage: String(s.Parameters?.stage), ...(key ? { resultKey: key } : {}) }]];
+    }),
   );
 }
 
@@ -107,7 +112,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
         write: (text) => process.stdout.write(text),
         tty: process.stdout.isTTY === true,
         clusterNow: runtime.deps.now,
-        stageOf: stageNames(),
+        tasks: taskStates(),
       }),
     });
     const stopInterrupts = abortOnInterrupt(

@@ -1,14 +1,16 @@
 /**
  * The embedded default (DESIGN §8): the real state machine definition in the local ASL engine, the
  * ledger in embedded dynalite, and a cluster — kube-sim, or a kubeconfig context. One runtime can
- * run many executions at once, each with its own run; closing it stops everything it started.
+ * run many executions at once, each with its own run; closing it stops the servers it started (wait
+ * for executions' results first).
  */
 import { randomUUID } from 'node:crypto';
 import { createClusterClient } from '../../lambdas/cluster/cluster-client';
 import { kubeConfigFromFile } from '../../lambdas/cluster/kubeconfig-file';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { Ledger, type RequestAbortResult } from '../../lambdas/ledger/ledger';
-import { reap, type ReapResult } from '../../lambdas/stages/reap';
+import { isRetryable } from '../../lambdas/core/errors';
+import { reap, type ExecutionStatusChange, type ReapResult } from '../../lambdas/stages/reap';
 import { staticChannelSecrets, type ChannelSecret } from '../../lambdas/notify/channel-secrets';
 import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type StageDeps, type StageLogEvent } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
@@ -52,7 +54,31 @@ export interface LocalRuntime {
 }
 
 export interface LocalRun extends Omit<LocalExecution, 'result'> {
-  result: Promise<ExecutionResult & { reaped?: ReapResult }>;
+  result: Promise<ExecutionResult & { reaped?: LocalReapResult }>;
+}
+
+/** The reaper's answer, or why it gave up after its retries. */
+export type LocalReapResult = ReapResult | { kind: 'failed'; error: string };
+
+/** Attempts of a failed reaper invocation before it is reported as failed. */
+const REAP_ATTEMPTS = 7;
+
+/**
+ * EventBridge invokes the reaper asynchronously and retries it when it fails. Locally the retries
+ * wait in real time, because what they wait out — a notification claim's lease — is real time:
+ * waits of 1, 2, 4, 8, 10, 10 thirtieths of the lease (1 s … 10 s for the 30 s default) add up to
+ * more than one lease.
+ */
+async function reapAsEventBridgeWould(deps: StageDeps, change: ExecutionStatusChange): Promise<LocalReapResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await reap(deps, change);
+    } catch (err) {
+      if (!isRetryable(err) || attempt >= REAP_ATTEMPTS) return { kind: 'failed', error: `${(err as Error).name}: ${(err as Error).message}` };
+      const waitMs = (Math.min(2 ** (attempt - 1), 10) * deps.notify.leaseMs) / 30;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
@@ -106,7 +132,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       });
       const result = execution.result.then(async (ended) => {
         if (ended.status === ExecutionStatus.SUCCEEDED) return ended;
-        const reaped = await reap(deps, {
+        const reaped = await reapAsEventBridgeWould(deps, {
           executionArn: ended.executionArn,
           name,
           status: ended.status,

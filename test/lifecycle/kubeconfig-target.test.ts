@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
-import { Outcome } from '../../lambdas/core/status';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim';
 import { startLocalRuntime } from '../../local/runtime/local-runtime';
 import { k6Spec } from '../support/local-runs';

@@ -156,3 +156,18 @@ describe('concurrent runs', () => {
     }
   });
 });
+
+describe('Gatling start instant across a retried Launch', () => {
+  it('runners created by the failed attempt and by the retry all carry the one instant recorded', async () => {
+    // Gatling's Prepare creates no Job: the first Job create is Launch's, and it fails once.
+    h.kubeSim.faults.failNextRequests(1, 500, { method: 'POST', pathIncludes: '/jobs' });
+    const { runId, view } = await h.run(gatlingSpec({ name: 'gatling-retry', cleanup: 'never' }));
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+    expect(view.stages.Launch).toMatchObject({ state: StageState.completed, attempts: 2 });
+    const launch = outputOf<LaunchRecord>(view, Stage.Launch)!;
+    const instants = h.kubeSim
+      .list('Job', 'loadplane', `${Labels.runId}=${runId},${Labels.role}=runner`)
+      .map((job) => (job.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>).find((e) => e.name === ENV_START_AT)?.value);
+    expect(instants).toEqual([launch.startAt, launch.startAt, launch.startAt]);
+  });
+});

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Outcome, Stage, StageState } from '../../lambdas/core/status';
 import type { CollectRecord } from '../../lambdas/stages/collect';
+import { cleanup } from '../../lambdas/stages/cleanup';
+import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { reap } from '../../lambdas/stages/reap';
 import { outputOf } from '../../lambdas/stages/run-context';
 import { ExecutionStatus } from '../../local/engine/local-execution';
@@ -100,5 +102,15 @@ describe('the reaper', () => {
     expect(second.error).toBe('RunConflict');
     expect(second.reaped).toMatchObject({ kind: 'ignored' });
     expect((await h.runtime.ledger.getRun(first.runId))!.run.outcome).toBe(Outcome.SUCCEEDED);
+  });
+
+  it('Cleanup waits (StageBusy, retried) while a stopped execution’s Launch still holds its lease, then deletes', async () => {
+    const runId = newRunId();
+    await dispatchStage(h.runtime.deps, { stage: Stage.Admit, request: { spec: k6Spec({ name: 'lease-held' }), source: 'local' }, execution: `arn:local:${runId}`, executionName: runId });
+    // A Launch invocation still running after StopExecution: its lease is live in the ledger.
+    await h.runtime.ledger.beginStage(runId, Stage.Launch, 'launch-still-running', 60_000);
+    await expect(cleanup(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'StageBusy', stage: Stage.Launch, retryable: true });
+    await h.runtime.ledger.completeStage(runId, Stage.Launch, 'launch-still-running', {});
+    await expect(cleanup(h.runtime.deps, runId)).resolves.toMatchObject({ kept: false });
   });
 });

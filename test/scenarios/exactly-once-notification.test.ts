@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { SimAnnotations } from '../../lambdas/core/runner-contract';
 import { NotifyPolicy, Outcome, type NotifyPolicy as Policy } from '../../lambdas/core/status';
+import { ChannelSecretInvalid } from '../../lambdas/core/errors';
 import { notify } from '../../lambdas/stages/notify';
 import { reap } from '../../lambdas/stages/reap';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
@@ -189,5 +190,52 @@ describe('every way a run ends gets exactly one notification, with its outcome, 
     expect(result.reaped).toMatchObject({ kind: 'reaped', outcome: Outcome.ABORTED });
     expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.ABORTED]);
     expect(h.leftovers(runId)).toEqual({});
+  });
+
+  it('execution stopped hard while the webhook is down: the reaper still cleans up, and delivers once the receiver answers', async () => {
+    const runId = newRunId();
+    receiver.respondWith(503, { times: 3 });
+    const execution = h.runtime.startExecution({
+      name: runId,
+      input: { spec: long('stopped-webhook-down'), source: 'local' },
+      onEvent: (e) => {
+        if (e.type === 'StateExited' && e.state?.name === 'Start') setTimeout(() => execution.stop(), 50);
+      },
+    });
+    const result = await execution.result;
+    expect(result.reaped).toMatchObject({ kind: 'reaped', outcome: Outcome.ABORTED });
+    expect(h.leftovers(runId)).toEqual({});
+    expect(received(runId).length).toBe(4); // three 503s, then the delivery
+    expect((await h.runtime.ledger.getRun(runId))!.notifications.webhook).toMatchObject({ state: 'sent', response: { status: 200 } });
+  });
+});
+
+describe('no notification is lost', () => {
+  it('a run that succeeded but whose Notify gave up fails its execution, and the reaper delivers the message', async () => {
+    receiver.respondWith(500, { times: 7 }); // the first attempt and the Task's 6 retries
+    const { runId, view, execution } = await h.run(spec('late-notice'));
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+    expect(execution.status).toBe('FAILED');
+    expect(execution.error).toBe('NotificationFailed');
+    expect(execution.reaped).toMatchObject({ kind: 'reaped', outcome: Outcome.SUCCEEDED });
+    expect(received(runId)).toHaveLength(8);
+    expect(payloads(runId).map((p) => p.outcome)).toEqual(Array(8).fill(Outcome.SUCCEEDED));
+    expect((await h.runtime.ledger.getRun(runId))!.notifications.webhook?.state).toBe('sent');
+  });
+
+  it('a misconfigured channel does not keep the others from sending', async () => {
+    const runId = await decidedButNotNotified('two-channels');
+    const deps = h.runtime.deps;
+    // Secrets Manager has no local implementation: its boundary is stubbed to hand out a broken Slack secret.
+    const secrets = {
+      get: async (channel: string) => {
+        if (channel === 'slack') throw new ChannelSecretInvalid('slack', 'url: must be an http(s) URL');
+        return deps.notify.secrets.get(channel);
+      },
+    };
+    // The run's spec names `webhook`; the deployment adds `slack` for every run.
+    const record = await notify({ ...deps, notify: { ...deps.notify, secrets }, config: { ...deps.config, notify: { ...deps.config.notify, defaultChannels: ['slack'] } } }, runId);
+    expect(record.channels).toEqual({ slack: 'misconfigured', webhook: 'sent' });
+    expect(received(runId)).toHaveLength(1);
   });
 });

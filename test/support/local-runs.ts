@@ -5,10 +5,9 @@
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import type { RunView } from '../../lambdas/ledger/ledger';
-import type { ReapResult } from '../../lambdas/stages/reap';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
-import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
+import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 
 /** A 30 s test takes 50 ms of real time; polls of a few simulated seconds take milliseconds. */
 export const TEST_TIME_SCALE = 600;
@@ -16,7 +15,7 @@ export const TEST_TIME_SCALE = 600;
 export interface FinishedRun {
   runId: string;
   /** With `reaped` when the execution did not succeed and the reaper ran (as EventBridge would make it). */
-  execution: ExecutionResult & { reaped?: ReapResult };
+  execution: ExecutionResult & { reaped?: LocalReapResult };
   view: RunView;
 }
 

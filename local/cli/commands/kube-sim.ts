@@ -1,16 +1,11 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { startKubeSim } from '../../kube-sim/index';
+import { parseTimeScale } from './run';
 
 function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected a port 0-65535');
   return port;
-}
-
-function parseTimeScale(value: string): number {
-  const scale = Number(value);
-  if (!(scale > 0) || !Number.isFinite(scale)) throw new InvalidArgumentError('expected a number > 0');
-  return scale;
 }
 
 /** `loadplane kube-sim`: a simulated cluster in the foreground until SIGINT/SIGTERM. */
