@@ -23,6 +23,12 @@ const IMAGE_REFERENCE =
   /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:\d+)?\/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(\/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:\w[\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * Engine flags loadplane sets itself on every runner (execution segments, the paused REST API, the
+ * summary the wrapper reads): a user copy would break the split or the result.
+ */
+const RESERVED_FLAGS = ['--execution-segment', '--execution-segment-sequence', '--address', '--paused', '--summary-export', '--summary-trend-stats'];
+
 /** Env vars the runner wrapper sets itself (e.g. LOADPLANE_START_AT). */
 const RESERVED_ENV_PREFIX = 'LOADPLANE_';
 /** Labels loadplane puts on every object it owns (DESIGN §7); a user label must not fake them. */
@@ -265,6 +271,10 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
 
   const argument = z.string().check((ctx) => {
     if (ctx.value.includes('\0')) ctx.issues.push({ code: 'custom', message: 'must not contain NUL bytes', input: ctx.value });
+    const flag = ctx.value.split('=')[0]!;
+    if (RESERVED_FLAGS.includes(flag)) {
+      ctx.issues.push({ code: 'custom', message: `${flag} is set by loadplane for each runner (it splits the load and starts the runners); remove it`, input: ctx.value });
+    }
   });
   const args = z.array(argument).check((ctx) => {
     const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: ctx.value });

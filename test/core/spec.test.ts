@@ -343,6 +343,13 @@ const invalid: InvalidCase[] = [
     path: 'arguments',
     message: `must be at most ${64 * KIB} bytes in total (maxArgumentBytes), got ${64 * KIB + 9}`,
   },
+  {
+    title: 'an argument loadplane sets itself (execution segments)',
+    change: (s) => (s.arguments = ['--tag', 'x=y', '--execution-segment=0:1/2']),
+    path: 'arguments.2',
+    message: '--execution-segment is set by loadplane for each runner',
+  },
+  { title: 'an argument loadplane sets itself (paused)', change: (s) => (s.arguments = ['--paused']), path: 'arguments.0', message: '--paused is set by loadplane' },
   { title: 'argument with a NUL byte', change: (s) => (s.arguments = ['--tag', 'a\0b']), path: 'arguments.1', message: 'must not contain NUL bytes' },
   {
     title: 'arguments as one shell string',
