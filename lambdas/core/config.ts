@@ -14,7 +14,11 @@ const clusterAllowance = z.object({
 export const deploymentConfigSchema = z.object({
   /** Clusters and namespaces runs may target. */
   allowedClusters: z.array(clusterAllowance).min(1),
-  /** Runner images must start with one of these prefixes (registry/repository, e.g. `grafana/k6:`). */
+  /**
+   * Runner images must start with one of these prefixes (registry/repository, e.g. `loadplane/`). Runner
+   * pods run the loadplane wrapper (`/loadplane/runner`), so only images built with it belong here:
+   * a plain `grafana/k6` image would fail to start.
+   */
   allowedImagePrefixes: z.array(z.string().min(1)).min(1),
   /** Default runner image per engine, used when a spec names none. */
   defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1) }),
@@ -38,7 +42,7 @@ export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
 export const DEFAULT_CONFIG: DeploymentConfig = {
   allowedClusters: [{ name: 'kube-sim', namespaces: ['loadplane'] }],
-  allowedImagePrefixes: ['grafana/k6:', 'grafana/k6@', 'loadplane/'],
+  allowedImagePrefixes: ['loadplane/'],
   defaultImages: { k6: 'loadplane/k6-runner:1.4.2', gatling: 'loadplane/gatling-runner:3.14.3' },
   maxParallelism: 100,
   maxRunDurationSeconds: 24 * 60 * 60,

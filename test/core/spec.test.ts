@@ -59,7 +59,7 @@ describe('validateSpec: valid specs', () => {
       arguments: ['--tag', 'suite=checkout', '--no-connection-reuse'],
       env: { TARGET_URL: 'https://shop.example.com', _DEBUG: '1' },
       runner: {
-        image: 'grafana/k6:1.4.2',
+        image: 'loadplane/k6-runner:1.4.2',
         resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '1Gi' } },
         nodeSelector: { 'node.kubernetes.io/instance-type': 'c7i.large' },
         tolerations: [
@@ -208,7 +208,7 @@ const invalid: InvalidCase[] = [
     title: 'image outside the allow-list',
     change: (s) => (s.runner = { image: 'evil/x:1' }),
     path: 'runner.image',
-    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, grafana/k6@, loadplane/)',
+    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: loadplane/)',
   },
   {
     title: 'malformed image reference',
