@@ -7,8 +7,13 @@ import type { RunnerPlan, ScriptSource } from '../cluster/plan';
 import type { RunSpec } from '../core/spec';
 import { CleanupPolicy } from '../core/status';
 
-/** Finished Jobs stay this long for Collect and inspection; longer when the spec keeps them for debugging. */
-const TTL_AFTER_FINISHED_SECONDS = 60 * 60;
+/**
+ * Finished Jobs stay this long for Collect and inspection (Cleanup normally deletes them first; this
+ * is the backstop when the control plane never comes back); longer when the spec keeps them. Hours,
+ * not minutes: under kube-sim's time scale (600× in tests) an hour passes in six real seconds, and a
+ * busy machine must not lose a runner's pod before Start or Collect reads it.
+ */
+const TTL_AFTER_FINISHED_SECONDS = 6 * 60 * 60;
 const TTL_AFTER_FINISHED_KEPT_SECONDS = 24 * 60 * 60;
 
 export interface PlanTiming {
