@@ -146,7 +146,10 @@ describe('duplicate executions', () => {
 
 describe('concurrent runs', () => {
   it('20 runs started at once all complete, each with only its own runners', async () => {
-    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => h.run(k6Spec({ name: `crowd-${i}`, parallelism: 2 }))));
+    // At 600× a simulated hour is six real seconds: twenty runs on a busy 2-core machine need simulated
+    // deadlines (and the Jobs' activeDeadlineSeconds derived from them) of hours, not minutes.
+    const timeouts = { prepare: '1h', ready: '1h', run: '2h', total: '6h' };
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => h.run(k6Spec({ name: `crowd-${i}`, parallelism: 2, timeouts }))));
     expect(new Set(runs.map((r) => r.runId)).size).toBe(20);
     for (const { runId, view } of runs) {
       expect(`${view.run.outcome}: ${view.run.outcomeReason}`, runId).toMatch(/^SUCCEEDED/);
