@@ -84,7 +84,8 @@ export function k6Spec(overrides: Partial<RunSpecInput> & { annotations?: Record
     script: { inline: SMOKE_SCRIPT },
     env: { TARGET_URL: 'http://target.invalid/' },
     cluster: { name: 'kube-sim', namespace: 'loadplane' },
-    timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '30m' },
+    // A long total: the runner Jobs' activeDeadlineSeconds derives from it, and at 600× 30 minutes are 3 real seconds.
+    timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' },
     ...(annotations ? { runner: { metadata: { annotations } } } : {}),
     ...rest,
   } as RunSpecInput;
@@ -109,7 +110,8 @@ export function gatlingSpec(overrides: Partial<RunSpecInput> = {}): RunSpecInput
     parallelism: 3,
     script: { inline: GATLING_SIMULATION, filename: 'BasicSimulation.java' },
     cluster: { name: 'kube-sim', namespace: 'loadplane' },
-    timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '30m' },
+    // A long total: the runner Jobs' activeDeadlineSeconds derives from it, and at 600× 30 minutes are 3 real seconds.
+    timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' },
     ...overrides,
   } as RunSpecInput;
 }
