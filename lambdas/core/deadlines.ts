@@ -22,12 +22,6 @@ export interface AdmitDeadlines {
   totalBy: number;
 }
 
-/** All of a run's deadlines, as the ledger accumulates them phase by phase. */
-export interface Deadlines extends AdmitDeadlines {
-  readyBy?: number;
-  runBy?: number;
-}
-
 /** Least time added to the expected run duration: covers setup()/teardown(), which k6 inspect does not count. */
 export const MIN_RUN_GRACE_SECONDS = 60;
 /** Share of the expected duration added on long runs, where a fixed minute would be too tight. */

@@ -47,11 +47,12 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
         `prepare: the script asks for at most ${maxVUs} VUs, fewer than parallelism ${run.spec.parallelism}: some runners would have no VU`,
       );
     }
+    const expectedDurationSeconds = expectedDurationFromInspect(requirements);
     const result: PreparedResult = {
       ...done(),
       requirements: {
         ...(typeof maxVUs === 'number' ? { maxVUs } : {}),
-        ...optional('expectedDurationSeconds', expectedDurationFromInspect(requirements)),
+        ...(expectedDurationSeconds !== undefined ? { expectedDurationSeconds } : {}),
       },
     };
     return runOnce(deps, runId, Stage.AwaitPrepared, async () => result);
@@ -90,8 +91,4 @@ function parseRequirements(log: string): { maxVUs?: number; totalDuration?: stri
   } catch {
     return undefined;
   }
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
