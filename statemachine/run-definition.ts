@@ -23,6 +23,16 @@ export interface RunDefinitionParams {
   maxRunDurationSeconds: number;
 }
 
+/** One Retry entry of a Task. */
+export interface AslRetrier {
+  ErrorEquals: string[];
+  IntervalSeconds?: number;
+  MaxAttempts?: number;
+  BackoffRate?: number;
+  MaxDelaySeconds?: number;
+  JitterStrategy?: 'FULL' | 'NONE';
+}
+
 /** A state of the definition, loosely typed: enough for rendering and for the structural tests. */
 export interface AslState {
   Type: string;
@@ -34,7 +44,7 @@ export interface AslState {
   /** null discards the Task's answer; absent means `$` (it replaces the state). */
   ResultPath?: string | null;
   SecondsPath?: string;
-  Retry?: Array<{ ErrorEquals: string[] }>;
+  Retry?: AslRetrier[];
   Catch?: Array<{ ErrorEquals: string[]; Next: string; ResultPath?: string }>;
   Choices?: Array<{ Next: string }>;
 }

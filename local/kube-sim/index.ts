@@ -16,7 +16,9 @@ import { parseLabelSelector } from './label-selector';
 import { ObjectStore } from './object-store';
 import { ResourceHandlers } from './resource-handlers';
 import { Router } from './router';
-import { Scheduler, SimClock } from './sim-clock';
+import { ScaledClock } from '../clock/scaled-clock';
+import type { SimTime } from '../clock/sim-time';
+import { Scheduler } from './sim-clock';
 
 export type { Faults, InjectedStatus, PodMatch, RequestMatch } from './faults';
 export type { RequestLogEntry } from './api-server';
@@ -27,18 +29,22 @@ export interface KubeSimOptions {
   host?: string;
   /** Default 0: a random free port. */
   port?: number;
-  /** Simulated seconds per real second; default 1 (tests use e.g. 600). */
+  /** Simulated seconds per real second; default 1. Ignored when `clock` is given. */
   timeScale?: number;
+  /** The simulated clock to run on (shared with the local runtime; tests pass a VirtualClock). */
+  clock?: SimTime;
 }
 
 export interface KubeSim {
   /** http://127.0.0.1:<port> */
   readonly url: string;
-  readonly timeScale: number;
+  /** Simulated seconds per real second; undefined on a virtual clock (time moves when every actor waits). */
+  readonly timeScale: number | undefined;
+  readonly clock: SimTime;
   readonly requestLog: readonly RequestLogEntry[];
   clearRequestLog(): void;
   readonly faults: Faults;
-  /** Simulated epoch ms: starts at the real time of startKubeSim and runs timeScale× faster. */
+  /** Simulated epoch ms (the clock's). */
   now(): number;
   /** A @kubernetes/client-node KubeConfig pointing at this server (skipTLSVerify, a dummy token). */
   kubeConfig(): KubeConfig;
@@ -57,9 +63,10 @@ function initialNamespaces(): string[] {
 
 export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> {
   const host = opts.host ?? '127.0.0.1';
-  const timeScale = opts.timeScale ?? 1;
   const reportError = (err: unknown) => console.error('kube-sim: internal error:', err);
-  const clock = new SimClock(timeScale);
+  const ownClock = opts.clock === undefined;
+  const clock = opts.clock ?? new ScaledClock(opts.timeScale ?? 1, Date.now, reportError);
+  const timeScale = clock.timeScale;
   const scheduler = new Scheduler(clock, reportError);
   const store = new ObjectStore(clock);
   startGarbageCollector(store);
@@ -86,6 +93,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
   return {
     url,
     timeScale,
+    clock,
     requestLog: server.requestLog,
     clearRequestLog: () => {
       server.requestLog.length = 0;
@@ -106,6 +114,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
     close: () => {
       closing ??= (async () => {
         scheduler.clear();
+        if (ownClock) clock.close();
         await server.close();
       })();
       return closing;

@@ -1,57 +1,24 @@
 /**
- * Simulated time. The sim clock starts at the real "now" when kube-sim starts and then runs
- * `timeScale` times faster than the wall clock, so a 10-minute test at timeScale 600 takes one real
- * second. Every timestamp kube-sim writes (creationTimestamp, startTime, log lines) is sim time.
+ * kube-sim's timers, on the simulated clock it is given (local/clock): a ScaledClock (time runs
+ * `timeScale` times faster than the wall clock) or the tests' VirtualClock (time moves when every
+ * actor waits). Every timestamp kube-sim writes (creationTimestamp, startTime, log lines) is sim time.
  */
-export class SimClock {
-  private readonly realOrigin: number;
+import type { Scheduled, SimTime } from '../clock/sim-time';
 
-  constructor(
-    readonly timeScale: number,
-    private readonly realNow: () => number = Date.now,
-  ) {
-    if (!(timeScale > 0)) throw new RangeError(`timeScale must be > 0, got ${timeScale}`);
-    this.realOrigin = realNow();
-  }
-
-  /** Simulated epoch ms. */
-  now(): number {
-    return this.realOrigin + (this.realNow() - this.realOrigin) * this.timeScale;
-  }
-
-  /** Real milliseconds until simulated instant `simAt` (0 when it has passed). */
-  realDelayUntil(simAt: number): number {
-    return Math.max(0, (simAt - this.now()) / this.timeScale);
-  }
-}
-
-export interface Scheduled {
-  cancel(): void;
-}
-
-interface Entry {
-  due: number;
-  seq: number;
-  run: () => void;
-  cancelled: boolean;
-}
-
-/** setTimeout's ceiling; longer waits re-arm when it fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export type { Scheduled } from '../clock/sim-time';
 
 /**
  * The one timer queue of a kube-sim instance: every controller, kubelet and simulated engine schedules
- * here, in sim time. Entries due at the same instant run in the order they were scheduled. One real
- * timer is armed for the earliest entry; clear() drops everything (close()).
+ * here, in sim time. Entries due at the same instant run in the order they were scheduled; a failing
+ * entry is reported and the others run. clear() drops everything of this instance (close()), not the
+ * clock's other users' timers.
  */
 export class Scheduler {
-  private queue: Entry[] = [];
-  private seq = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly pending = new Set<Scheduled>();
   private stopped = false;
 
   constructor(
-    readonly clock: SimClock,
+    readonly clock: SimTime,
     private readonly onError: (err: unknown) => void,
   ) {}
 
@@ -61,47 +28,31 @@ export class Scheduler {
   }
 
   at(simAt: number, run: () => void): Scheduled {
-    const entry: Entry = { due: simAt, seq: this.seq++, run, cancelled: false };
-    if (!this.stopped) {
-      this.queue.push(entry);
-      this.queue.sort((a, b) => a.due - b.due || a.seq - b.seq);
-      this.arm();
-    }
+    if (this.stopped) return { cancel: () => undefined };
+    const scheduled: Scheduled = this.clock.at(simAt, () => {
+      this.pending.delete(scheduled);
+      if (this.stopped) return;
+      try {
+        run();
+      } catch (err) {
+        this.onError(err);
+      }
+    });
+    this.pending.add(scheduled);
     return {
       cancel: () => {
-        entry.cancelled = true;
+        this.pending.delete(scheduled);
+        scheduled.cancel();
       },
     };
   }
 
   clear(): void {
     this.stopped = true;
-    this.queue = [];
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private arm(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const first = this.queue[0];
-    if (!first || this.stopped) return;
-    const delay = Math.min(MAX_TIMER_MS, Math.ceil(this.clock.realDelayUntil(first.due)));
-    this.timer = setTimeout(() => this.fire(), delay);
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    const now = this.clock.now();
-    while (!this.stopped && this.queue.length > 0 && this.queue[0]!.due <= now) {
-      const entry = this.queue.shift()!;
-      if (entry.cancelled) continue;
-      try {
-        entry.run();
-      } catch (err) {
-        this.onError(err);
-      }
-    }
-    this.arm();
+    for (const scheduled of this.pending) scheduled.cancel();
+    this.pending.clear();
   }
 }
+
+/** What only reads the time (the object store's timestamps, the request log). */
+export type SimClock = Pick<SimTime, 'now'>;

@@ -15,14 +15,22 @@ import { staticChannelSecrets, type ChannelSecret } from '../../lambdas/notify/c
 import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type StageDeps, type StageLogEvent } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { renderRunDefinition } from '../../statemachine/run-definition';
+import { ScaledClock } from '../clock/scaled-clock';
+import type { SimTime } from '../clock/sim-time';
 import { ExecutionStatus, LocalStateMachine, type ExecutionResult, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
 import { startKubeSim, type KubeSim } from '../kube-sim';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded-store';
 
 export interface LocalRuntimeOptions {
   config?: DeploymentConfig;
-  /** kube-sim's simulated seconds per real second (ignored with a kubeconfig). Default 1. */
+  /** kube-sim's simulated seconds per real second (ignored with a kubeconfig or a `clock`). Default 1. */
   timeScale?: number;
+  /**
+   * One clock for everything: kube-sim, Waits, Task timeouts, retries, leases (tests pass a
+   * VirtualClock, so no outcome depends on the machine's speed). Without it, the cluster runs on a
+   * ScaledClock at `timeScale` and what stands for AWS (Task timeouts, retries, leases) in real time.
+   */
+  clock?: SimTime;
   /** Target a real cluster instead of kube-sim. */
   kubeconfig?: string;
   context?: string;
@@ -41,7 +49,12 @@ export interface LocalRuntime {
   readonly store: EmbeddedStore;
   /** Present when the runtime simulates the cluster. */
   readonly kubeSim?: KubeSim;
-  readonly timeScale: number;
+  /** Simulated seconds per real second; undefined on a virtual clock. */
+  readonly timeScale: number | undefined;
+  /** The cluster's clock (kube-sim's, the stages' `now`). */
+  readonly clock: SimTime;
+  /** The clock of Lambda invocations and the ledger: Task timeouts, retries, leases (= `clock` when one was given). */
+  readonly platformClock: SimTime;
   /**
    * Starts an execution of the run state machine, named `name` (a run id for local runs). When it ends
    * FAILED, TIMED_OUT or ABORTED, the reaper runs with the event EventBridge would send, before `result`
@@ -69,14 +82,14 @@ const REAP_ATTEMPTS = 7;
  * waits of 1, 2, 4, 8, 10, 10 thirtieths of the lease (1 s … 10 s for the 30 s default) add up to
  * more than one lease.
  */
-async function reapAsEventBridgeWould(deps: StageDeps, change: ExecutionStatusChange): Promise<LocalReapResult> {
+async function reapAsEventBridgeWould(deps: StageDeps, platform: SimTime, change: ExecutionStatusChange): Promise<LocalReapResult> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await reap(deps, change);
     } catch (err) {
       if (!isRetryable(err) || attempt >= REAP_ATTEMPTS) return { kind: 'failed', error: `${(err as Error).name}: ${(err as Error).message}` };
       const waitMs = (Math.min(2 ** (attempt - 1), 10) * deps.notify.leaseMs) / 30;
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      await platform.sleep(waitMs);
     }
   }
 }
@@ -86,10 +99,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const useKubeconfig = options.kubeconfig !== undefined || options.context !== undefined;
   // Read first: a missing file or context fails before anything is started.
   const fileConfig = useKubeconfig ? kubeConfigFromFile(options.kubeconfig, options.context) : undefined;
+  // A real cluster keeps real time; kube-sim runs on the given clock or a sped-up wall clock.
+  const clock = options.clock ?? new ScaledClock(useKubeconfig ? 1 : (options.timeScale ?? 1));
+  const platformClock = options.clock ?? new ScaledClock(1);
   const store = await startEmbeddedStore();
   let kubeSim: KubeSim | undefined;
   try {
-    kubeSim = fileConfig ? undefined : await startKubeSim({ timeScale: options.timeScale ?? 1 });
+    kubeSim = fileConfig ? undefined : await startKubeSim({ clock });
   } catch (err) {
     await store.close();
     throw err;
@@ -97,12 +113,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const kubeConfig = fileConfig ?? kubeSim!.kubeConfig();
   // Locally there is one cluster: every allow-listed cluster name resolves to it.
   const cluster = createClusterClient(kubeConfig);
-  const ledger = new Ledger({ client: store.client, tableName: store.tableName });
+  const ledger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => platformClock.now() });
   const deps: StageDeps = {
     ledger,
     config,
     clusterFor: async () => cluster,
-    now: kubeSim ? () => kubeSim.now() : Date.now,
+    now: () => clock.now(),
     newOwner: () => randomUUID(),
     log: options.log ?? (() => undefined),
     notify: {
@@ -111,9 +127,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
     },
   };
-  const timeScale = kubeSim?.timeScale ?? 1;
+  const timeScale = clock.timeScale;
+  // The machine's TimeoutSeconds runs on the cluster's clock, like the run's own deadlines.
   const machine = new LocalStateMachine(
-    renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:local:000000000000:function:loadplane-stage', maxRunDurationSeconds: Math.ceil(config.maxRunDurationSeconds / (kubeSim?.timeScale ?? 1)) }),
+    renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:local:000000000000:function:loadplane-stage', limits: config }),
   );
 
   return {
@@ -122,24 +139,28 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     store,
     ...(kubeSim ? { kubeSim } : {}),
     timeScale,
+    clock,
+    platformClock,
     startExecution: ({ name, input, onEvent }) => {
       const execution = machine.start({
         name,
         input: input as never,
-        timeScale,
+        clock,
+        platformClock,
         handler: async (payload) => (await dispatchStage(deps, payload)) as never,
         ...(onEvent ? { onEvent } : {}),
       });
+      // The reaper is an actor of its own, as EventBridge's invocation would be.
       const result = execution.result.then(async (ended) => {
         if (ended.status === ExecutionStatus.SUCCEEDED) return ended;
-        const reaped = await reapAsEventBridgeWould(deps, {
+        const reaped = await platformClock.actor(() => reapAsEventBridgeWould(deps, platformClock, {
           executionArn: ended.executionArn,
           name,
           status: ended.status,
           input: JSON.stringify(input),
           error: ended.error ?? null,
           cause: ended.cause ?? null,
-        });
+        }));
         return { ...ended, reaped };
       });
       return { executionArn: execution.executionArn, stop: execution.stop, result };
@@ -147,6 +168,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     abort: (runId, by) => ledger.requestAbort(runId, by),
     close: async () => {
       await kubeSim?.close();
+      if (!options.clock) {
+        clock.close();
+        platformClock.close();
+      }
       await store.close();
     },
   };

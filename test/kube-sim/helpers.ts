@@ -61,7 +61,7 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
 /** Waits until at least `simMs` of simulated time has passed. */
 export async function simSleep(sim: KubeSim, simMs: number): Promise<void> {
   const until = sim.now() + simMs;
-  while (sim.now() < until) await new Promise((r) => setTimeout(r, Math.max(1, (until - sim.now()) / sim.timeScale)));
+  while (sim.now() < until) await sim.clock.sleep(until - sim.now());
 }
 
 let seq = 0;

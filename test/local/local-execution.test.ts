@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ClusterRejected, ClusterThrottled } from '../../lambdas/core/errors';
 import { ExecutionStatus, LocalStateMachine, type TaskHandler } from '../../local/engine/local-execution';
 import { readRunDefinition } from '../../statemachine/run-definition';
+import { VirtualClock } from '../../local/clock/virtual-clock';
 
 // These tests exercise the engine's plumbing on the real definition: what each Task receives, how
 // Waits scale, how errors route. The stage handler here is a script of answers, not the stages.
@@ -27,19 +28,19 @@ function scripted(script: Script): { handler: TaskHandler; calls: Payload[] } {
     calls.push(p);
     const n = (counts.get(p.stage) ?? 0) + 1;
     counts.set(p.stage, n);
-    const answer = (script[p.stage] ?? defaults[p.stage])?.(p, n);
+    const answer = await (script[p.stage] ?? defaults[p.stage])?.(p, n);
     return (answer ?? {}) as never;
   };
   return { handler, calls };
 }
 
 describe('local engine on statemachine/run.asl.json', () => {
-  // 1,230 simulated seconds of waiting: unscaled, this test could not finish within its timeout.
-  it('runs the lifecycle, passing the execution name and ARN, with Waits scaled to the cluster clock', async () => {
+  // 1,200 simulated seconds of waiting, on a virtual clock: no real time passes.
+  it('runs the lifecycle, passing the execution name and ARN, with Waits on the cluster clock', async () => {
     const { handler, calls } = scripted({
       Watch: (_p, n) => (n < 3 ? { phase: 'waiting', nextPollSeconds: 600 } : { phase: 'done', nextPollSeconds: 0 }),
     });
-    const execution = machine.start({ name: 'r1', input: { spec: { name: 'x' } }, handler, timeScale: 60_000 });
+    const execution = machine.start({ name: 'r1', input: { spec: { name: 'x' } }, handler, clock: new VirtualClock() });
     const result = await execution.result;
     expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(calls.map((c) => c.stage)).toEqual([
@@ -53,7 +54,7 @@ describe('local engine on statemachine/run.asl.json', () => {
 
   it('ends a duplicate execution at Duplicate without running any stage after Admit', async () => {
     const { handler, calls } = scripted({ Admit: () => ({ runId: 'r1', duplicate: true }) });
-    const result = await machine.start({ name: 'r1-again', input: {}, handler }).result;
+    const result = await machine.start({ name: 'r1-again', input: {}, handler, clock: new VirtualClock() }).result;
     expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(calls.map((c) => c.stage)).toEqual(['Admit']);
     expect(result.history.some((e) => e.state?.name === 'Duplicate')).toBe(true);
@@ -65,7 +66,7 @@ describe('local engine on statemachine/run.asl.json', () => {
         throw new ClusterRejected('Job lp-r1-runner-0 is invalid', 422);
       },
     });
-    const result = await machine.start({ name: 'r1', input: {}, handler, timeScale: 1000 }).result;
+    const result = await machine.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() }).result;
     expect(calls.map((c) => c.stage)).toEqual(['Admit', 'Prepare', 'AwaitPrepared', 'Launch', 'Decide', 'Notify', 'Cleanup']);
     expect(calls[4]).toMatchObject({ error: { Error: 'ClusterRejected', Cause: 'Job lp-r1-runner-0 is invalid' } });
     expect(result.status).toBe(ExecutionStatus.FAILED);
@@ -79,7 +80,7 @@ describe('local engine on statemachine/run.asl.json', () => {
         return {};
       },
     });
-    const result = await machine.start({ name: 'r1', input: {}, handler, timeScale: 1000 }).result;
+    const result = await machine.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() }).result;
     expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(calls.filter((c) => c.stage === 'Start')).toHaveLength(2);
     expect(result.history.filter((e) => e.type === 'StateRetried')).toHaveLength(1);
@@ -87,19 +88,72 @@ describe('local engine on statemachine/run.asl.json', () => {
 
   it('shows a recorded non-success outcome as a failed execution named by the outcome', async () => {
     const { handler } = scripted({ Collect: () => ({ phase: 'done', outcome: 'THRESHOLDS_FAILED', reason: 'runner 2 exited 99' }) });
-    const result = await machine.start({ name: 'r1', input: {}, handler, timeScale: 1000 }).result;
+    const result = await machine.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() }).result;
     expect(result.status).toBe(ExecutionStatus.FAILED);
     expect(result.error).toBe('THRESHOLDS_FAILED');
     expect(result.cause).toBe('decided');
   });
 
-  it('stops hard like StopExecution: ABORTED, and no Catch runs', async () => {
-    const { handler, calls } = scripted({ Watch: () => ({ phase: 'waiting', nextPollSeconds: 3_600_000 }) });
-    const execution = machine.start({ name: 'r1', input: {}, handler, timeScale: 1000 });
-    while (!calls.some((c) => c.stage === 'Watch')) await new Promise((r) => setTimeout(r, 5));
-    execution.stop();
+  it('stops hard like StopExecution: ABORTED, no Catch runs, and no Task is invoked after the stop', async () => {
+    let execution: ReturnType<typeof machine.start> | undefined;
+    const { handler, calls } = scripted({
+      Watch: () => {
+        // Stopped while this Watch is in flight: its Wait and the next poll must never come.
+        execution!.stop();
+        return { phase: 'waiting', nextPollSeconds: 60 };
+      },
+    });
+    execution = machine.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() });
     const result = await execution.result;
     expect(result.status).toBe(ExecutionStatus.ABORTED);
+    expect(calls.map((c) => c.stage).filter((s) => s === 'Watch')).toHaveLength(1);
     expect(calls.map((c) => c.stage)).not.toContain('Decide');
+  });
+
+  it("takes the definition's Retry delays on the platform clock: backoff, capped, with full jitter", async () => {
+    const clock = new VirtualClock(0);
+    const startTimes: number[] = [];
+    const { handler } = scripted({
+      Start: (_p, n) => {
+        startTimes.push(clock.now());
+        if (n <= 3) throw new ClusterThrottled('too many requests', 429);
+        return {};
+      },
+    });
+    // random() = 1: the full interval each time (jitter picks in [0, interval]).
+    const result = await machine.start({ name: 'r1', input: {}, handler, clock, random: () => 1 }).result;
+    expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
+    const retrier = readRunDefinition().States.Start!.Retry!.find((r) => r.ErrorEquals.includes('ClusterThrottled'))!;
+    const gaps = startTimes.slice(1).map((t, i) => t - startTimes[i]!);
+    const expected = [0, 1, 2].map((k) => Math.min(retrier.IntervalSeconds! * retrier.BackoffRate! ** k, retrier.MaxDelaySeconds ?? Infinity) * 1000);
+    expect(gaps).toEqual(expected);
+  });
+
+  it("times a Task out on its TimeoutSeconds (States.Timeout, retried) while the late invocation goes on", async () => {
+    const clock = new VirtualClock(0);
+    let lateFinishedAt: number | undefined;
+    const { handler, calls } = scripted({
+      Collect: async (_p, n) => {
+        if (n === 1) {
+          await clock.sleep(10 * 60_000); // hangs far past the Task's TimeoutSeconds
+          lateFinishedAt = clock.now();
+        }
+        return { phase: 'done', outcome: 'SUCCEEDED', reason: 'all runners passed' };
+      },
+    } as Script);
+    const result = await machine.start({ name: 'r1', input: {}, handler, clock }).result;
+    expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
+    expect(calls.filter((c) => c.stage === 'Collect')).toHaveLength(2);
+    expect(result.history.some((e) => e.type === 'StateFailed' && e.Error === 'States.Timeout')).toBe(true);
+    await clock.sleep(10 * 60_000);
+    expect(lateFinishedAt).toBeDefined();
+  });
+
+  it("ends the execution TIMED_OUT at the machine's TimeoutSeconds, on the cluster clock", async () => {
+    const clock = new VirtualClock(0);
+    const { handler } = scripted({ Watch: () => ({ phase: 'waiting', nextPollSeconds: 7000 }) });
+    const result = await machine.start({ name: 'r1', input: {}, handler, clock }).result;
+    expect(result.status).toBe(ExecutionStatus.TIMED_OUT);
+    expect(clock.now()).toBe(readRunDefinition().TimeoutSeconds * 1000);
   });
 });

@@ -64,7 +64,7 @@ describe('the reaper', () => {
       name: runId,
       input: { spec: longSpec('stopped-hard'), source: 'local' },
       onEvent: (e) => {
-        if (e.type === 'StateExited' && e.state?.name === 'Start') setTimeout(() => execution.stop(), 50);
+        if (e.type === 'StateEntered' && e.state?.name === 'Watch') execution.stop();
       },
     });
     const result = await execution.result;

@@ -11,12 +11,15 @@ import { NotifyPolicy, Outcome, type NotifyPolicy as Policy } from '../../lambda
 import { ChannelSecretInvalid } from '../../lambdas/core/errors';
 import { notify } from '../../lambdas/stages/notify';
 import { reap } from '../../lambdas/stages/reap';
+import { NOTIFY_LEASE_MS } from '../../lambdas/stages/deps';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-/** An unmarked claim older than this is "the sender died mid-send"; a send with no answer gives up after SEND_TIMEOUT_MS. */
-const LEASE_MS = 400;
-const SEND_TIMEOUT_MS = 150;
+/**
+ * A send with no answer gives up after SEND_TIMEOUT_MS of real time (a socket timeout; only the
+ * receiver that hangs waits it out). The claim's lease is the default, on the harness's virtual clock.
+ */
+const SEND_TIMEOUT_MS = 1000;
 
 let h: Harness;
 let receiver: WebhookReceiver;
@@ -24,7 +27,6 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   h = await startHarness(undefined, {
     channels: { webhook: { url: `${receiver.url}/hooks/s3cr3t-path` } },
-    notifyLeaseMs: LEASE_MS,
     notifyTimeoutMs: SEND_TIMEOUT_MS,
   });
 });
@@ -40,10 +42,15 @@ beforeEach(() => {
 const spec = (name: string, policy: Policy = NotifyPolicy.atMostOnce, extra = {}) =>
   k6Spec({ name, parallelism: 2, notify: { channels: ['webhook'], policy }, ...extra });
 
-/** Deliveries for one run: requests whose Idempotency-Key is the run's. */
-const received = (runId: string) => receiver.requests.filter((r) => String(r.headers['idempotency-key']).startsWith(`${runId}:`));
+/**
+ * Every request that reached the receiver since the last reset, whatever its headers: a send without
+ * the Idempotency-Key (or with another run's) still counts, and fails here.
+ */
+const received = (runId: string) => {
+  for (const r of receiver.requests) expect(String(r.headers['idempotency-key'])).toMatch(new RegExp(`^${runId}:`));
+  return receiver.requests;
+};
 const payloads = (runId: string) => received(runId).map((r) => JSON.parse(r.body.toString()) as { outcome: string; runId: string });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A run that reached Notify while the receiver answered 500 to everything: Notify used up its retries,
@@ -97,7 +104,7 @@ describe('the sender dies after writing the request, before marking it sent', ()
     expect(received(runId)).toHaveLength(1);
     // Within the claim's lease a retry must wait: the send may still be in flight.
     await expect(notify(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'NotificationInProgress' });
-    await sleep(LEASE_MS + 50);
+    await h.clock.sleep(NOTIFY_LEASE_MS + 1); // simulated time: the lease expires
     await notify(h.runtime.deps, runId);
     return runId;
   }
@@ -183,7 +190,7 @@ describe('every way a run ends gets exactly one notification, with its outcome, 
       name: runId,
       input: { spec: long('stopped'), source: 'local' },
       onEvent: (e) => {
-        if (e.type === 'StateExited' && e.state?.name === 'Start') setTimeout(() => execution.stop(), 50);
+        if (e.type === 'StateEntered' && e.state?.name === 'Watch') execution.stop();
       },
     });
     const result = await execution.result;
@@ -199,7 +206,7 @@ describe('every way a run ends gets exactly one notification, with its outcome, 
       name: runId,
       input: { spec: long('stopped-webhook-down'), source: 'local' },
       onEvent: (e) => {
-        if (e.type === 'StateExited' && e.state?.name === 'Start') setTimeout(() => execution.stop(), 50);
+        if (e.type === 'StateEntered' && e.state?.name === 'Watch') execution.stop();
       },
     });
     const result = await execution.result;

@@ -7,10 +7,8 @@ import type { RunSpecInput } from '../../lambdas/core/spec';
 import type { RunView } from '../../lambdas/ledger/ledger';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
+import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
-
-/** A 30 s test takes 50 ms of real time; polls of a few simulated seconds take milliseconds. */
-export const TEST_TIME_SCALE = 600;
 
 export interface FinishedRun {
   runId: string;
@@ -22,6 +20,8 @@ export interface FinishedRun {
 export interface Harness {
   runtime: LocalRuntime;
   kubeSim: KubeSim;
+  /** The one clock of the runtime: moves only when every execution waits on it (DESIGN §8). */
+  clock: VirtualClock;
   /** Starts an execution with `input` (default `{ spec }`) named `name` (default a new run id) and waits for it. */
   run(spec: RunSpecInput, options?: { name?: string; input?: Record<string, unknown>; onEvent?: (e: HistoryEvent) => void }): Promise<FinishedRun>;
   /** Objects still labelled with the run in kube-sim, by kind. */
@@ -29,12 +29,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(timeScale = TEST_TIME_SCALE, options: Omit<LocalRuntimeOptions, 'timeScale'> = {}): Promise<Harness> {
-  const runtime = await startLocalRuntime({ ...options, timeScale });
+/**
+ * A local runtime on a VirtualClock: kube-sim, Waits, Task timeouts, retries and leases all read it,
+ * and it moves only when every execution waits, so a run's outcome never depends on the machine's
+ * speed (a 6-hour test takes as long as its HTTP calls do).
+ */
+export async function startHarness(clock = new VirtualClock(), options: Omit<LocalRuntimeOptions, 'timeScale' | 'clock'> = {}): Promise<Harness> {
+  const runtime = await startLocalRuntime({ ...options, clock });
   const kubeSim = runtime.kubeSim!;
   return {
     runtime,
     kubeSim,
+    clock,
     async run(spec, options = {}) {
       const name = options.name ?? newRunId();
       const execution = await runtime.startExecution({
@@ -59,7 +65,10 @@ export async function startHarness(timeScale = TEST_TIME_SCALE, options: Omit<Lo
       }
       return counts;
     },
-    close: () => runtime.close(),
+    close: async () => {
+      await runtime.close();
+      clock.close();
+    },
   };
 }
 
@@ -84,7 +93,6 @@ export function k6Spec(overrides: Partial<RunSpecInput> & { annotations?: Record
     script: { inline: SMOKE_SCRIPT },
     env: { TARGET_URL: 'http://target.invalid/' },
     cluster: { name: 'kube-sim', namespace: 'loadplane' },
-    // A long total: the runner Jobs' activeDeadlineSeconds derives from it, and at 600× 30 minutes are 3 real seconds.
     timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' },
     ...(annotations ? { runner: { metadata: { annotations } } } : {}),
     ...rest,
@@ -110,7 +118,6 @@ export function gatlingSpec(overrides: Partial<RunSpecInput> = {}): RunSpecInput
     parallelism: 3,
     script: { inline: GATLING_SIMULATION, filename: 'BasicSimulation.java' },
     cluster: { name: 'kube-sim', namespace: 'loadplane' },
-    // A long total: the runner Jobs' activeDeadlineSeconds derives from it, and at 600× 30 minutes are 3 real seconds.
     timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' },
     ...overrides,
   } as RunSpecInput;
