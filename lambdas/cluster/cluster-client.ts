@@ -2,36 +2,71 @@
  * The narrow Kubernetes interface the stages use, over @kubernetes/client-node. Every object is found
  * by its run label (one list call per kind), created idempotently (an object of THIS run that already
  * exists is success; one of another run is a conflict), and every failure is a named cluster error.
+ *
+ * Every call (DESIGN §7) is bounded by a request timeout and retried where it failed on 429/5xx (and
+ * on transport failures when repeating it is harmless) with backoff and full jitter, honouring
+ * Retry-After (call-retry.ts): a 1 % error rate must not cost a stage that makes hundreds of calls.
  */
 import {
   ApiException,
   BatchV1Api,
   CoreV1Api,
+  Observable,
+  PatchStrategy,
+  setHeaderMiddleware,
+  type ConfigurationOptions,
   type KubeConfig,
+  type ObservableMiddleware,
   type V1ConfigMap,
   type V1Job,
   type V1ObjectMeta,
+  type V1OwnerReference,
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
 import { ClusterConflict, ClusterUnavailable } from '../core/errors';
 import { Labels, RUNNER_CONTAINER } from '../core/runner-contract';
-import { toClusterError } from './cluster-errors';
+import {
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfter,
+  realSleep,
+  withRetries,
+  type CallFailure,
+  type RetryRunner,
+} from './call-retry';
+import { isNetworkError, statusOf, toClusterError } from './cluster-errors';
 import { runLabelSelector } from './manifests/labels';
 import { podProxyRequest, type ProxyResponse } from './pod-proxy';
+import { RequestTimedOut, withRequestTimeout } from './request-timeout';
 
 export type CreatableObject = V1ConfigMap | V1Service | V1Job;
 export type KubeObject = CreatableObject | V1Pod;
 export type KubeKind = 'Job' | 'Pod' | 'Service' | 'ConfigMap';
+export type CreatableKind = Exclude<KubeKind, 'Pod'>;
+
+export interface CreateResult {
+  /** `exists`: an object of the same kind and name, labelled with the same run, was already there. */
+  outcome: 'created' | 'exists';
+  /** The object's uid (for ownerReferences to it). */
+  uid: string;
+}
 
 export interface ClusterClient {
-  /** `exists` when an object of the same kind and name, labelled with the same run, is already there. */
-  createIfAbsent(obj: CreatableObject): Promise<'created' | 'exists'>;
+  /** Creates the object, or finds it already there and ours; one of another run is a ClusterConflict. */
+  createIfAbsent(obj: CreatableObject): Promise<CreateResult>;
   /** One list call with labelSelector `loadplane.io/run-id=<runId>`; items carry `kind`. */
   listByRun(kind: KubeKind, namespace: string, runId: string): Promise<KubeObject[]>;
+  /**
+   * Adds the owners the object does not have yet (by uid) with one PATCH, keeping the ones it has;
+   * nothing is sent when it has them all. Kubernetes deletes it when the last of its owners is gone.
+   */
+  addOwners(kind: CreatableKind, namespace: string, name: string, owners: V1OwnerReference[]): Promise<void>;
   /** The last `lines` lines of the runner container's log. */
   podLogTail(namespace: string, pod: string, lines: number): Promise<string>;
-  /** A request to the pod's `port` through pods/proxy; the pod's own non-2xx answers are returned, not thrown. */
+  /**
+   * A request to the pod's `port` through pods/proxy; the pod's own non-2xx answers are returned, not
+   * thrown. Retried like every call: loadplane's only PATCH sets k6's status to absolute values.
+   */
   podProxy(
     namespace: string,
     pod: string,
@@ -42,81 +77,138 @@ export interface ClusterClient {
   ): Promise<ProxyResponse>;
   /** Deletes every Job, Service, ConfigMap and Pod labelled with the run (background propagation); 404 is success. */
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
+  /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
+  deleteObject(kind: KubeKind, namespace: string, name: string): Promise<boolean>;
 }
+
+export interface ClusterClientOptions {
+  /** Waits between attempts (default: setTimeout). The local runtime passes its simulated clock's. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Jitter source in [0, 1) (default Math.random). */
+  random?: () => number;
+  /** Bound on each attempt of each call, in real ms (default 10 s). */
+  requestTimeoutMs?: number;
+  /** Attempts per call, the first included (default 5). */
+  maxAttempts?: number;
+}
+
+/** Well under the Tasks' TimeoutSeconds (30 s and more), so a hung call fails its attempt, not the Task. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** Deletion order: Jobs first (their pods go with them), then what the pods used, then stragglers. */
 const DELETE_ORDER: readonly KubeKind[] = ['Job', 'Service', 'ConfigMap', 'Pod'];
 
 /** For plain-http servers (kube-sim) the kubeconfig's cluster needs `skipTLSVerify: true`. */
-export function createClusterClient(kc: KubeConfig): ClusterClient {
+export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
   const core = kc.makeApiClient(CoreV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
+  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const runner: RetryRunner = {
+    policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts },
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+  };
 
+  // Every generated call takes per-call options; `o` carries the attempt's abort signal (and a patch's content type).
+  type Opts = ConfigurationOptions<ObservableMiddleware>;
   const api = {
-    create(kind: KubeKind, namespace: string, body: CreatableObject): Promise<unknown> {
+    create(kind: CreatableKind, namespace: string, body: CreatableObject, o: Opts): Promise<{ metadata?: V1ObjectMeta }> {
       switch (kind) {
         case 'Job':
-          return batch.createNamespacedJob({ namespace, body: body as V1Job });
+          return batch.createNamespacedJob({ namespace, body: body as V1Job }, o);
         case 'Service':
-          return core.createNamespacedService({ namespace, body: body as V1Service });
+          return core.createNamespacedService({ namespace, body: body as V1Service }, o);
         case 'ConfigMap':
-          return core.createNamespacedConfigMap({ namespace, body: body as V1ConfigMap });
-        case 'Pod':
-          throw new Error('loadplane never creates bare Pods');
+          return core.createNamespacedConfigMap({ namespace, body: body as V1ConfigMap }, o);
       }
     },
-    read(kind: KubeKind, namespace: string, name: string): Promise<{ metadata?: V1ObjectMeta }> {
+    read(kind: KubeKind, namespace: string, name: string, o: Opts): Promise<{ metadata?: V1ObjectMeta }> {
       switch (kind) {
         case 'Job':
-          return batch.readNamespacedJob({ namespace, name });
+          return batch.readNamespacedJob({ namespace, name }, o);
         case 'Service':
-          return core.readNamespacedService({ namespace, name });
+          return core.readNamespacedService({ namespace, name }, o);
         case 'ConfigMap':
-          return core.readNamespacedConfigMap({ namespace, name });
+          return core.readNamespacedConfigMap({ namespace, name }, o);
         case 'Pod':
-          return core.readNamespacedPod({ namespace, name });
+          return core.readNamespacedPod({ namespace, name }, o);
       }
     },
-    async list(kind: KubeKind, namespace: string, labelSelector: string): Promise<KubeObject[]> {
+    /** A JSON merge patch (send the Content-Type with `o`). */
+    patch(kind: CreatableKind, namespace: string, name: string, body: object, o: Opts): Promise<unknown> {
       switch (kind) {
         case 'Job':
-          return (await batch.listNamespacedJob({ namespace, labelSelector })).items;
+          return batch.patchNamespacedJob({ namespace, name, body }, o);
         case 'Service':
-          return (await core.listNamespacedService({ namespace, labelSelector })).items;
+          return core.patchNamespacedService({ namespace, name, body }, o);
         case 'ConfigMap':
-          return (await core.listNamespacedConfigMap({ namespace, labelSelector })).items;
-        case 'Pod':
-          return (await core.listNamespacedPod({ namespace, labelSelector })).items;
+          return core.patchNamespacedConfigMap({ namespace, name, body }, o);
       }
     },
-    delete(kind: KubeKind, namespace: string, name: string): Promise<unknown> {
+    async list(kind: KubeKind, namespace: string, labelSelector: string, o: Opts): Promise<KubeObject[]> {
+      switch (kind) {
+        case 'Job':
+          return (await batch.listNamespacedJob({ namespace, labelSelector }, o)).items;
+        case 'Service':
+          return (await core.listNamespacedService({ namespace, labelSelector }, o)).items;
+        case 'ConfigMap':
+          return (await core.listNamespacedConfigMap({ namespace, labelSelector }, o)).items;
+        case 'Pod':
+          return (await core.listNamespacedPod({ namespace, labelSelector }, o)).items;
+      }
+    },
+    delete(kind: KubeKind, namespace: string, name: string, o: Opts): Promise<unknown> {
       const req = { namespace, name, propagationPolicy: 'Background' };
       switch (kind) {
         case 'Job':
-          return batch.deleteNamespacedJob(req);
+          return batch.deleteNamespacedJob(req, o);
         case 'Service':
-          return core.deleteNamespacedService(req);
+          return core.deleteNamespacedService(req, o);
         case 'ConfigMap':
-          return core.deleteNamespacedConfigMap(req);
+          return core.deleteNamespacedConfigMap(req, o);
         case 'Pod':
-          return core.deleteNamespacedPod(req);
+          return core.deleteNamespacedPod(req, o);
       }
     },
   };
 
-  async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * One call, each attempt bounded by the request timeout, retried per call-retry.ts. Throws the
+   * last attempt's error as client-node threw it (callers that handle a status, such as a create's
+   * 409, look at it); `named` turns it into a cluster error.
+   */
+  function attempt<T>(idempotent: boolean, fn: (o: Opts) => Promise<T>, contentType?: string): Promise<T> {
+    return withRetries(runner, { idempotent, classify: failureOf }, () =>
+      withRequestTimeout(timeoutMs, (signal) => fn(callOptions(signal, contentType))),
+    );
+  }
+
+  /** `attempt`, with every failure as a named cluster error. */
+  async function call<T>(what: string, idempotent: boolean, fn: (o: Opts) => Promise<T>, contentType?: string): Promise<T> {
     try {
-      return await fn();
+      return await attempt(idempotent, fn, contentType);
     } catch (err) {
-      throw toClusterError(err, what);
+      throw named(err, what);
     }
   }
 
   async function listByRun(kind: KubeKind, namespace: string, runId: string): Promise<KubeObject[]> {
-    const items = await call(`list ${kind} in ${namespace} for run ${runId}`, () =>
-      api.list(kind, namespace, runLabelSelector(runId)),
+    const items = await call(`list ${kind} in ${namespace} for run ${runId}`, true, (o) =>
+      api.list(kind, namespace, runLabelSelector(runId), o),
     );
     return items.map((item) => ({ ...item, kind }));
+  }
+
+  /** Deletes one object (background propagation); false when it was already gone (404 is success). */
+  async function deleteObject(kind: KubeKind, namespace: string, name: string): Promise<boolean> {
+    try {
+      // A delete repeated after it was applied answers 404: success.
+      await attempt(true, (o) => api.delete(kind, namespace, name, o));
+      return true;
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 404) return false;
+      throw named(err, `delete ${kind} ${namespace}/${name}`);
+    }
   }
 
   return {
@@ -124,24 +216,25 @@ export function createClusterClient(kc: KubeConfig): ClusterClient {
       const kind = kindOf(obj);
       const { name, namespace, labels } = requiredMetadata(obj);
       const ref = `${kind} ${namespace}/${name}`;
+      // Idempotent as a whole: a create that was applied but whose answer was lost comes back as 409, resolved below.
       try {
-        await api.create(kind, namespace, obj);
-        return 'created';
+        const created = await attempt(true, (o) => api.create(kind, namespace, obj, o));
+        return { outcome: 'created', uid: created.metadata?.uid ?? '' };
       } catch (err) {
-        if (!(err instanceof ApiException) || err.code !== 409) throw toClusterError(err, `create ${ref}`);
+        if (!(err instanceof ApiException) || err.code !== 409) throw named(err, `create ${ref}`);
       }
       const runId = labels[Labels.runId];
       let existing;
       try {
-        existing = await api.read(kind, namespace, name);
+        existing = await attempt(true, (o) => api.read(kind, namespace, name, o));
       } catch (err) {
         if (err instanceof ApiException && err.code === 404) {
           throw new ClusterUnavailable(`create ${ref}: it existed, then disappeared before it could be checked; retry`, 404);
         }
-        throw toClusterError(err, `read ${ref}`);
+        throw named(err, `read ${ref}`);
       }
       const owner = existing.metadata?.labels?.[Labels.runId];
-      if (runId !== undefined && owner === runId) return 'exists';
+      if (runId !== undefined && owner === runId) return { outcome: 'exists', uid: existing.metadata?.uid ?? '' };
       throw new ClusterConflict(
         `${ref} already exists and belongs to ${owner ? `run ${owner}` : 'no loadplane run'}, not run ${runId ?? '(unlabelled)'}`,
         409,
@@ -150,32 +243,43 @@ export function createClusterClient(kc: KubeConfig): ClusterClient {
 
     listByRun,
 
+    async addOwners(kind, namespace, name, owners) {
+      const ref = `${kind} ${namespace}/${name}`;
+      // Read, then one merge patch of the whole list carrying the resourceVersion read: a write in
+      // between is a 409, and the next round reads again. A repeated PATCH that was applied finds nothing missing.
+      for (let round = 1; ; round++) {
+        const current = await call(`read ${ref}`, true, (o) => api.read(kind, namespace, name, o));
+        const have = current.metadata?.ownerReferences ?? [];
+        const missing = owners.filter((r) => !have.some((h) => h.uid === r.uid));
+        if (missing.length === 0) return;
+        const body = { metadata: { resourceVersion: current.metadata?.resourceVersion, ownerReferences: [...have, ...missing] } };
+        try {
+          await attempt(true, (o) => api.patch(kind, namespace, name, body, o), PatchStrategy.MergePatch);
+          return;
+        } catch (err) {
+          if (err instanceof ApiException && err.code === 409 && round < runner.policy.maxAttempts) continue;
+          throw named(err, `add owners to ${ref}`);
+        }
+      }
+    },
+
     podLogTail(namespace, pod, lines) {
-      return call(`log of pod ${namespace}/${pod}`, () =>
-        core.readNamespacedPodLog({ namespace, name: pod, container: RUNNER_CONTAINER, tailLines: lines }),
+      return call(`log of pod ${namespace}/${pod}`, true, (o) =>
+        core.readNamespacedPodLog({ namespace, name: pod, container: RUNNER_CONTAINER, tailLines: lines }, o),
       );
     },
 
     podProxy(namespace, pod, port, method, path, body) {
-      return podProxyRequest(kc, { namespace, pod, port, method, path, body });
+      return podProxyRequest(kc, { namespace, pod, port, method, path, body }, { timeoutMs, retry: runner, idempotent: true });
     },
+
+    deleteObject,
 
     async deleteRun(namespace, runId) {
       let deleted = 0;
       for (const kind of DELETE_ORDER) {
         const items = await listByRun(kind, namespace, runId);
-        const results = await Promise.all(
-          items.map(async (item) => {
-            const name = item.metadata!.name!;
-            try {
-              await api.delete(kind, namespace, name);
-              return 1;
-            } catch (err) {
-              if (err instanceof ApiException && err.code === 404) return 0;
-              throw toClusterError(err, `delete ${kind} ${namespace}/${name}`);
-            }
-          }),
-        );
+        const results = await Promise.all(items.map(async (item) => ((await deleteObject(kind, namespace, item.metadata!.name!)) ? 1 : 0)));
         deleted += results.reduce<number>((a, b) => a + b, 0);
       }
       return { deleted };
@@ -183,7 +287,41 @@ export function createClusterClient(kc: KubeConfig): ClusterClient {
   };
 }
 
-function kindOf(obj: CreatableObject): Exclude<KubeKind, 'Pod'> {
+/** Per-call client-node options: the attempt's abort signal on the RequestContext, and a Content-Type if given. */
+function callOptions(signal: AbortSignal, contentType: string | undefined): ConfigurationOptions<ObservableMiddleware> {
+  const withSignal: ObservableMiddleware = {
+    pre: (ctx) => {
+      ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (rsp) => new Observable(Promise.resolve(rsp)),
+  };
+  return {
+    middleware: contentType ? [withSignal, setHeaderMiddleware('Content-Type', contentType)] : [withSignal],
+    middlewareMergeStrategy: 'append',
+  };
+}
+
+/** What a client-node failure means for retrying it. */
+export function failureOf(err: unknown): CallFailure {
+  if (err instanceof ApiException) {
+    const code = err.code as number;
+    const header = Object.entries(err.headers ?? {}).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];
+    const details = (statusOf(err.body) as { details?: { retryAfterSeconds?: unknown } } | undefined)?.details;
+    const retryAfterSeconds = parseRetryAfter(header) ?? parseRetryAfter(details?.retryAfterSeconds);
+    return { kind: 'status', status: code, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+  }
+  if (err instanceof RequestTimedOut || isNetworkError(err)) return { kind: 'transport' };
+  return { kind: 'other' };
+}
+
+/** The named error for a failure of the call `what`; a timed-out attempt says so. */
+function named(err: unknown, what: string): unknown {
+  if (err instanceof RequestTimedOut) return new ClusterUnavailable(`${what}: ${err.message}`, undefined, { cause: err });
+  return toClusterError(err, what);
+}
+
+function kindOf(obj: CreatableObject): CreatableKind {
   if (obj.kind === 'Job' || obj.kind === 'Service' || obj.kind === 'ConfigMap') return obj.kind;
   throw new Error(`cannot create an object of kind ${String(obj.kind)}`);
 }

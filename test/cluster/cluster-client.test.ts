@@ -1,24 +1,28 @@
 /**
  * ClusterClient over HTTP against kube-sim, client-node unstubbed: the objects are the real builders'
- * output, so this also checks that kube-sim runs what the builders produce.
+ * output, created by the stages' createAll, so this also checks that kube-sim runs what the builders
+ * produce. The client's waits between attempts are recorded, not slept: no test waits on a backoff.
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig, type V1ConfigMap, type V1Job, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterClient, type ClusterClient } from '../../lambdas/cluster/cluster-client';
-import { launchManifests, prepareManifests } from '../../lambdas/cluster/manifests/index';
+import { BatchV1Api, KubeConfig, type V1ConfigMap, type V1Job, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterClient, type ClusterClient, type ClusterClientOptions } from '../../lambdas/cluster/cluster-client';
+import { launchAdoptions, launchManifests, prepareManifests } from '../../lambdas/cluster/manifests/index';
 import { scriptConfigMap } from '../../lambdas/cluster/manifests/script-configmap';
 import type { RunnerPlan } from '../../lambdas/cluster/plan';
 import {
   ClusterConflict,
+  ClusterForbidden,
   ClusterNotFound,
+  ClusterRejected,
   ClusterThrottled,
   ClusterUnavailable,
   isRetryable,
 } from '../../lambdas/core/errors';
 import { K6_API_PORT, Labels, Role, SimAnnotations } from '../../lambdas/core/runner-contract';
 import { parseSummaryFromLog } from '../../lambdas/core/summary';
+import { createAll as createStageObjects } from '../../lambdas/stages/create-all';
 import { startKubeSim } from '../../local/kube-sim/index';
 import { k6Plan } from './fixtures/plan';
 
@@ -32,15 +36,29 @@ const START = { data: { type: 'status', id: 'default', attributes: { paused: fal
 let sim: Awaited<ReturnType<typeof startKubeSim>>;
 let client: ClusterClient;
 let kc: KubeConfig;
+/** Every wait the client asked for between attempts, in ms. */
+let slept: number[] = [];
+const recordSleep = async (ms: number) => {
+  slept.push(ms);
+};
+
+/** A client on kube-sim whose backoff waits are recorded instead of slept; the jitter draws 0.5. */
+function simClient(options: ClusterClientOptions = {}): ClusterClient {
+  return createClusterClient(kc, { sleep: recordSleep, random: () => 0.5, ...options });
+}
 
 beforeAll(async () => {
   // 600× time: a 30 s simulated test takes 50 ms.
   sim = await startKubeSim({ port: 0, timeScale: 600 });
   kc = sim.kubeConfig();
-  client = createClusterClient(kc);
+  client = simClient();
 });
 afterAll(async () => {
   await sim?.close();
+});
+afterEach(() => {
+  sim.faults.clear();
+  slept = [];
 });
 
 let runSeq = 0;
@@ -65,8 +83,18 @@ async function eventually<T>(check: () => Promise<T | undefined>, what: string, 
   }
 }
 
-async function createAll(p: RunnerPlan): Promise<void> {
-  for (const obj of [...prepareManifests(p), ...launchManifests(p)]) await client.createIfAbsent(obj);
+/** What Prepare and Launch create for the plan, as they create it. */
+async function createAll(p: RunnerPlan, c: ClusterClient = client): Promise<void> {
+  await createStageObjects(c, prepareManifests(p));
+  await createStageObjects(c, launchManifests(p), launchAdoptions(p));
+}
+
+/** Requests the log holds from index `from` on, as `METHOD path` lines. */
+function requestsSince(from: number, method?: string): string[] {
+  return sim.requestLog
+    .slice(from)
+    .filter((r) => method === undefined || r.method === method)
+    .map((r) => `${r.method} ${r.path}`);
 }
 
 function runnerPods(pods: V1Pod[]): V1Pod[] {
@@ -74,25 +102,26 @@ function runnerPods(pods: V1Pod[]): V1Pod[] {
 }
 
 describe('createIfAbsent', () => {
-  it('creating twice leaves one object: created, then exists', async () => {
+  it('creating twice leaves one object: created, then exists, with the same uid', async () => {
     const p = plan();
     const cm = scriptConfigMap(p)!;
-    expect(await client.createIfAbsent(cm)).toBe('created');
-    expect(await client.createIfAbsent(cm)).toBe('exists');
+    const created = await client.createIfAbsent(cm);
+    expect(created).toEqual({ outcome: 'created', uid: expect.any(String) });
+    expect(await client.createIfAbsent(cm)).toEqual({ outcome: 'exists', uid: created.uid });
     expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
   });
 
   it('every object of a run, created twice, converges on one set', async () => {
     const p = plan();
-    const objects = [...prepareManifests(p), ...launchManifests(p)];
-    expect(await Promise.all(objects.map((o) => client.createIfAbsent(o)))).toEqual(objects.map(() => 'created'));
-    expect(await Promise.all(objects.map((o) => client.createIfAbsent(o)))).toEqual(objects.map(() => 'exists'));
+    await createAll(p);
+    await createAll(p);
     expect((await client.listByRun('Job', NAMESPACE, p.runId)).map((j) => j.metadata!.name).sort()).toEqual([
       `lp-${p.runId}-initializer`,
       `lp-${p.runId}-runner-0`,
       `lp-${p.runId}-runner-1`,
     ]);
     expect(await client.listByRun('Service', NAMESPACE, p.runId)).toHaveLength(2);
+    expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
   });
 
   it('an object of the same name that belongs to another run is a conflict (not retryable)', async () => {
@@ -104,14 +133,121 @@ describe('createIfAbsent', () => {
     expect(err).toBeInstanceOf(ClusterConflict);
     expect(isRetryable(err)).toBe(false);
     expect((err as Error).message).toContain(`run ${theirs.runId}`);
+    // createAll does not see it in its list (another run's label) and still finds the clash.
+    await expect(createStageObjects(client, [clash])).rejects.toBeInstanceOf(ClusterConflict);
   });
 
   it('an unlabelled object of the same name is a conflict too', async () => {
     const p = plan();
     const name = `lp-${p.runId}-script`;
     const unlabelled: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data: {} };
-    expect(await client.createIfAbsent(unlabelled)).toBe('created');
+    expect((await client.createIfAbsent(unlabelled)).outcome).toBe('created');
     await expect(client.createIfAbsent(scriptConfigMap(p)!)).rejects.toThrow(/belongs to no loadplane run/);
+  });
+});
+
+describe('createAll creates only what is missing', () => {
+  it('a retried Launch lists each kind once and creates what the failed attempt left, not all N', async () => {
+    const p = plan({ parallelism: 6 });
+    await createStageObjects(client, prepareManifests(p));
+    // The first attempt got as far as runner 2: Service and Job of runners 0, 1 and 2 exist.
+    await createStageObjects(client, launchManifests(p).slice(0, 6));
+    const before = sim.requestLog.length;
+    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    const creates = requestsSince(before, 'POST');
+    expect(creates).toHaveLength(6);
+    expect(creates.filter((r) => r.endsWith('/jobs'))).toHaveLength(3);
+    expect(creates.filter((r) => r.endsWith('/services'))).toHaveLength(3);
+    expect(requestsSince(before, 'GET').filter((r) => !r.includes(`lp-${p.runId}-script`))).toEqual([
+      `GET /api/v1/namespaces/${NAMESPACE}/services`,
+      `GET /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
+      `GET /api/v1/namespaces/${NAMESPACE}/configmaps`,
+    ]);
+    expect(requestsSince(before, 'PATCH')).toEqual([`PATCH /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-script`]);
+
+    // Nothing is left: a third attempt lists and writes nothing.
+    const again = sim.requestLog.length;
+    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    expect(requestsSince(again).filter((r) => !r.startsWith('GET'))).toEqual([]);
+    expect(requestsSince(again)).toHaveLength(3);
+  });
+
+  it('an injected 500 on a create is retried inside the call: one extra POST, and the stage does not fail', async () => {
+    const p = plan({ parallelism: 3 });
+    await createStageObjects(client, prepareManifests(p));
+    sim.faults.failNextRequests(1, 500, { method: 'POST', pathIncludes: '/jobs' });
+    const before = sim.requestLog.length;
+    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    const creates = sim.requestLog.slice(before).filter((r) => r.method === 'POST');
+    expect(creates.filter((r) => r.status === 500)).toHaveLength(1);
+    expect(creates.filter((r) => r.status === 201)).toHaveLength(6);
+    expect(creates).toHaveLength(7);
+  });
+});
+
+describe('ownership: every object a stage makes is owned by a Job of the run', () => {
+  const jobRef = (job: V1Job) => ({ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name, uid: job.metadata!.uid, controller: false, blockOwnerDeletion: false });
+
+  it('Prepare: the initializer Job first, then the script ConfigMap owned by it', async () => {
+    const p = plan();
+    const before = sim.requestLog.length;
+    await createStageObjects(client, prepareManifests(p));
+    expect(requestsSince(before, 'POST')).toEqual([
+      `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
+      `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
+    ]);
+    const [initializer] = (await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[];
+    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
+    expect(cm!.metadata!.ownerReferences).toEqual([jobRef(initializer!)]);
+  });
+
+  it('Launch: each Service owned by its runner Job; the ConfigMap by the initializer and every runner Job', async () => {
+    const p = plan({ parallelism: 3 });
+    await createAll(p);
+    const jobs = (await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[];
+    const byName = new Map(jobs.map((j) => [j.metadata!.name!, j]));
+    for (const service of (await client.listByRun('Service', NAMESPACE, p.runId)) as V1Service[]) {
+      expect(service.metadata!.ownerReferences).toEqual([jobRef(byName.get(service.metadata!.name!)!)]);
+    }
+    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
+    const owners = cm!.metadata!.ownerReferences!.map((r) => r.name).sort();
+    expect(owners).toEqual([`lp-${p.runId}-initializer`, `lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`, `lp-${p.runId}-runner-2`]);
+    expect(cm!.metadata!.ownerReferences).toEqual(expect.arrayContaining(jobs.map(jobRef)));
+  });
+
+  it('Gatling: the ConfigMap made at Prepare (no owner yet) is adopted by every runner Job at Launch', async () => {
+    const p = plan({ engine: 'gatling', image: 'loadplane/gatling-runner:3.14.3', parallelism: 2, startAt: new Date(sim.now() + 60_000).toISOString() });
+    await createStageObjects(client, prepareManifests(p));
+    expect(((await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[])[0]!.metadata!.ownerReferences).toBeUndefined();
+    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
+    expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+  });
+
+  it('a ConfigMap gone before Launch (its initializer was deleted) is made again, owned by the runners', async () => {
+    const p = plan({ parallelism: 2 });
+    await createStageObjects(client, prepareManifests(p));
+    sim.faults.deleteObject('Job', NAMESPACE, `lp-${p.runId}-initializer`);
+    expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toEqual([]);
+    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
+    expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+  });
+
+  it('deleting the runner Jobs removes the Services and the ConfigMap through the garbage collector; the initializer alone does not', async () => {
+    const p = plan({ parallelism: 2 });
+    await createAll(p);
+    const batch = kc.makeApiClient(BatchV1Api);
+    const del = (name: string) => batch.deleteNamespacedJob({ namespace: NAMESPACE, name, propagationPolicy: 'Background' });
+    await del(`lp-${p.runId}-initializer`);
+    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
+    expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+    await del(`lp-${p.runId}-runner-0`);
+    expect((await client.listByRun('Service', NAMESPACE, p.runId)).map((s) => s.metadata!.name)).toEqual([`lp-${p.runId}-runner-1`]);
+    expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
+    await del(`lp-${p.runId}-runner-1`);
+    expect(await client.listByRun('Service', NAMESPACE, p.runId)).toEqual([]);
+    expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toEqual([]);
   });
 });
 
@@ -186,9 +322,9 @@ describe('a k6 run end to end through the interface', () => {
       expect(summary.exitCode).toBe(0);
     }
 
-    // Cleanup.
+    // Cleanup. The 3 Jobs go first; their Services and the ConfigMap go with them (ownerReferences).
     const { deleted } = await client.deleteRun(NAMESPACE, p.runId);
-    expect(deleted).toBeGreaterThanOrEqual(1 + 3 + 2); // ConfigMap, 3 Jobs, 2 Services (+ pods still there)
+    expect(deleted).toBeGreaterThanOrEqual(3);
     await eventually(async () => {
       const left = await Promise.all(
         (['Job', 'Pod', 'Service', 'ConfigMap'] as const).map((k) => client.listByRun(k, NAMESPACE, p.runId)),
@@ -268,16 +404,100 @@ describe('what the builders put on pods reaches the cluster', () => {
 
 describe('errors', () => {
   it.each([
+    [429, [1_000, 1_000, 1_000, 1_000]],
+    [503, [1_000, 1_000, 1_000, 1_000]],
+    [500, [100, 200, 400, 800]],
+  ] as const)('a burst of four injected %i is absorbed within one call (waits %j ms: Retry-After, else backoff)', async (status, waits) => {
+    sim.faults.failNextRequests(4, status);
+    const before = sim.requestLog.length;
+    expect(await client.listByRun('Job', NAMESPACE, 'whatever')).toEqual([]);
+    expect(sim.requestLog.slice(before).map((r) => r.status)).toEqual([status, status, status, status, 200]);
+    expect(slept).toEqual(waits);
+  });
+
+  it.each([
     [429, ClusterThrottled],
     [500, ClusterUnavailable],
     [503, ClusterUnavailable],
-  ] as const)('an injected %i surfaces as %s, retryable', async (status, type) => {
-    sim.faults.failNextRequests(1, status);
+  ] as const)('a burst longer than the attempts surfaces as %s, retryable, after 5 requests', async (status, type) => {
+    sim.faults.failNextRequests(5, status);
+    const before = sim.requestLog.length;
     const err = await client.listByRun('Job', NAMESPACE, 'whatever').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(type);
     expect(isRetryable(err)).toBe(true);
     expect((err as { status?: number }).status).toBe(status);
+    expect(sim.requestLog.length - before).toBe(5);
     expect(await client.listByRun('Job', NAMESPACE, 'whatever')).toEqual([]);
+  });
+
+  it('maxAttempts bounds the attempts', async () => {
+    sim.faults.failNextRequests(2, 500);
+    const before = sim.requestLog.length;
+    await expect(simClient({ maxAttempts: 2 }).listByRun('Job', NAMESPACE, 'whatever')).rejects.toBeInstanceOf(ClusterUnavailable);
+    expect(sim.requestLog.length - before).toBe(2);
+  });
+
+  it('pods/proxy calls are retried too: two 429s, then the API server’s 404 for a missing pod, which is not', async () => {
+    sim.faults.failNextRequests(2, 429, { pathIncludes: '/proxy' });
+    const before = sim.requestLog.length;
+    await expect(client.podProxy(NAMESPACE, 'no-such-pod', K6_API_PORT, 'GET', '/v1/status')).rejects.toBeInstanceOf(ClusterNotFound);
+    expect(sim.requestLog.slice(before).map((r) => r.status)).toEqual([429, 429, 404]);
+    expect(slept).toEqual([1_000, 1_000]);
+  });
+
+  it.each([
+    ['404', () => client.podLogTail(NAMESPACE, 'no-such-pod', 5), ClusterNotFound],
+    ['400', () => client.listByRun('Job', NAMESPACE, 'not a label value'), ClusterRejected],
+    [
+      '422',
+      () => client.createIfAbsent({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Not_A_DNS_Name', namespace: NAMESPACE }, data: {} }),
+      ClusterRejected,
+    ],
+  ] as const)('an HTTP %s is answered at once: one request, no retry', async (_, call, type) => {
+    const before = sim.requestLog.length;
+    await expect(call()).rejects.toBeInstanceOf(type);
+    expect(sim.requestLog.length - before).toBe(1);
+    expect(slept).toEqual([]);
+  });
+
+  it('an HTTP 403 is answered at once: one request, no retry', async () => {
+    let requests = 0;
+    const forbidding: Server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(403, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'jobs is forbidden', reason: 'Forbidden', code: 403 }));
+    });
+    await new Promise<void>((r) => forbidding.listen(0, '127.0.0.1', r));
+    try {
+      const forbidden = new KubeConfig();
+      forbidden.loadFromClusterAndUser(
+        { name: 'f', server: `http://127.0.0.1:${(forbidding.address() as AddressInfo).port}`, skipTLSVerify: true },
+        { name: 'me', token: 't' },
+      );
+      const c = createClusterClient(forbidden, { sleep: recordSleep });
+      await expect(c.listByRun('Job', NAMESPACE, 'r')).rejects.toBeInstanceOf(ClusterForbidden);
+      await expect(c.podProxy(NAMESPACE, 'p', K6_API_PORT, 'GET', '/v1/status')).rejects.toBeInstanceOf(ClusterForbidden);
+      expect(requests).toBe(2);
+      expect(slept).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => forbidding.close(() => r()));
+    }
+  });
+
+  it('a call that gets no answer times out: ClusterUnavailable (retryable) after its attempts, for the API and for pods/proxy', async () => {
+    sim.faults.setLatency(2_000);
+    const impatient = simClient({ requestTimeoutMs: 300, maxAttempts: 2 });
+    for (const call of [
+      () => impatient.listByRun('Job', NAMESPACE, 'whatever'),
+      () => impatient.podProxy(NAMESPACE, 'no-such-pod', K6_API_PORT, 'GET', '/v1/status'),
+    ]) {
+      slept = [];
+      const err = await call().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ClusterUnavailable);
+      expect(isRetryable(err)).toBe(true);
+      expect((err as Error).message).toMatch(/no answer within 300 ms/);
+      expect(slept).toHaveLength(1);
+    }
   });
 
   it('a proxy call to a missing pod is ClusterNotFound; to a pod not running is ClusterUnavailable', async () => {
@@ -286,6 +506,8 @@ describe('errors', () => {
     await createAll(p);
     const pod = await eventually(async () => runnerPods((await client.listByRun('Pod', NAMESPACE, p.runId)) as V1Pod[])[0], 'a pending runner');
     await expect(client.podProxy(NAMESPACE, pod.metadata!.name!, K6_API_PORT, 'GET', '/v1/status')).rejects.toBeInstanceOf(ClusterUnavailable);
+    // The API server's 503 for a pod it cannot reach (no Retry-After) is the pod not ready: the stages poll, the call does not retry.
+    expect(slept).toEqual([]);
   });
 
   it('an unreachable API server is ClusterUnavailable (retryable), and the token never appears in the message', async () => {
@@ -298,7 +520,7 @@ describe('errors', () => {
       { name: 'gone', server: `http://127.0.0.1:${port}`, skipTLSVerify: true },
       { name: 'me', token: 'k8s-aws-v1.secret-token' },
     );
-    const gone = createClusterClient(unreachable);
+    const gone = createClusterClient(unreachable, { sleep: recordSleep });
     for (const call of [
       () => gone.listByRun('Pod', NAMESPACE, 'r'),
       () => gone.podProxy(NAMESPACE, 'p', K6_API_PORT, 'PATCH', '/v1/status', START),

@@ -10,6 +10,7 @@ import { loadplaneJob, runnerPodFailurePolicy } from './job';
 import { executionSegment, executionSegmentSequence } from './k6-segments';
 import { objectLabels } from './labels';
 import { loadplaneEnv } from './loadplane-env';
+import { jobOwnerReference } from './owners';
 import { podTemplate } from './pod-template';
 
 export function k6RunnerArgv(plan: RunnerPlan, index: number): string[] {
@@ -48,16 +49,21 @@ export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {
   });
 }
 
-/** A stable name for runner i's REST API inside the cluster (the control plane itself uses pods/proxy). */
+/**
+ * A stable name for runner i's REST API inside the cluster (the control plane itself uses pods/proxy).
+ * Owned by runner i's Job (same name), so Kubernetes deletes it with the Job.
+ */
 export function k6RunnerService(plan: RunnerPlan, index: number): V1Service {
   const role = Role.runner;
+  const name = objectName(plan.runId, role, index);
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: {
-      name: objectName(plan.runId, role, index),
+      name,
       namespace: plan.namespace,
       labels: objectLabels(plan, role, index),
+      ownerReferences: [jobOwnerReference(name)],
     },
     spec: {
       type: 'ClusterIP',

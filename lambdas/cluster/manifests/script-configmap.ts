@@ -1,10 +1,16 @@
-/** The ConfigMap holding an inline script; a spec that references an existing ConfigMap gets none. */
+/**
+ * The ConfigMap holding an inline script; a spec that references an existing ConfigMap gets none (it
+ * is the user's: never owned, never deleted by loadplane). Ours is owned by the Jobs that mount it
+ * (owners.ts), so Kubernetes removes it with the last of them.
+ */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { objectName, Role } from '../../core/runner-contract';
 import type { RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
+import { jobOwnerReference } from './owners';
 
-export function scriptConfigMap(plan: RunnerPlan): V1ConfigMap | undefined {
+/** `ownerJobs`: the names of the Jobs of the run that own it (their uids are filled in at creation). */
+export function scriptConfigMap(plan: RunnerPlan, ownerJobs: readonly string[] = []): V1ConfigMap | undefined {
   if (plan.script.kind !== 'inline') return undefined;
   return {
     apiVersion: 'v1',
@@ -13,6 +19,7 @@ export function scriptConfigMap(plan: RunnerPlan): V1ConfigMap | undefined {
       name: objectName(plan.runId, Role.script),
       namespace: plan.namespace,
       labels: objectLabels(plan, Role.script),
+      ...(ownerJobs.length > 0 ? { ownerReferences: ownerJobs.map((name) => jobOwnerReference(name)) } : {}),
     },
     data: { [plan.script.file]: plan.script.content },
   };
