@@ -41,11 +41,12 @@ export interface RunnerPlan {
   /** User annotations, on runner pods (kube-sim's fault annotations travel this way). */
   podAnnotations: Record<string, string>;
   script: ScriptSource;
+  /** Each from what the stage building the plan knows: a Job whose deadline is absent is not built (job.ts throws). */
   deadlines: {
-    /** How long the initializer Job may live, from Prepare. */
-    prepareSeconds: number;
-    /** How long runner Jobs may live, from Launch to the run's deadline. */
-    runSeconds: number;
+    /** How long the initializer Job may live, from Prepare (set by Prepare). */
+    prepareSeconds?: number;
+    /** How long runner Jobs may live, from Launch: ready deadline + run phase, never past the total (set by Launch). */
+    runSeconds?: number;
     /** How long finished Jobs stay for inspection before Kubernetes deletes them. */
     ttlSecondsAfterFinished: number;
   };

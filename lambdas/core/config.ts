@@ -24,8 +24,15 @@ export const deploymentConfigSchema = z.object({
   defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1) }),
   /** Most runners one run may ask for. */
   maxParallelism: z.number().int().positive(),
-  /** Longest a run may take from Admit to Cleanup, in seconds (also the state machine's TimeoutSeconds). */
+  /**
+   * Longest test, in seconds: the run phase (Start to the runners' end), a spec's `timeouts.run` at most.
+   * The phases before it have limits of their own, so a test of this length fits in a run (DESIGN §6).
+   */
   maxRunDurationSeconds: z.number().int().positive(),
+  /** Longest prepare phase (script check), in seconds: a spec's `timeouts.prepare` at most. */
+  maxPrepareSeconds: z.number().int().positive(),
+  /** Longest ready phase (runner pods scheduled and answering), in seconds: a spec's `timeouts.ready` at most. */
+  maxReadySeconds: z.number().int().positive(),
   /** Largest inline script, in bytes (UTF-8). */
   maxScriptBytes: z.number().int().positive(),
   /** Most argv entries, and the largest total size of argv in bytes. */
@@ -46,6 +53,8 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
   defaultImages: { k6: 'loadplane/k6-runner:1.4.2', gatling: 'loadplane/gatling-runner:3.14.3' },
   maxParallelism: 100,
   maxRunDurationSeconds: 24 * 60 * 60,
+  maxPrepareSeconds: 60 * 60,
+  maxReadySeconds: 60 * 60,
   maxScriptBytes: 512 * 1024,
   maxArguments: 256,
   maxArgumentBytes: 64 * 1024,

@@ -3,7 +3,13 @@
  * deadline and Prepare's; the ready and run deadlines are fixed when their phase begins (at Launch and
  * at Start), because a phase's allowance must not be eaten by a slow phase before it. Every deadline
  * is capped by the whole run's, so the run always ends by `totalBy` whatever the phases add up to.
+ *
+ * The deployment bounds each phase (maxPrepareSeconds, maxReadySeconds, maxRunDurationSeconds: the
+ * longest test), so the longest admissible total is their sum, and the state machine's own
+ * TimeoutSeconds is that plus the finish budget: a run's `totalBy` always passes first, and the
+ * run ends TIMED_OUT with the phase named, not by an anonymous execution timeout.
  */
+import type { DeploymentConfig } from './config';
 
 /** The waiting phases that have a deadline each; their names are the spec's `timeouts` keys. */
 export const Phase = { prepare: 'prepare', ready: 'ready', run: 'run' } as const;
@@ -17,6 +23,9 @@ export interface PhaseTimeouts {
   total?: number;
 }
 
+/** The deployment's limit on each phase, in seconds (lambdas/core/config.ts). */
+export type PhaseLimits = Pick<DeploymentConfig, 'maxPrepareSeconds' | 'maxReadySeconds' | 'maxRunDurationSeconds'>;
+
 export interface AdmitDeadlines {
   prepareBy: number;
   totalBy: number;
@@ -27,20 +36,57 @@ export const MIN_RUN_GRACE_SECONDS = 60;
 /** Share of the expected duration added on long runs, where a fixed minute would be too tight. */
 export const RUN_GRACE_FRACTION = 0.1;
 
+/**
+ * What the state machine allows beyond the longest admissible total: Admit (before `totalBy` is
+ * fixed), the Task that sees `totalBy` pass, and the finish phases (Collect, Decide, Notify, Cleanup,
+ * or the fail path), each with every retry. Generous on purpose: it only delays the execution
+ * timeout of a run that is stuck anyway. A test checks it covers the longest path of Tasks through
+ * run.asl.json with every attempt timing out.
+ */
+export const FINISH_PHASES_SECONDS = 2 * 60 * 60;
+
 const MS = 1000;
 
+/** The longest `timeouts.total` a spec may have: the phase maxima together, so a test of maxRunDurationSeconds fits. */
+export function maxTotalSeconds(limits: PhaseLimits): number {
+  return limits.maxPrepareSeconds + limits.maxReadySeconds + limits.maxRunDurationSeconds;
+}
+
+/** The state machine's TimeoutSeconds (DESIGN §6): the longest admissible total plus the finish budget. */
+export function stateMachineTimeoutSeconds(limits: PhaseLimits): number {
+  return maxTotalSeconds(limits) + FINISH_PHASES_SECONDS;
+}
+
 /**
- * At Admit: the run must end by `total` (default the deployment's maximum, which is also the state
- * machine's TimeoutSeconds, so a larger total could never be honoured and is capped).
+ * `total` when the spec gives none: its phases together, the run phase at the longest test when it
+ * has no `run` (its expected duration is only known after Prepare); never above maxTotalSeconds.
  */
-export function admitDeadlines(now: number, timeouts: PhaseTimeouts, maxRunDurationSeconds: number): AdmitDeadlines {
-  const totalBy = now + Math.min(timeouts.total ?? maxRunDurationSeconds, maxRunDurationSeconds) * MS;
+export function defaultTotalSeconds(timeouts: Omit<PhaseTimeouts, 'total'>, limits: PhaseLimits): number {
+  return Math.min(timeouts.prepare + timeouts.ready + (timeouts.run ?? limits.maxRunDurationSeconds), maxTotalSeconds(limits));
+}
+
+/**
+ * At Admit: the run must end by `total` (by the spec rule's default when absent), never later than
+ * the longest admissible total, so it ends before the state machine's own timeout.
+ */
+export function admitDeadlines(now: number, timeouts: PhaseTimeouts, limits: PhaseLimits): AdmitDeadlines {
+  const total = Math.min(timeouts.total ?? defaultTotalSeconds(timeouts, limits), maxTotalSeconds(limits));
+  const totalBy = now + total * MS;
   return { prepareBy: Math.min(now + timeouts.prepare * MS, totalBy), totalBy };
 }
 
 /** At Launch: runner pods must be Running and answering within `ready` (slow schedulers such as Fargate need minutes). */
 export function readyDeadline(launchedAt: number, timeouts: Pick<PhaseTimeouts, 'ready'>, totalBy: number): number {
   return Math.min(launchedAt + timeouts.ready * MS, totalBy);
+}
+
+/**
+ * The run phase's length: the spec's `run` timeout when given, else the expected duration plus
+ * grace; undefined with neither (no expectation could be derived).
+ */
+function runPhaseSeconds(run: number | undefined, expectedDurationSeconds: number | undefined): number | undefined {
+  if (run !== undefined) return run;
+  return expectedDurationSeconds === undefined ? undefined : expectedDurationSeconds + runGraceSeconds(expectedDurationSeconds);
 }
 
 /**
@@ -53,9 +99,8 @@ export function runDeadline(
   expectedDurationSeconds: number | undefined,
   totalBy: number,
 ): number {
-  if (timeouts.run !== undefined) return Math.min(startedAt + timeouts.run * MS, totalBy);
-  if (expectedDurationSeconds === undefined) return totalBy;
-  return Math.min(startedAt + (expectedDurationSeconds + runGraceSeconds(expectedDurationSeconds)) * MS, totalBy);
+  const seconds = runPhaseSeconds(timeouts.run, expectedDurationSeconds);
+  return seconds === undefined ? totalBy : Math.min(startedAt + seconds * MS, totalBy);
 }
 
 /** max(60 s, 10 % of the expected duration), in whole seconds. */
@@ -65,11 +110,45 @@ export function runGraceSeconds(expectedDurationSeconds: number): number {
 
 /**
  * Whole seconds from `now` to `deadline`, at least 1: what a Job's backstop is sized from (the
- * initializer's from `prepareBy`, the runners' from `totalBy`, since the run deadline is only known at
- * Start). The builders add JOB_DEADLINE_GRACE_SECONDS, so our own deadline fires first and cleans up.
+ * initializer's from `prepareBy`; the runners' see runnerJobDeadlineSeconds). The builders add
+ * JOB_DEADLINE_GRACE_SECONDS, so our own deadline fires first and cleans up.
  */
 export function jobDeadlineSeconds(now: number, deadline: number): number {
   return Math.max(1, Math.ceil((deadline - now) / MS));
+}
+
+export interface RunnerJobDeadlineInput {
+  /** Epoch ms: Launch, when the runner Jobs are created. */
+  launchedAt: number;
+  /** Epoch ms: the ready deadline Launch fixed (Start comes by then). */
+  readyBy: number;
+  /** Epoch ms: the whole run's deadline. */
+  totalBy: number;
+  /** The spec's `timeouts.run`, when given. */
+  runSeconds?: number | undefined;
+  /** k6: the expected test duration from `k6 inspect` (AwaitPrepared's recorded output). */
+  expectedSeconds?: number | undefined;
+  /** `onRunnerRestart: restart`: a runner's pod may be replaced, and the replacement runs its share again. */
+  restart: boolean;
+}
+
+/**
+ * The runner Jobs' backstop (DESIGN §7), in seconds from Launch: what is known at Launch, not the
+ * whole run's total (a 30 s test must not hold nodes for a day if the control plane never comes
+ * back). Start comes by the ready deadline, then the test takes its run phase (the spec's `run`, or
+ * the expected duration + grace, as runDeadline has it). Under `restart` the backstop covers one
+ * replacement: its pod may come as late as the end of that run phase, gets the ready timeout to
+ * start and then runs the runner's whole share again (core/restart.ts), so the window is taken
+ * twice. Nothing known about the test (Gatling without `run`, a k6 script with no expectation): the
+ * rest of the total. Never past the total; at least 1. The builders add JOB_DEADLINE_GRACE_SECONDS,
+ * so the control plane's own deadlines fire first.
+ */
+export function runnerJobDeadlineSeconds(input: RunnerJobDeadlineInput): number {
+  const remaining = jobDeadlineSeconds(input.launchedAt, input.totalBy);
+  const share = runPhaseSeconds(input.runSeconds, input.expectedSeconds);
+  if (share === undefined) return remaining;
+  const untilReady = Math.max(0, Math.ceil((input.readyBy - input.launchedAt) / MS));
+  return Math.max(1, Math.min((untilReady + share) * (input.restart ? 2 : 1), remaining));
 }
 
 /** Nanoseconds per unit: parts are summed as whole nanoseconds, so `1m30s` is exactly 90 and rounds up to 90. */

@@ -10,6 +10,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import type { DeploymentConfig } from './config';
 import { SpecInvalid, type Problem } from './errors';
 import { CleanupPolicy, Engine, NotifyPolicy, RunnerRestartPolicy } from './status';
+import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
 import { formatDuration, parseDuration } from './duration';
 
 // ---- Kubernetes syntax (apimachinery's validation rules, as messages a user can act on) ----
@@ -173,36 +174,43 @@ function duration(max?: { seconds: number; limit: string }) {
   });
 }
 
+/** DESIGN §6's defaults; a deployment whose phase limit is lower caps them. */
 const DEFAULT_PREPARE_SECONDS = 10 * 60;
 const DEFAULT_READY_SECONDS = 10 * 60;
 
+/**
+ * Each phase is bounded by its deployment limit and `total` by their sum, so the longest test
+ * (maxRunDurationSeconds) fits after the phases before it, and the state machine's own timeout
+ * (stateMachineTimeoutSeconds) is never what ends a run (DESIGN §6). Without `total`, the run gets
+ * its phases together; with one, they must fit in it.
+ */
 function timeoutsSchema(config: DeploymentConfig) {
+  const maxTotal = maxTotalSeconds(config);
   return z
     .strictObject({
-      prepare: duration().optional(),
-      ready: duration().optional(),
-      run: duration().optional(),
-      total: duration({ seconds: config.maxRunDurationSeconds, limit: 'maxRunDurationSeconds' }).optional(),
+      prepare: duration({ seconds: config.maxPrepareSeconds, limit: 'maxPrepareSeconds' }).optional(),
+      ready: duration({ seconds: config.maxReadySeconds, limit: 'maxReadySeconds' }).optional(),
+      run: duration({ seconds: config.maxRunDurationSeconds, limit: 'maxRunDurationSeconds' }).optional(),
+      total: duration({ seconds: maxTotal, limit: 'maxPrepareSeconds + maxReadySeconds + maxRunDurationSeconds' }).optional(),
     })
     .transform((t, ctx) => {
-      const timeouts = {
-        prepare: t.prepare ?? DEFAULT_PREPARE_SECONDS,
-        ready: t.ready ?? DEFAULT_READY_SECONDS,
+      const phases = {
+        prepare: t.prepare ?? Math.min(DEFAULT_PREPARE_SECONDS, config.maxPrepareSeconds),
+        ready: t.ready ?? Math.min(DEFAULT_READY_SECONDS, config.maxReadySeconds),
         ...(t.run === undefined ? {} : { run: t.run }),
-        total: t.total ?? config.maxRunDurationSeconds,
       };
-      // Without `run`, Admit adds the expected duration later; what is known must already fit.
-      const phases = timeouts.prepare + timeouts.ready + (timeouts.run ?? 0);
-      if (phases > timeouts.total) {
+      const timeouts = { ...phases, total: t.total ?? defaultTotalSeconds(phases, config) };
+      // Without `run`, Start adds the expected duration later; what is known must already fit.
+      const known = timeouts.prepare + timeouts.ready + (timeouts.run ?? 0);
+      if (known > timeouts.total) {
         const terms = `prepare (${formatDuration(timeouts.prepare)}) + ready (${formatDuration(timeouts.ready)})${
           timeouts.run === undefined ? '' : ` + run (${formatDuration(timeouts.run)})`
         }`;
-        const total = t.total === undefined ? `total (${formatDuration(timeouts.total)}, maxRunDurationSeconds)` : `total (${formatDuration(timeouts.total)})`;
         ctx.issues.push({
           code: 'custom',
-          message: `${terms} = ${formatDuration(phases)} must not exceed ${total}`,
+          message: `${terms} = ${formatDuration(known)} must not exceed total (${formatDuration(timeouts.total)})`,
           input: t,
-          path: t.total !== undefined ? ['total'] : t.run !== undefined ? ['run'] : [],
+          path: ['total'],
         });
       }
       return timeouts;
@@ -385,6 +393,15 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
 export type RunSpecInput = z.input<ReturnType<typeof runSpecSchema>>;
 /** A validated run spec: defaults applied (image, cluster, timeouts, policies), durations in seconds. */
 export type RunSpec = z.output<ReturnType<typeof runSpecSchema>>;
+
+/**
+ * A validated spec read without its inline script's text (DESIGN §4: the text lives in chunk items,
+ * and only the stages that make the script ConfigMap read it): `script.inline` is absent, the file
+ * name is kept. Not assignable to RunSpec, so nothing that needs the text can be given this one.
+ */
+export type RunSpecWithoutScript = Omit<RunSpec, 'script'> & {
+  script: { filename: string; inline?: never } | Extract<RunSpec['script'], { configMap: unknown }>;
+};
 
 export type SpecValidation = { ok: true; spec: RunSpec } | { ok: false; problems: Problem[] };
 

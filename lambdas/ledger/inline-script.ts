@@ -10,7 +10,8 @@
  *
  * Chunks are written (plain puts: the key names the content) before the run item's conditional
  * create, so an existing run item always has its chunks, and a conflicting create's script lands
- * under its own hash without touching the original's. Callers always get RunItem.spec complete.
+ * under its own hash without touching the original's. The ledger's writes hand out RunItem.spec
+ * complete; getRun only when asked (`{ script: true }`), since every poll reads the run (queries.ts).
  */
 import { createHash } from 'node:crypto';
 import { StoreError } from '../core/errors';
@@ -81,6 +82,15 @@ function assemble(runId: string, ref: InlineScriptRef, chunks: ScriptChunk[]): s
     throw new StoreError(`ledger run ${runId}: inline script chunks ${scriptChunkPrefix(ref.sha256)}* do not reassemble to their hash`);
   }
   return bytes.toString('utf8');
+}
+
+/**
+ * The run as a read without its script gives it (getRun's default): the spec as stored, with
+ * `script.filename` but no `script.inline`, and the storage-only reference left out.
+ */
+export function withoutScript(stored: StoredRunItem): RunItem {
+  const { inlineScript: _ref, ...run } = stored;
+  return run;
 }
 
 /** The run with its inline script put back from `chunks` (which may include other scripts' chunks). */

@@ -46,7 +46,10 @@ const runItemSchema = z.object({
   /** TTL, epoch seconds. */
   expiresAt: z.number(),
 });
-/** The run as callers see it: `spec` is complete, as submitted (inline-script.ts puts the script back). */
+/**
+ * The run as callers see it: `spec` as submitted, its inline script put back by inline-script.ts —
+ * except from getRun without `{ script: true }`, whose spec has no `script.inline` (queries.ts).
+ */
 export type RunItem = z.infer<typeof runItemSchema>;
 
 const inlineScriptRefSchema = z.object({

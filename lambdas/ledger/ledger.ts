@@ -15,7 +15,7 @@ import {
   type MarkSentResult,
   type ReleaseResult,
 } from './notifications';
-import { getRun, listRuns, type ListRunsInput, type ListRunsPage, type RunView } from './queries';
+import { getRun, listRuns, type GetRunOptions, type ListRunsInput, type ListRunsPage, type RunView } from './queries';
 import {
   adoptRun,
   createRun,
@@ -105,8 +105,9 @@ export class Ledger {
     return stage.state === StageState.in_progress && stage.leaseUntil >= this.ctx.now();
   }
 
-  getRun(runId: string): Promise<RunView | undefined> {
-    return getRun(this.ctx, runId);
+  /** Without `{ script: true }`, an inline script's text is not read: `spec.script` has no `inline`. */
+  getRun(runId: string, options?: GetRunOptions): Promise<RunView | undefined> {
+    return getRun(this.ctx, runId, options);
   }
 
   listRuns(input?: ListRunsInput): Promise<ListRunsPage> {
@@ -117,5 +118,5 @@ export class Ledger {
 export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, RequestAbortResult } from './runs';
 export type { BeginStageResult, CompleteStageResult, FailStageResult } from './stages';
 export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, ReleaseResult } from './notifications';
-export type { ListRunsInput, ListRunsPage, RunView } from './queries';
+export type { GetRunOptions, ListRunsInput, ListRunsPage, RunView } from './queries';
 export type { RunItem, RunSummary, StageItem, NotificationItem, RunTrigger, RunDeadlines } from './items';

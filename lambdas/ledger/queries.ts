@@ -1,7 +1,7 @@
 /** Reads: one run with all its entries, and run listings newest first (DESIGN §4 GSIs). */
 import { SpecInvalid } from '../core/errors';
 import type { RunStatus, Stage } from '../core/status';
-import { restoreRun } from './inline-script';
+import { restoreRun, withoutScript } from './inline-script';
 import {
   parseNotificationItem,
   parseRunSummary,
@@ -48,16 +48,51 @@ export const MAX_LIST_LIMIT = 100;
  */
 export const LISTED_MONTHS = 5;
 
+export interface GetRunOptions {
+  /**
+   * Also read the inline script's chunk items and put the script back into `spec.script.inline`
+   * (Prepare and Launch, which make the script ConfigMap). Without it the spec has no `inline`: a
+   * poll must not read up to maxScriptBytes of script each time (DESIGN §4).
+   */
+  script?: boolean;
+}
+
 /**
- * The run and every entry under it, read consistently; undefined when the run does not exist.
- * Its inline script's chunks come with the same query and are put back into the spec.
+ * Sort keys outside the chunks, as two key-condition ranges of the run's partition: below `script#`
+ * and from `script$` ('#' + 1) on, which together hold every other item (notify#… < run < script#…
+ * < stage#…). One Query takes one sort-key range, and a FilterExpression would still read the chunks
+ * (and pay for them: a filter applies after the read), so the partition is read as two Queries.
  */
-export async function getRun(ctx: LedgerContext, runId: string): Promise<RunView | undefined> {
-  const items = await queryAll(ctx, `getRun ${runId}`, {
-    KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeValues: { ':pk': runPk(runId) },
-    ConsistentRead: true,
-  });
+const BELOW_SCRIPT = { KeyConditionExpression: '#pk = :pk AND #sk < :script', script: SCRIPT_SK_PREFIX };
+const ABOVE_SCRIPT = {
+  KeyConditionExpression: '#pk = :pk AND #sk >= :script',
+  script: SCRIPT_SK_PREFIX.slice(0, -1) + String.fromCharCode(SCRIPT_SK_PREFIX.charCodeAt(SCRIPT_SK_PREFIX.length - 1) + 1),
+};
+
+/**
+ * The run and every entry under it, read consistently; undefined when the run does not exist. With
+ * `script`, one Query reads the whole partition and the inline script's chunks are put back into the
+ * spec; without, two Queries read everything but the chunks and the spec comes without its text.
+ */
+export async function getRun(ctx: LedgerContext, runId: string, options: GetRunOptions = {}): Promise<RunView | undefined> {
+  const operation = `getRun ${runId}`;
+  const items = options.script
+    ? await queryAll(ctx, operation, {
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeValues: { ':pk': runPk(runId) },
+        ConsistentRead: true,
+      })
+    : (
+        await Promise.all(
+          [BELOW_SCRIPT, ABOVE_SCRIPT].map((range) =>
+            queryAll(ctx, operation, {
+              KeyConditionExpression: range.KeyConditionExpression,
+              ExpressionAttributeValues: { ':pk': runPk(runId), ':script': range.script },
+              ConsistentRead: true,
+            }),
+          ),
+        )
+      ).flat();
 
   let stored: StoredRunItem | undefined;
   const chunks: ScriptChunk[] = [];
@@ -74,7 +109,7 @@ export async function getRun(ctx: LedgerContext, runId: string): Promise<RunView
       view.notifications[notification.channel] = notification;
     }
   }
-  return stored && { run: restoreRun(stored, chunks), ...view };
+  return stored && { run: options.script ? restoreRun(stored, chunks) : withoutScript(stored), ...view };
 }
 
 export async function listRuns(ctx: LedgerContext, input: ListRunsInput = {}): Promise<ListRunsPage> {

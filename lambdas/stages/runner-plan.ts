@@ -16,11 +16,12 @@ import { CleanupPolicy } from '../core/status';
 const TTL_AFTER_FINISHED_SECONDS = 6 * 60 * 60;
 const TTL_AFTER_FINISHED_KEPT_SECONDS = 24 * 60 * 60;
 
+/** Each stage gives the deadline of the Jobs it creates, from what it knows then (DESIGN §7). */
 export interface PlanTiming {
-  /** Seconds the initializer Job may live (from Prepare to the prepare deadline). */
-  prepareSeconds: number;
-  /** Seconds the runner Jobs may live (from Launch to the run's total deadline). */
-  runSeconds: number;
+  /** Prepare: seconds the initializer Job may live (from Prepare to the prepare deadline). */
+  prepareSeconds?: number;
+  /** Launch: seconds the runner Jobs may live (runnerJobDeadlineSeconds: ready deadline + run phase, not the total). */
+  runSeconds?: number;
   /** Gatling: the common start instant (ISO 8601 UTC). */
   startAt?: string;
 }
@@ -48,8 +49,8 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
     podAnnotations: spec.runner.metadata.annotations,
     script,
     deadlines: {
-      prepareSeconds: timing.prepareSeconds,
-      runSeconds: timing.runSeconds,
+      ...(timing.prepareSeconds === undefined ? {} : { prepareSeconds: timing.prepareSeconds }),
+      ...(timing.runSeconds === undefined ? {} : { runSeconds: timing.runSeconds }),
       ttlSecondsAfterFinished: spec.cleanup === CleanupPolicy.never ? TTL_AFTER_FINISHED_KEPT_SECONDS : TTL_AFTER_FINISHED_SECONDS,
     },
     onRunnerRestart: spec.onRunnerRestart,

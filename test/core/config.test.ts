@@ -7,6 +7,8 @@ describe('deployment config', () => {
     expect(config).toEqual(DEFAULT_CONFIG);
     expect(config.maxParallelism).toBe(100);
     expect(config.maxRunDurationSeconds).toBe(86_400);
+    expect(config.maxPrepareSeconds).toBe(3_600);
+    expect(config.maxReadySeconds).toBe(3_600);
     expect(config.maxScriptBytes).toBe(524_288);
   });
 
@@ -19,8 +21,15 @@ describe('deployment config', () => {
     expect(config.maxScriptBytes).toBe(DEFAULT_CONFIG.maxScriptBytes);
   });
 
+  it('a LOADPLANE_CONFIG written before the phase limits existed gets their defaults', () => {
+    const config = loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ maxRunDurationSeconds: 7_200 }) });
+    expect(config).toMatchObject({ maxRunDurationSeconds: 7_200, maxPrepareSeconds: 3_600, maxReadySeconds: 3_600 });
+  });
+
   it.each([
     ['not json', '{', /not valid JSON/],
+    ['a zero phase limit', JSON.stringify({ maxReadySeconds: 0 }), /maxReadySeconds/],
+    ['a fractional phase limit', JSON.stringify({ maxPrepareSeconds: 1.5 }), /maxPrepareSeconds/],
     ['a bad limit', JSON.stringify({ maxParallelism: 0 }), /maxParallelism/],
     ['an empty allow-list', JSON.stringify({ allowedImagePrefixes: [] }), /allowedImagePrefixes/],
   ])('rejects %s, naming the field', (_label, raw, message) => {

@@ -1,26 +1,99 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import {
   admitDeadlines,
+  defaultTotalSeconds,
   expectedDurationFromInspect,
+  FINISH_PHASES_SECONDS,
   jobDeadlineSeconds,
+  maxTotalSeconds,
   parseK6Duration,
   readyDeadline,
   runDeadline,
   runGraceSeconds,
+  runnerJobDeadlineSeconds,
+  stateMachineTimeoutSeconds,
+  type PhaseLimits,
 } from '../../lambdas/core/deadlines';
+import { readRunDefinition, type AslState } from '../../statemachine/run-definition';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const S = 1000;
+const HOUR = 3600;
 const DAY = 86_400;
+
+/** The default deployment's limits: prepare ≤ 1 h, ready ≤ 1 h, the test itself ≤ 24 h. */
+const LIMITS: PhaseLimits = { maxPrepareSeconds: HOUR, maxReadySeconds: HOUR, maxRunDurationSeconds: DAY };
+
+describe('deployment maxima (DESIGN §6)', () => {
+  it('the longest admissible total is the three phase maxima together', () => {
+    expect(maxTotalSeconds(LIMITS)).toBe(26 * HOUR);
+    expect(maxTotalSeconds(DEFAULT_CONFIG)).toBe(26 * HOUR);
+  });
+
+  it('the state machine outlasts the longest admissible total by the finish budget', () => {
+    for (const limits of [LIMITS, DEFAULT_CONFIG, { maxPrepareSeconds: 60, maxReadySeconds: 60, maxRunDurationSeconds: 60 }]) {
+      expect(stateMachineTimeoutSeconds(limits)).toBeGreaterThanOrEqual(maxTotalSeconds(limits) + FINISH_PHASES_SECONDS);
+    }
+    // A test of the full 24 h maximum, with the longest prepare and ready, still ends by its own deadline first.
+    const longest = admitDeadlines(NOW, { prepare: HOUR, ready: HOUR, run: DAY }, LIMITS);
+    expect(longest.totalBy).toBe(NOW + 26 * HOUR * S);
+    expect(longest.totalBy - NOW).toBeLessThan(stateMachineTimeoutSeconds(LIMITS) * S);
+  });
+
+  /**
+   * What runs outside the run's own deadlines, each Task at its worst as run.asl.json has it: every
+   * attempt that does work times out, every Retry waits its longest backoff (a busy retry's attempts
+   * fail at once, waiting out a lease). That is Admit (the machine's clock starts before `totalBy` is
+   * fixed), the poll Task that sees `totalBy` pass, and the finish phases: the longest path from
+   * Collect to an end state (Decide → Notify → Cleanup, or the fail path), Catches included.
+   */
+  it('the finish budget covers Admit, the last poll and the finish phases of run.asl.json, every retry at its worst', () => {
+    const { States } = readRunDefinition();
+    type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts?: number; BackoffRate?: number; MaxDelaySeconds?: number };
+    const BUSY = ['StageBusy', 'NotificationInProgress'];
+    const taskWorst = (state: AslState): number => {
+      let attempts = 1;
+      let waits = 0;
+      for (const r of (state.Retry ?? []) as Retrier[]) {
+        const max = r.MaxAttempts ?? 3;
+        if (!r.ErrorEquals.every((e) => BUSY.includes(e))) attempts += max;
+        for (let k = 0; k < max; k++) waits += Math.min((r.IntervalSeconds ?? 1) * (r.BackoffRate ?? 2) ** k, r.MaxDelaySeconds ?? Infinity);
+      }
+      return attempts * state.TimeoutSeconds! + waits;
+    };
+    const longestFrom = (name: string): number => {
+      const state = States[name]!;
+      const next = [state.Next, state.Default, ...(state.Choices ?? []).map((c) => c.Next), ...(state.Catch ?? []).map((c) => c.Next)];
+      const rest = next.filter((n): n is string => n !== undefined && States[n]!.Type !== 'Wait').map(longestFrom);
+      return (state.Type === 'Task' ? taskWorst(state) : 0) + Math.max(0, ...rest);
+    };
+    const polls = ['AwaitPrepared', 'AwaitReady', 'Watch'].map((name) => taskWorst(States[name]!));
+    const outside = taskWorst(States.Admit!) + Math.max(...polls) + longestFrom('Collect');
+    expect(longestFrom('Collect')).toBeGreaterThan(taskWorst(States.Collect!) + taskWorst(States.Cleanup!));
+    expect(FINISH_PHASES_SECONDS).toBeGreaterThanOrEqual(outside);
+  });
+});
+
+describe('defaultTotalSeconds', () => {
+  it.each([
+    ['prepare + ready + the longest test when run is not given', { prepare: 600, ready: 600 }, 600 + 600 + DAY],
+    ['prepare + ready + run when run is given', { prepare: 300, ready: 900, run: HOUR }, 300 + 900 + HOUR],
+    ['never above the longest admissible total', { prepare: 2 * HOUR, ready: 2 * HOUR, run: DAY }, 26 * HOUR],
+  ])('%s', (_label, timeouts, seconds) => {
+    expect(defaultTotalSeconds(timeouts, LIMITS)).toBe(seconds);
+  });
+});
 
 describe('admitDeadlines', () => {
   it.each([
-    ['defaults: total falls back to the deployment maximum', { prepare: 600, ready: 600 }, DAY, { prepareBy: NOW + 600 * S, totalBy: NOW + DAY * S }],
-    ['an explicit total', { prepare: 600, ready: 600, total: 3600 }, DAY, { prepareBy: NOW + 600 * S, totalBy: NOW + 3600 * S }],
-    ['a total above the maximum is capped by it', { prepare: 60, ready: 60, total: 2 * DAY }, DAY, { prepareBy: NOW + 60 * S, totalBy: NOW + DAY * S }],
-    ['prepare never outlives the total', { prepare: 900, ready: 60, total: 300 }, DAY, { prepareBy: NOW + 300 * S, totalBy: NOW + 300 * S }],
-  ])('%s', (_label, timeouts, maxRun, expected) => {
-    expect(admitDeadlines(NOW, timeouts, maxRun)).toEqual(expected);
+    ['defaults: total is prepare + ready + the longest test', { prepare: 600, ready: 600 }, { prepareBy: NOW + 600 * S, totalBy: NOW + (1200 + DAY) * S }],
+    ['a 24 h test fits: the phases come on top of it', { prepare: 600, ready: 600, run: DAY }, { prepareBy: NOW + 600 * S, totalBy: NOW + (1200 + DAY) * S }],
+    ['an explicit total', { prepare: 600, ready: 600, total: 3600 }, { prepareBy: NOW + 600 * S, totalBy: NOW + 3600 * S }],
+    ['a total above the longest admissible is capped by it', { prepare: 60, ready: 60, total: 2 * DAY }, { prepareBy: NOW + 60 * S, totalBy: NOW + 26 * HOUR * S }],
+    ['prepare never outlives the total', { prepare: 900, ready: 60, total: 300 }, { prepareBy: NOW + 300 * S, totalBy: NOW + 300 * S }],
+  ])('%s', (_label, timeouts, expected) => {
+    expect(admitDeadlines(NOW, timeouts, LIMITS)).toEqual(expected);
   });
 });
 
@@ -67,6 +140,30 @@ describe('jobDeadlineSeconds', () => {
     ['past the deadline', NOW - 10 * S, 1],
   ])('%s', (_label, deadline, seconds) => {
     expect(jobDeadlineSeconds(NOW, deadline)).toBe(seconds);
+  });
+});
+
+describe('runnerJobDeadlineSeconds (the runner Jobs\' backstop, DESIGN §7)', () => {
+  const launchedAt = NOW + 45 * S;
+  const readyBy = launchedAt + 600 * S;
+  const totalBy = NOW + (1200 + DAY) * S;
+  const base = { launchedAt, readyBy, totalBy, restart: false };
+  it.each<[string, Partial<Parameters<typeof runnerJobDeadlineSeconds>[0]>, number]>([
+    ['k6, a 30 s test: ready deadline + expected + 60 s grace — minutes, not a day', { expectedSeconds: 30 }, 600 + 30 + 60],
+    ['k6, a 2 h test: grace is 10 % of it', { expectedSeconds: 7200 }, 600 + 7200 + 720],
+    ['the spec\'s run timeout wins over the expectation', { runSeconds: 1800, expectedSeconds: 30 }, 600 + 1800],
+    ['Gatling (no expectation) with a run timeout', { runSeconds: 900 }, 600 + 900],
+    ['nothing known about the test: the rest of the total', {}, 1200 + DAY - 45],
+    ['restart: one replacement, as late as the run phase\'s end, gets the ready timeout and re-runs its whole share', { expectedSeconds: 30, restart: true }, 2 * (600 + 30 + 60)],
+    ['restart with a run timeout: the same, with the run timeout as the share', { runSeconds: 1800, restart: true }, 2 * (600 + 1800)],
+    ['restart with nothing known: still the rest of the total', { restart: true }, 1200 + DAY - 45],
+    ['bounded by the total', { expectedSeconds: 30, totalBy: launchedAt + 300 * S }, 300],
+    ['restart bounded by the total', { runSeconds: 3600, restart: true, totalBy: launchedAt + 5000 * S }, 5000],
+    ['a ready deadline that is a part second away rounds up', { expectedSeconds: 30, readyBy: launchedAt + 1500 }, 2 + 90],
+    ['a ready deadline already past counts nothing for readiness', { expectedSeconds: 30, readyBy: launchedAt - 10 * S }, 90],
+    ['a total already past: still positive (Kubernetes requires it)', { expectedSeconds: 30, readyBy: launchedAt, totalBy: launchedAt - S }, 1],
+  ])('%s', (_label, input, seconds) => {
+    expect(runnerJobDeadlineSeconds({ ...base, ...input })).toBe(seconds);
   });
 });
 

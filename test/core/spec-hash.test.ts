@@ -27,7 +27,7 @@ describe('specHash', () => {
       env: {},
       runner: { image: 'loadplane/k6-runner:1.4.2', metadata: {}, nodeSelector: {}, tolerations: [], resources: {} },
       cluster: { name: 'kube-sim', namespace: 'loadplane' },
-      timeouts: { prepare: '10m', ready: 600, total: '24h' },
+      timeouts: { prepare: '10m', ready: 600, total: '24h20m' },
       notify: { channels: [], policy: 'atMostOnce' },
       cleanup: 'always',
       onRunnerRestart: 'fail',

@@ -41,7 +41,8 @@ describe('validateSpec: valid specs', () => {
         metadata: { labels: {}, annotations: {} },
       },
       cluster: { name: 'kube-sim', namespace: 'loadplane' },
-      timeouts: { prepare: 600, ready: 600, total: 86_400 },
+      // total: prepare + ready + the longest test (maxRunDurationSeconds), so a 24 h test fits
+      timeouts: { prepare: 600, ready: 600, total: 87_600 },
       notify: { channels: [], policy: 'atMostOnce' },
       cleanup: 'always',
       onRunnerRestart: 'fail',
@@ -101,6 +102,21 @@ describe('validateSpec: valid specs', () => {
     [45, 45],
   ])('parses the duration %j as %i seconds', (written, seconds) => {
     expect(specOf({ ...minimal(), timeouts: { run: written } }).timeouts.run).toBe(seconds);
+  });
+
+  it.each<[string, Record<string, unknown>, Record<string, number>]>([
+    ['a 24 h test (the longest) with every other timeout defaulted', { run: '24h' }, { prepare: 600, ready: 600, run: 86_400, total: 87_600 }],
+    ['the longest of every phase', { prepare: '1h', ready: '1h', run: '24h' }, { prepare: 3600, ready: 3600, run: 86_400, total: 93_600 }],
+    ['the longest admissible total', { total: '26h' }, { prepare: 600, ready: 600, total: 93_600 }],
+    ['a short test: the default total is its phases together', { prepare: '2m', ready: '3m', run: '5m' }, { prepare: 120, ready: 180, run: 300, total: 600 }],
+    ['phases that exactly fill the given total', { prepare: '10m', ready: '10m', run: '40m', total: '1h' }, { prepare: 600, ready: 600, run: 2400, total: 3600 }],
+  ])('timeouts: %s', (_label, timeouts, expected) => {
+    expect(specOf({ ...minimal(), timeouts }).timeouts).toEqual(expected);
+  });
+
+  it('timeouts: the default prepare and ready never exceed a deployment\'s lower phase limits', () => {
+    const config: DeploymentConfig = { ...DEFAULT_CONFIG, maxPrepareSeconds: 300, maxReadySeconds: 120, maxRunDurationSeconds: 3600 };
+    expect(specOf(minimal(), config).timeouts).toEqual({ prepare: 300, ready: 120, total: 300 + 120 + 3600 });
   });
 
   it('accepts a gatling simulation from an existing ConfigMap, with the gatling default image', () => {
@@ -246,10 +262,28 @@ const invalid: InvalidCase[] = [
     }),
   ),
   {
-    title: 'total above maxRunDurationSeconds',
-    change: (s) => (s.timeouts = { total: '25h' }),
-    path: 'timeouts.total',
+    title: 'prepare above maxPrepareSeconds',
+    change: (s) => (s.timeouts = { prepare: '1h1m' }),
+    path: 'timeouts.prepare',
+    message: 'must be at most 1h (maxPrepareSeconds), got 1h1m',
+  },
+  {
+    title: 'ready above maxReadySeconds',
+    change: (s) => (s.timeouts = { ready: '2h' }),
+    path: 'timeouts.ready',
+    message: 'must be at most 1h (maxReadySeconds), got 2h',
+  },
+  {
+    title: 'run above maxRunDurationSeconds',
+    change: (s) => (s.timeouts = { run: '25h' }),
+    path: 'timeouts.run',
     message: 'must be at most 24h (maxRunDurationSeconds), got 25h',
+  },
+  {
+    title: 'total above the longest admissible total',
+    change: (s) => (s.timeouts = { total: '27h' }),
+    path: 'timeouts.total',
+    message: 'must be at most 26h (maxPrepareSeconds + maxReadySeconds + maxRunDurationSeconds), got 27h',
   },
   {
     title: 'phases longer than the given total',
@@ -258,10 +292,10 @@ const invalid: InvalidCase[] = [
     message: 'prepare (10m) + ready (10m) + run (50m) = 1h10m must not exceed total (1h)',
   },
   {
-    title: 'run longer than the default total',
-    change: (s) => (s.timeouts = { run: '23h50m' }),
-    path: 'timeouts.run',
-    message: 'must not exceed total (24h, maxRunDurationSeconds)',
+    title: 'a 24 h test with a 24 h total: the phases before it do not fit',
+    change: (s) => (s.timeouts = { run: '24h', total: '24h' }),
+    path: 'timeouts.total',
+    message: 'prepare (10m) + ready (10m) + run (24h) = 24h20m must not exceed total (24h)',
   },
   {
     title: 'unknown timeout',

@@ -1,10 +1,12 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import { InvalidTransition, RunConflict, StoreError } from '../../lambdas/core/errors';
 import { Outcome, RunStatus } from '../../lambdas/core/status';
 import { CHUNK_TTL_MARGIN_SECONDS, SCRIPT_CHUNK_BYTES, separateInlineScript } from '../../lambdas/ledger/inline-script';
-import type { Ledger, RunItem } from '../../lambdas/ledger/ledger';
+import { Ledger, type RunItem } from '../../lambdas/ledger/ledger';
+import type { StageDeps } from '../../lambdas/stages/deps';
+import { loadRun } from '../../lambdas/stages/run-context';
 import { describeOnLedgerBackends, type LedgerTable } from '../support/dynamo-backends';
 import { RACERS, apiTrigger, countBy, ledgerOn, newRunId, race } from './fixtures';
 
@@ -71,6 +73,36 @@ const currentOf =
 
 const expectSameBytes = (actual: string, expected: string) => expect(Buffer.from(actual).equals(Buffer.from(expected))).toBe(true);
 
+/**
+ * A ledger on `table` whose client counts what its queries read: items returned (script chunks
+ * apart) and items scanned (which a FilterExpression would not reduce: a filter reads, then drops).
+ */
+function countingLedger(table: LedgerTable) {
+  const reads = {
+    items: 0,
+    chunks: 0,
+    scanned: 0,
+    reset() {
+      this.items = this.chunks = this.scanned = 0;
+    },
+  };
+  const client = {
+    send: async (command: unknown) => {
+      const out = await table.client.send(command as QueryCommand);
+      if (command instanceof QueryCommand) {
+        const page = out as QueryCommandOutput;
+        reads.scanned += page.ScannedCount ?? 0;
+        for (const item of page.Items ?? []) {
+          reads.items++;
+          if (String(item.sk).startsWith('script#')) reads.chunks++;
+        }
+      }
+      return out;
+    },
+  } as unknown as DynamoDBDocumentClient;
+  return { ledger: new Ledger({ client, tableName: table.tableName }), reads };
+}
+
 describe('separateInlineScript', () => {
   it.each(BOUNDARY_CASES.map((c) => [c.char, c.before, c.script] as const))(
     '%s with %i byte(s) before the boundary: chunks of at most SCRIPT_CHUNK_BYTES that join to the UTF-8 bytes',
@@ -103,7 +135,7 @@ describeOnLedgerBackends((table) => {
       expect(created.kind).toBe('created');
       expect(created.run.spec).toEqual(spec);
 
-      const view = (await ledger.getRun(runId))!;
+      const view = (await ledger.getRun(runId, { script: true }))!;
       expect(view.run.spec).toEqual(spec);
       expectSameBytes(inlineOf(view.run), script);
       expect(view.run).toEqual(created.run);
@@ -133,7 +165,7 @@ describeOnLedgerBackends((table) => {
       for (const key of ['status', 'timeBucket', 'createdKey']) expect(chunk).not.toHaveProperty(key);
     }
 
-    const view = (await ledger.getRun(runId))!;
+    const view = (await ledger.getRun(runId, { script: true }))!;
     expect(Object.keys(view.stages)).toEqual(['Admit']);
     expect(Object.keys(view.notifications)).toEqual(['slack']);
     expect(view.run).not.toHaveProperty('inlineScript');
@@ -150,7 +182,7 @@ describeOnLedgerBackends((table) => {
     const runId = newRunId();
     const created = await ledger.createRun({ runId, spec, specHash: 'small', trigger: apiTrigger });
     expect(created.run.spec).toEqual(spec);
-    expect((await ledger.getRun(runId))!.run.spec).toEqual(spec);
+    expect((await ledger.getRun(runId, { script: true }))!.run.spec).toEqual(spec);
     expect(await chunkItems(table(), runId)).toHaveLength(chunks);
   });
 
@@ -171,7 +203,7 @@ describeOnLedgerBackends((table) => {
       expectSameBytes(inlineOf(conflict.current), LARGE);
     }
 
-    const view = (await ledger.getRun(runId))!;
+    const view = (await ledger.getRun(runId, { script: true }))!;
     expect(view.run.spec).toEqual(original);
     expectSameBytes(inlineOf(view.run), LARGE);
     // The other script's chunks sit under their own hash; the original's are as first written.
@@ -193,7 +225,7 @@ describeOnLedgerBackends((table) => {
     expect(errors).toEqual([]);
     expect(countBy(values, (v) => v.kind)).toEqual({ created: 1, existing: RACERS - 1 });
     for (const value of values) expect(inlineOf(value.run) === LARGE).toBe(true);
-    expectSameBytes(inlineOf((await ledger.getRun(runId))!.run), LARGE);
+    expectSameBytes(inlineOf((await ledger.getRun(runId, { script: true }))!.run), LARGE);
     expect(await chunkItems(table(), runId)).toHaveLength(2);
   });
 
@@ -216,13 +248,68 @@ describeOnLedgerBackends((table) => {
     expect(run).not.toHaveProperty('inlineScript');
   });
 
+  it('a poll-style getRun reads no chunk item: key conditions leave them out (not a filter); the run comes without its script text', async () => {
+    const { ledger, reads } = countingLedger(table());
+    const runId = newRunId();
+    const spec = k6Spec(LARGE);
+    await ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger });
+    // Items on both sides of the chunks in sort-key order: notify# < run < script# < stage#.
+    await ledger.beginStage(runId, 'Admit', 'owner-1', 60_000);
+    await ledger.claimNotification(runId, 'slack', { leaseMs: 60_000, policy: 'atMostOnce', outcome: Outcome.SUCCEEDED });
+    expect(await chunkItems(table(), runId)).toHaveLength(2);
+
+    reads.reset();
+    const view = (await ledger.getRun(runId))!;
+    // Read and returned: the run, its stage and its notification; nothing of the script's 512 KiB.
+    expect(reads).toMatchObject({ chunks: 0, items: 3, scanned: 3 });
+    expect(view.run.spec).toEqual({ ...spec, script: { filename: 'script.js' } });
+    expect(view.run).not.toHaveProperty('inlineScript');
+    expect(Object.keys(view.stages)).toEqual(['Admit']);
+    expect(Object.keys(view.notifications)).toEqual(['slack']);
+    // The same as the script read, but for the script.
+    const full = (await ledger.getRun(runId, { script: true }))!;
+    expect(view).toEqual({ ...full, run: { ...full.run, spec: { ...full.run.spec, script: { filename: 'script.js' } } } });
+  });
+
+  it("Prepare's read (script: true) reads the chunks and gets the byte-exact script", async () => {
+    const { ledger, reads } = countingLedger(table());
+    const runId = newRunId();
+    const spec = k6Spec(LARGE);
+    await ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger });
+    reads.reset();
+    const view = (await ledger.getRun(runId, { script: true }))!;
+    expect(reads.chunks).toBe(2);
+    expect(view.run.spec).toEqual(spec);
+    expectSameBytes(inlineOf(view.run), LARGE);
+  });
+
+  it('stages: loadRun hands out the script only when asked; asked for, a script that is not there is an error naming it', async () => {
+    const ledger = ledgerOn(table());
+    const deps = { ledger, clusterFor: async () => ({}) } as unknown as StageDeps;
+    const withCluster = (script: Record<string, unknown>) => ({ ...k6Spec(''), script, cluster: { name: 'kube-sim', namespace: 'loadplane' } });
+    const runId = newRunId();
+    await ledger.createRun({ runId, spec: withCluster({ inline: TWO_CHUNKS, filename: 'script.js' }), specHash: 'big', trigger: apiTrigger });
+    const polled = await loadRun(deps, runId);
+    expect(polled.spec.script).toEqual({ filename: 'script.js' });
+    const prepared = await loadRun(deps, runId, { script: true });
+    expectSameBytes((prepared.spec.script as { inline: string }).inline, TWO_CHUNKS);
+
+    // A run item that lost its script reference: the spec names a file but has no text.
+    const lost = newRunId();
+    await ledger.createRun({ runId: lost, spec: withCluster({ filename: 'script.js' }), specHash: 'lost', trigger: apiTrigger });
+    const error = await loadRun(deps, lost, { script: true }).catch((e) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.message).toContain('spec.script.inline');
+    expect((await loadRun(deps, lost)).spec.script).toEqual({ filename: 'script.js' });
+  });
+
   it('a missing or altered chunk → StoreError naming the chunk, not a truncated script', async () => {
     const ledger = ledgerOn(table());
     const missing = newRunId();
     await ledger.createRun({ runId: missing, spec: k6Spec(LARGE), specHash: 'big', trigger: apiTrigger });
     const [first] = await chunkItems(table(), missing);
     await table().client.send(new DeleteCommand({ TableName: table().tableName, Key: { pk: first!.pk, sk: first!.sk } }));
-    for (const read of [() => ledger.getRun(missing), () => ledger.adoptRun(missing, 'arn:exec:1')]) {
+    for (const read of [() => ledger.getRun(missing, { script: true }), () => ledger.adoptRun(missing, 'arn:exec:1')]) {
       const error = await read().catch((e) => e);
       expect(error).toBeInstanceOf(StoreError);
       expect(error.message).toMatch(/inline script chunk script#[0-9a-f]{64}#0 is missing/);
@@ -234,8 +321,11 @@ describeOnLedgerBackends((table) => {
     const data = Buffer.from(chunk!.data as Uint8Array);
     data[0] = data[0]! ^ 1;
     await table().client.send(new PutCommand({ TableName: table().tableName, Item: { ...chunk, data } }));
-    const error = await ledger.getRun(altered).catch((e) => e);
+    const error = await ledger.getRun(altered, { script: true }).catch((e) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect(error.message).toContain('do not reassemble to their hash');
+
+    // A poll does not read the chunks, so it neither needs nor checks them.
+    for (const id of [missing, altered]) expect((await ledger.getRun(id))!.run.spec).toMatchObject({ script: { filename: 'script.js' } });
   });
 });

@@ -18,12 +18,14 @@ export interface JobInput {
   role: Role;
   index?: number;
   template: V1PodTemplateSpec;
-  /** The phase deadline in seconds from now; the grace is added here. */
-  deadlineSeconds: number;
+  /** The phase deadline in seconds from now; the grace is added here. Undefined: the plan lacks it (a bug). */
+  deadlineSeconds: number | undefined;
   podFailurePolicy?: V1PodFailurePolicy;
 }
 
 export function loadplaneJob(plan: RunnerPlan, input: JobInput): V1Job {
+  // A Job without a deadline would be no dead-man switch at all; the stage that builds it must know one.
+  if (input.deadlineSeconds === undefined) throw new Error(`${input.name}: the plan has no deadline for this Job (a ${input.role} Job needs its stage's timing)`);
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

@@ -14,6 +14,10 @@ import {
   SimAnnotations,
   WRAPPER_COMMAND,
 } from '../../../lambdas/core/runner-contract';
+import { DEFAULT_CONFIG } from '../../../lambdas/core/config';
+import { admitDeadlines, readyDeadline, runnerJobDeadlineSeconds } from '../../../lambdas/core/deadlines';
+import { assertValidSpec } from '../../../lambdas/core/spec';
+import { runnerPlan } from '../../../lambdas/stages/runner-plan';
 import { k6Plan } from '../fixtures/plan';
 
 const LONGEST_RUN_ID = 'z'.repeat(26);
@@ -209,6 +213,46 @@ describe('Job shape', () => {
     });
     expect(podSpec(job).restartPolicy).toBe('Never');
     expect(k6InitializerJob(k6Plan()).spec!.activeDeadlineSeconds).toBe(600 + JOB_DEADLINE_GRACE_SECONDS);
+  });
+
+  describe('runner Jobs are sized from what Launch knows, not the run\'s total (DESIGN §7)', () => {
+    // A 30 s k6 test with every timeout defaulted: its total is 24h20m (a 24 h test must fit).
+    const spec = assertValidSpec({ name: 'short', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2 }, DEFAULT_CONFIG);
+    const admittedAt = Date.UTC(2026, 10, 30, 12);
+    const { totalBy } = admitDeadlines(admittedAt, spec.timeouts, DEFAULT_CONFIG);
+    const launchedAt = admittedAt + 40_000;
+    const readyBy = readyDeadline(launchedAt, spec.timeouts, totalBy);
+    const EXPECTED = 30;
+    const window = 600 + EXPECTED + 60; // ready (10m) + expected + the 60 s run grace
+
+    it.each([
+      ['fail', window],
+      ['restart', 2 * window],
+    ] as const)('a 30 s k6 test under onRunnerRestart %s: activeDeadlineSeconds is minutes, not a day', (policy, seconds) => {
+      const runSeconds = runnerJobDeadlineSeconds({
+        launchedAt,
+        readyBy,
+        totalBy,
+        runSeconds: spec.timeouts.run,
+        expectedSeconds: EXPECTED,
+        restart: policy === 'restart',
+      });
+      const plan = runnerPlan('run1', { ...spec, onRunnerRestart: policy }, { runSeconds });
+      const jobs = launchManifests(plan).filter((o): o is V1Job => o.kind === 'Job');
+      expect(jobs).toHaveLength(2);
+      for (const job of jobs) {
+        expect(job.spec!.activeDeadlineSeconds).toBe(seconds + JOB_DEADLINE_GRACE_SECONDS);
+        expect(job.spec!.activeDeadlineSeconds).toBeLessThan(60 * 60);
+      }
+      expect(spec.timeouts.total).toBeGreaterThan(24 * 60 * 60);
+    });
+
+    it('a plan without the runner deadline (Prepare\'s) builds no runner Job; one without the prepare deadline (Launch\'s) no initializer', () => {
+      const prepared = runnerPlan('run1', spec, { prepareSeconds: 600 });
+      expect(k6InitializerJob(prepared).spec!.activeDeadlineSeconds).toBe(600 + JOB_DEADLINE_GRACE_SECONDS);
+      expect(() => k6RunnerJob(prepared, 0)).toThrow(/lp-run1-runner-0: the plan has no deadline for this Job/);
+      expect(() => k6InitializerJob(runnerPlan('run1', spec, { runSeconds: 600 }))).toThrow(/lp-run1-initializer: the plan has no deadline/);
+    });
   });
 
   it('pods run restricted: non-root, no escalation, read-only root with a /tmp emptyDir, no capabilities, no API token', () => {
