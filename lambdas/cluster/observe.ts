@@ -20,6 +20,11 @@ export interface PodFacts {
   reason?: string;
   message?: string;
   createdAt: number;
+  /**
+   * When the runner container started (epoch ms), while it runs or after it ended; undefined before.
+   * Under `onRunnerRestart: restart` it dates a replacement's start (lambdas/core/restart.ts).
+   */
+  startedAt?: number;
   /** Deleted, or being deleted: not a runner any more. */
   terminating: boolean;
   /** Evicted or preempted (condition DisruptionTarget). */
@@ -32,6 +37,7 @@ export function podFacts(pod: V1Pod): PodFacts {
   const container = pod.status?.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER) ?? pod.status?.containerStatuses?.[0];
   const terminated = container?.state?.terminated;
   const waiting = container?.state?.waiting;
+  const startedAt = container?.state?.running?.startedAt ?? terminated?.startedAt;
   const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
   const phase = pod.status?.phase ?? 'Unknown';
   return {
@@ -44,6 +50,7 @@ export function podFacts(pod: V1Pod): PodFacts {
     ...(terminated ? { exitCode: terminated.exitCode } : {}),
     ...pick(terminated?.reason ?? waiting?.reason ?? unschedulable?.reason ?? pod.status?.reason, terminated?.message ?? waiting?.message ?? unschedulable?.message ?? pod.status?.message),
     createdAt: toMs(pod.metadata?.creationTimestamp),
+    ...(startedAt ? { startedAt: toMs(startedAt) } : {}),
     terminating: pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null,
     disrupted: pod.status?.conditions?.some((c) => c.type === 'DisruptionTarget' && c.status === 'True') ?? false,
   };

@@ -5,7 +5,7 @@
  * code claims 0. Timeouts and aborts are decided by the phase that saw them, not here.
  */
 import type { RunResult } from './aggregate';
-import { Outcome } from './status';
+import { Engine, Outcome } from './status';
 
 /** k6's exit codes (go.k6.io/k6/errext/exitcodes), plus the kubelet's for an OOM-killed container. */
 export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
@@ -29,11 +29,24 @@ export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
 
 export const THRESHOLDS_FAILED_EXIT_CODE = 99;
 
+/** Gatling's exit codes (field-notes): 2 means the simulation ran and an assertion failed. */
+export const GATLING_EXIT_CODES: Readonly<Record<number, string>> = {
+  0: 'ok',
+  1: 'invalid arguments',
+  2: 'assertions failed',
+};
+
+/** Per engine, the exit code that says "the load ran to its end and a check failed": THRESHOLDS_FAILED, not FAILED. */
+export const CHECKS_FAILED_EXIT_CODE: Readonly<Record<Engine, number>> = {
+  [Engine.k6]: THRESHOLDS_FAILED_EXIT_CODE,
+  [Engine.gatling]: 2,
+};
+
 /** Exit codes above 128 that are not in the table are a signal number + 128, as Kubernetes reports them. */
 const SIGNAL_BASE = 128;
 
-export function describeExitCode(code: number): string {
-  const known = K6_EXIT_CODES[code];
+export function describeExitCode(code: number, engine: Engine = Engine.k6): string {
+  const known = (engine === Engine.gatling ? GATLING_EXIT_CODES : K6_EXIT_CODES)[code] ?? (code === 137 ? K6_EXIT_CODES[137] : undefined);
   if (known !== undefined) return known;
   if (code > SIGNAL_BASE && code < 255) return `killed by signal ${code - SIGNAL_BASE}`;
   return 'unknown exit code';
@@ -45,8 +58,9 @@ export interface OutcomeDecision {
 }
 
 /**
- * FAILED when a runner is missing, unexpected, or exited non-zero other than 99; otherwise
- * THRESHOLDS_FAILED when any runner exited 99 or reported a failed threshold; otherwise SUCCEEDED.
+ * FAILED when a runner is missing, unexpected, or exited non-zero other than its engine's "checks
+ * failed" code (k6 99, Gatling 2); otherwise THRESHOLDS_FAILED when any runner exited with that code
+ * or reported a failed threshold (or assertion); otherwise SUCCEEDED.
  * The reason names every runner concerned, grouped (`runners 0-3, 7`) so 100 runners stay readable.
  */
 export function outcomeFromRunners(result: RunResult): OutcomeDecision {
@@ -67,15 +81,15 @@ export function outcomeFromRunners(result: RunResult): OutcomeDecision {
   return { outcome: Outcome.SUCCEEDED, reason: `${n === 1 ? 'the runner' : `all ${n} runners`} exited 0 with every threshold passed` };
 }
 
-/** Non-zero exit codes other than 99, one entry per code. */
+/** Non-zero exit codes other than the engine's "checks failed" (k6 99, Gatling 2), one entry per code. */
 function exitFailures(result: RunResult): string[] {
   const byCode = groupBy(
-    result.runners.filter((r) => r.exitCode !== 0 && r.exitCode !== THRESHOLDS_FAILED_EXIT_CODE),
-    (r) => r.exitCode,
+    result.runners.filter((r) => r.exitCode !== 0 && r.exitCode !== CHECKS_FAILED_EXIT_CODE[r.engine]),
+    (r) => `${r.exitCode} (${describeExitCode(r.exitCode, r.engine)})`,
   );
   return [...byCode]
-    .sort(([a], [b]) => a - b)
-    .map(([code, runners]) => `${runnerList(runners.map((r) => r.runner))} exited ${code} (${describeExitCode(code)})`);
+    .sort(([, a], [, b]) => a[0]!.exitCode - b[0]!.exitCode)
+    .map(([code, runners]) => `${runnerList(runners.map((r) => r.runner))} exited ${code}`);
 }
 
 /**
@@ -88,8 +102,11 @@ function thresholdFailures(result: RunResult): string[] {
   const entries = [...byThreshold].map(([label, hits]) => `threshold ${label} failed on ${runnerList(hits.map((h) => h.runner))}`);
 
   const named = new Set(failed.map((f) => f.runner));
-  const unnamed = result.runners.filter((r) => r.exitCode === THRESHOLDS_FAILED_EXIT_CODE && !named.has(r.runner)).map((r) => r.runner);
-  if (unnamed.length > 0) entries.push(`${runnerList(unnamed)} exited 99 (${describeExitCode(THRESHOLDS_FAILED_EXIT_CODE)})`);
+  const unnamed = groupBy(
+    result.runners.filter((r) => r.exitCode === CHECKS_FAILED_EXIT_CODE[r.engine] && !named.has(r.runner)),
+    (r) => `${r.exitCode} (${describeExitCode(r.exitCode, r.engine)})`,
+  );
+  for (const [code, runners] of unnamed) entries.push(`${runnerList(runners.map((r) => r.runner))} exited ${code}`);
 
   const contradicting = result.runners.filter((r) => r.exitCode === 0 && named.has(r.runner)).map((r) => r.runner);
   if (contradicting.length > 0) entries.push(`${runnerList(contradicting)} exited 0 although a threshold failed`);

@@ -1,23 +1,24 @@
 /**
  * AwaitReady (DESIGN §3.4): every runner pod Running and (k6) its REST API answering through the
- * pods/proxy subresource. A runner that can never start (image pull failure, a failed Job) ends the
- * run FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
+ * pods/proxy subresource. A Gatling runner that already ran and exited (it starts itself at the
+ * common instant) is past ready and counts as ready; Watch judges its exit code. A runner that can
+ * never start (image pull failure, a failed Job, a k6 runner that exited before Start) ends the run
+ * FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
  */
-import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
 import { nextPollSeconds } from '../core/polling';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
-import { Engine, Outcome, RunnerRestartPolicy, Stage } from '../core/status';
+import { Engine, Outcome, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import { k6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
 import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
 import { runOnce } from './run-once';
-import { describeRunner, observeRunners, runnerList, type RunnerView } from './runners';
+import { describeRunner, observeRunners, readiness, Readiness, runnerList } from './runners';
 
 export interface ReadyResult extends StepResult {
-  /** Runner index → the pod that was ready (name and UID). */
+  /** Runner index → the pod that was ready, or (Gatling) had already run (name and UID). */
   pods?: Record<number, { name: string; uid: string }>;
 }
 
@@ -34,28 +35,28 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   if (missing.length > 0) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the Job of ${runnerList(missing.map((r) => r.index))} was deleted`);
   }
-  // Under `restart`, an evicted pod is replaced by its Job: not broken, just not ready yet.
-  const replaced = (r: RunnerView) => run.spec.onRunnerRestart === RunnerRestartPolicy.restart && r.latest?.disrupted === true;
-  const broken = runners.filter((r) => !replaced(r) && (r.job?.failed || r.latest?.phase === 'Failed' || (r.latest && isStuck(r.latest))));
+  const states = runners.map((r) => readiness(r, run.spec.engine, run.spec.onRunnerRestart));
+  const broken = runners.filter((_, i) => states[i] === Readiness.broken);
   if (broken.length > 0) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: runners cannot start: ${broken.map(describeRunner).join('; ')}`);
   }
 
-  const running = runners.filter((r) => r.latest?.ready);
-  if (running.length === runners.length) {
+  const running = runners.filter((_, i) => states[i] === Readiness.ready);
+  const finished = runners.filter((_, i) => states[i] === Readiness.finished);
+  if (running.length + finished.length === runners.length) {
     const answering =
       run.spec.engine === Engine.k6
         ? await inBatches(running, async (r) => (await k6Status(run.cluster, run.namespace, r.latest!.name)) !== undefined)
         : running.map(() => true);
     if (answering.every(Boolean)) {
-      const pods = Object.fromEntries(running.map((r) => [r.index, { name: r.latest!.name, uid: r.latest!.uid }]));
+      const pods = Object.fromEntries([...running, ...finished].map((r) => [r.index, { name: r.latest!.name, uid: r.latest!.uid }]));
       return runOnce(deps, runId, Stage.AwaitReady, async () => ({ ...done(), pods }));
     }
   }
 
   const now = deps.now();
   if (now >= readyBy) {
-    const waitingFor = runners.filter((r) => !r.latest?.ready);
+    const waitingFor = runners.filter((_, i) => states[i] === Readiness.waiting);
     const within = `within ${formatDuration(run.spec.timeouts.ready)}`;
     const reason =
       waitingFor.length > 0

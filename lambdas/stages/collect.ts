@@ -2,17 +2,20 @@
  * Collect (DESIGN §3.7): reads each runner's `LOADPLANE_SUMMARY` line from its log and aggregates:
  * counts summed, min/max exact, means weighted, percentiles kept per runner (the worst reported as an
  * upper bound, never an average). The full result stays in the ledger; the state machine gets only
- * the verdict, so the execution's payload stays small whatever N is.
+ * the verdict, so the execution's payload stays small whatever N is. A replaced runner
+ * (`onRunnerRestart: restart`) reports what its newest pod, the replacement, ran: its whole share;
+ * the reason says which runners were replaced.
  */
 import { aggregateResults, type RunResult } from '../core/aggregate';
 import { isRetryable } from '../core/errors';
 import { outcomeFromRunners } from '../core/outcome-rules';
+import { replacementNote } from '../core/restart';
 import { done, type StepResult } from '../core/step';
 import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
 import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
-import { abortRequest, loadRun } from './run-context';
+import { abortRequest, loadRun, requireOpenRun } from './run-context';
 import { runOnce } from './run-once';
 import { observeRunners } from './runners';
 
@@ -26,8 +29,10 @@ export interface CollectRecord extends StepResult {
 export async function collect(deps: StageDeps, runId: string): Promise<StepResult> {
   const { result: _result, ...verdict } = await runOnce<CollectRecord>(deps, runId, Stage.Collect, async () => {
     const run = await loadRun(deps, runId);
+    requireOpenRun(run.view, Stage.Collect);
     await deps.ledger.setStatus(runId, RunStatus.COLLECTING);
     const runners = await observeRunners(run);
+    // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
       if (!r.latest) return undefined;
       try {
@@ -43,7 +48,10 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const { outcome, reason } = abort
       ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${result.runners.length} of ${run.spec.parallelism} runners` }
       : outcomeFromRunners(result);
-    return { ...done(), outcome, reason, result };
+    const replaced = replacementNote(
+      runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
+    );
+    return { ...done(), outcome, reason: replaced ? `${reason}; ${replaced}` : reason, result };
   });
   return verdict;
 }

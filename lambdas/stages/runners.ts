@@ -1,9 +1,13 @@
 /**
  * The run's runners as the cluster sees them, one entry per index 0..N-1: its Job and its pods
- * (oldest first; a replacement comes last). Two list calls, whatever N is (DESIGN §3.6).
+ * (oldest first; a replacement comes last). Two list calls, whatever N is (DESIGN §3.6). Also the
+ * pure rules the poll stages judge a runner by: where it stands before Start, and which exit codes
+ * mean its test ran to the end.
  */
-import { type JobFacts, type PodFacts } from '../cluster/observe';
+import { isStuck, type JobFacts, type PodFacts } from '../cluster/observe';
+import { CHECKS_FAILED_EXIT_CODE, describeExitCode } from '../core/outcome-rules';
 import { Role } from '../core/runner-contract';
+import { Engine, RunnerRestartPolicy } from '../core/status';
 import { listJobs, listPods, type RunContext } from './run-context';
 
 export interface RunnerView {
@@ -27,10 +31,56 @@ export async function observeRunners(run: RunContext): Promise<RunnerView[]> {
   });
 }
 
-/** `runner 2: Pending (Unschedulable: 0/3 nodes are available)`: what a stuck runner is doing. */
+/**
+ * Exit codes of a runner whose test ran to its end: 0, and the engine's "the load ran, a check
+ * failed" (k6 99: thresholds failed; Gatling 2: assertions failed; field-notes). Collect and Decide
+ * report those; any other code is a runner that failed.
+ */
+export const FINISHED_EXIT_CODES: Readonly<Record<Engine, ReadonlySet<number>>> = {
+  [Engine.k6]: new Set([0, CHECKS_FAILED_EXIT_CODE[Engine.k6]]),
+  [Engine.gatling]: new Set([0, CHECKS_FAILED_EXIT_CODE[Engine.gatling]]),
+};
+
+export function ranToEnd(engine: Engine, pod: PodFacts | undefined): boolean {
+  return pod?.exitCode !== undefined && FINISHED_EXIT_CODES[engine].has(pod.exitCode);
+}
+
+export const Readiness = {
+  /** Not yet: being scheduled, pulled, started, or (restart) replaced. */
+  waiting: 'waiting',
+  /** Its newest pod runs and reports ready. */
+  ready: 'ready',
+  /** Past ready: its pod ran and exited before AwaitReady saw it ready (Gatling only). */
+  finished: 'finished',
+  /** It can never become ready. */
+  broken: 'broken',
+} as const;
+export type Readiness = (typeof Readiness)[keyof typeof Readiness];
+
+/**
+ * Where a runner stands before Start (AwaitReady, DESIGN §3.4). A Gatling runner starts by itself at
+ * the common instant fixed at Launch, so a short simulation, or an AwaitReady poll that comes late
+ * (a slow runner keeps it polling, a loaded machine), can find it already exited: it ran, so it is
+ * past ready, and Watch judges its exit code. A pod "ran" when its container ended with an exit code
+ * and it was neither stuck before starting nor disrupted. A k6 runner waits paused for Start, so one
+ * that exited before Start is broken, whatever its code. Under `restart`, an evicted pod is being
+ * replaced by its Job: waiting, unless the Job itself failed. A runner whose Job is gone is the
+ * caller's to report.
+ */
+export function readiness(runner: RunnerView, engine: Engine, onRunnerRestart: RunnerRestartPolicy): Readiness {
+  const pod = runner.latest;
+  if (pod?.disrupted && onRunnerRestart === RunnerRestartPolicy.restart && !runner.job?.failed) return Readiness.waiting;
+  const ran = pod !== undefined && pod.exitCode !== undefined && !pod.disrupted && !isStuck(pod);
+  if (ran) return engine === Engine.gatling ? Readiness.finished : Readiness.broken;
+  if (runner.job?.failed || pod?.phase === 'Failed' || (pod && isStuck(pod))) return Readiness.broken;
+  return pod?.ready ? Readiness.ready : Readiness.waiting;
+}
+
+/** `runner 2: Pending (Unschedulable: 0/3 nodes are available)`, `runner 0: Failed, exited 107 (script exception)`. */
 export function describeRunner(runner: RunnerView): string {
   const pod = runner.latest;
   if (!pod) return `runner ${runner.index}: no pod`;
+  if (pod.exitCode !== undefined) return `runner ${runner.index}: ${pod.phase}, exited ${pod.exitCode} (${describeExitCode(pod.exitCode)})`;
   const why = pod.reason ? ` (${pod.reason}${pod.message ? `: ${pod.message}` : ''})` : '';
   return `runner ${runner.index}: ${pod.phase}${why}`;
 }

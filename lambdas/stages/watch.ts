@@ -1,23 +1,30 @@
 /**
  * Watch (DESIGN §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`.
- * Done when every runner exited 0 or 99 (99 is k6's "thresholds failed": the test ran, Collect and
- * Decide report it). Any other exit code, a runner evicted or restarted under `onRunnerRestart: fail`,
- * or a runner Job deleted behind our back ends the run FAILED at once; the run deadline ends it
- * TIMED_OUT. Under `restart`, a replacement pod is started as soon as it is ready.
+ * Done when every runner's test ran to its end (exit 0, or the engine's "a check failed": k6 99,
+ * Gatling 2; Collect and Decide report those). Any other exit code, a runner evicted or restarted
+ * under `onRunnerRestart: fail`, or a runner Job deleted behind our back ends the run FAILED at once;
+ * the run deadline ends it TIMED_OUT.
+ *
+ * Under `restart` (lambdas/core/restart.ts) a replacement pod re-runs its runner's whole share: Watch
+ * starts it as soon as it is ready, polls densely until it runs, and moves the run deadline to what
+ * its share needs, never past the run's total deadline. A replacement that is not running within the
+ * ready timeout ends the run TIMED_OUT; one that can never start ends it FAILED.
  */
+import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
-import { describeExitCode, THRESHOLDS_FAILED_EXIT_CODE } from '../core/outcome-rules';
-import { nextPollSeconds } from '../core/polling';
+import { ClusterUnavailable } from '../core/errors';
+import { describeExitCode } from '../core/outcome-rules';
+import { runWindow, type Replacement, type RunWindow } from '../core/restart';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Engine, Outcome, RunnerRestartPolicy, Stage } from '../core/status';
+import type { AdmitRecord } from './admit';
 import type { StageDeps } from './deps';
-import { patchK6Status } from './k6-api';
+import { k6Status, patchK6Status } from './k6-api';
 import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
-import { observeRunners, runnerList, type RunnerView } from './runners';
+import { describeRunner, observeRunners, ranToEnd, runnerList, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
-const FINISHED_EXIT_CODES = new Set([0, THRESHOLDS_FAILED_EXIT_CODE]);
 /** A runner told to stop exits within seconds: poll densely meanwhile, for at most ABORT_GRACE_MS. */
 const ABORT_POLL_SECONDS = 2;
 /** Ledger clock, like the abort request's time. */
@@ -28,6 +35,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   const recorded = outputOf<StepResult>(run.view, Stage.Watch);
   if (recorded) return recorded;
   const started = requireOutput<StartRecord>(run.view, Stage.Start, Stage.Watch);
+  const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Watch);
   const runners = await observeRunners(run);
   const abort = abortRequest(run);
   if (abort) return stopForAbort(deps, run, runners, started, abort);
@@ -35,29 +43,50 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   const failure = runnerFailure(run, runners, started);
   if (failure) return endsRun(StepPhase.failed, Outcome.FAILED, `run: ${failure}`);
 
-  if (run.spec.onRunnerRestart === RunnerRestartPolicy.restart) await startReplacements(run, runners, started);
+  const replacements = run.spec.onRunnerRestart === RunnerRestartPolicy.restart ? await startReplacements(run, runners, started, deps.now()) : [];
 
-  const finished = runners.filter((r) => r.latest?.exitCode !== undefined && FINISHED_EXIT_CODES.has(r.latest.exitCode));
+  const finished = runners.filter((r) => ranToEnd(run.spec.engine, r.latest));
   if (finished.length === runners.length) return runOnce(deps, runId, Stage.Watch, async () => done());
 
   const now = deps.now();
-  if (now >= started.runBy) {
+  const window = runWindow({
+    now,
+    startedAt: started.startedAt,
+    runBy: started.runBy,
+    ...(started.expectedEndAt !== undefined ? { expectedEndAt: started.expectedEndAt } : {}),
+    totalBy: deadlines.totalBy,
+    timeouts: run.spec.timeouts,
+    replacements,
+  });
+  if (window.overdue.length > 0) {
+    const late = runners.filter((r) => window.overdue.includes(r.index));
+    return endsRun(
+      StepPhase.timed_out,
+      Outcome.TIMED_OUT,
+      `run: ${replacementsOf(window.overdue, 'pod was', 'pods were')} not running within ${formatDuration(run.spec.timeouts.ready)} of ${late.length > 1 ? 'their' : 'its'} creation (${late.map(describeRunner).join('; ')})`,
+    );
+  }
+  if (now >= window.runBy) {
     const still = runners.length - finished.length;
     return endsRun(
       StepPhase.timed_out,
       Outcome.TIMED_OUT,
-      `run: ${still} of ${runners.length} runners still running at the run deadline (${formatDuration(Math.round((started.runBy - started.startedAt) / 1000))} after start)`,
+      `run: ${still} of ${runners.length} runners still running at the run deadline (${formatDuration(Math.round((window.runBy - started.startedAt) / 1000))} after start${extension(window)})`,
     );
   }
-  return waiting(
-    nextPollSeconds({
-      phase: 'run',
-      now,
-      phaseStartedAt: started.startedAt,
-      deadline: started.runBy,
-      ...(started.expectedEndAt !== undefined ? { expectedEndAt: started.expectedEndAt } : {}),
-    }),
-  );
+  return waiting(window.nextPollSeconds);
+}
+
+/** "; extended for runner 1's replacement, up to the run's total deadline" when replacements moved the deadline. */
+function extension(window: RunWindow): string {
+  if (window.extendedFor.length === 0) return '';
+  return `; extended for ${replacementsOf(window.extendedFor, '', '')}${window.cappedByTotal ? ", up to the run's total deadline" : ''}`;
+}
+
+/** "runner 1's replacement <one>" / "the replacements of runners 1 and 3 <many>". */
+function replacementsOf(indexes: number[], one: string, many: string): string {
+  const text = indexes.length === 1 ? `runner ${indexes[0]}'s replacement ${one}` : `the replacements of ${runnerList([...indexes].sort((a, b) => a - b))} ${many}`;
+  return text.trimEnd();
 }
 
 /**
@@ -94,20 +123,51 @@ function runnerFailure(run: RunContext, runners: RunnerView[], started: StartRec
     if (failFast && (replaced || runner.pods.some((p) => p.disrupted))) {
       return `runner ${runner.index} was evicted or restarted (its pod changed); onRunnerRestart is fail, so the run stops rather than finish short-handed`;
     }
-    if (pod?.disrupted) continue; // restart: the Job replaces the pod; its replacement is started below
-    if (pod?.exitCode !== undefined && !FINISHED_EXIT_CODES.has(pod.exitCode)) {
+    const endedWell = ranToEnd(run.spec.engine, pod);
+    // restart: an evicted pod's exit code is the eviction's; its Job replaces it (below), unless the Job failed.
+    if (!pod?.disrupted && pod?.exitCode !== undefined && !endedWell) {
       return `runner ${runner.index} exited ${pod.exitCode} (${describeExitCode(pod.exitCode)})`;
     }
-    if (runner.job?.failed && (pod?.exitCode === undefined || !FINISHED_EXIT_CODES.has(pod.exitCode))) {
+    if (runner.job?.failed && !endedWell) {
       return `runner ${runner.index}'s Job failed (${runner.job.reason ?? 'no reason given'}${runner.job.message ? `: ${runner.job.message}` : ''})`;
     }
+    if (replaced && pod && isStuck(pod)) return `runner ${runner.index}'s replacement cannot start: ${describeRunner(runner)}`;
   }
   return undefined;
 }
 
-/** `onRunnerRestart: restart`: a ready replacement pod comes back paused; unpausing is idempotent. */
-async function startReplacements(run: RunContext, runners: RunnerView[], started: StartRecord): Promise<void> {
-  if (run.spec.engine !== Engine.k6) return;
-  const replacements = runners.filter((r) => r.latest?.ready && r.latest.uid !== started.startedPods[r.index]);
-  await Promise.all(replacements.map((r) => patchK6Status(run.cluster, run.namespace, r.latest!.name, { paused: false })));
+/**
+ * `onRunnerRestart: restart`: every runner whose started pod is gone, with its replacement's facts.
+ * A k6 replacement comes back paused: once its REST API answers it is unpaused (only when it reports
+ * paused, since k6 refuses to resume a test that runs). A Gatling replacement starts by itself, its
+ * start instant being past. A replacement counts as started from its container's start.
+ */
+async function startReplacements(run: RunContext, runners: RunnerView[], started: StartRecord, now: number): Promise<Replacement[]> {
+  const replaced = runners.filter((r) => r.latest && (r.latest.disrupted || r.latest.uid !== started.startedPods[r.index]));
+  return Promise.all(
+    replaced.map(async (r): Promise<Replacement> => {
+      const pod = r.latest!;
+      if (pod.disrupted) return { index: r.index }; // its Job has not made the replacement yet
+      const facts = { index: r.index, createdAt: pod.createdAt };
+      const since = pod.startedAt ?? now;
+      if (pod.exitCode !== undefined) return { ...facts, startedAt: since };
+      if (!pod.ready) return facts;
+      if (run.spec.engine !== Engine.k6 || (await unpause(run, pod.name))) return { ...facts, startedAt: since };
+      return facts;
+    }),
+  );
+}
+
+/** True once the k6 runner runs its test: unpaused now, or earlier. False while its API does not answer. */
+async function unpause(run: RunContext, pod: string): Promise<boolean> {
+  const status = await k6Status(run.cluster, run.namespace, pod);
+  if (status === undefined) return false;
+  if (status.paused !== true) return true;
+  try {
+    return (await patchK6Status(run.cluster, run.namespace, pod, { paused: false })) < 400;
+  } catch (err) {
+    // 503: the pod stopped answering between the two calls; the next poll tries again.
+    if (err instanceof ClusterUnavailable && err.status === 503) return false;
+    throw err;
+  }
 }

@@ -7,6 +7,7 @@ import { Role, SimAnnotations } from '../../lambdas/core/runner-contract';
 import { parseDuration } from './go-duration';
 import type { KindName } from './kinds';
 import { podIdentity } from './programs/wrapper-argv';
+import { DEFAULT_FAULT_SEED, mulberry32 } from './seeded-random';
 import type { Pod } from './wire-types';
 
 export type InjectedStatus = 429 | 500 | 503;
@@ -27,6 +28,14 @@ export interface PodMatch {
 export interface Faults {
   /** The next `n` requests that match answer `status` with a Status body (429 and 503 with Retry-After). */
   failNextRequests(n: number, status: InjectedStatus, match?: RequestMatch): void;
+  /**
+   * From now on, each matching request fails with `status` with probability `rate` (0..1; 0 removes
+   * the rate set earlier for the same match), drawn from a seeded random source: the same requests in
+   * the same order fail on every run. 429 and 503 carry Retry-After. failNextRequests goes first.
+   */
+  setErrorRate(rate: number, status: InjectedStatus, match?: RequestMatch): void;
+  /** Restarts the error-rate random source at `seed` (a fresh kube-sim, and clear(), use a fixed one). */
+  setRandomSeed(seed: number): void;
   /** Real milliseconds added before every response (0 = none). */
   setLatency(ms: number): void;
   /** Runner pods that match exit with `code` (k6: 99 thresholds failed, 107 script error, 108 abort, 137 OOM). */
@@ -37,6 +46,12 @@ export interface Faults {
   setImagePullFailure(match?: PodMatch): void;
   /** Disrupts a pod (Failed, condition DisruptionTarget); its Job applies its podFailurePolicy. */
   restartPod(namespace: string, podName: string): void;
+  /**
+   * The first `times` pods that match (default 1) are disrupted as by restartPod `simSeconds` of
+   * simulated time after their containers start running; later pods that match (the Job's
+   * replacement) are left alone.
+   */
+  setEviction(simSeconds: number, match: PodMatch, times?: number): void;
   /** Deletes an object behind loadplane's back (a Job takes its pods with it). */
   deleteObject(kind: KindName, namespace: string, name: string): void;
   /** Drops every programmatic fault (annotations still apply). */
@@ -52,10 +67,17 @@ interface RequestFault {
   match: RequestMatch;
 }
 
+interface ErrorRate {
+  rate: number;
+  status: InjectedStatus;
+  match: RequestMatch;
+}
+
 type PodFault =
   | { type: 'exitCode'; code: number; match: PodMatch }
   | { type: 'scheduleDelay'; delay: ScheduleDelay; match: PodMatch }
-  | { type: 'imagePullFailure'; match: PodMatch };
+  | { type: 'imagePullFailure'; match: PodMatch }
+  | { type: 'eviction'; afterMs: number; remaining: number; match: PodMatch };
 
 export interface FaultActions {
   restartPod(namespace: string, podName: string): void;
@@ -64,6 +86,8 @@ export interface FaultActions {
 
 export class FaultSettings implements Faults {
   private requestFaults: RequestFault[] = [];
+  private errorRates: ErrorRate[] = [];
+  private random = mulberry32(DEFAULT_FAULT_SEED);
   private podFaults: PodFault[] = [];
   latencyMs = 0;
 
@@ -71,6 +95,17 @@ export class FaultSettings implements Faults {
 
   failNextRequests(n: number, status: InjectedStatus, match: RequestMatch = {}): void {
     if (n > 0) this.requestFaults.push({ remaining: n, status, match });
+  }
+
+  setErrorRate(rate: number, status: InjectedStatus, match: RequestMatch = {}): void {
+    if (!(rate >= 0 && rate <= 1)) throw new RangeError(`error rate must be within [0, 1], got ${rate}`);
+    const same = (m: RequestMatch) => m.method?.toUpperCase() === match.method?.toUpperCase() && m.pathIncludes === match.pathIncludes;
+    this.errorRates = this.errorRates.filter((r) => !same(r.match));
+    if (rate > 0) this.errorRates.push({ rate, status, match });
+  }
+
+  setRandomSeed(seed: number): void {
+    this.random = mulberry32(seed);
   }
 
   setLatency(ms: number): void {
@@ -93,6 +128,10 @@ export class FaultSettings implements Faults {
     this.actions.restartPod(namespace, podName);
   }
 
+  setEviction(simSeconds: number, match: PodMatch, times = 1): void {
+    if (times > 0) this.podFaults.push({ type: 'eviction', afterMs: Math.max(0, simSeconds) * 1000, remaining: times, match });
+  }
+
   deleteObject(kind: KindName, namespace: string, name: string): void {
     this.actions.deleteObject(kind, namespace, name);
   }
@@ -101,19 +140,27 @@ export class FaultSettings implements Faults {
     this.requestFaults = [];
     this.podFaults = [];
     this.latencyMs = 0;
+    this.errorRates = [];
+    this.random = mulberry32(DEFAULT_FAULT_SEED);
   }
 
-  /** Consumes one injected failure for this request, if one matches. */
+  /**
+   * Consumes one injected failure for this request, if one matches: a failNextRequests count first,
+   * else the latest matching error rate draws once from the seeded random source.
+   */
   takeRequestFailure(method: string, path: string): InjectedStatus | undefined {
-    const fault = this.requestFaults.find(
-      (f) =>
-        (f.match.method === undefined || f.match.method.toUpperCase() === method.toUpperCase()) &&
-        (f.match.pathIncludes === undefined || path.includes(f.match.pathIncludes)),
-    );
-    if (!fault) return undefined;
-    fault.remaining -= 1;
-    if (fault.remaining <= 0) this.requestFaults = this.requestFaults.filter((f) => f !== fault);
-    return fault.status;
+    const matches = (m: RequestMatch) =>
+      (m.method === undefined || m.method.toUpperCase() === method.toUpperCase()) &&
+      (m.pathIncludes === undefined || path.includes(m.pathIncludes));
+    const fault = this.requestFaults.find((f) => matches(f.match));
+    if (fault) {
+      fault.remaining -= 1;
+      if (fault.remaining <= 0) this.requestFaults = this.requestFaults.filter((f) => f !== fault);
+      return fault.status;
+    }
+    const rate = this.errorRates.findLast((r) => matches(r.match));
+    if (rate && this.random() < rate.rate) return rate.status;
+    return undefined;
   }
 
   /** The exit code a runner pod is made to end with, if any. */
@@ -140,6 +187,18 @@ export class FaultSettings implements Faults {
     const value = pod.metadata.annotations?.[SimAnnotations.scheduleDelay]?.trim();
     if (value === 'never') return 'never';
     return parseDuration(value);
+  }
+
+  /**
+   * Simulated ms after its containers start at which this pod is to be evicted, if an eviction fault
+   * matches it; consumes one of the fault's pods, so a replacement is not evicted again.
+   */
+  takeEvictionFor(pod: Pod): number | undefined {
+    const fault = this.latest(pod, 'eviction');
+    if (!fault) return undefined;
+    fault.remaining -= 1;
+    if (fault.remaining <= 0) this.podFaults = this.podFaults.filter((f) => f !== fault);
+    return fault.afterMs;
   }
 
   imagePullFailureFor(pod: Pod): boolean {

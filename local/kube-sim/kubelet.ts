@@ -1,7 +1,8 @@
 /**
  * The node: takes every new pod through Pending (scheduling, image pull, volume mounts) to Running,
  * runs a simulated program per container, and ends the pod Succeeded or Failed from the exit codes.
- * Holds container logs, serves pods/log and pods/proxy, and disrupts pods on request.
+ * Holds container logs, serves pods/log and pods/proxy, and disrupts pods on request or at the time
+ * an eviction fault says.
  * Pods run with restartPolicy Never semantics: a container that exits is not restarted.
  */
 import { randomBytes } from 'node:crypto';
@@ -159,6 +160,10 @@ export class Kubelet {
       cr.program = selectProgram(this.context(rt, cr, running, container, mount.ok ? mount.files : new Map()));
       cr.program.start();
     }
+    // An eviction fault counts from the containers' start, so "evicted 5 min into the test" holds for
+    // a paused k6 runner too, give or take the seconds until it is unpaused.
+    const evictAfter = this.faults.takeEvictionFor(running);
+    if (evictAfter !== undefined) this.podTimer(rt, evictAfter, () => this.disrupt(rt.namespace, rt.name));
   }
 
   private context(

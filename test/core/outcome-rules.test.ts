@@ -123,3 +123,29 @@ describe('describeExitCode', () => {
     expect(codes).toEqual(expect.arrayContaining([0, 137, 255]));
   });
 });
+
+describe('Gatling exit codes (assertions failed is exit 2)', () => {
+  const gatling = (index: number, exitCode = 0): RunnerSummary => ({ ...runner(index, exitCode, []), engine: 'gatling' });
+
+  it('exit 2 on a Gatling runner is THRESHOLDS_FAILED (the load ran, an assertion failed), naming it', () => {
+    const { outcome, reason } = decide(2, [gatling(0), gatling(1, 2)]);
+    expect(outcome).toBe(Outcome.THRESHOLDS_FAILED);
+    expect(reason).toBe('runner 1 exited 2 (assertions failed)');
+  });
+
+  it('exit 99 on a Gatling runner is not "thresholds failed": it is a failure', () => {
+    const { outcome, reason } = decide(1, [gatling(0, 99)]);
+    expect(outcome).toBe(Outcome.FAILED);
+    expect(reason).toBe('runner 0 exited 99 (unknown exit code)');
+  });
+
+  it('exit 2 on a k6 runner is still a failure', () => {
+    expect(decide(1, [runner(0, 2, [])]).outcome).toBe(Outcome.FAILED);
+  });
+
+  it('describes Gatling codes in its own terms, and an OOM kill the same for both engines', () => {
+    expect(describeExitCode(2, 'gatling')).toBe('assertions failed');
+    expect(describeExitCode(1, 'gatling')).toBe('invalid arguments');
+    expect(describeExitCode(137, 'gatling')).toBe('SIGKILL, usually OOM-killed');
+  });
+});
