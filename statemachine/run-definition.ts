@@ -2,25 +2,33 @@
  * The run state machine (run.asl.json) is the one definition used on AWS and locally. It stays
  * plain, valid JSON; this module fills in what differs per deployment: the stage Lambda's ARN in
  * every Task `Resource` (`${StageFunctionArn}`) and the machine's TimeoutSeconds (the longest run
- * the deployment allows).
+ * the deployment allows plus its finish phases: stateMachineTimeoutSeconds, DESIGN §6).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { stateMachineTimeoutSeconds, type PhaseLimits } from '../lambdas/core/deadlines';
 
 export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', import.meta.url));
 
-/** Errors every Task retries besides our own retryable ones: Lambda service errors and Task timeouts. */
+/**
+ * Errors every Task retries besides our own retryable ones: Lambda service errors, a crashed or
+ * timed-out invocation (`Lambda.Unknown`: out of memory, runtime exit, the function's own timeout) and
+ * the Task's timeout. Every stage is idempotent (DESIGN §4), so running one again is always safe.
+ */
 export const PLATFORM_RETRYABLE_ERRORS = [
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
   'Lambda.TooManyRequestsException',
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.Unknown',
   'States.Timeout',
 ] as const;
 
 export interface RunDefinitionParams {
   stageFunctionArn: string;
-  maxRunDurationSeconds: number;
+  /** The deployment's phase limits: the machine's TimeoutSeconds is stateMachineTimeoutSeconds of them (DESIGN §6). */
+  limits: PhaseLimits;
 }
 
 /** One Retry entry of a Task. */
@@ -61,7 +69,7 @@ export function readRunDefinition(): AslDefinition {
 
 export function renderRunDefinition(params: RunDefinitionParams): AslDefinition {
   const definition = readRunDefinition();
-  definition.TimeoutSeconds = params.maxRunDurationSeconds;
+  definition.TimeoutSeconds = stateMachineTimeoutSeconds(params.limits);
   for (const state of Object.values(definition.States)) {
     if (state.Resource === '${StageFunctionArn}') state.Resource = params.stageFunctionArn;
   }

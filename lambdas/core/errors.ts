@@ -83,6 +83,22 @@ export class InvalidTransition extends LoadplaneError {
   }
 }
 
+/**
+ * A stage that acts on the cluster was invoked for a run that already has its outcome (a late or
+ * duplicated invocation after a hard stop, a timeout or the reaper): it does nothing, and says so.
+ */
+export class RunEnded extends LoadplaneError {
+  override readonly name = 'RunEnded' as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly stage: string,
+    readonly outcome: string,
+  ) {
+    super(`${stage}: run ${runId} has already ended ${outcome}; nothing done`);
+  }
+}
+
 /** The ledger store failed in a way a retry may fix (throttling, 5xx, network). */
 export class TransientStoreError extends LoadplaneError {
   override readonly name = 'TransientStoreError' as const;
@@ -218,6 +234,7 @@ export const ERROR_NAMES = [
   'StageBusy',
   'StageOwnershipLost',
   'InvalidTransition',
+  'RunEnded',
   'TransientStoreError',
   'StoreError',
   'NotificationInProgress',

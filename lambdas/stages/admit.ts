@@ -4,7 +4,7 @@
  * duplicate console start) is told it is a duplicate and ends without touching anything.
  */
 import { SpecInvalid } from '../core/errors';
-import { executionInputSchema, runIdentity } from '../core/execution-input';
+import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
 import { admitDeadlines, type AdmitDeadlines } from '../core/deadlines';
 import { assertValidSpec, type RunSpec } from '../core/spec';
 import { specHash } from '../core/spec-hash';
@@ -43,7 +43,7 @@ export async function admit(deps: StageDeps, payload: AdmitPayload): Promise<Adm
   const spec = adopted.run.spec as unknown as RunSpec;
   await runOnce<AdmitRecord>(deps, runId, Stage.Admit, async () => {
     const admittedAt = deps.now();
-    const deadlines = admitDeadlines(admittedAt, spec.timeouts, deps.config.maxRunDurationSeconds);
+    const deadlines = admitDeadlines(admittedAt, spec.timeouts, deps.config);
     await deps.ledger.setStatus(runId, RunStatus.PREPARING);
     return { admittedAt, deadlines };
   });
@@ -58,9 +58,23 @@ async function findOrCreateRun(deps: StageDeps, payload: AdmitPayload): Promise<
       { path: '(input)', message: 'the execution input must be {"runId"}, {"spec", "schedule": {"name", "scheduledTime"}} or {"spec"[, "idempotencyKey"]}' },
     ]);
   }
-  const { runId, origin } = runIdentity(parsed.data, { arn: payload.execution, name: payload.executionName });
-  if (!origin || !('spec' in parsed.data)) return runId; // created by the API; adoptRun reports a missing run
-  const spec = assertValidSpec(parsed.data.spec, deps.config);
+  return (await createRunFromInput(deps, parsed.data, { arn: payload.execution, name: payload.executionName })).runId;
+}
+
+/**
+ * The run of an execution's input, created from the spec the input carries (console, schedule),
+ * validated against the deployment (SpecInvalid otherwise); an existing run with the same spec is
+ * fine, another spec is a RunConflict. `created: false` when the input names a run the API created
+ * (`{ runId }`). Admit and the reaper share it, so both create the same run.
+ */
+export async function createRunFromInput(
+  deps: StageDeps,
+  input: ExecutionInput,
+  execution: { arn: string; name: string },
+): Promise<{ runId: string; created: boolean }> {
+  const { runId, origin } = runIdentity(input, execution);
+  if (!origin || !('spec' in input)) return { runId, created: false };
+  const spec = assertValidSpec(input.spec, deps.config);
   await deps.ledger.createRun({ runId, spec: spec as unknown as Record<string, unknown>, specHash: specHash(spec), trigger: origin });
-  return runId;
+  return { runId, created: true };
 }

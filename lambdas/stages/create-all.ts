@@ -1,17 +1,121 @@
 /**
- * Creates a stage's objects idempotently: in order where order matters (a ConfigMap before the Job
- * that mounts it), and a few requests at a time (inBatches) so 200 runners do not trip the API
- * server's rate limits.
+ * Creates a stage's objects, only those that are missing (DESIGN §1: side effects use deterministic
+ * names and treat "already exists, ours" as success; §7: owned by a Job of the run). One list call
+ * per kind first finds what an earlier attempt of the stage already made: an object of this run with
+ * the same name is done. So a Launch retried after a
+ * failure at object 350 of 400 costs 50 creates, not 400. An object of the same name that belongs to
+ * another run is still a ClusterConflict (createIfAbsent finds it on its 409).
+ *
+ * Jobs go first: the Services and ConfigMaps they own need their uids (manifests/owners.ts).
+ * Requests go a few at a time (inBatches) so 200 runners do not trip the API server's rate limits.
  */
-import type { ClusterClient, CreatableObject } from '../cluster/cluster-client';
+import type { ClusterClient, CreatableObject, KubeKind, KubeObject } from '../cluster/cluster-client';
+import { ownerJobNames, resolveOwners } from '../cluster/manifests/owners';
+import { RunEnded } from '../core/errors';
+import { Labels } from '../core/runner-contract';
+import type { Stage } from '../core/status';
+import type { StageDeps } from './deps';
 import { inBatches } from './in-batches';
+import type { RunContext } from './run-context';
 
-export async function createAll(cluster: ClusterClient, objects: CreatableObject[]): Promise<void> {
-  // ConfigMaps first: Jobs mount them. Everything else in parallel batches.
-  const configMaps = objects.filter((o) => o.kind === 'ConfigMap');
-  for (const object of configMaps) await cluster.createIfAbsent(object);
+/**
+ * `objects`: what the stage makes. `adopted`: objects an earlier stage made that must be owned by
+ * this stage's Jobs too: the owners they lack are added (one PATCH each), or, if the object is gone,
+ * it is created with them.
+ */
+export async function createAll(cluster: ClusterClient, objects: CreatableObject[], adopted: CreatableObject[] = []): Promise<void> {
+  const all = [...objects, ...adopted];
+  if (all.length === 0) return;
+  const { namespace, runId } = runOf(all);
+
+  const kinds = new Set<KubeKind>(all.map(kindOf));
+  if (all.some((o) => ownerJobNames(o).length > 0)) kinds.add('Job');
+  const present = new Map<string, KubeObject>();
+  for (const kind of kinds) {
+    for (const item of await cluster.listByRun(kind, namespace, runId)) present.set(keyOf(kind, item.metadata?.name), item);
+  }
+  const jobUids = new Map<string, string>();
+  for (const [key, item] of present) if (key.startsWith('Job/') && item.metadata?.uid) jobUids.set(item.metadata.name!, item.metadata.uid);
+  const uidOf = (name: string) => jobUids.get(name);
+
+  const create = async (obj: CreatableObject) => {
+    const { uid } = await cluster.createIfAbsent(resolveOwners(obj, uidOf));
+    if (obj.kind === 'Job' && uid) jobUids.set(obj.metadata!.name!, uid);
+  };
+  const missing = objects.filter((o) => !present.has(keyOf(kindOf(o), o.metadata?.name)));
   await inBatches(
-    objects.filter((o) => o.kind !== 'ConfigMap'),
-    (object) => cluster.createIfAbsent(object),
+    missing.filter((o) => o.kind === 'Job'),
+    create,
   );
+  await inBatches(
+    missing.filter((o) => o.kind !== 'Job'),
+    create,
+  );
+
+  for (const obj of adopted) {
+    const wanted = resolveOwners(obj, uidOf);
+    const found = present.get(keyOf(kindOf(obj), obj.metadata?.name));
+    if (!found) {
+      await cluster.createIfAbsent(wanted);
+      continue;
+    }
+    const have = found.metadata?.ownerReferences ?? [];
+    const lacking = (wanted.metadata?.ownerReferences ?? []).filter((r) => !have.some((h) => h.uid === r.uid));
+    if (lacking.length > 0) await cluster.addOwners(kindOf(obj), namespace, obj.metadata!.name!, lacking);
+  }
+}
+
+function kindOf(obj: { kind?: string }): Exclude<KubeKind, 'Pod'> {
+  if (obj.kind === 'Job' || obj.kind === 'Service' || obj.kind === 'ConfigMap') return obj.kind;
+  throw new Error(`createAll: cannot create an object of kind ${String(obj.kind)}`);
+}
+
+function keyOf(kind: KubeKind, name: string | undefined): string {
+  return `${kind}/${name ?? ''}`;
+}
+
+/** The one namespace and run every object of a stage belongs to. */
+function runOf(objects: CreatableObject[]): { namespace: string; runId: string } {
+  const namespaces = new Set(objects.map((o) => o.metadata?.namespace));
+  const runIds = new Set(objects.map((o) => o.metadata?.labels?.[Labels.runId]));
+  const [namespace] = namespaces;
+  const [runId] = runIds;
+  if (namespaces.size !== 1 || runIds.size !== 1 || !namespace || !runId) {
+    throw new Error('createAll: every object must carry the same namespace and run label');
+  }
+  return { namespace, runId };
+}
+
+/**
+ * What Prepare and Launch call (DESIGN §7): create the stage's objects, then read the run again. A
+ * stage that runs late (its create call hung past the Task timeout and the lease, a cold start after
+ * a hard stop) may find that the run ended while it was creating, and Cleanup already ran: it then
+ * removes what it made itself (Jobs first; what they own goes with them) and says so with RunEnded,
+ * so nothing is left for a run that is over. The check before creating is the caller's
+ * (requireOpenRun), made with the read that loaded the run.
+ */
+export async function createForRun(
+  deps: StageDeps,
+  run: RunContext,
+  stage: Stage,
+  objects: CreatableObject[],
+  adopted: CreatableObject[] = [],
+): Promise<void> {
+  let failure: unknown;
+  try {
+    await createAll(run.cluster, objects, adopted);
+  } catch (err) {
+    // A create that failed part way (an object Cleanup removed meanwhile, say) may still have made some.
+    failure = err;
+  }
+  const outcome = (await deps.ledger.getRun(run.runId))?.run.outcome;
+  if (outcome === undefined) {
+    if (failure !== undefined) throw failure;
+    return;
+  }
+  deps.log({ runId: run.runId, stage, message: `the run ended ${outcome} while this stage was creating: removing what it made` });
+  for (const obj of [...objects].sort((a, b) => Number(b.kind === 'Job') - Number(a.kind === 'Job'))) {
+    await run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!);
+  }
+  throw new RunEnded(run.runId, stage, outcome);
 }

@@ -4,6 +4,7 @@
  */
 import type { ClusterClient } from '../cluster/cluster-client';
 import type { DeploymentConfig } from '../core/config';
+import { NOTIFY_CLAIM_LEASE_SECONDS, NOTIFY_SEND_TIMEOUT_SECONDS } from '../core/stage-timing';
 import type { Ledger } from '../ledger/ledger';
 import type { ChannelSecrets } from '../notify/channel-secrets';
 
@@ -23,10 +24,10 @@ export interface StageDeps {
 /**
  * A claim protects one send: connect-and-send plus the answer, each bounded by NOTIFY_TIMEOUT_MS, so
  * 30 s covers it with margin. Kept short because an ambiguous send is resolved (per the policy) only
- * after the lease, by a retry of the stage: the Task's retries must outlast it.
+ * after the lease, by a retry of the stage: the Task's busy retry outlasts it (core/stage-timing.ts).
  */
-export const NOTIFY_LEASE_MS = 30_000;
-export const NOTIFY_TIMEOUT_MS = 10_000;
+export const NOTIFY_LEASE_MS = NOTIFY_CLAIM_LEASE_SECONDS * 1000;
+export const NOTIFY_TIMEOUT_MS = NOTIFY_SEND_TIMEOUT_SECONDS * 1000;
 
 export interface NotifyDeps {
   /** Webhook URLs and signing secrets by channel: Secrets Manager on AWS, flags/env locally. Never logged. */

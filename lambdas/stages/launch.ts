@@ -3,14 +3,15 @@
  * each); fixes the ready deadline and, for Gatling, the common start instant.
  */
 import type { V1Job } from '@kubernetes/client-node';
-import { launchManifests } from '../cluster/manifests';
+import { launchAdoptions, launchManifests } from '../cluster/manifests';
 import { ENV_START_AT, RUNNER_CONTAINER } from '../core/runner-contract';
-import { jobDeadlineSeconds, readyDeadline } from '../core/deadlines';
-import { Engine, RunStatus, Stage } from '../core/status';
+import { readyDeadline, runnerJobDeadlineSeconds } from '../core/deadlines';
+import { Engine, RunnerRestartPolicy, RunStatus, Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
-import { createAll } from './create-all';
+import type { PreparedResult } from './await-prepared';
+import { createForRun } from './create-all';
 import type { StageDeps } from './deps';
-import { loadRun, requireOutput, type RunContext } from './run-context';
+import { loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
 
@@ -27,7 +28,8 @@ export interface LaunchRecord {
 
 export async function launch(deps: StageDeps, runId: string): Promise<LaunchRecord> {
   return runOnce(deps, runId, Stage.Launch, async () => {
-    const run = await loadRun(deps, runId);
+    const run = await loadRun(deps, runId, { script: true });
+    requireOpenRun(run.view, Stage.Launch);
     const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Launch);
     const launchedAt = deps.now();
     const readyBy = readyDeadline(launchedAt, run.spec.timeouts, deadlines.totalBy);
@@ -37,11 +39,17 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
           new Date(launchedAt + Math.min(GATLING_START_LEAD_SECONDS, run.spec.timeouts.ready) * 1000).toISOString())
         : undefined;
     const plan = runnerPlan(runId, run.spec, {
-      prepareSeconds: jobDeadlineSeconds(launchedAt, deadlines.prepareBy),
-      runSeconds: jobDeadlineSeconds(launchedAt, deadlines.totalBy),
+      runSeconds: runnerJobDeadlineSeconds({
+        launchedAt,
+        readyBy,
+        totalBy: deadlines.totalBy,
+        runSeconds: run.spec.timeouts.run,
+        expectedSeconds: outputOf<PreparedResult>(run.view, Stage.AwaitPrepared)?.requirements?.expectedDurationSeconds,
+        restart: run.spec.onRunnerRestart === RunnerRestartPolicy.restart,
+      }),
       ...(startAt ? { startAt } : {}),
     });
-    await createAll(run.cluster, launchManifests(plan));
+    await createForRun(deps, run, Stage.Launch, launchManifests(plan), launchAdoptions(plan));
     await deps.ledger.setStatus(runId, RunStatus.LAUNCHING);
     return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
   });

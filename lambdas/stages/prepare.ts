@@ -8,8 +8,8 @@ import { done, waiting, type StepResult } from '../core/step';
 import { Engine, Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
 import type { StageDeps } from './deps';
-import { createAll } from './create-all';
-import { loadRun, requireOutput } from './run-context';
+import { createForRun } from './create-all';
+import { loadRun, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
 
@@ -18,14 +18,12 @@ const FIRST_POLL_SECONDS = 2;
 
 export async function prepare(deps: StageDeps, runId: string): Promise<StepResult> {
   return runOnce(deps, runId, Stage.Prepare, async () => {
-    const run = await loadRun(deps, runId);
+    const run = await loadRun(deps, runId, { script: true });
+    requireOpenRun(run.view, Stage.Prepare);
     const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Prepare);
     const now = deps.now();
-    const plan = runnerPlan(runId, run.spec, {
-      prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy),
-      runSeconds: jobDeadlineSeconds(now, deadlines.totalBy),
-    });
-    await createAll(run.cluster, prepareManifests(plan));
+    const plan = runnerPlan(runId, run.spec, { prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy) });
+    await createForRun(deps, run, Stage.Prepare, prepareManifests(plan));
     return run.spec.engine === Engine.k6 ? waiting(FIRST_POLL_SECONDS) : done();
   });
 }

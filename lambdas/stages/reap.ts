@@ -4,7 +4,9 @@
  * itself) is finished here: Decide, Notify, Cleanup — the same stages, so the same ledger keys. Where
  * the execution already did them, each returns its recorded output: a duplicate event is harmless.
  */
-import { executionInputSchema, runIdentity } from '../core/execution-input';
+import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
+import { SpecInvalid } from '../core/errors';
+import { createRunFromInput } from './admit';
 import { endsRun, StepPhase } from '../core/step';
 import { Outcome, type Outcome as OutcomeType } from '../core/status';
 import { cleanup } from './cleanup';
@@ -46,11 +48,8 @@ export async function reap(deps: StageDeps, change: ExecutionStatusChange): Prom
   if (!parsed.success) return { kind: 'ignored', why: 'the execution input is not a run input' };
   const { runId } = runIdentity(parsed.data, { arn: change.executionArn, name: change.name });
 
-  const view = await deps.ledger.getRun(runId);
-  if (!view) return { kind: 'ignored', why: `run ${runId} was never created (Admit rejected the input)` };
-  if (view.run.executionArn !== change.executionArn) {
-    return { kind: 'ignored', why: `run ${runId} belongs to another execution (this one was a duplicate or was rejected)` };
-  }
+  const owner = await ownRun(deps, runId, parsed.data, { arn: change.executionArn, name: change.name });
+  if (owner.kind === 'ignored') return owner;
   // Cleanup runs whatever Decide and Notify do: a stopped run must not keep generating load because
   // a webhook is down. The first error is rethrown afterwards, so the event is retried.
   let decision;
@@ -62,4 +61,41 @@ export async function reap(deps: StageDeps, change: ExecutionStatusChange): Prom
   }
   deps.log({ runId, stage: 'Reaper', message: `finished the run after its execution ended ${change.status}`, outcome: decision.outcome });
   return { kind: 'reaped', runId, ...decision };
+}
+
+/**
+ * The run this execution must finish, taking it over if no execution ever did: Admit may have died
+ * before creating the run (a hard stop right after the start) or before adopting it (the store failed
+ * past Admit's retries). Either way the run would stay PENDING forever, and a late Admit could still
+ * bring it to life with no execution to drive it. So the reaper creates it from the execution's input
+ * (as Admit would) and adopts it for this execution; Admit, arriving late, then finds a finished run
+ * and touches nothing. A run another execution adopted is that execution's to finish.
+ */
+async function ownRun(
+  deps: StageDeps,
+  runId: string,
+  input: ExecutionInput,
+  execution: { arn: string; name: string },
+): Promise<{ kind: 'owned' } | { kind: 'ignored'; why: string }> {
+  const executionArn = execution.arn;
+  let view = await deps.ledger.getRun(runId);
+  if (!view) {
+    try {
+      if (!(await createRunFromInput(deps, input, execution)).created) return { kind: 'ignored', why: `run ${runId} was never created (the API creates it before starting an execution)` };
+    } catch (err) {
+      if (err instanceof SpecInvalid) return { kind: 'ignored', why: `run ${runId} was never created (Admit rejected the input: ${err.message})` };
+      throw err;
+    }
+    view = (await deps.ledger.getRun(runId))!;
+  }
+  if (view.run.executionArn === undefined) {
+    const adopted = await deps.ledger.adoptRun(runId, executionArn);
+    if (adopted.kind === 'duplicate') return { kind: 'ignored', why: `run ${runId} belongs to another execution` };
+    deps.log({ runId, stage: 'Reaper', message: 'no execution ever adopted the run: finishing it for the execution that ended', execution: executionArn });
+    return { kind: 'owned' };
+  }
+  if (view.run.executionArn !== executionArn) {
+    return { kind: 'ignored', why: `run ${runId} belongs to another execution (this one was a duplicate or was rejected)` };
+  }
+  return { kind: 'owned' };
 }

@@ -1,32 +1,53 @@
 /**
- * A stage's view of its run: the ledger's record (run item + stage outputs, one Query), the spec it
- * was admitted with, and the client of its cluster.
+ * A stage's view of its run: the ledger's record (run item + stage outputs), the spec it was admitted
+ * with, and the client of its cluster. The inline script's text is read only for the stages that
+ * make the script ConfigMap (Prepare, Launch): every poll reads the run, and the text may be
+ * maxScriptBytes (DESIGN §4). The spec's type says which read it came from.
  */
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { ClusterClient } from '../cluster/cluster-client';
 import { jobFacts, podFacts, type JobFacts, type PodFacts } from '../cluster/observe';
-import { InvalidTransition, RunNotFound } from '../core/errors';
-import type { RunSpec } from '../core/spec';
+import { InvalidTransition, RunEnded, RunNotFound, StoreError } from '../core/errors';
+import type { RunSpec, RunSpecWithoutScript } from '../core/spec';
 import type { Stage } from '../core/status';
 import { StageState } from '../core/status';
 import type { RunView } from '../ledger/ledger';
 import type { StageDeps } from './deps';
 
-export interface RunContext {
+/** `Spec`: RunSpec when read with the script, RunSpecWithoutScript otherwise; helpers that need neither take either. */
+export interface RunContext<Spec extends RunSpec | RunSpecWithoutScript = RunSpec | RunSpecWithoutScript> {
   runId: string;
   view: RunView;
-  spec: RunSpec;
+  spec: Spec;
   namespace: string;
   cluster: ClusterClient;
 }
 
-export async function loadRun(deps: StageDeps, runId: string): Promise<RunContext> {
-  const view = await deps.ledger.getRun(runId);
+/** Every stage's read: the run without its inline script's text. */
+export function loadRun(deps: StageDeps, runId: string): Promise<RunContext<RunSpecWithoutScript>>;
+/** Prepare's and Launch's read: with the inline script's text, which they put in the script ConfigMap. */
+export function loadRun(deps: StageDeps, runId: string, options: { script: true }): Promise<RunContext<RunSpec>>;
+export async function loadRun(deps: StageDeps, runId: string, options: { script?: boolean } = {}): Promise<RunContext> {
+  const view = await deps.ledger.getRun(runId, { script: options.script === true });
   if (!view) throw new RunNotFound(runId);
   // The spec was validated and normalised at creation; the stored copy is trusted as is, so a later
   // change of the deployment's allow-lists does not strand runs already admitted.
-  const spec = view.run.spec as unknown as RunSpec;
+  const spec = view.run.spec as unknown as RunSpec | RunSpecWithoutScript;
+  if (options.script && !('configMap' in spec.script) && typeof spec.script.inline !== 'string') {
+    // Never an empty script in the ConfigMap: a run item that lost its script reference is broken.
+    throw new StoreError(`ledger run ${runId}: spec.script.inline is missing (the run item names ${spec.script.filename} but holds no script)`);
+  }
   return { runId, view, spec, namespace: spec.cluster.namespace, cluster: await deps.clusterFor(spec.cluster.name) };
+}
+
+/**
+ * Stages that act on the cluster (create, start, collect) do nothing for a run that has its outcome:
+ * a late or duplicated invocation after the run ended must not start load or leave objects behind
+ * (DESIGN §7: "a stage that creates never creates for a run that has an outcome").
+ */
+export function requireOpenRun(view: RunView, stage: Stage): void {
+  const { outcome, runId } = view.run;
+  if (outcome !== undefined) throw new RunEnded(runId, stage, outcome);
 }
 
 /** The recorded output of a completed stage, or undefined. */

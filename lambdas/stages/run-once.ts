@@ -3,15 +3,14 @@
  * do the side effects, complete with fencing. A stage already completed returns its recorded output
  * without touching anything; a live lease held by another invocation is StageBusy (retryable).
  */
+import { stageLeaseMs } from '../core/stage-timing';
 import type { Stage } from '../core/status';
 import type { StageDeps } from './deps';
 
-/** Longer than any Task's TimeoutSeconds in run.asl.json, so a live invocation never loses its lease. */
-export const STAGE_LEASE_MS = 150_000;
-
 export async function runOnce<T>(deps: StageDeps, runId: string, stage: Stage, work: () => Promise<T>): Promise<T> {
   const owner = deps.newOwner();
-  const begun = await deps.ledger.beginStage(runId, stage, owner, STAGE_LEASE_MS);
+  // The stage's Task timeout plus a margin (core/stage-timing.ts): a live invocation never loses it.
+  const begun = await deps.ledger.beginStage(runId, stage, owner, stageLeaseMs(stage));
   if (begun.kind === 'completed') return begun.output as T;
   let output: T;
   try {

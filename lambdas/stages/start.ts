@@ -14,7 +14,7 @@ import type { ReadyResult } from './await-ready';
 import type { StageDeps } from './deps';
 import { k6Status, patchK6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
-import { listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
+import { listPods, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerList } from './runners';
 
@@ -31,6 +31,7 @@ export interface StartRecord {
 export async function start(deps: StageDeps, runId: string): Promise<StartRecord> {
   return runOnce(deps, runId, Stage.Start, async () => {
     const run = await loadRun(deps, runId);
+    requireOpenRun(run.view, Stage.Start);
     const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Start);
     const launch = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.Start);
     const ready = requireOutput<ReadyResult>(run.view, Stage.AwaitReady, Stage.Start);

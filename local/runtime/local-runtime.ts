@@ -10,6 +10,7 @@ import { kubeConfigFromFile } from '../../lambdas/cluster/kubeconfig-file';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { Ledger, type RequestAbortResult } from '../../lambdas/ledger/ledger';
 import { isRetryable } from '../../lambdas/core/errors';
+import { reaperRetry, retryDelaySeconds } from '../../lambdas/core/stage-timing';
 import { reap, type ExecutionStatusChange, type ReapResult } from '../../lambdas/stages/reap';
 import { staticChannelSecrets, type ChannelSecret } from '../../lambdas/notify/channel-secrets';
 import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type StageDeps, type StageLogEvent } from '../../lambdas/stages/deps';
@@ -31,6 +32,8 @@ export interface LocalRuntimeOptions {
    * ScaledClock at `timeScale` and what stands for AWS (Task timeouts, retries, leases) in real time.
    */
   clock?: SimTime;
+  /** The jitter of retries (the Tasks', the Kubernetes calls'); tests pass a seeded one. Default Math.random. */
+  random?: () => number;
   /** Target a real cluster instead of kube-sim. */
   kubeconfig?: string;
   context?: string;
@@ -38,6 +41,11 @@ export interface LocalRuntimeOptions {
   log?: (event: StageLogEvent) => void;
   /** Webhook URLs (and signing secrets) by channel name, e.g. from `--webhook-url`. Never logged. */
   channels?: Record<string, ChannelSecret>;
+  /**
+   * The stage Lambda as the engine invokes it (default: dispatchStage). The Lambda service's boundary:
+   * tests wrap it to crash, hang, delay or duplicate an invocation.
+   */
+  invokeStage?: (deps: StageDeps, payload: unknown) => Promise<unknown>;
   /** Notification claim lease and delivery timeout (defaults as on AWS). */
   notifyLeaseMs?: number;
   notifyTimeoutMs?: number;
@@ -73,23 +81,19 @@ export interface LocalRun extends Omit<LocalExecution, 'result'> {
 /** The reaper's answer, or why it gave up after its retries. */
 export type LocalReapResult = ReapResult | { kind: 'failed'; error: string };
 
-/** Attempts of a failed reaper invocation before it is reported as failed. */
-const REAP_ATTEMPTS = 7;
-
 /**
  * EventBridge invokes the reaper asynchronously and retries it when it fails. Locally the retries
- * wait in real time, because what they wait out — a notification claim's lease — is real time:
- * waits of 1, 2, 4, 8, 10, 10 thirtieths of the lease (1 s … 10 s for the 30 s default) add up to
- * more than one lease.
+ * follow the reaper's retry policy (core/stage-timing.ts) on the platform clock: its total wait
+ * outlasts every lease Decide, Notify and Cleanup can meet, so a killed process's claim is resolved.
  */
 async function reapAsEventBridgeWould(deps: StageDeps, platform: SimTime, change: ExecutionStatusChange): Promise<LocalReapResult> {
-  for (let attempt = 1; ; attempt++) {
+  const policy = reaperRetry();
+  for (let attempt = 0; ; attempt++) {
     try {
       return await reap(deps, change);
     } catch (err) {
-      if (!isRetryable(err) || attempt >= REAP_ATTEMPTS) return { kind: 'failed', error: `${(err as Error).name}: ${(err as Error).message}` };
-      const waitMs = (Math.min(2 ** (attempt - 1), 10) * deps.notify.leaseMs) / 30;
-      await platform.sleep(waitMs);
+      if (!isRetryable(err) || attempt >= policy.MaxAttempts) return { kind: 'failed', error: `${(err as Error).name}: ${(err as Error).message}` };
+      await platform.sleep(retryDelaySeconds(policy, attempt) * 1000);
     }
   }
 }
@@ -112,7 +116,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
   const kubeConfig = fileConfig ?? kubeSim!.kubeConfig();
   // Locally there is one cluster: every allow-listed cluster name resolves to it.
-  const cluster = createClusterClient(kubeConfig);
+  const random = options.random ?? Math.random;
+  // Retry waits of the Kubernetes calls are the platform's time; each call's timeout stays real (a socket's).
+  const cluster = createClusterClient(kubeConfig, { sleep: (ms) => platformClock.sleep(ms), random });
   const ledger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => platformClock.now() });
   const deps: StageDeps = {
     ledger,
@@ -128,6 +134,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     },
   };
   const timeScale = clock.timeScale;
+  const invokeStage = options.invokeStage ?? dispatchStage;
   // The machine's TimeoutSeconds runs on the cluster's clock, like the run's own deadlines.
   const machine = new LocalStateMachine(
     renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:local:000000000000:function:loadplane-stage', limits: config }),
@@ -147,7 +154,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         input: input as never,
         clock,
         platformClock,
-        handler: async (payload) => (await dispatchStage(deps, payload)) as never,
+        random,
+        handler: async (payload) => (await invokeStage(deps, payload)) as never,
         ...(onEvent ? { onEvent } : {}),
       });
       // The reaper is an actor of its own, as EventBridge's invocation would be.

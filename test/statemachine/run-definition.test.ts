@@ -1,7 +1,10 @@
 import aslValidator from 'asl-validator';
 import { describe, expect, it } from 'vitest';
+import { FINISH_PHASES_SECONDS, stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { RETRYABLE_ERROR_NAMES } from '../../lambdas/core/errors';
+import { STAGE_TIMEOUT_SECONDS, guaranteedRetryWaitSeconds, leasesMetBy, type RetryTiming } from '../../lambdas/core/stage-timing';
 import { Stage } from '../../lambdas/core/status';
+import { taskRetry, withStageTiming } from '../../statemachine/task-policy';
 import {
   PLATFORM_RETRYABLE_ERRORS,
   readRunDefinition,
@@ -54,14 +57,28 @@ describe('statemachine/run.asl.json', () => {
     ]);
   });
 
-  it.each(tasks)('Task %s names a stage, has a timeout, retries transient errors with jitter and catches everything', (_name, task) => {
-    expect(Object.values(Stage)).toContain(task.Parameters?.stage);
+  it.each(tasks)('Task %s names a stage, has its timeout and retries from the stage timing table, and catches everything', (_name, task) => {
+    const stage = task.Parameters?.stage as Stage;
+    expect(Object.values(Stage)).toContain(stage);
     expect(task.Resource).toBe('${StageFunctionArn}');
-    expect(task.TimeoutSeconds).toBeGreaterThan(0);
-    expect(task.Retry).toHaveLength(1);
-    expect(task.Retry![0]!.ErrorEquals.sort()).toEqual([...RETRYABLE_ERROR_NAMES, ...PLATFORM_RETRYABLE_ERRORS].sort());
-    expect(task.Retry![0]).toMatchObject({ JitterStrategy: 'FULL' });
+    expect(task.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[stage]);
+    expect(task.Retry).toEqual(taskRetry(stage));
+    // Every retryable name of ours and every platform error is retried, each by exactly one entry.
+    expect(task.Retry!.flatMap((r) => r.ErrorEquals).sort()).toEqual([...RETRYABLE_ERROR_NAMES, ...PLATFORM_RETRYABLE_ERRORS].sort());
     expect(task.Catch?.map((c) => c.ErrorEquals)).toEqual([['States.ALL']]);
+  });
+
+  it('is what `npm run asl:sync` writes from the stage timing table (nothing copied by hand)', () => {
+    expect(withStageTiming(definition)).toEqual(definition);
+  });
+
+  it("waits out StageBusy/NotificationInProgress without jitter, for longer than any lease the stage can meet (issue: a Task timeout became a failed run)", () => {
+    for (const [name, task] of tasks) {
+      const stage = task.Parameters?.stage as Stage;
+      const busy = task.Retry![0]!;
+      expect(busy.ErrorEquals, name).toEqual(['StageBusy', 'NotificationInProgress']);
+      expect(guaranteedRetryWaitSeconds(busy as RetryTiming), name).toBeGreaterThan(Math.max(...leasesMetBy(stage)));
+    }
   });
 
   it('waits only through SecondsPath from the poll result', () => {
@@ -88,8 +105,11 @@ describe('statemachine/run.asl.json', () => {
   });
 
   it('renders the stage function ARN and the deployment maximum into the definition', () => {
-    const rendered = renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:stage', maxRunDurationSeconds: 7200 });
-    expect(rendered.TimeoutSeconds).toBe(7200);
+    const limits = { maxPrepareSeconds: 600, maxReadySeconds: 900, maxRunDurationSeconds: 7200 };
+    const rendered = renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:stage', limits });
+    // The longest admissible run (every phase at its limit) plus the finish budget: its own deadline fires first.
+    expect(rendered.TimeoutSeconds).toBe(stateMachineTimeoutSeconds(limits));
+    expect(rendered.TimeoutSeconds).toBe(600 + 900 + 7200 + FINISH_PHASES_SECONDS);
     const resources = Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : []));
     expect(new Set(resources)).toEqual(new Set(['arn:aws:lambda:eu-west-1:123456789012:function:stage']));
     expect(aslValidator(structuredClone(rendered)).isValid).toBe(true);

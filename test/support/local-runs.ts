@@ -8,6 +8,10 @@ import type { RunView } from '../../lambdas/ledger/ledger';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
 import { VirtualClock } from '../../local/clock/virtual-clock';
+import { mulberry32 } from '../../local/kube-sim/seeded-random';
+
+/** Retry jitter is seeded: the same test makes the same waits every time. */
+const TEST_RANDOM_SEED = 8;
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 
 export interface FinishedRun {
@@ -35,7 +39,7 @@ export interface Harness {
  * speed (a 6-hour test takes as long as its HTTP calls do).
  */
 export async function startHarness(clock = new VirtualClock(), options: Omit<LocalRuntimeOptions, 'timeScale' | 'clock'> = {}): Promise<Harness> {
-  const runtime = await startLocalRuntime({ ...options, clock });
+  const runtime = await startLocalRuntime({ random: mulberry32(TEST_RANDOM_SEED), ...options, clock });
   const kubeSim = runtime.kubeSim!;
   return {
     runtime,

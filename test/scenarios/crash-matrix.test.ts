@@ -1,0 +1,164 @@
+/**
+ * The crash matrix (issue 8; DESIGN §4, §5, §6): every stage, attacked at every boundary of its
+ * invocation, on the real ASL, dynalite, kube-sim and a real webhook receiver:
+ *
+ * - crash after begin: the Lambda dies right after taking the stage's lease (`Lambda.Unknown`);
+ * - crash after side effects: it dies after its work, before recording it (Notify: after the send,
+ *   before marking it sent);
+ * - hang past its Task timeout: it stalls holding the lease, the Task times out (`States.Timeout`),
+ *   and the stalled invocation goes on later, late;
+ * - invoked twice at once: the same payload runs twice concurrently;
+ * - late, after the run ended: the execution is stopped hard while this invocation is held back; the
+ *   reaper finishes the run; then the held invocation runs.
+ *
+ * Each must end in one outcome, exactly one notification and nothing left on the cluster. Time is the
+ * harness's VirtualClock: leases expire and Tasks time out in simulated time, whatever the machine.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { newRunId } from '../../lambdas/core/run-id';
+import { STAGE_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
+import { Outcome, Stage } from '../../lambdas/core/status';
+import type { Ledger } from '../../lambdas/ledger/ledger';
+import type { StageDeps } from '../../lambdas/stages/deps';
+import { dispatchStage } from '../../lambdas/stages/dispatch';
+import { k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+
+const Boundary = {
+  crashAfterBegin: 'crash after begin',
+  crashAfterSideEffects: 'crash after side effects',
+  hang: 'hang past its Task timeout',
+  twice: 'invoked twice at once',
+  late: 'late, after the run ended',
+} as const;
+type Boundary = (typeof Boundary)[keyof typeof Boundary];
+
+/** A crashed Lambda (out of memory, runtime exit), as Step Functions reports it. */
+const crash = () => Object.assign(new Error('the function crashed (simulated)'), { name: 'Lambda.Unknown' });
+
+interface Attack {
+  stage: Stage;
+  boundary: Boundary;
+  /** The fault has fired (each attack fires once). */
+  fired: boolean;
+  stop?: () => void;
+  held?: unknown;
+}
+
+let h: Harness;
+let receiver: WebhookReceiver;
+const attacks = new Map<string, Attack>();
+/** Invocations still running on their own (twins, stalled ones): awaited before the end state is read. */
+let background: Promise<unknown>[] = [];
+
+/** The ledger the attacked invocation sees: the real one, with the boundary's fault on the way in or out. */
+function attackedLedger(ledger: Ledger, attack: Attack): Ledger {
+  const attacked = Object.create(ledger) as Ledger;
+  const fire = () => {
+    const first = !attack.fired;
+    attack.fired = true;
+    return first;
+  };
+  if (attack.boundary === Boundary.crashAfterBegin || attack.boundary === Boundary.hang) {
+    attacked.beginStage = async (runId, stage, owner, leaseMs) => {
+      const begun = await ledger.beginStage(runId, stage, owner, leaseMs);
+      if (stage !== attack.stage || begun.kind !== 'begun' || !fire()) return begun;
+      if (attack.boundary === Boundary.crashAfterBegin) throw crash();
+      await h.clock.sleep((STAGE_TIMEOUT_SECONDS[attack.stage] + 5) * 1000);
+      return begun;
+    };
+  }
+  if (attack.boundary === Boundary.crashAfterSideEffects) {
+    if (attack.stage === Stage.Notify) {
+      attacked.markNotificationSent = async (...args) => {
+        if (fire()) throw crash();
+        return ledger.markNotificationSent(...args);
+      };
+    } else {
+      attacked.completeStage = async (runId, stage, owner, output) => {
+        if (stage === attack.stage && fire()) throw crash();
+        return ledger.completeStage(runId, stage, owner, output);
+      };
+    }
+  }
+  return attacked;
+}
+
+/** The Lambda service's boundary: the attacked stage's invocations go through the attack. */
+async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
+  const { stage, runId, executionName } = payload as { stage: Stage; runId?: string; executionName?: string };
+  const attack = attacks.get(runId ?? executionName ?? '');
+  if (!attack || attack.stage !== stage || (attack.fired && attack.boundary !== Boundary.hang)) return dispatchStage(deps, payload);
+  switch (attack.boundary) {
+    case Boundary.twice: {
+      attack.fired = true;
+      background.push(h.clock.actor(() => dispatchStage(deps, payload)).catch((err: unknown) => err));
+      return dispatchStage(deps, payload);
+    }
+    case Boundary.late: {
+      attack.fired = true;
+      attack.held = payload;
+      attack.stop!();
+      return h.clock.waitFor(new Promise(() => undefined)); // held back: it runs after the run ended
+    }
+    default: {
+      const invocation = dispatchStage({ ...deps, ledger: attackedLedger(deps.ledger, attack) }, payload);
+      background.push(invocation.catch((err: unknown) => err));
+      return invocation;
+    }
+  }
+}
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  h = await startHarness(undefined, { channels: { webhook: { url: `${receiver.url}/hooks/matrix` } }, invokeStage });
+});
+afterAll(async () => {
+  await h?.close();
+  await receiver?.close();
+});
+beforeEach(() => {
+  receiver.reset();
+  background = [];
+});
+
+/** Stopped hard before the outcome was recorded, a run ends ABORTED; after, it keeps its outcome. */
+const UNDECIDED_STAGES: Stage[] = [Stage.Admit, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Decide];
+const cases = Object.values(Boundary).flatMap((boundary) => Object.values(Stage).map((stage) => [stage, boundary] as const));
+
+describe('crash matrix: every stage × every boundary → one outcome, one notification, nothing left', () => {
+  it.each(cases)('%s × %s', async (stage, boundary) => {
+    const runId = newRunId();
+    const attack: Attack = { stage, boundary, fired: false };
+    attacks.set(runId, attack);
+    const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] } });
+    // Admit is invoked before startExecution returns: the stop comes right after.
+    attack.stop = () => queueMicrotask(() => execution.stop());
+    const execution = h.runtime.startExecution({ name: runId, input: { spec, source: 'local' } });
+    const result = await execution.result;
+
+    let late: unknown;
+    if (attack.held !== undefined) late = await h.clock.actor(() => dispatchStage(h.runtime.deps, attack.held)).catch((err: unknown) => err);
+    await h.clock.waitFor(Promise.all(background));
+
+    const view = (await h.runtime.ledger.getRun(runId))!;
+    const leftovers = h.leftovers(runId);
+    const deliveries = receiver.requests.length;
+    const expected = boundary === Boundary.late && UNDECIDED_STAGES.includes(stage) ? Outcome.ABORTED : Outcome.SUCCEEDED;
+    console.log(
+      `crash matrix: ${stage.padEnd(13)} × ${boundary.padEnd(26)} → ${view.run.outcome}, ${deliveries} notification, ` +
+        `leftovers ${JSON.stringify(leftovers)}, execution ${result.status}${result.reaped ? ` (reaper: ${JSON.stringify(result.reaped)})` : ''}`,
+    );
+
+    expect(attack.fired, 'the attack happened').toBe(true);
+    expect(view.run.outcome).toBe(expected);
+    expect(deliveries).toBe(1);
+    for (const r of receiver.requests) expect(String(r.headers['idempotency-key'])).toBe(`${runId}:${expected}`);
+    expect(leftovers).toEqual({});
+    if (boundary === Boundary.late) {
+      // The late invocation did nothing: it found the run ended, or the stage's recorded result.
+      if (late instanceof Error) expect(late.name).toMatch(/^(RunEnded|InvalidTransition|StageOwnershipLost)$/);
+      expect(result.status).toBe('ABORTED');
+    }
+  });
+});
