@@ -95,15 +95,16 @@ describe('local engine on statemachine/run.asl.json', () => {
   });
 
   it('stops hard like StopExecution: ABORTED, no Catch runs, and no Task is invoked after the stop', async () => {
-    let execution: ReturnType<typeof machine.start> | undefined;
+    const stop: { execution?: ReturnType<typeof machine.start> } = {};
     const { handler, calls } = scripted({
       Watch: () => {
         // Stopped while this Watch is in flight: its Wait and the next poll must never come.
-        execution!.stop();
+        stop.execution!.stop();
         return { phase: 'waiting', nextPollSeconds: 60 };
       },
     });
-    execution = machine.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() });
+    const execution = machine.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() });
+    stop.execution = execution;
     const result = await execution.result;
     expect(result.status).toBe(ExecutionStatus.ABORTED);
     expect(calls.map((c) => c.stage).filter((s) => s === 'Watch')).toHaveLength(1);
