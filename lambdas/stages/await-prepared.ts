@@ -28,6 +28,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   const recorded = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared);
   if (recorded) return recorded;
   const { admittedAt, deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.AwaitPrepared);
+  requireOutput(run.view, Stage.Prepare, Stage.AwaitPrepared);
   const abort = abortRequest(run);
   if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `prepare: aborted by ${abort.by} before the test started`);
 

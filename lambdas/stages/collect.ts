@@ -15,7 +15,7 @@ import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
 import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
-import { abortRequest, loadRun, requireOpenRun } from './run-context';
+import { abortRequest, loadRun, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
 import { observeRunners } from './runners';
 
@@ -30,6 +30,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
   const { result: _result, ...verdict } = await runOnce<CollectRecord>(deps, runId, Stage.Collect, async () => {
     const run = await loadRun(deps, runId);
     requireOpenRun(run.view, Stage.Collect);
+    // Only once every runner has finished (or was told to stop): a result read mid-test would be recorded for good.
+    requireOutput(run.view, Stage.Watch, Stage.Collect);
     await deps.ledger.setStatus(runId, RunStatus.COLLECTING);
     const runners = await observeRunners(run);
     // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.

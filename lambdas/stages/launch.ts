@@ -11,7 +11,7 @@ import type { AdmitRecord } from './admit';
 import type { PreparedResult } from './await-prepared';
 import { createForRun } from './create-all';
 import type { StageDeps } from './deps';
-import { loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
+import { loadRun, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
 
@@ -31,6 +31,8 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     const run = await loadRun(deps, runId, { script: true });
     requireOpenRun(run.view, Stage.Launch);
     const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Launch);
+    // The script was checked first: k6's initializer answered (AwaitPrepared), Gatling's ConfigMap exists (Prepare).
+    const prepared = requireOutput<PreparedResult>(run.view, run.spec.engine === Engine.k6 ? Stage.AwaitPrepared : Stage.Prepare, Stage.Launch);
     const launchedAt = deps.now();
     const readyBy = readyDeadline(launchedAt, run.spec.timeouts, deadlines.totalBy);
     const startAt =
@@ -44,7 +46,7 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
         readyBy,
         totalBy: deadlines.totalBy,
         runSeconds: run.spec.timeouts.run,
-        expectedSeconds: outputOf<PreparedResult>(run.view, Stage.AwaitPrepared)?.requirements?.expectedDurationSeconds,
+        expectedSeconds: prepared.requirements?.expectedDurationSeconds,
         restart: run.spec.onRunnerRestart === RunnerRestartPolicy.restart,
       }),
       ...(startAt ? { startAt } : {}),

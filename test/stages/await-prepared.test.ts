@@ -1,0 +1,115 @@
+/**
+ * AwaitPrepared's contract (DESIGN §3.2): polls the k6 initializer (reads only). Done when it printed
+ * the execution requirements, recorded so every later poll answers the same without a request; a bad
+ * script ends the run FAILED with k6's message; no answer by the prepare deadline ends it TIMED_OUT,
+ * naming prepare. Waiting answers are not recorded.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRunId } from '../../lambdas/core/run-id';
+import { StepPhase } from '../../lambdas/core/step';
+import { Outcome, Stage, StageState } from '../../lambdas/core/status';
+import type { AdmitRecord } from '../../lambdas/stages/admit';
+import { awaitPrepared } from '../../lambdas/stages/await-prepared';
+import { k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { createdOnly, driveTo, markRequests, pollUntilSettled, viewOf } from './stage-fixture';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+const poll = (runId: string) => pollUntilSettled(h, () => awaitPrepared(h.runtime.deps, runId));
+
+describe('AwaitPrepared', () => {
+  it('waits (recording nothing, writing nothing) until the initializer printed the requirements, then records them', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'inspect', parallelism: 4 }), Stage.Prepare);
+    const requests = markRequests(h);
+
+    const first = await awaitPrepared(h.runtime.deps, runId);
+    expect(first.phase).toBe(StepPhase.waiting); // the initializer pod is still being scheduled
+    expect(first.nextPollSeconds).toBeGreaterThan(0);
+    expect((await viewOf(h, runId)).stages.AwaitPrepared).toBeUndefined();
+
+    const { step, polls } = await poll(runId);
+
+    expect(polls).toBeGreaterThan(0);
+    // SMOKE_SCRIPT: 40 VUs for 30s.
+    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 40, expectedDurationSeconds: 30 } });
+    expect((await viewOf(h, runId)).stages.AwaitPrepared).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
+    // Reads only: list calls, and the initializer's log once, when it had finished.
+    expect(requests.writes()).toEqual([]);
+    expect(requests.since().filter((r) => r.path.endsWith('/log')).map((r) => r.path)).toEqual([
+      expect.stringMatching(new RegExp(`/pods/lp-${runId}-initializer-[a-z0-9]+/log$`)),
+    ]);
+  });
+
+  it('invoked again after done: the recorded answer, without a single Kubernetes request', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'inspect-again' }), Stage.AwaitPrepared);
+    const requests = markRequests(h);
+    h.clock.advance(60 * 60_000); // far past the prepare deadline: the recorded answer still stands
+    expect(await awaitPrepared(h.runtime.deps, runId)).toEqual(steps.AwaitPrepared);
+    expect(requests.since()).toEqual([]);
+    expect((await viewOf(h, runId)).stages.AwaitPrepared?.attempts).toBe(1);
+  });
+
+  it('a bad script ends the run FAILED with k6’s own message', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'bad-script', script: { inline: 'export const options = {};\n// SYNTAX ERROR\n' } }), Stage.Prepare);
+    const { step } = await poll(runId);
+    expect(step).toMatchObject({ phase: StepPhase.failed, nextPollSeconds: 0, outcome: Outcome.FAILED });
+    expect(step.reason).toMatch(/^prepare: the k6 initializer exited 107 \(script exception\): .*\S/);
+    // The verdict goes to Decide; this stage records nothing, so the run has no outcome yet.
+    const view = await viewOf(h, runId);
+    expect(view.stages.AwaitPrepared).toBeUndefined();
+    expect(view.run.outcome).toBeUndefined();
+  });
+
+  it('a script whose VUs cannot cover every runner ends the run FAILED, naming both numbers', async () => {
+    const script = `export const options = { vus: 2, duration: '30s' };\nexport default function () {}\n`;
+    const { runId } = await driveTo(h, k6Spec({ name: 'few-vus', parallelism: 4, script: { inline: script } }), Stage.Prepare);
+    const { step } = await poll(runId);
+    expect(step).toMatchObject({ phase: StepPhase.failed, outcome: Outcome.FAILED });
+    expect(step.reason).toMatch(/^prepare: the script asks for at most 2 VUs, fewer than parallelism 4/);
+  });
+
+  it('an initializer that never runs ends the run TIMED_OUT at the prepare deadline, naming prepare', async () => {
+    const runId = newRunId();
+    h.kubeSim.faults.setScheduleDelay('never', { runId, role: 'initializer' });
+    await driveTo(h, k6Spec({ name: 'no-node', timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '1h' } }), Stage.Prepare, { runId });
+    const { prepareBy } = ((await viewOf(h, runId)).stages.Admit?.output as AdmitRecord).deadlines;
+
+    const { step, polls } = await poll(runId);
+
+    expect(polls).toBeGreaterThan(1);
+    expect(step).toMatchObject({ phase: StepPhase.timed_out, outcome: Outcome.TIMED_OUT });
+    expect(step.reason).toMatch(/^prepare: the k6 initializer did not finish within 2m \(pod Pending/);
+    expect(h.clock.now()).toBeGreaterThanOrEqual(prepareBy);
+  });
+
+  it('an abort requested before the test started ends the run ABORTED, naming who', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'inspect-abort' }), Stage.Prepare);
+    await h.runtime.abort(runId, 'dana');
+    const requests = markRequests(h);
+    expect(await awaitPrepared(h.runtime.deps, runId)).toEqual({
+      phase: StepPhase.aborted,
+      nextPollSeconds: 0,
+      outcome: Outcome.ABORTED,
+      reason: 'prepare: aborted by dana before the test started',
+    });
+    expect(requests.since()).toEqual([]);
+  });
+
+  it('before Prepare completed: InvalidTransition, not a verdict about a Job that was never made', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'await-unprepared' }), Stage.Admit);
+    await expect(awaitPrepared(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'InvalidTransition' });
+  });
+
+  it('before Admit completed: InvalidTransition', async () => {
+    const runId = await createdOnly(h, k6Spec({ name: 'inspect-unadmitted' }));
+    await expect(awaitPrepared(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'InvalidTransition' });
+  });
+
+  it('for a run that does not exist: RunNotFound', async () => {
+    await expect(awaitPrepared(h.runtime.deps, newRunId())).rejects.toMatchObject({ name: 'RunNotFound' });
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Collect's contract (DESIGN §3.7): reads each runner's result line from its log (reads only) and
+ * aggregates it — counts summed, min/max exact, the mean weighted by count, percentiles kept per
+ * runner with the worst as an upper bound, never averaged. The full result is recorded in the ledger;
+ * the state machine gets only the verdict. Moves the run to COLLECTING; never runs for an ended run.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRunId } from '../../lambdas/core/run-id';
+import { Role } from '../../lambdas/core/runner-contract';
+import { StepPhase } from '../../lambdas/core/step';
+import { parseSummaryFromLog, type RunnerSummary } from '../../lambdas/core/summary';
+import { Outcome, RunStatus, Stage, StageState } from '../../lambdas/core/status';
+import { collect, type CollectRecord } from '../../lambdas/stages/collect';
+import { watch } from '../../lambdas/stages/watch';
+import { k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { driveTo, endRun, markRequests, NAMESPACE, objectsOf, pollUntilSettled, viewOf } from './stage-fixture';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+/** Each runner's result line, read from its log by the test itself, by runner index. */
+async function summariesFromLogs(runId: string): Promise<RunnerSummary[]> {
+  const pods = objectsOf(h, 'Pod', runId, Role.runner);
+  const summaries = await Promise.all(
+    pods.map(async (pod) => parseSummaryFromLog(await (await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pod.metadata.name}/log`)).text())!),
+  );
+  return summaries.sort((a, b) => a.runner - b.runner);
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+describe('Collect', () => {
+  it('aggregates the runners’ result lines (percentiles never averaged), records the result, answers only the verdict', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'collect', parallelism: 3 }), Stage.Watch);
+    const requests = markRequests(h);
+
+    const verdict = await collect(h.runtime.deps, runId);
+
+    expect(verdict).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, outcome: Outcome.SUCCEEDED, reason: 'all 3 runners exited 0 with every threshold passed' });
+    expect(requests.writes()).toEqual([]);
+    expect(requests.since().filter((r) => r.path.endsWith('/log'))).toHaveLength(3);
+
+    const view = await viewOf(h, runId);
+    expect(view.run.status).toBe(RunStatus.COLLECTING);
+    expect(view.stages.Collect).toMatchObject({ state: StageState.completed, attempts: 1 });
+    const { result, ...recordedVerdict } = view.stages.Collect!.output as CollectRecord;
+    expect(recordedVerdict).toEqual(verdict);
+
+    const runners = await summariesFromLogs(runId);
+    expect(result.runners).toEqual(runners);
+    expect(result.missingRunners).toEqual([]);
+    expect(result.simulated).toBe(true);
+    expect(result.requests).toBe(sum(runners.map((r) => r.requests.count)));
+    expect(result.iterations).toBe(sum(runners.map((r) => r.iterations)));
+    const latency = runners.map((r) => r.latency);
+    expect(result.latency).toMatchObject({
+      count: sum(latency.map((l) => l.count)),
+      sum: sum(latency.map((l) => l.sum)),
+      min: Math.min(...latency.map((l) => l.min)),
+      max: Math.max(...latency.map((l) => l.max)),
+      p90UpperBound: Math.max(...latency.map((l) => l.p90)),
+      p95UpperBound: Math.max(...latency.map((l) => l.p95)),
+      p99UpperBound: Math.max(...latency.map((l) => l.p99)),
+    });
+    expect(result.latency.mean).toBeCloseTo(sum(latency.map((l) => l.sum)) / sum(latency.map((l) => l.count)), 9);
+    // The runners' p95s differ (seeded per runner), so the worst one is not their average.
+    const p95s = latency.map((l) => l.p95);
+    expect(new Set(p95s).size).toBeGreaterThan(1);
+    expect(result.latency.p95UpperBound).not.toBeCloseTo(sum(p95s) / p95s.length, 6);
+  });
+
+  it('invoked again after it completed: the recorded verdict, without a single Kubernetes request', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'collect-again', parallelism: 2 }), Stage.Collect);
+    const requests = markRequests(h);
+    expect(await collect(h.runtime.deps, runId)).toEqual(steps.Collect);
+    expect(requests.since()).toEqual([]);
+    expect((await viewOf(h, runId)).stages.Collect?.attempts).toBe(1);
+  });
+
+  it('one runner exiting 99 makes the verdict THRESHOLDS_FAILED, naming it', async () => {
+    const runId = newRunId();
+    h.kubeSim.faults.setExitCode(99, { runId, runnerIndex: 2 });
+    await driveTo(h, k6Spec({ name: 'collect-99', parallelism: 3 }), Stage.Watch, { runId });
+
+    const verdict = await collect(h.runtime.deps, runId);
+
+    expect(verdict).toMatchObject({ phase: StepPhase.done, outcome: Outcome.THRESHOLDS_FAILED });
+    expect(verdict.reason).toMatch(/runner 2/);
+    const { result } = (await viewOf(h, runId)).stages.Collect!.output as CollectRecord;
+    expect(result.runners.map((r) => r.exitCode)).toEqual([0, 0, 99]);
+  });
+
+  it('after an abort: ABORTED, with the partial results of the runners that stopped', async () => {
+    const script = `export const options = { vus: 8, duration: '10m' };\nexport default function () {}\n`;
+    const { runId } = await driveTo(h, k6Spec({ name: 'collect-abort', parallelism: 2, script: { inline: script } }), Stage.Start);
+    await h.clock.sleep(60_000);
+    await h.runtime.abort(runId, 'gina');
+    expect((await pollUntilSettled(h, () => watch(h.runtime.deps, runId))).step.phase).toBe(StepPhase.done);
+
+    const verdict = await collect(h.runtime.deps, runId);
+
+    expect(verdict).toMatchObject({ phase: StepPhase.done, outcome: Outcome.ABORTED, reason: 'aborted by gina; partial results from 2 of 2 runners' });
+    const { result } = (await viewOf(h, runId)).stages.Collect!.output as CollectRecord;
+    expect(result.durationMs).toBeLessThan(10 * 60_000);
+    expect(result.requests).toBeGreaterThan(0);
+  });
+
+  it('while the runners still run (Watch has not completed): InvalidTransition, and nothing is recorded', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'collect-early', parallelism: 2 }), Stage.Start);
+    const requests = markRequests(h);
+    await expect(collect(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'InvalidTransition' });
+    expect(requests.since()).toEqual([]);
+    expect((await viewOf(h, runId)).stages.Collect?.state).not.toBe(StageState.completed);
+  });
+
+  it('for a run that already has its outcome: RunEnded, and no log is read', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'collect-ended', parallelism: 2 }), Stage.Watch);
+    await endRun(h, runId, Outcome.TIMED_OUT);
+    const requests = markRequests(h);
+    await expect(collect(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'RunEnded', stage: Stage.Collect, outcome: Outcome.TIMED_OUT });
+    expect(requests.since()).toEqual([]);
+    expect((await viewOf(h, runId)).run.status).toBe(Outcome.TIMED_OUT);
+  });
+
+  it('for a run that does not exist: RunNotFound', async () => {
+    await expect(collect(h.runtime.deps, newRunId())).rejects.toMatchObject({ name: 'RunNotFound' });
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * Start's contract (DESIGN §3.5): k6 — every runner unpaused through pods/proxy, each verified
+ * running; Gatling — nothing to send, the start instant fixed at Launch. Records the started pod
+ * UIDs (so Watch can tell a replaced runner), the start time and the run deadline; moves the run to
+ * RUNNING. A runner that did not start is a retryable error; once recorded, nothing is sent again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRunId } from '../../lambdas/core/run-id';
+import { Role } from '../../lambdas/core/runner-contract';
+import { Outcome, RunStatus, Stage, StageState } from '../../lambdas/core/status';
+import type { ReadyResult } from '../../lambdas/stages/await-ready';
+import type { LaunchRecord } from '../../lambdas/stages/launch';
+import { start, type StartRecord } from '../../lambdas/stages/start';
+import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { driveTo, endRun, markRequests, NAMESPACE, objectsOf, viewOf } from './stage-fixture';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+const TIMEOUTS = { prepare: '2m', ready: '2m', run: '5m', total: '1h' };
+const statusPath = (runId: string) => new RegExp(`/pods/lp-${runId}-runner-\\d+-[a-z0-9]+:6565/proxy/v1/status$`);
+const startPatches = (requests: ReturnType<typeof markRequests>, runId: string) =>
+  requests.since().filter((r) => r.method === 'PATCH' && statusPath(runId).test(r.path));
+
+/** What runner pod `name` says about itself (k6's REST API, through kube-sim's pods/proxy). */
+async function k6StatusOf(pod: string): Promise<{ paused?: boolean; running?: boolean }> {
+  const res = await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pod}:6565/proxy/v1/status`);
+  return ((await res.json()) as { data: { attributes: { paused?: boolean; running?: boolean } } }).data.attributes;
+}
+
+describe('Start', () => {
+  it('k6: unpauses every runner once through pods/proxy, records the started pods and deadlines, moves to RUNNING', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'start', parallelism: 3, timeouts: TIMEOUTS }), Stage.AwaitReady);
+    const ready = steps.AwaitReady as ReadyResult;
+    const requests = markRequests(h);
+    const startedAt = h.clock.now();
+
+    const record = await start(h.runtime.deps, runId);
+
+    expect(record).toEqual({
+      startedAt,
+      runBy: startedAt + 5 * 60_000,
+      expectedEndAt: startedAt + 30_000, // k6 inspect: 30s
+      startedPods: Object.fromEntries(Object.entries(ready.pods!).map(([i, p]) => [i, p.uid])),
+    } satisfies StartRecord);
+    const patches = startPatches(requests, runId);
+    expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);
+    expect(new Set(patches.map((p) => p.path))).toEqual(new Set(Object.values(ready.pods!).map((p) => `/api/v1/namespaces/${NAMESPACE}/pods/${p.name}:6565/proxy/v1/status`)));
+    expect(requests.writes()).toEqual(patches); // nothing else is written
+    for (const pod of Object.values(ready.pods!)) expect(await k6StatusOf(pod.name)).toMatchObject({ paused: false });
+
+    const view = await viewOf(h, runId);
+    expect(view.stages.Start).toMatchObject({ state: StageState.completed, attempts: 1, output: record });
+    expect(view.run.status).toBe(RunStatus.RUNNING);
+  });
+
+  it('invoked again after it completed: the recorded answer, and no runner is sent anything', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'start-again', parallelism: 2 }), Stage.Start);
+    h.clock.advance(5_000);
+    const requests = markRequests(h);
+    expect(await start(h.runtime.deps, runId)).toEqual(steps.Start);
+    expect(requests.since()).toEqual([]);
+    expect((await viewOf(h, runId)).stages.Start?.attempts).toBe(1);
+  });
+
+  it('a runner that does not report running fails the stage with a retryable error; the retry starts it and records every pod', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'start-retry', parallelism: 3 }), Stage.AwaitReady);
+    // Every attempt of runner 1's unpause is refused (503: the pod does not answer), so it stays paused.
+    h.kubeSim.faults.failNextRequests(5, 503, { method: 'PATCH', pathIncludes: `-runner-1-` });
+    await expect(start(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true, message: expect.stringMatching(/runner 1 did not report running/) });
+    const pods = (steps.AwaitReady as ReadyResult).pods!;
+    expect(await k6StatusOf(pods[1]!.name)).toMatchObject({ paused: true });
+    expect((await viewOf(h, runId)).stages.Start).toMatchObject({ state: StageState.failed, error: { name: 'ClusterUnavailable' } });
+
+    const record = await start(h.runtime.deps, runId);
+
+    expect(await k6StatusOf(pods[1]!.name)).toMatchObject({ paused: false });
+    expect(Object.keys(record.startedPods)).toEqual(['0', '1', '2']);
+    expect((await viewOf(h, runId)).stages.Start).toMatchObject({ state: StageState.completed, attempts: 2 });
+  });
+
+  it('Gatling: sends nothing; the start is the instant fixed at Launch', async () => {
+    const { runId, steps } = await driveTo(h, gatlingSpec({ name: 'start-gatling', parallelism: 2 }), Stage.AwaitReady);
+    const requests = markRequests(h);
+    const record = await start(h.runtime.deps, runId);
+    expect(record.startedAt).toBe(Date.parse((steps.Launch as LaunchRecord).startAt!));
+    expect(Object.keys(record.startedPods)).toEqual(['0', '1']);
+    expect(requests.since().filter((r) => r.path.includes('/proxy/'))).toEqual([]);
+    expect(requests.writes()).toEqual([]);
+  });
+
+  it('before AwaitReady completed: InvalidTransition, and no runner is started', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'start-not-ready', parallelism: 2 }), Stage.Launch);
+    const requests = markRequests(h);
+    await expect(start(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'InvalidTransition', retryable: false });
+    expect(requests.since()).toEqual([]);
+  });
+
+  it('for a run that already has its outcome: RunEnded, and the runners stay paused', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'start-ended', parallelism: 2 }), Stage.AwaitReady);
+    await endRun(h, runId, Outcome.ABORTED);
+    const requests = markRequests(h);
+    await expect(start(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'RunEnded', stage: Stage.Start, outcome: Outcome.ABORTED });
+    expect(requests.since()).toEqual([]);
+    const pods = objectsOf(h, 'Pod', runId, Role.runner);
+    expect(pods).toHaveLength(2);
+    for (const pod of pods) expect(await k6StatusOf(pod.metadata.name)).toMatchObject({ paused: true });
+  });
+
+  it('for a run that does not exist: RunNotFound, and nothing is sent', async () => {
+    const requests = markRequests(h);
+    await expect(start(h.runtime.deps, newRunId())).rejects.toMatchObject({ name: 'RunNotFound' });
+    expect(requests.since()).toEqual([]);
+  });
+});
