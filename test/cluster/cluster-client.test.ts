@@ -23,7 +23,8 @@ import {
 import { K6_API_PORT, Labels, Role, SimAnnotations } from '../../lambdas/core/runner-contract';
 import { parseSummaryFromLog } from '../../lambdas/core/summary';
 import { createAll as createStageObjects } from '../../lambdas/stages/create-all';
-import { startKubeSim } from '../../local/kube-sim/index';
+import type { KubeSim } from '../../local/kube-sim/index';
+import { closeKubeSim, eventually as eventuallyInSimTime, startVirtualKubeSim } from '../kube-sim/helpers';
 import { k6Plan } from './fixtures/plan';
 
 const NAMESPACE = 'loadplane';
@@ -33,7 +34,7 @@ export default function () { http.get('https://test.k6.io'); }
 `;
 const START = { data: { type: 'status', id: 'default', attributes: { paused: false, stopped: false } } };
 
-let sim: Awaited<ReturnType<typeof startKubeSim>>;
+let sim: KubeSim;
 let client: ClusterClient;
 let kc: KubeConfig;
 /** Every wait the client asked for between attempts, in ms. */
@@ -48,13 +49,14 @@ function simClient(options: ClusterClientOptions = {}): ClusterClient {
 }
 
 beforeAll(async () => {
-  // 600× time: a 30 s simulated test takes 50 ms.
-  sim = await startKubeSim({ port: 0, timeScale: 600 });
+  // A VirtualClock: simulated time moves only while a test waits on it (eventually), never racing the
+  // wall clock, so a loaded machine makes these tests slower, not different (issue 8).
+  sim = await startVirtualKubeSim();
   kc = sim.kubeConfig();
   client = simClient();
 });
 afterAll(async () => {
-  await sim?.close();
+  await closeKubeSim(sim);
 });
 afterEach(() => {
   sim.faults.clear();
@@ -72,15 +74,13 @@ function plan(overrides: Partial<RunnerPlan> = {}): RunnerPlan {
   });
 }
 
-/** Polls until `check` returns a value (not a wall-clock assertion: only a bound on the wait). */
-async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/**
+ * Checks until `check` returns a value, letting a simulated second pass between checks (and standing
+ * still while a check makes its requests), bounded by simulated time: see test/kube-sim/helpers.ts.
+ * A second, not the helper's finer default: these checks make API calls and see no short-lived state.
+ */
+function eventually<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
+  return eventuallyInSimTime(sim, check, what, { stepMs: 1000 });
 }
 
 /** What Prepare and Launch create for the plan, as they create it. */

@@ -5,20 +5,20 @@
  */
 import { ApiException, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
-import { createConfigMap, createJob, eventually, http, newRunId, NS, podsOf, type Json } from './helpers';
+import type { KubeSim } from '../../local/kube-sim/index';
+import { closeKubeSim, createConfigMap, createJob, eventually, http, newRunId, NS, podsOf, startVirtualKubeSim, type Json } from './helpers';
 
 let sim: KubeSim;
 let core: CoreV1Api;
 let batch: BatchV1Api;
 
 beforeAll(async () => {
-  sim = await startKubeSim({ timeScale: 600 });
+  sim = await startVirtualKubeSim();
   core = sim.kubeConfig().makeApiClient(CoreV1Api);
   batch = sim.kubeConfig().makeApiClient(BatchV1Api);
 });
 afterAll(async () => {
-  await sim.close();
+  await closeKubeSim(sim);
 });
 beforeEach(() => {
   sim.faults.clear();
@@ -240,7 +240,7 @@ describe('deletion', () => {
   ])('a Job deleted with %s (%j): its pods left = %i', async (_what, query, remaining) => {
     const name = `j-${newRunId()}`;
     await createJob(sim, idleJob(name, {}));
-    await eventually(() => (podsOf(sim, name).length === 1 ? true : undefined), 'a pod');
+    await eventually(sim, () => (podsOf(sim, name).length === 1 ? true : undefined), 'a pod');
     const res = await http(sim, 'DELETE', `/apis/batch/v1/namespaces/${NS}/jobs/${name}${query ? `?${query}` : ''}`);
     expect(res.status).toBe(200);
     const pods = podsOf(sim, name);
@@ -251,7 +251,7 @@ describe('deletion', () => {
   it('takes the propagation policy from a DeleteOptions body (client-node)', async () => {
     const name = `j-${newRunId()}`;
     await createJob(sim, idleJob(name, {}));
-    await eventually(() => (podsOf(sim, name).length === 1 ? true : undefined), 'a pod');
+    await eventually(sim, () => (podsOf(sim, name).length === 1 ? true : undefined), 'a pod');
     await batch.deleteNamespacedJob({ namespace: NS, name, propagationPolicy: 'Background' });
     expect(podsOf(sim, name)).toHaveLength(0);
   });
@@ -314,10 +314,14 @@ describe('injected API failures', () => {
   });
 
   it('adds latency to every response until reset', async () => {
+    // Latency is real milliseconds (it stands for a slow API server), so this is measured on the wall
+    // clock; the simulated clock stands still meanwhile, as it does during every request.
     sim.faults.setLatency(50);
     const started = Date.now();
+    const simStarted = sim.now();
     await http(sim, 'GET', '/version');
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    expect(sim.now()).toBe(simStarted);
     sim.faults.setLatency(0);
   });
 });

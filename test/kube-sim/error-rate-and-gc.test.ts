@@ -5,16 +5,16 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SEED, mulberry32 } from '../../local/kube-sim/seeded-random';
-import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
-import { createConfigMap, createJob, http, newRunId, NS, type Json } from './helpers';
+import type { KubeSim } from '../../local/kube-sim/index';
+import { closeKubeSim, createConfigMap, createJob, http, newRunId, NS, startVirtualKubeSim, type Json } from './helpers';
 
 let sim: KubeSim;
 
 beforeAll(async () => {
-  sim = await startKubeSim({ timeScale: 600 });
+  sim = await startVirtualKubeSim();
 });
 afterAll(async () => {
-  await sim.close();
+  await closeKubeSim(sim);
 });
 beforeEach(() => {
   sim.faults.clear();

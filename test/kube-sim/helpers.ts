@@ -1,6 +1,13 @@
 /**
- * Shared by the kube-sim tests: raw HTTP calls, waiting on conditions, sim-time sleeps, and minimal
- * manifests shaped like runner-contract.ts says loadplane's builders make them.
+ * Shared by the kube-sim tests: kube-sim on a VirtualClock, raw HTTP calls, waiting on conditions in
+ * simulated time, and minimal manifests shaped like runner-contract.ts says loadplane's builders make
+ * them.
+ *
+ * The suite must not depend on the machine's speed (issue 8): kube-sim runs on a VirtualClock, which
+ * moves only while the test waits on it (`eventually`, `simSleep`) and then jumps through kube-sim's
+ * timers to the wake-up instant. An HTTP request to kube-sim is real I/O that completes while the clock
+ * stands still (nobody waits on it meanwhile). So what a test sees depends on simulated time only: a
+ * loaded machine makes a test slower, never different.
  */
 import {
   ENV_START_AT,
@@ -10,7 +17,8 @@ import {
   WRAPPER_ARGV_SEPARATOR,
   WRAPPER_COMMAND,
 } from '../../lambdas/core/runner-contract';
-import type { KubeSim } from '../../local/kube-sim/index';
+import { VirtualClock } from '../../local/clock/virtual-clock';
+import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
 
 export const NS = 'loadplane';
 
@@ -47,18 +55,60 @@ export async function http(
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
-/** Polls until `check` returns a value other than undefined; the timeout only bounds the wait. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/**
+ * kube-sim on a VirtualClock of its own, started on a whole second of the wall clock: timestamps
+ * (second precision) then fall the same way on every run, and they stay near the real "now" (kubectl's
+ * AGE column). Close it with `closeKubeSim`.
+ */
+export function startVirtualKubeSim(): Promise<KubeSim> {
+  return startKubeSim({ clock: new VirtualClock(Math.ceil(Date.now() / 1000) * 1000) });
 }
 
-/** Waits until at least `simMs` of simulated time has passed. */
+/** Closes kube-sim and then its clock (kube-sim closes only a clock it made itself). */
+export async function closeKubeSim(sim: KubeSim | undefined): Promise<void> {
+  if (!sim) return;
+  await sim.close();
+  sim.clock.close();
+}
+
+export interface WaitOptions {
+  /**
+   * Simulated ms between two checks. Default 100: finer than any delay of kube-sim (the shortest,
+   * k6's init, is 500 ms), so no state that lasts a kube-sim step is stepped over.
+   */
+  stepMs?: number;
+  /** Simulated ms after which the wait fails. Default 15 minutes, longer than any wait of these tests. */
+  limitMs?: number;
+}
+
+/**
+ * Checks until `check` returns a value other than undefined, letting `stepMs` of simulated time pass
+ * between two checks, and fails once `limitMs` of simulated time has passed: the bound is simulated
+ * time, never the wall clock.
+ *
+ * The wait is an actor of the clock: the clock stands still while a check is working (its HTTP
+ * requests), also when several waits run at once (Promise.all), and moves only while every one of them
+ * sleeps. So the simulated instants at which checks run, and what they see, are the same on every
+ * machine, however loaded.
+ */
+export function eventually<T>(
+  sim: KubeSim,
+  check: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  { stepMs = 100, limitMs = 15 * 60_000 }: WaitOptions = {},
+): Promise<T> {
+  return sim.clock.actor(async () => {
+    const until = sim.now() + limitMs;
+    for (;;) {
+      const value = await check();
+      if (value !== undefined) return value;
+      if (sim.now() >= until) throw new Error(`${what}: not within ${limitMs / 1000} s of simulated time`);
+      await sim.clock.sleep(Math.min(stepMs, until - sim.now()));
+    }
+  });
+}
+
+/** Waits until at least `simMs` of simulated time has passed (the clock jumps through kube-sim's timers on the way). */
 export async function simSleep(sim: KubeSim, simMs: number): Promise<void> {
   const until = sim.now() + simMs;
   while (sim.now() < until) await sim.clock.sleep(until - sim.now());
@@ -160,13 +210,14 @@ export function podsOf(sim: KubeSim, jobName: string): Json[] {
   return sim.list('Pod', NS, `job-name=${jobName}`);
 }
 
-/** The job's pod once it matches `ready`. */
-export function podWhen(sim: KubeSim, jobName: string, ready: (pod: Json) => boolean, what: string): Promise<Json> {
-  return eventually(() => podsOf(sim, jobName).find(ready), `${jobName}: ${what}`);
+/** The job's pod once it matches `ready` (see `eventually`). */
+export function podWhen(sim: KubeSim, jobName: string, ready: (pod: Json) => boolean, what: string, options?: WaitOptions): Promise<Json> {
+  return eventually(sim, () => podsOf(sim, jobName).find(ready), `${jobName}: ${what}`, options);
 }
 
-export function jobWhen(sim: KubeSim, jobName: string, ready: (job: Json) => boolean, what: string): Promise<Json> {
-  return eventually(() => sim.list('Job', NS).find((j) => j.metadata.name === jobName && ready(j)), `${jobName}: ${what}`);
+/** The Job once it matches `ready` (see `eventually`). */
+export function jobWhen(sim: KubeSim, jobName: string, ready: (job: Json) => boolean, what: string, options?: WaitOptions): Promise<Json> {
+  return eventually(sim, () => sim.list('Job', NS).find((j) => j.metadata.name === jobName && ready(j)), `${jobName}: ${what}`, options);
 }
 
 export const isRunning = (pod: Json) => pod.status?.phase === 'Running';

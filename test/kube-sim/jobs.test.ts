@@ -8,6 +8,7 @@ import { ClusterNotFound } from '../../lambdas/core/errors';
 import { SimAnnotations } from '../../lambdas/core/runner-contract';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
 import {
+  closeKubeSim,
   condition,
   createConfigMap,
   createJob,
@@ -24,6 +25,7 @@ import {
   podWhen,
   scriptConfigMap,
   simSleep,
+  startVirtualKubeSim,
   wrapperJob,
   type Json,
 } from './helpers';
@@ -36,10 +38,10 @@ const PAUSED_ARGV = [...RUN_ARGV, '--paused'];
 let sim: KubeSim;
 
 beforeAll(async () => {
-  sim = await startKubeSim({ timeScale: 600 });
+  sim = await startVirtualKubeSim();
 });
 afterAll(async () => {
-  await sim.close();
+  await closeKubeSim(sim);
 });
 beforeEach(() => {
   sim.faults.clear();
@@ -156,7 +158,7 @@ describe('Job controller', () => {
     const { name } = await runnerJob({ spec: { ttlSecondsAfterFinished: 120 } });
     const done = await jobWhen(sim, name, (j) => condition(j, 'Complete'), 'Complete');
     expect(podsOf(sim, name)).toHaveLength(1);
-    await eventually(() => (sim.list('Job', NS).some((j) => j.metadata.name === name) ? undefined : true), 'the Job gone');
+    await eventually(sim, () => (sim.list('Job', NS).some((j) => j.metadata.name === name) ? undefined : true), 'the Job gone');
     expect(sim.now()).toBeGreaterThanOrEqual(Date.parse(condition(done, 'Complete').lastTransitionTime) + 120_000);
     expect(podsOf(sim, name)).toEqual([]);
   });
@@ -177,7 +179,7 @@ describe('restartPod (disruption)', () => {
   it('with podFailurePolicy Ignore on DisruptionTarget: a replacement pod with a new uid, paused again', async () => {
     const { name } = await runnerJob({ argv: PAUSED_ARGV, spec: ignoreDisruptions });
     const first = await podWhen(sim, name, isRunning, 'running');
-    await eventually(async () => ((await k6Status(sim, first.metadata.name)).status === 200 ? true : undefined), 'k6 API up');
+    await eventually(sim, async () => ((await k6Status(sim, first.metadata.name)).status === 200 ? true : undefined), 'k6 API up');
     sim.faults.restartPod(NS, first.metadata.name);
 
     const replacement = await podWhen(sim, name, (p) => p.metadata.uid !== first.metadata.uid && isRunning(p), 'a replacement');
@@ -187,7 +189,7 @@ describe('restartPod (disruption)', () => {
     expect(old.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True' }));
     expect(exitCodeOf(old)).toBe(137);
 
-    const status = await eventually(async () => {
+    const status = await eventually(sim, async () => {
       const res = await k6Status(sim, replacement.metadata.name);
       return res.status === 200 ? res.body : undefined;
     }, 'the replacement k6 API');
@@ -238,24 +240,21 @@ describe('pod lifecycle faults', () => {
     ['annotation', { [SimAnnotations.imagePullFailure]: 'true' }, false],
     ['API', {}, true],
   ])('image pull failure (%s): ErrImagePull, then ImagePullBackOff, never Running', async (_how, annotations, viaApi) => {
-    // A slower clock, so that the short-lived ErrImagePull state can be seen by polling.
-    const slow = await startKubeSim({ timeScale: 20 });
-    try {
-      const runId = newRunId();
-      if (viaApi) slow.faults.setImagePullFailure({ runId });
-      const name = `lp-${runId}-runner-0`;
-      await createConfigMap(slow, scriptConfigMap(runId, SCRIPT));
-      await createJob(slow, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: RUN_ARGV, annotations }));
-      const waitingReason = (p: Json) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
-      await podWhen(slow, name, (p) => waitingReason(p) === 'ErrImagePull', 'ErrImagePull');
-      const pod = await podWhen(slow, name, (p) => waitingReason(p) === 'ImagePullBackOff', 'ImagePullBackOff');
-      expect(pod.status.phase).toBe('Pending');
-      const log = await http(slow, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/log`);
-      expect(log.status).toBe(400);
-      expect(log.body.message).toContain('waiting to start: ImagePullBackOff');
-    } finally {
-      await slow.close();
-    }
+    // ErrImagePull lasts a few simulated seconds. This test used to run on a slower ScaledClock (20×)
+    // so that real-time polling could catch it; on the virtual clock, checks every 100 simulated ms
+    // (eventually's step) see it on every run, however loaded the machine.
+    const runId = newRunId();
+    if (viaApi) sim.faults.setImagePullFailure({ runId });
+    const name = `lp-${runId}-runner-0`;
+    await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
+    await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: RUN_ARGV, annotations }));
+    const waitingReason = (p: Json) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
+    await podWhen(sim, name, (p) => waitingReason(p) === 'ErrImagePull', 'ErrImagePull');
+    const pod = await podWhen(sim, name, (p) => waitingReason(p) === 'ImagePullBackOff', 'ImagePullBackOff');
+    expect(pod.status.phase).toBe('Pending');
+    const log = await http(sim, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/log`);
+    expect(log.status).toBe(400);
+    expect(log.body.message).toContain('waiting to start: ImagePullBackOff');
   });
 
   it('a missing script ConfigMap keeps the pod in ContainerCreating until it is created', async () => {
@@ -269,6 +268,35 @@ describe('pod lifecycle faults', () => {
     expect(waiting.status.phase).toBe('Pending');
     await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
     await podWhen(sim, name, isRunning, 'running once the ConfigMap exists');
+  });
+});
+
+describe('on a ScaledClock (`npm start`, `loadplane kube-sim --time-scale`)', () => {
+  // The time scale is the point of this test, so it alone runs on kube-sim's own ScaledClock instead of
+  // the virtual one. It holds however slow the machine is: a Job that only runs to completion has one
+  // possible outcome, the wait is bounded in simulated time (here 600 × wall time: 4 simulated hours
+  // are 24 real seconds, far more than the fifth of a real second the test needs), and the timing assertion
+  // is a bound a slow machine cannot break (a ScaledClock never runs faster than its scale).
+  it('runs timeScale times faster than the wall clock: a 2-minute k6 test takes a fifth of a real second', async () => {
+    const scaled = await startKubeSim({ timeScale: 600 });
+    try {
+      expect(scaled.timeScale).toBe(600);
+      const wallStart = Date.now();
+      const runId = newRunId();
+      const name = `lp-${runId}-runner-0`;
+      await createConfigMap(scaled, scriptConfigMap(runId, SCRIPT));
+      await createJob(
+        scaled,
+        wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: [...RUN_ARGV, '--duration', '2m'] }),
+      );
+      const job = await jobWhen(scaled, name, (j) => condition(j, 'Complete'), 'Complete', { stepMs: 10_000, limitMs: 4 * 3_600_000 });
+      const simElapsed = Date.parse(job.status.completionTime) - Date.parse(job.metadata.creationTimestamp);
+      expect(simElapsed).toBeGreaterThanOrEqual(2 * 60_000);
+      // Timestamps have second precision: up to a simulated second more than the time that passed.
+      expect(Date.now() - wallStart).toBeGreaterThanOrEqual((simElapsed - 1000) / 600);
+    } finally {
+      await scaled.close();
+    }
   });
 });
 

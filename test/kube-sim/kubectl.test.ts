@@ -1,4 +1,10 @@
-/** The real kubectl against kube-sim (skipped when kubectl is not on the PATH). */
+/**
+ * The real kubectl against kube-sim (skipped when kubectl is not on the PATH), on the virtual clock
+ * like the other kube-sim tests: kubectl is a subprocess whose requests are real I/O, and simulated
+ * time stands still while it runs (nobody waits on the clock then), so what it prints does not depend
+ * on how fast it or the machine is. None of these commands watches or follows a log, so none needs
+ * the clock to move in real time.
+ */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,8 +12,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Labels } from '../../lambdas/core/runner-contract';
-import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
+import type { KubeSim } from '../../local/kube-sim/index';
 import {
+  closeKubeSim,
   createConfigMap,
   createJob,
   isDone,
@@ -19,6 +26,7 @@ import {
   podsOf,
   podWhen,
   scriptConfigMap,
+  startVirtualKubeSim,
   wrapperJob,
   type Json,
 } from './helpers';
@@ -42,7 +50,7 @@ async function kubectl(...args: string[]): Promise<string> {
 describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
   beforeAll(async () => {
     cacheDir = await mkdtemp(join(tmpdir(), 'kube-sim-kubectl-'));
-    sim = await startKubeSim({ timeScale: 600 });
+    sim = await startVirtualKubeSim();
     await createConfigMap(sim, scriptConfigMap(runId, "export const options = { vus: 2 };\nexport default function () {}"));
     await createJob(sim, wrapperJob({ runId, name: jobNames[0]!, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV }));
     for (const i of [0, 1]) {
@@ -51,7 +59,7 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
     await podWhen(sim, jobNames[1]!, isRunning, 'runner 0 running');
   });
   afterAll(async () => {
-    await sim?.close();
+    await closeKubeSim(sim);
     if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
   });
 
