@@ -29,20 +29,8 @@ type RequestLogEntry = Harness['kubeSim']['requestLog'][number];
 
 export const NAMESPACE = 'loadplane';
 
-/** The stages in the order the main path of run.asl.json runs them. */
-const MAIN_PATH: readonly Stage[] = [
-  Stage.Admit,
-  Stage.Prepare,
-  Stage.AwaitPrepared,
-  Stage.Launch,
-  Stage.AwaitReady,
-  Stage.Start,
-  Stage.Watch,
-  Stage.Collect,
-  Stage.Decide,
-  Stage.Notify,
-  Stage.Cleanup,
-];
+/** The stages in the order the main path runs them: Stage lists them in lifecycle order (DESIGN §3). */
+const MAIN_PATH: readonly Stage[] = Object.values(Stage);
 
 /** Most polls a poll stage gets before the fixture gives up (a bound on a broken test, not a claim). */
 const MAX_POLLS = 500;
