@@ -25,6 +25,8 @@ export interface PodFacts {
    * Under `onRunnerRestart: restart` it dates a replacement's start (lambdas/core/restart.ts).
    */
   startedAt?: number;
+  /** When the runner container ended (epoch ms), if it did. */
+  finishedAt?: number;
   /** Deleted, or being deleted: not a runner any more. */
   terminating: boolean;
   /** Evicted or preempted (condition DisruptionTarget). */
@@ -51,6 +53,7 @@ export function podFacts(pod: V1Pod): PodFacts {
     ...pick(terminated?.reason ?? waiting?.reason ?? unschedulable?.reason ?? pod.status?.reason, terminated?.message ?? waiting?.message ?? unschedulable?.message ?? pod.status?.message),
     createdAt: toMs(pod.metadata?.creationTimestamp),
     ...(startedAt ? { startedAt: toMs(startedAt) } : {}),
+    ...(terminated?.finishedAt ? { finishedAt: toMs(terminated.finishedAt) } : {}),
     terminating: pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null,
     disrupted: pod.status?.conditions?.some((c) => c.type === 'DisruptionTarget' && c.status === 'True') ?? false,
   };

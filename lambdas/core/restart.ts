@@ -29,7 +29,7 @@ const MS = 1000;
 /** A runner whose started pod is gone (evicted, preempted) and is being, or was, replaced by its Job. */
 export interface Replacement {
   index: number;
-  /** When the replacement pod was created (epoch ms); undefined while the Job has not made it yet. */
+  /** When the replacement pod was created (epoch ms); while the Job has not made it yet, when the pod it replaces stopped. */
   createdAt?: number;
   /**
    * When the replacement's test started (epoch ms): its container's start, once it runs the test

@@ -100,13 +100,25 @@ export function busyRetry(stage: Stage): RetryTiming {
 }
 
 /**
+ * The longest an execution can spend in Admit before it gives up: every attempt of both Retry entries
+ * running to its Task timeout, plus their waits (without jitter, the longest they can be). A run
+ * created this recently and not yet adopted may still be adopted by an execution on its way.
+ */
+export function admitGiveUpSeconds(): number {
+  const busy = busyRetry(Stage.Admit);
+  const attempts = 1 + TRANSIENT_RETRY.MaxAttempts + busy.MaxAttempts;
+  return attempts * STAGE_TIMEOUT_SECONDS[Stage.Admit] + totalRetryWaitSeconds(TRANSIENT_RETRY) + totalRetryWaitSeconds(busy);
+}
+
+/**
  * How the reaper is retried (EventBridge's retry policy on AWS, the local runtime's loop here): long
  * enough to outlast every lease Decide, Notify and Cleanup can meet, so a killed process's claim is
- * resolved rather than left.
+ * resolved rather than left, and longer than Admit can take, so a run no execution adopted is taken
+ * over only once no execution can still be adopting it.
  */
 export function reaperRetry(): RetryTiming {
   const shape = { IntervalSeconds: 5, BackoffRate: 2, MaxDelaySeconds: 60 };
-  const longest = Math.max(...[Stage.Decide, Stage.Notify, Stage.Cleanup].flatMap(leasesMetBy));
+  const longest = Math.max(...[Stage.Decide, Stage.Notify, Stage.Cleanup].flatMap(leasesMetBy), admitGiveUpSeconds());
   return { ...shape, MaxAttempts: attemptsToOutlast(longest, shape), JitterStrategy: 'NONE' };
 }
 

@@ -114,8 +114,12 @@ export async function createForRun(
     return;
   }
   deps.log({ runId: run.runId, stage, message: `the run ended ${outcome} while this stage was creating: removing what it made` });
-  for (const obj of [...objects].sort((a, b) => Number(b.kind === 'Job') - Number(a.kind === 'Job'))) {
-    await run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!);
+  // Jobs first (what they own goes with them), then the rest; one failed delete does not stop the others.
+  const jobsFirst = [...objects].sort((a, b) => Number(b.kind === 'Job') - Number(a.kind === 'Job'));
+  const results = await Promise.allSettled(jobsFirst.map((obj) => run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!)));
+  const left = jobsFirst.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`);
+  if (left.length > 0) {
+    deps.log({ runId: run.runId, stage, message: `could not remove ${left.length} objects; their Jobs' deadlines and the sweeper will`, objects: left });
   }
   throw new RunEnded(run.runId, stage, outcome);
 }

@@ -5,10 +5,11 @@
  * the execution already did them, each returns its recorded output: a duplicate event is harmless.
  */
 import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
-import { SpecInvalid } from '../core/errors';
+import { RunConflict, SpecInvalid, StageBusy } from '../core/errors';
+import { admitGiveUpSeconds } from '../core/stage-timing';
 import { createRunFromInput } from './admit';
 import { endsRun, StepPhase } from '../core/step';
-import { Outcome, type Outcome as OutcomeType } from '../core/status';
+import { Outcome, Stage, type Outcome as OutcomeType } from '../core/status';
 import { cleanup } from './cleanup';
 import { decide } from './decide';
 import type { StageDeps } from './deps';
@@ -69,7 +70,10 @@ export async function reap(deps: StageDeps, change: ExecutionStatusChange): Prom
  * past Admit's retries). Either way the run would stay PENDING forever, and a late Admit could still
  * bring it to life with no execution to drive it. So the reaper creates it from the execution's input
  * (as Admit would) and adopts it for this execution; Admit, arriving late, then finds a finished run
- * and touches nothing. A run another execution adopted is that execution's to finish.
+ * and touches nothing. It takes over only a run of its own spec (an execution whose spec conflicts
+ * with the run's never owned it), and only once no other execution can still be in Admit for it
+ * (admitGiveUpSeconds after the run was created; until then StageBusy, and the reaper is retried for
+ * longer than that). A run another execution adopted is that execution's to finish.
  */
 async function ownRun(
   deps: StageDeps,
@@ -79,16 +83,23 @@ async function ownRun(
 ): Promise<{ kind: 'owned' } | { kind: 'ignored'; why: string }> {
   const executionArn = execution.arn;
   let view = await deps.ledger.getRun(runId);
-  if (!view) {
+  if (view?.run.executionArn === undefined) {
     try {
-      if (!(await createRunFromInput(deps, input, execution)).created) return { kind: 'ignored', why: `run ${runId} was never created (the API creates it before starting an execution)` };
+      // Creates the run, or finds it with this execution's spec; another spec is a RunConflict.
+      const { created } = await createRunFromInput(deps, input, execution);
+      if (!created && !view) return { kind: 'ignored', why: `run ${runId} was never created (the API creates it before starting an execution)` };
     } catch (err) {
-      if (err instanceof SpecInvalid) return { kind: 'ignored', why: `run ${runId} was never created (Admit rejected the input: ${err.message})` };
+      if (err instanceof SpecInvalid || err instanceof RunConflict) {
+        const rejected = `Admit rejected its input: ${err.name}: ${err.message}`;
+        return { kind: 'ignored', why: view ? `run ${runId} is not this execution's (${rejected})` : `run ${runId} was never created (${rejected})` };
+      }
       throw err;
     }
     view = (await deps.ledger.getRun(runId))!;
   }
   if (view.run.executionArn === undefined) {
+    const ageSeconds = (deps.ledger.now() - Date.parse(view.run.createdAt)) / 1000;
+    if (ageSeconds < admitGiveUpSeconds()) throw new StageBusy(runId, Stage.Admit, view.run);
     const adopted = await deps.ledger.adoptRun(runId, executionArn);
     if (adopted.kind === 'duplicate') return { kind: 'ignored', why: `run ${runId} belongs to another execution` };
     deps.log({ runId, stage: 'Reaper', message: 'no execution ever adopted the run: finishing it for the execution that ended', execution: executionArn });

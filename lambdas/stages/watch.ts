@@ -147,7 +147,9 @@ async function startReplacements(run: RunContext, runners: RunnerView[], started
   return Promise.all(
     replaced.map(async (r): Promise<Replacement> => {
       const pod = r.latest!;
-      if (pod.disrupted) return { index: r.index }; // its Job has not made the replacement yet
+      // Its Job has not made the replacement yet (quota, admission, a slow controller): the ready
+      // timeout counts from when the evicted pod stopped, so a replacement never made is overdue too.
+      if (pod.disrupted) return { index: r.index, createdAt: pod.finishedAt ?? pod.createdAt };
       const facts = { index: r.index, createdAt: pod.createdAt };
       const since = pod.startedAt ?? now;
       if (pod.exitCode !== undefined) return { ...facts, startedAt: since };

@@ -40,6 +40,11 @@ export class VirtualClock implements SimTime {
     return this.current;
   }
 
+  /** Actors (and non-actor waiters) alive now: 0 means time stands still until someone waits or advances it. */
+  get actors(): number {
+    return this.live;
+  }
+
   at(at: number, run: () => void): Scheduled {
     const scheduled = this.queue.add(at, run);
     this.poke();

@@ -5,6 +5,7 @@ import {
   NOTIFY_SEND_TIMEOUT_SECONDS,
   STAGE_TIMEOUT_SECONDS,
   TRANSIENT_RETRY,
+  admitGiveUpSeconds,
   busyRetry,
   guaranteedRetryWaitSeconds,
   leasesMetBy,
@@ -48,6 +49,14 @@ describe('the stage timing table (DESIGN §6)', () => {
     const longest = Math.max(...[Stage.Decide, Stage.Notify, Stage.Cleanup].flatMap(leasesMetBy));
     expect(totalRetryWaitSeconds(retry)).toBeGreaterThan(longest);
     expect(totalRetryWaitSeconds(retry)).toBeGreaterThan(NOTIFY_CLAIM_LEASE_SECONDS * 5); // the old local reaper gave up after ~35 s
+  });
+
+  it('the reaper is retried for longer than Admit can take, so it takes over an unadopted run only once no execution can still adopt it', () => {
+    const busy = busyRetry(Stage.Admit);
+    // Every attempt of both entries timing out, plus their longest waits.
+    const worst = (1 + TRANSIENT_RETRY.MaxAttempts + busy.MaxAttempts) * STAGE_TIMEOUT_SECONDS[Stage.Admit] + totalRetryWaitSeconds(TRANSIENT_RETRY) + totalRetryWaitSeconds(busy);
+    expect(admitGiveUpSeconds()).toBe(worst);
+    expect(totalRetryWaitSeconds(reaperRetry())).toBeGreaterThan(admitGiveUpSeconds());
   });
 
   it('computes backoff as Step Functions does: interval × rate^attempt, capped', () => {

@@ -43,6 +43,8 @@ interface Attack {
   fired: boolean;
   stop?: () => void;
   held?: unknown;
+  /** Ends the held invocation (as Lambda would after its timeout), so no actor outlives the case. */
+  release?: () => void;
 }
 
 let h: Harness;
@@ -99,7 +101,12 @@ async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> 
       attack.fired = true;
       attack.held = payload;
       attack.stop!();
-      return h.clock.waitFor(new Promise(() => undefined)); // held back: it runs after the run ended
+      // Held back: the real invocation runs after the run ended; this one ends when the test releases it.
+      return h.clock.waitFor(
+        new Promise((_, reject) => {
+          attack.release = () => reject(Object.assign(new Error('held invocation released'), { name: 'Lambda.Unknown' }));
+        }),
+      );
     }
     default: {
       const invocation = dispatchStage({ ...deps, ledger: attackedLedger(deps.ledger, attack) }, payload);
@@ -139,7 +146,12 @@ describe('crash matrix: every stage × every boundary → one outcome, one notif
 
     let late: unknown;
     if (attack.held !== undefined) late = await h.clock.actor(() => dispatchStage(h.runtime.deps, attack.held)).catch((err: unknown) => err);
+    attack.release?.();
     await h.clock.waitFor(Promise.all(background));
+    await new Promise((resolve) => setImmediate(resolve)); // the released invocation's last callbacks
+    // Nothing of this case goes on: with no actor left, simulated time stands still while the end state
+    // is read, so no Job TTL or deadline can tidy up what Cleanup should have removed.
+    expect(h.clock.actors).toBe(0);
 
     const view = (await h.runtime.ledger.getRun(runId))!;
     const leftovers = h.leftovers(runId);

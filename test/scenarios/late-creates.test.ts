@@ -16,7 +16,7 @@ import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 
 let h: Harness;
 /** Per run: the stage whose first create call hangs, and what happens meanwhile. */
-const hangs = new Map<string, { stage: Stage; onHang: () => void; invocation?: Promise<unknown> }>();
+const hangs = new Map<string, { stage: Stage; onHang: () => void; invocation?: Promise<unknown>; hungAt?: number }>();
 
 /** A cluster client whose first create call stalls for `ms` of simulated time (the API server answered late). */
 function stalling(cluster: ClusterClient, ms: number, onHang: () => void): ClusterClient {
@@ -56,7 +56,13 @@ describe('a late create leaves nothing behind (k6-operator #138: objects nobody 
   it.each([Stage.Prepare, Stage.Launch])('%s: its create call completes after the run was stopped and cleaned up; it removes what it made', async (stage) => {
     const runId = newRunId();
     let stop = () => undefined as void;
-    hangs.set(runId, { stage, onHang: () => stop() });
+    hangs.set(runId, {
+      stage,
+      onHang: () => {
+        hangs.get(runId)!.hungAt = h.kubeSim.requestLog.length;
+        stop();
+      },
+    });
     const execution = h.runtime.startExecution({ name: runId, input: { spec: k6Spec({ name: 'late-create', parallelism: 3 }), source: 'local' } });
     stop = () => execution.stop();
     const result = await execution.result;
@@ -68,9 +74,13 @@ describe('a late create leaves nothing behind (k6-operator #138: objects nobody 
 
     const late = await h.clock.waitFor(hangs.get(runId)!.invocation!.then(() => undefined, (err: unknown) => err));
     expect(late).toMatchObject({ name: 'RunEnded' });
-    // It did create (its call completed), then removed it all: Jobs, and the Services and ConfigMap they own.
-    const posts = h.kubeSim.requestLog.filter((r) => r.method === 'POST' && r.status === 201 && r.path.includes('/jobs'));
-    expect(posts.length).toBeGreaterThan(0);
+    // It did create after the hang (its call completed, after the reaper's Cleanup), then removed it
+    // all: its Jobs, and the Services and ConfigMap they own.
+    const cleanedUpAt = Date.parse(cleanedUp!.endedAt!);
+    const lateJobCreates = h.kubeSim.requestLog
+      .slice(hangs.get(runId)!.hungAt)
+      .filter((r) => r.method === 'POST' && r.status === 201 && r.path.endsWith('/jobs') && r.simAt >= cleanedUpAt);
+    expect(lateJobCreates.length).toBeGreaterThan(0);
     expect(h.leftovers(runId)).toEqual({});
     expect((await h.runtime.ledger.getRun(runId))!.stages[stage]?.state).not.toBe('completed');
   });

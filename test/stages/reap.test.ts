@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
+import { admitGiveUpSeconds } from '../../lambdas/core/stage-timing';
 import { Outcome, Stage, StageState } from '../../lambdas/core/status';
 import { admit } from '../../lambdas/stages/admit';
 import { reap, type ExecutionStatusChange } from '../../lambdas/stages/reap';
@@ -96,6 +97,10 @@ describe('reap', () => {
     const s = spec('reap-uncreated');
     const event = ended('TIMED_OUT', runId, localInput(s));
 
+    // Another execution with the same input could still be in Admit: the reaper waits until none can be.
+    await expect(reap(h.runtime.deps, event)).rejects.toMatchObject({ name: 'StageBusy', retryable: true });
+    expect((await viewOf(h, runId)).run.executionArn).toBeUndefined();
+    h.clock.advance(admitGiveUpSeconds() * 1000);
     const result = await reap(h.runtime.deps, event);
 
     expect(result).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.TIMED_OUT });
@@ -111,12 +116,28 @@ describe('reap', () => {
     expect(requests.since()).toEqual([]);
   });
 
+  it('never takes over a run of another spec: an execution whose Admit met a RunConflict leaves the unadopted run to its own execution', async () => {
+    const s = spec('reap-owner');
+    const runId = await createdOnly(h, s);
+    h.clock.advance(admitGiveUpSeconds() * 1000);
+    const edited = { ...spec('reap-owner'), parallelism: 3 };
+    const result = await reap(h.runtime.deps, ended('FAILED', runId, localInput(edited), { error: 'RunConflict' }));
+    expect(result).toMatchObject({ kind: 'ignored', why: expect.stringMatching(/RunConflict/) });
+    const view = await viewOf(h, runId);
+    expect(view.run.executionArn).toBeUndefined();
+    expect(view.run.outcome).toBeUndefined();
+    expect(receiver.deliveries).toBe(0);
+  });
+
   it('adopts a run that was created but never adopted, and finishes it FAILED with the execution’s error', async () => {
     const s = spec('reap-unadopted');
     const runId = await createdOnly(h, s);
     expect((await viewOf(h, runId)).run.executionArn).toBeUndefined();
 
-    const result = await reap(h.runtime.deps, ended('FAILED', runId, localInput(s), { error: 'States.TaskFailed', cause: 'boom' }));
+    const event = ended('FAILED', runId, localInput(s), { error: 'States.TaskFailed', cause: 'boom' });
+    await expect(reap(h.runtime.deps, event)).rejects.toMatchObject({ name: 'StageBusy' });
+    h.clock.advance(admitGiveUpSeconds() * 1000);
+    const result = await reap(h.runtime.deps, event);
 
     expect(result).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.FAILED, reason: 'the execution failed (States.TaskFailed: boom)' });
     expect((await viewOf(h, runId)).run).toMatchObject({ executionArn: executionArnFor(runId), outcome: Outcome.FAILED });
@@ -127,7 +148,7 @@ describe('reap', () => {
     ['an input that is not JSON', (runId: string) => ({ ...ended('FAILED', runId, null), input: '{not json' }), /not JSON/],
     ['an input that is no run input', (runId: string) => ended('FAILED', runId, { hello: 'world' }), /not a run input/],
     ['an API run that was never created', (runId: string) => ended('FAILED', runId, { runId }), /was never created/],
-    ['a spec Admit rejected', (runId: string) => ended('FAILED', runId, localInput(k6Spec({ name: 'huge', parallelism: 10_000 }))), /Admit rejected the input/],
+    ['a spec Admit rejected', (runId: string) => ended('FAILED', runId, localInput(k6Spec({ name: 'huge', parallelism: 10_000 }))), /Admit rejected its input: SpecInvalid/],
   ])('ignores %s, creating nothing', async (_label, event, why) => {
     const runId = newRunId();
     const requests = markRequests(h);
