@@ -321,7 +321,8 @@ function named(err: unknown, what: string): unknown {
   return toClusterError(err, what);
 }
 
-function kindOf(obj: CreatableObject): CreatableKind {
+/** The kind of an object loadplane creates; anything else is a bug of ours. */
+export function kindOf(obj: { kind?: string }): CreatableKind {
   if (obj.kind === 'Job' || obj.kind === 'Service' || obj.kind === 'ConfigMap') return obj.kind;
   throw new Error(`cannot create an object of kind ${String(obj.kind)}`);
 }

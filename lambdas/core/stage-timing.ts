@@ -82,7 +82,7 @@ export function guaranteedRetryWaitSeconds(retry: RetryTiming): number {
 /** The total wait of a Retry entry over all its attempts, without jitter. */
 export function totalRetryWaitSeconds(retry: Omit<RetryTiming, 'JitterStrategy'>): number {
   let total = 0;
-  for (let k = 0; k < retry.MaxAttempts; k++) total += Math.min(retry.IntervalSeconds * retry.BackoffRate ** k, retry.MaxDelaySeconds);
+  for (let k = 0; k < retry.MaxAttempts; k++) total += retryDelaySeconds(retry, k);
   return total;
 }
 

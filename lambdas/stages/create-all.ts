@@ -9,7 +9,7 @@
  * Jobs go first: the Services and ConfigMaps they own need their uids (manifests/owners.ts).
  * Requests go a few at a time (inBatches) so 200 runners do not trip the API server's rate limits.
  */
-import type { ClusterClient, CreatableObject, KubeKind, KubeObject } from '../cluster/cluster-client';
+import { kindOf, type ClusterClient, type CreatableObject, type KubeKind, type KubeObject } from '../cluster/cluster-client';
 import { ownerJobNames, resolveOwners } from '../cluster/manifests/owners';
 import { RunEnded } from '../core/errors';
 import { Labels } from '../core/runner-contract';
@@ -63,11 +63,6 @@ export async function createAll(cluster: ClusterClient, objects: CreatableObject
     const lacking = (wanted.metadata?.ownerReferences ?? []).filter((r) => !have.some((h) => h.uid === r.uid));
     if (lacking.length > 0) await cluster.addOwners(kindOf(obj), namespace, obj.metadata!.name!, lacking);
   }
-}
-
-function kindOf(obj: { kind?: string }): Exclude<KubeKind, 'Pod'> {
-  if (obj.kind === 'Job' || obj.kind === 'Service' || obj.kind === 'ConfigMap') return obj.kind;
-  throw new Error(`createAll: cannot create an object of kind ${String(obj.kind)}`);
 }
 
 function keyOf(kind: KubeKind, name: string | undefined): string {

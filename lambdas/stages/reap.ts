@@ -4,12 +4,12 @@
  * itself) is finished here: Decide, Notify, Cleanup — the same stages, so the same ledger keys. Where
  * the execution already did them, each returns its recorded output: a duplicate event is harmless.
  */
-import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
 import { RunConflict, SpecInvalid, StageBusy } from '../core/errors';
+import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
 import { admitGiveUpSeconds } from '../core/stage-timing';
-import { createRunFromInput } from './admit';
 import { endsRun, StepPhase } from '../core/step';
 import { Outcome, Stage, type Outcome as OutcomeType } from '../core/status';
+import { createRunFromInput } from './admit';
 import { cleanup } from './cleanup';
 import { decide } from './decide';
 import type { StageDeps } from './deps';

@@ -13,6 +13,7 @@
  */
 import './polyfill';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { retryDelaySeconds } from '../../lambdas/core/stage-timing';
 import type { AslDefinition, AslRetrier } from '../../statemachine/run-definition';
 import { ScaledClock } from '../clock/scaled-clock';
 import type { SimTime } from '../clock/sim-time';
@@ -88,8 +89,9 @@ export function executionArnFor(name: string): string {
 
 /** The delay before retry number `attempt + 1` under `retrier`, as Step Functions computes it. */
 export function retryDelayMs(retrier: AslRetrier, attempt: number, random: () => number): number {
-  const interval = (retrier.IntervalSeconds ?? 1) * Math.pow(retrier.BackoffRate ?? 2, attempt);
-  const capped = Math.min(interval, retrier.MaxDelaySeconds ?? Number.POSITIVE_INFINITY) * 1000;
+  // Step Functions' defaults for what a Retry entry leaves out: 1 s, rate 2, no cap.
+  const shape = { IntervalSeconds: retrier.IntervalSeconds ?? 1, BackoffRate: retrier.BackoffRate ?? 2, MaxDelaySeconds: retrier.MaxDelaySeconds ?? Number.POSITIVE_INFINITY };
+  const capped = retryDelaySeconds(shape, attempt) * 1000;
   return retrier.JitterStrategy === 'FULL' ? random() * capped : capped;
 }
 
