@@ -1,24 +1,54 @@
 /**
  * The `loadplane` command line. Each command lives in its own file under ./commands and
  * registers itself on the program; main() returns the process exit code.
+ *
+ * Start-up matters (`validate` is run by hand and in CI): bin/loadplane.mjs runs a bundle of this
+ * file (scripts/build-cli.mjs), and the commands that start a run or kube-sim import their engine,
+ * the AWS SDK, dynalite and kube-sim inside their action, so `validate`, `--help` and `--version`
+ * never load them.
  */
 import { Command, CommanderError } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
 import { registerValidate } from './commands/validate';
 import { registerStart } from './commands/start';
 import { registerRun } from './commands/run';
 import { registerKubeSim } from './commands/kube-sim';
 import { registerNotBuiltYet } from './commands/not-built-yet';
 
+/** Exit code of every usage error: unknown command or option, missing or excess argument, invalid option value. */
+export const EXIT_USAGE = 2;
+
+/**
+ * A usage error as one line on stderr, with where to look next: commander's message (its
+ * "error: " prefix dropped, a "Did you mean …?" hint kept) and the command's --help.
+ */
+function usageErrors(command: Command, path: string): void {
+  command.configureOutput({
+    outputError: (message, write) => {
+      const text = message
+        .replace(/^error: /, '')
+        .replace(/\s*\(Did you mean (.+)\?\)/, '; did you mean $1?')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join(' ');
+      write(`loadplane: ${text} (see '${path} --help')\n`);
+    },
+  });
+}
+
 export function buildProgram(): Command {
   const program = new Command('loadplane')
     .description('Distributed load tests (k6, Gatling) on Kubernetes, driven by a Step Functions control plane')
-    .exitOverride()
-    .showHelpAfterError();
+    .version(packageJson.version, '-V, --version', 'print the version')
+    .exitOverride();
   registerValidate(program);
   registerStart(program);
   registerRun(program);
   registerKubeSim(program);
   registerNotBuiltYet(program);
+  usageErrors(program, 'loadplane');
+  for (const command of program.commands) usageErrors(command, `loadplane ${command.name()}`);
   return program;
 }
 
@@ -26,10 +56,16 @@ export function buildProgram(): Command {
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
+    // `help <command>` for a command that does not exist: commander would print the whole help.
+    const [first, second] = argv.slice(2);
+    if (first === 'help' && second !== undefined && !program.commands.some((c) => c.name() === second || c.aliases().includes(second))) {
+      program.error(`error: unknown command '${second}'`);
+    }
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    // --help and --version end here too, with exit code 0; a bare `loadplane` prints the help on stderr.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_USAGE;
     console.error(`loadplane: ${(err as Error).message}`);
     return 1;
   }

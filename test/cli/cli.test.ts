@@ -1,10 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SIMULATED_NOTICE } from '../../local/cli/result-table';
+import { MAX_KUBE_SIM_TIME_SCALE } from '../../local/cli/commands/kube-sim';
+import { MAX_LOCAL_RUN_TIME_SCALE } from '../../local/cli/commands/run';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -17,15 +19,90 @@ interface Outcome {
   stderr: string[];
 }
 
-/** Runs the real CLI as a child process, from a working directory other than the repo. */
+/** Runs the real CLI as a child process, from a working directory other than the repo (`nodeArgs` go to node). */
 function loadplane(...args: string[]): Promise<Outcome> {
+  return loadplaneWith([], ...args);
+}
+
+function loadplaneWith(nodeArgs: string[], ...args: string[]): Promise<Outcome> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...nodeArgs, BIN, ...args], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '' } }, (err, stdout, stderr) => {
       const lines = (text: string) => text.split('\n').filter((l) => l !== '');
       resolve({ code: err ? Number(err.code) : 0, stdout: lines(stdout), stderr: lines(stderr) });
     });
   });
 }
+
+const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+
+/**
+ * A module preloaded with `node --import`: it registers a resolve hook that makes `tsx` (and
+ * anything under it) impossible to import, so the CLI can only run if bin runs the built bundle.
+ */
+const NO_TSX = join(dir, 'no-tsx.mjs');
+writeFileSync(
+  join(dir, 'no-tsx-hooks.mjs'),
+  "export async function resolve(specifier, context, next) {\n" +
+    "  if (specifier === 'tsx' || specifier.startsWith('tsx/')) throw new Error(`tsx is blocked in this test: ${specifier}`);\n" +
+    '  return next(specifier, context);\n}\n',
+);
+writeFileSync(NO_TSX, "import { register } from 'node:module';\nregister('./no-tsx-hooks.mjs', import.meta.url);\n");
+
+describe('loadplane CLI: usage', () => {
+  it.concurrent.each(['--version', '-V'])('%s prints the version from package.json and exits 0', async (flag) => {
+    expect(await loadplane(flag)).toEqual({ code: 0, stdout: [VERSION], stderr: [] });
+  });
+
+  it.concurrent('--help lists the commands on stdout and exits 0', async () => {
+    const outcome = await loadplane('--help');
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout[0]).toBe('Usage: loadplane [options] [command]');
+    expect(outcome.stdout.join('\n')).toMatch(/validate <file>[\s\S]*start[\s\S]*run \[options\] <spec>[\s\S]*kube-sim/);
+  });
+
+  it.concurrent.each([
+    [['--bogus'], "loadplane: unknown option '--bogus' (see 'loadplane --help')"],
+    [['validate', '--bogus', 'x.yaml'], "loadplane: unknown option '--bogus' (see 'loadplane validate --help')"],
+    [['frobnicate'], "loadplane: unknown command 'frobnicate' (see 'loadplane --help')"],
+    [['help', 'frobnicate'], "loadplane: unknown command 'frobnicate' (see 'loadplane --help')"],
+    [['validat', 'x.yaml'], "loadplane: unknown command 'validat'; did you mean validate? (see 'loadplane --help')"],
+    [['validate'], "loadplane: missing required argument 'file' (see 'loadplane validate --help')"],
+    [['run', '--local'], "loadplane: missing required argument 'spec' (see 'loadplane run --help')"],
+    [['run', 'x.yaml'], "loadplane: required option '--local' not specified (see 'loadplane run --help')"],
+    [['validate', 'a.yaml', 'b.yaml'], expect.stringMatching(/^loadplane: too many arguments for 'validate'.* \(see 'loadplane validate --help'\)$/)],
+    [['kube-sim', '--port', '99999'], expect.stringMatching(/^loadplane: option '--port <n>' argument '99999' is invalid.* \(see 'loadplane kube-sim --help'\)$/)],
+  ])('%j is a usage error: exit 2, one line naming the problem and pointing to --help', async (args, message) => {
+    expect(await loadplane(...args)).toEqual({ code: 2, stdout: [], stderr: [message] });
+  });
+
+  it.concurrent('without a command, prints the help on stderr and exits 2', async () => {
+    const outcome = await loadplane();
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toEqual([]);
+    expect(outcome.stderr[0]).toBe('Usage: loadplane [options] [command]');
+  });
+
+  it.concurrent.each([
+    ['run', 'x.yaml', '--local', '--time-scale', String(MAX_LOCAL_RUN_TIME_SCALE * 10)],
+    ['start', '--time-scale', String(MAX_LOCAL_RUN_TIME_SCALE + 1)],
+    ['kube-sim', '--time-scale', String(MAX_KUBE_SIM_TIME_SCALE * 2)],
+  ])('%s … --time-scale above what the simulation can honour: exit 2, the limit and the reason', async (...args) => {
+    const limit = args[0] === 'kube-sim' ? MAX_KUBE_SIM_TIME_SCALE : MAX_LOCAL_RUN_TIME_SCALE;
+    const outcome = await loadplane(...args);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toEqual([expect.stringMatching(new RegExp(`^loadplane: option '--time-scale <x>' argument '\\d+' is invalid\\. at most ${limit} \\(.+\\) \\(see 'loadplane ${args[0]} --help'\\)$`))]);
+  });
+
+  it.concurrent('bin runs the built bundle (dist/cli), never tsx: the CLI works with tsx unimportable', async () => {
+    expect(existsSync(join(REPO, 'dist/cli/main.js'))).toBe(true);
+    expect(readFileSync(BIN, 'utf8')).not.toMatch(/from 'tsx|import\('tsx/);
+    expect(await loadplaneWith(['--import', NO_TSX], 'validate', join(REPO, 'examples/k6-smoke.yaml'))).toEqual({ code: 0, stdout: ['valid'], stderr: [] });
+    // The hook does block tsx (or the test above would prove nothing).
+    const blocked = await loadplaneWith(['--import', NO_TSX, '--import', 'tsx'], '--version');
+    expect(blocked.code).not.toBe(0);
+    expect(blocked.stderr.join('\n')).toContain('tsx is blocked in this test');
+  });
+});
 
 describe('loadplane CLI', () => {
   it.concurrent('validate <valid file> prints "valid" and exits 0', async () => {

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { startKubeSim } from '../../kube-sim/index';
-import { parseTimeScale } from './run';
+import { MAX_KUBE_SIM_TIME_SCALE, parseKubeSimTimeScale } from './run';
+
+export { MAX_KUBE_SIM_TIME_SCALE };
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -14,8 +15,9 @@ export function registerKubeSim(program: Command): void {
     .command('kube-sim')
     .description('Run kube-sim, a simulated Kubernetes cluster (kubectl works against it), until interrupted')
     .option('--port <n>', 'port to listen on (0 = random)', parsePort, 0)
-    .option('--time-scale <x>', 'simulated seconds per real second', parseTimeScale, 1)
+    .option('--time-scale <x>', `simulated seconds per real second (at most ${MAX_KUBE_SIM_TIME_SCALE})`, parseKubeSimTimeScale, 1)
     .action(async (opts: { port: number; timeScale: number }) => {
+      const { startKubeSim } = await import('../../kube-sim/index');
       const sim = await startKubeSim({ port: opts.port, timeScale: opts.timeScale });
       console.log(`kube-sim listening on ${sim.url} (time scale ${sim.timeScale}x)`);
       console.log(`try: kubectl --server ${sim.url} get jobs -A`);

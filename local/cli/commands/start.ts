@@ -5,7 +5,7 @@
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { runLocal, type RunLocalOptions } from '../run-local';
+import type { RunLocalOptions } from '../run-local';
 import { withLocalRunOptions } from './run';
 
 /** Resolved from this file, so `npm start` works from any working directory. */
@@ -18,6 +18,7 @@ export function registerStart(program: Command): void {
       .command('start')
       .description('run examples/k6-smoke.yaml locally on the embedded default (kube-sim, embedded DynamoDB, local state machine)'),
   ).action(async (opts: RunLocalOptions) => {
+    const { runLocal } = await import('../run-local');
     process.exitCode = await runLocal(EXAMPLE_SPEC, { ...opts, label: relative(REPO_ROOT, EXAMPLE_SPEC) });
   });
 }
