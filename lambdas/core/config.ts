@@ -26,7 +26,7 @@ export const deploymentConfigSchema = z.object({
   maxParallelism: z.number().int().positive(),
   /**
    * Longest test, in seconds: the run phase (Start to the runners' end), a spec's `timeouts.run` at most.
-   * The phases before it have limits of their own, so a test of this length fits in a run (DESIGN §6).
+   * The phases before it have limits of their own, so a test of this length fits in a run (architecture §6).
    */
   maxRunDurationSeconds: z.number().int().positive(),
   /** Longest prepare phase (script check), in seconds: a spec's `timeouts.prepare` at most. */
@@ -35,6 +35,12 @@ export const deploymentConfigSchema = z.object({
   maxReadySeconds: z.number().int().positive(),
   /** Largest inline script, in bytes (UTF-8). */
   maxScriptBytes: z.number().int().positive(),
+  /**
+   * Largest spec text, in bytes, refused before it is read or parsed (the CLI reads no more; the API
+   * answers 413). Room for the largest script, escaped or indented, and every other field: by default
+   * twice maxScriptBytes, at least 1 MiB (defaultMaxSpecBytes).
+   */
+  maxSpecBytes: z.number().int().positive(),
   /** Most argv entries, and the largest total size of argv in bytes. */
   maxArguments: z.number().int().positive(),
   maxArgumentBytes: z.number().int().positive(),
@@ -44,8 +50,16 @@ export const deploymentConfigSchema = z.object({
     /** Secrets Manager id prefix: channel `slack` reads `<prefix>slack`, a JSON `{ "url", "signingSecret"? }`. */
     secretPrefix: z.string().min(1),
   }),
+}).refine((c) => c.maxSpecBytes > c.maxScriptBytes, {
+  path: ['maxSpecBytes'],
+  message: 'must be more than maxScriptBytes (a spec holds its inline script)',
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
+
+/** maxSpecBytes for a deployment that does not set it: twice maxScriptBytes, at least 1 MiB. */
+export function defaultMaxSpecBytes(maxScriptBytes: number): number {
+  return Math.max(1024 * 1024, 2 * maxScriptBytes);
+}
 
 export const DEFAULT_CONFIG: DeploymentConfig = {
   allowedClusters: [{ name: 'kube-sim', namespaces: ['loadplane'] }],
@@ -56,6 +70,7 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
   maxPrepareSeconds: 60 * 60,
   maxReadySeconds: 60 * 60,
   maxScriptBytes: 512 * 1024,
+  maxSpecBytes: 1024 * 1024,
   maxArguments: 256,
   maxArgumentBytes: 64 * 1024,
   notify: { defaultChannels: [], secretPrefix: 'loadplane/notify/' },
@@ -74,7 +89,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DeploymentConf
   } catch (err) {
     throw new Error(`LOADPLANE_CONFIG is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = deploymentConfigSchema.safeParse({ ...DEFAULT_CONFIG, ...(overrides as object) });
+  const merged = { ...DEFAULT_CONFIG, ...(overrides as object) } as Record<string, unknown>;
+  // A deployment that raises maxScriptBytes without naming maxSpecBytes gets room for its scripts.
+  const setsSpecBytes = typeof overrides === 'object' && overrides !== null && Object.hasOwn(overrides, 'maxSpecBytes');
+  if (!setsSpecBytes && typeof merged.maxScriptBytes === 'number') {
+    merged.maxSpecBytes = defaultMaxSpecBytes(merged.maxScriptBytes);
+  }
+  const parsed = deploymentConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new Error(`LOADPLANE_CONFIG is invalid: ${lines.join('; ')}`);

@@ -3,6 +3,7 @@
  * order), or a whole number of seconds. Seconds are the finest unit on purpose: deadlines are kept in
  * seconds and Step Functions waits in whole seconds, so `ms` or fractions would only pretend precision.
  */
+import { excerpt } from './excerpt';
 
 /** The accepted format, named in every problem message about a duration. */
 export const DURATION_FORMAT = 'a duration like 90s, 10m, 1h30m or a whole number of seconds';
@@ -29,8 +30,9 @@ function toSeconds(value: unknown): number | undefined {
   return Number(h) * 3600 + Number(m) * 60 + Number(s);
 }
 
+/** What was written, as a short escaped excerpt (a duration field may hold anything). */
 function show(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return excerpt(value);
 }
 
 /** Seconds back into the spec's notation, for messages: 5400 → `1h30m`, 90 → `1m30s`, 0 → `0s`. */

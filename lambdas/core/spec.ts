@@ -1,17 +1,21 @@
 /**
  * The run spec: what a user submits to start a test run (YAML or JSON), checked against the
- * deployment's limits and allow-lists (DESIGN §3 Admit, §7). validateSpec returns every problem at
+ * deployment's limits and allow-lists (architecture §3 Admit, §7). validateSpec returns every problem at
  * once, each with a dotted path and a message naming the rule or limit, so a spec is fixed in one pass.
  * Field names follow k6-operator's TestRun where the idea is the same (parallelism, separate,
  * arguments, script.configMap, runner).
  */
 import { z } from 'zod';
-import { LineCounter, parseDocument } from 'yaml';
 import type { DeploymentConfig } from './config';
 import { SpecInvalid, type Problem } from './errors';
 import { CleanupPolicy, Engine, NotifyPolicy, RunnerRestartPolicy } from './status';
 import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
 import { formatDuration, parseDuration } from './duration';
+import { capProblems, describeKind, describeValue, escapeText, excerpt } from './excerpt';
+import { checkK6ScriptSyntax } from './script-syntax';
+import { MAX_SPEC_DEPTH } from './spec-text';
+
+export { parseSpecText } from './spec-text';
 
 // ---- Kubernetes syntax (apimachinery's validation rules, as messages a user can act on) ----
 
@@ -32,7 +36,7 @@ const RESERVED_FLAGS = ['--execution-segment', '--execution-segment-sequence', '
 
 /** Env vars the runner wrapper sets itself (e.g. LOADPLANE_START_AT). */
 const RESERVED_ENV_PREFIX = 'LOADPLANE_';
-/** Labels loadplane puts on every object it owns (DESIGN §7); a user label must not fake them. */
+/** Labels loadplane puts on every object it owns (architecture §7); a user label must not fake them. */
 const RESERVED_LABEL_PREFIX = 'loadplane.io/';
 const RESERVED_LABEL_KEYS = ['app.kubernetes.io/managed-by'];
 const MAX_LABELS = 32;
@@ -59,22 +63,22 @@ function byteLength(text: string): number {
 /** Why a label/annotation key is not a Kubernetes qualified name (`[prefix/]name`), or undefined. */
 function qualifiedKeyProblem(key: string): string | undefined {
   const parts = key.split('/');
-  if (parts.length > 2) return `key "${key}" may contain at most one '/' (prefix/name)`;
+  if (parts.length > 2) return `key ${excerpt(key)} may contain at most one '/' (prefix/name)`;
   const name = parts.length === 2 ? parts[1]! : parts[0]!;
   const prefix = parts.length === 2 ? parts[0]! : undefined;
   if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
-    return `key "${key}": prefix must be a DNS subdomain (lowercase, e.g. example.com), at most 253 characters`;
+    return `key ${excerpt(key)}: prefix must be a DNS subdomain (lowercase, e.g. example.com), at most 253 characters`;
   }
-  if (name.length > 63) return `key "${key}": name part must be at most 63 characters, got ${name.length}`;
+  if (name.length > 63) return `key ${excerpt(key)}: name part must be at most 63 characters, got ${name.length}`;
   if (!QUALIFIED_NAME.test(name)) {
-    return `key "${key}": name part must be letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
+    return `key ${excerpt(key)}: name part must be letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
   }
   return undefined;
 }
 
 function reservedLabelProblem(key: string): string | undefined {
   if (key.startsWith(RESERVED_LABEL_PREFIX) || RESERVED_LABEL_KEYS.includes(key)) {
-    return `key "${key}" is reserved for loadplane (${RESERVED_LABEL_PREFIX}*, ${RESERVED_LABEL_KEYS.join(', ')})`;
+    return `key ${excerpt(key)} is reserved for loadplane (${RESERVED_LABEL_PREFIX}*, ${RESERVED_LABEL_KEYS.join(', ')})`;
   }
   return undefined;
 }
@@ -123,11 +127,15 @@ const annotations = z.record(labelKey, z.string()).check((ctx) => {
 
 /** A Kubernetes quantity (`500m`, `2`, `512Mi`); YAML numbers are accepted and kept as their string form. */
 const quantity = z.custom<string | number>().transform((value, ctx) => {
+  if (value === undefined) {
+    ctx.issues.push({ code: 'custom', message: 'required', input: value });
+    return z.NEVER;
+  }
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
   if (typeof text === 'string' && QUANTITY.test(text)) return text;
   ctx.issues.push({
     code: 'custom',
-    message: `must be a Kubernetes quantity like 500m, 2, 512Mi or 1Gi, got ${JSON.stringify(value)}`,
+    message: `must be a Kubernetes quantity like 500m, 2, 512Mi or 1Gi, got ${excerpt(value)}`,
     input: value,
   });
   return z.NEVER;
@@ -157,6 +165,10 @@ const toleration = z
 /** A duration field, parsed to seconds; `max` bounds it against a config limit. */
 function duration(max?: { seconds: number; limit: string }) {
   return z.custom<string | number>().transform((value, ctx) => {
+    if (value === undefined) {
+      ctx.issues.push({ code: 'custom', message: 'required', input: value });
+      return z.NEVER;
+    }
     const parsed = parseDuration(value);
     if (!parsed.ok) {
       ctx.issues.push({ code: 'custom', message: parsed.message, input: value });
@@ -174,14 +186,14 @@ function duration(max?: { seconds: number; limit: string }) {
   });
 }
 
-/** DESIGN §6's defaults; a deployment whose phase limit is lower caps them. */
+/** architecture §6's defaults; a deployment whose phase limit is lower caps them. */
 const DEFAULT_PREPARE_SECONDS = 10 * 60;
 const DEFAULT_READY_SECONDS = 10 * 60;
 
 /**
  * Each phase is bounded by its deployment limit and `total` by their sum, so the longest test
  * (maxRunDurationSeconds) fits after the phases before it, and the state machine's own timeout
- * (stateMachineTimeoutSeconds) is never what ends a run (DESIGN §6). Without `total`, the run gets
+ * (stateMachineTimeoutSeconds) is never what ends a run (architecture §6). Without `total`, the run gets
  * its phases together; with one, they must fit in it.
  */
 function timeoutsSchema(config: DeploymentConfig) {
@@ -266,16 +278,33 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       if (engine === Engine.gatling && s.inline !== undefined && s.filename === undefined) {
         add(`required for gatling: ${SCRIPT_FILE.gatling.rule}`, ['filename']);
       }
+      const problem = s.inline === undefined ? undefined : scriptTextProblem(s.inline, s.filename);
+      if (problem) add(problem, ['inline']);
     })
     .transform((s): { inline: string; filename?: string } | { configMap: { name: string; file: string } } =>
       s.configMap ? { configMap: s.configMap } : { inline: s.inline!, ...(s.filename ? { filename: s.filename } : {}) },
     );
 
-  const parallelism = z
-    .number()
-    .int()
-    .min(1, { error: 'must be at least 1' })
-    .max(config.maxParallelism, { error: `must be at most ${config.maxParallelism} (maxParallelism)` });
+  /** NUL bytes in any script; a k6 JavaScript script must parse as an ES module (k6 loads it as one). */
+  function scriptTextProblem(inline: string, filename: string | undefined): string | undefined {
+    const nul = inline.indexOf('\0');
+    if (nul !== -1) return `must not contain NUL bytes (at line ${lineOf(inline, nul)})`;
+    const name = filename ?? DEFAULT_K6_FILENAME;
+    if (engine !== Engine.k6 || !SCRIPT_FILE.k6.pattern.test(name)) return undefined;
+    const bytes = byteLength(inline);
+    if (bytes === 0 || bytes > config.maxScriptBytes) return undefined; // reported by the size check
+    const syntax = checkK6ScriptSyntax(inline, name);
+    return syntax.ok ? undefined : `syntax error at line ${syntax.line}, column ${syntax.column}: ${escapeText(syntax.message, 120)}`;
+  }
+
+  // One check, so a huge value (1e300) is one problem, not zod's safe-integer bound and then ours.
+  const parallelism = z.number().check((ctx) => {
+    const n = ctx.value;
+    const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: n });
+    if (!Number.isInteger(n)) add(`must be a whole number, got ${excerpt(n)}`);
+    else if (n < 1) add('must be at least 1');
+    else if (n > config.maxParallelism) add(`must be at most ${config.maxParallelism} (maxParallelism)`);
+  });
 
   const argument = z.string().check((ctx) => {
     if (ctx.value.includes('\0')) ctx.issues.push({ code: 'custom', message: 'must not contain NUL bytes', input: ctx.value });
@@ -296,15 +325,17 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   });
 
   const envName = checkedString((key) => {
-    if (!ENV_NAME.test(key)) return `name "${key}" must match [A-Za-z_][A-Za-z0-9_]*`;
-    if (key.startsWith(RESERVED_ENV_PREFIX)) return `name "${key}" is reserved (the ${RESERVED_ENV_PREFIX} prefix is loadplane's)`;
+    if (!ENV_NAME.test(key)) return `name ${excerpt(key)} must match [A-Za-z_][A-Za-z0-9_]*`;
+    if (key.startsWith(RESERVED_ENV_PREFIX)) return `name ${excerpt(key)} is reserved (the ${RESERVED_ENV_PREFIX} prefix is loadplane's)`;
     return undefined;
   });
 
   const image = checkedString((value) => {
-    if (!IMAGE_REFERENCE.test(value)) return `must be an image reference like grafana/k6:1.4.2, got ${JSON.stringify(value)}`;
+    if (!IMAGE_REFERENCE.test(value)) {
+      return `must be an image reference like ${config.defaultImages[engine ?? Engine.k6]}, got ${excerpt(value)}`;
+    }
     if (!config.allowedImagePrefixes.some((prefix) => value.startsWith(prefix))) {
-      return `image ${JSON.stringify(value)} is not on the allow-list (allowed prefixes: ${config.allowedImagePrefixes.join(', ')})`;
+      return `image ${excerpt(value)} is not on the allow-list (allowed prefixes: ${config.allowedImagePrefixes.join(', ')})`;
     }
     return undefined;
   });
@@ -337,11 +368,11 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       const add = (path: string, message: string) => ctx.issues.push({ code: 'custom', message, input: ctx.value, path: [path] });
       if (!allowed) {
         const names = config.allowedClusters.map((c) => c.name).join(', ');
-        add('name', `cluster ${JSON.stringify(clusterName)} is not on the allow-list (allowed clusters: ${names})`);
+        add('name', `cluster ${excerpt(clusterName)} is not on the allow-list (allowed clusters: ${names})`);
       } else if (!allowed.namespaces.includes(namespace)) {
         add(
           'namespace',
-          `namespace ${JSON.stringify(namespace)} is not allowed in cluster ${JSON.stringify(clusterName)} (allowed namespaces: ${allowed.namespaces.join(', ')})`,
+          `namespace ${excerpt(namespace)} is not allowed in cluster ${excerpt(clusterName)} (allowed namespaces: ${allowed.namespaces.join(', ')})`,
         );
       }
     })
@@ -358,7 +389,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         .array(channel)
         .check((ctx) => {
           const duplicate = ctx.value.find((c, i) => ctx.value.indexOf(c) !== i);
-          if (duplicate) ctx.issues.push({ code: 'custom', message: `lists ${JSON.stringify(duplicate)} twice`, input: ctx.value });
+          if (duplicate) ctx.issues.push({ code: 'custom', message: `lists ${excerpt(duplicate)} twice`, input: ctx.value });
         })
         .default([]),
       policy: z.enum(NotifyPolicy).default(NotifyPolicy.atMostOnce),
@@ -395,7 +426,7 @@ export type RunSpecInput = z.input<ReturnType<typeof runSpecSchema>>;
 export type RunSpec = z.output<ReturnType<typeof runSpecSchema>>;
 
 /**
- * A validated spec read without its inline script's text (DESIGN §4: the text lives in chunk items,
+ * A validated spec read without its inline script's text (architecture §4: the text lives in chunk items,
  * and only the stages that make the script ConfigMap read it): `script.inline` is absent, the file
  * name is kept. Not assignable to RunSpec, so nothing that needs the text can be given this one.
  */
@@ -407,10 +438,53 @@ export type SpecValidation = { ok: true; spec: RunSpec } | { ok: false; problems
 
 /** Checks a parsed spec (from YAML, JSON or a request body) against schema, limits and allow-lists. */
 export function validateSpec(input: unknown, config: DeploymentConfig): SpecValidation {
-  const named = (input as { engine?: unknown } | null)?.engine;
+  const tooDeep = nestingProblem(input);
+  if (tooDeep) return { ok: false, problems: [tooDeep] };
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, problems: [{ path: '(root)', message: `a run spec is a mapping (object) of fields, got ${describeKind(input)}` }] };
+  }
+  const named = (input as { engine?: unknown }).engine;
   const engine = Object.values(Engine).find((e) => e === named);
-  const parsed = runSpecSchema(config, engine).safeParse(input, { error: friendlyMessage });
-  return parsed.success ? { ok: true, spec: parsed.data } : { ok: false, problems: toProblems(parsed.error.issues) };
+  const schema = runSpecSchema(config, engine);
+  const fields = Object.keys(input);
+  const known = allowedKeys(schema.in);
+  if (fields.length > 0 && !fields.some((field) => known.includes(field))) {
+    // Some other file (a config, /etc/passwd): its keys are not listed back, they are its content.
+    const message = `not a run spec: none of its ${fields.length} top-level fields is a spec field (${known.join(', ')})`;
+    return { ok: false, problems: [{ path: '(root)', message }] };
+  }
+  const parsed = schema.safeParse(input, { error: friendlyMessage });
+  return parsed.success ? { ok: true, spec: parsed.data } : { ok: false, problems: capProblems(toProblems(parsed.error.issues)) };
+}
+
+/** Values visited at most by nestingProblem (a 1 MiB spec has far fewer; shared YAML aliases could have more). */
+const MAX_VISITED_VALUES = 1_000_000;
+
+/**
+ * The first place where `input` is nested deeper than MAX_SPEC_DEPTH, checked iteratively before the
+ * schema (or anything recursive) walks it. A recursive YAML alias (`&a [*a]`) is infinitely deep.
+ */
+function nestingProblem(input: unknown): Problem | undefined {
+  const stack: Array<{ value: unknown; path: string[] }> = [{ value: input, path: [] }];
+  let visited = 0;
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (path.length >= MAX_SPEC_DEPTH) {
+      return { path: formatPath(path.slice(0, 3)), message: `nested deeper than ${MAX_SPEC_DEPTH} levels` };
+    }
+    if (++visited > MAX_VISITED_VALUES) return { path: '(root)', message: `has more than ${MAX_VISITED_VALUES} values` };
+    for (const [key, child] of Object.entries(value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
+
+function lineOf(text: string, index: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) line++;
+  return line;
 }
 
 /** validateSpec for callers that stop on the first invalid spec: throws SpecInvalid with every problem. */
@@ -427,13 +501,19 @@ const friendlyMessage: z.core.$ZodErrorMap = (issue) => {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'required';
-      if (issue.expected === 'int') return `must be a whole number, got ${JSON.stringify(issue.input)}`;
+      if (issue.expected === 'int') return `must be a whole number, got ${excerpt(issue.input)}`;
+      if (issue.expected === 'number' && typeof issue.input === 'number') return `must be a finite number, got ${issue.input}`;
       if (issue.expected === 'string' && (typeof issue.input === 'number' || typeof issue.input === 'boolean')) {
         return `expected a string, got ${typeof issue.input} ${String(issue.input)} (quote it in YAML)`;
       }
       return `expected ${describeExpected(issue.expected)}, got ${describeValue(issue.input)}`;
     case 'invalid_value':
-      return `must be one of ${issue.values.map(String).join(', ')}; got ${JSON.stringify(issue.input)}`;
+      if (issue.input === undefined) return `required: one of ${issue.values.map(String).join(', ')}`;
+      return `must be one of ${issue.values.map(String).join(', ')}; got ${excerpt(issue.input)}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}`;
+    case 'too_small':
+      return `must be at least ${String(issue.minimum)}`;
     case 'unrecognized_keys':
       return `unknown field (allowed: ${allowedKeys(issue.inst).join(', ')})`;
     default:
@@ -448,20 +528,12 @@ function describeExpected(expected: string): string {
   return `a ${expected}`;
 }
 
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
-  return `${typeof value} ${String(value)}`;
-}
-
 function allowedKeys(schema: unknown): string[] {
   return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? '(root)' : path.map(String).join('.');
+  return path.length === 0 ? '(root)' : path.map((segment) => escapeText(String(segment))).join('.');
 }
 
 /** One Problem per offending field: unknown keys are split per key, record-key issues keep their own message. */
@@ -475,28 +547,4 @@ function toProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
     }
     return [{ path: formatPath(issue.path), message: issue.message }];
   });
-}
-
-// ---- text ----
-
-/**
- * Parses spec text: YAML, or JSON (YAML is a superset). A syntax error becomes SpecInvalid with
- * Problems at path `(file)` naming the source and line, so the CLI and the API report it like any other problem.
- */
-export function parseSpecText(text: string, sourceName: string): unknown {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    throw new SpecInvalid(
-      doc.errors.map((err) => {
-        const { line, col } = lineCounter.linePos(err.pos[0]);
-        return { path: '(file)', message: `${sourceName}: line ${line}, column ${col}: ${err.message}` };
-      }),
-    );
-  }
-  try {
-    return doc.toJS();
-  } catch (err) {
-    throw new SpecInvalid([{ path: '(file)', message: `${sourceName}: ${(err as Error).message}` }]);
-  }
 }

@@ -343,7 +343,8 @@ const invalid: InvalidCase[] = [
   {
     title: 'label key name part over 63 characters',
     change: (s) => (s.labels = { [`example.com/${'a'.repeat(64)}`]: 'x' }),
-    path: `labels.example.com/${'a'.repeat(64)}`,
+    // Path segments are user input: cut at 40 characters.
+    path: `labels.example.com/${'a'.repeat(28)}…`,
     message: 'name part must be at most 63 characters, got 64',
   },
   {
@@ -438,11 +439,13 @@ describe('validateSpec: one problem per invalid field, naming the rule or limit'
   });
 
   it.each([
-    [null, 'expected a mapping (object), got null'],
-    [[], 'expected a mapping (object), got a list'],
-    ['name: x', 'expected a mapping (object), got a string ("name: x")'],
-  ])('rejects a non-object spec %j at (root)', (input, message) => {
-    expect(problemsOf(input)).toEqual([{ path: '(root)', message }]);
+    [null, 'nothing (null)'],
+    [[], 'a list'],
+    ['name: x', 'a string'],
+    [42, 'a number'],
+    [true, 'true/false'],
+  ])('rejects a non-object spec %j at (root), without repeating it', (input, kind) => {
+    expect(problemsOf(input)).toEqual([{ path: '(root)', message: `a run spec is a mapping (object) of fields, got ${kind}` }]);
   });
 });
 
@@ -487,5 +490,102 @@ describe('parseSpecText', () => {
     expect(problems.length).toBeGreaterThan(0);
     expect(problems.every((p) => p.path === '(file)')).toBe(true);
     expect(problems[0]!.message).toContain(message);
+  });
+});
+
+describe('validateSpec: a missing required field says "required", never "got undefined"', () => {
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['name', { engine: 'k6', script: { inline: SCRIPT }, parallelism: 1 }, 'name'],
+    ['engine', { name: 'x', script: { inline: SCRIPT }, parallelism: 1 }, 'engine'],
+    ['script', { name: 'x', engine: 'k6', parallelism: 1 }, 'script'],
+    ['parallelism', { name: 'x', engine: 'k6', script: { inline: SCRIPT } }, 'parallelism'],
+    ['script.configMap.name', { ...minimal(), script: { configMap: { file: 'a.js' } } }, 'script.configMap.name'],
+    ['script.configMap.file', { ...minimal(), script: { configMap: { name: 'a' } } }, 'script.configMap.file'],
+    ['cluster.name', { ...minimal(), cluster: { namespace: 'loadplane' } }, 'cluster.name'],
+    ['cluster.namespace', { ...minimal(), cluster: { name: 'kube-sim' } }, 'cluster.namespace'],
+  ];
+  it.each(cases)('%s', (_field, input, path) => {
+    const problems = problemsOf(input);
+    expect(problems.find((p) => p.path === path)?.message).toMatch(/^required/);
+    for (const p of problems) expect(p.message).not.toMatch(/undefined/);
+  });
+
+  it('engine missing names the engines', () => {
+    expect(problemsOf({ name: 'x', script: { inline: SCRIPT }, parallelism: 1 })).toEqual([{ path: 'engine', message: 'required: one of k6, gatling' }]);
+  });
+});
+
+describe('validateSpec: input is quoted short and escaped', () => {
+  it('a malformed image reference is answered with the deployment\'s own default image as the example', () => {
+    const [problem] = problemsOf({ ...minimal(), runner: { image: 'not an image' } });
+    expect(problem!.message).toBe('must be an image reference like loadplane/k6-runner:1.4.2, got "not an image"');
+    const [gatling] = problemsOf({ name: 'g', engine: 'gatling', parallelism: 1, script: { configMap: { name: 'sims', file: 'A.java' } }, runner: { image: 'bad image' } });
+    expect(gatling!.message).toContain('like loadplane/gatling-runner:3.14.3,');
+  });
+
+  it('escapes control characters and cuts long values in messages and paths', () => {
+    const problems = problemsOf({ ...minimal(), engine: `k6\u001b[31m${'x'.repeat(100)}`, env: { 'A\u0000\nB': 'x' }, ['\u001b]0;pwned\u0007' + 'k'.repeat(80)]: 1 });
+    const text = problems.map((p) => `${p.path}: ${p.message}`).join('\n');
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(problems.find((p) => p.path === 'engine')!.message).toBe(`must be one of k6, gatling; got "k6\\u001b[31m${'x'.repeat(33)}…"`);
+    expect(problems.map((p) => p.path)).toContain('env.A\\u0000\\nB');
+    expect(problems.map((p) => p.path)).toContain(`\\u001b]0;pwned\\u0007${'k'.repeat(30)}…`);
+  });
+
+  it('lists at most 20 problems, then how many more', () => {
+    const extra = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`extra${i}`, i]));
+    const problems = problemsOf({ ...minimal(), ...extra });
+    expect(problems).toHaveLength(21);
+    expect(problems[20]).toEqual({ path: '(spec)', message: '… and 10 more problems' });
+  });
+
+  it('another file entirely (no spec field at all) is one problem, its keys not listed back', () => {
+    const problems = problemsOf({ 'root:$6$salt$hash:19000:0:99999:7': null, 'daemon:*:19000:0:99999:7': null });
+    expect(problems).toEqual([{ path: '(root)', message: expect.stringMatching(/^not a run spec: none of its 2 top-level fields is a spec field \(name, engine/) }]);
+  });
+
+  it('values nested deeper than 32 levels are refused before the schema walks them, even a recursive alias', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(problemsOf({ ...minimal(), env: { A: deep } })).toEqual([{ path: 'env.A.0', message: 'nested deeper than 32 levels' }]);
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(problemsOf({ ...minimal(), runner: cycle })[0]!.message).toBe('nested deeper than 32 levels');
+  });
+});
+
+describe('validateSpec: inline scripts', () => {
+  const withScript = (inline: string, extra: Record<string, unknown> = {}) => ({ ...minimal(), script: { inline, ...extra } });
+
+  it('a k6 script that does not parse as an ES module names the line and column', () => {
+    expect(problemsOf(withScript('import http from "k6/http";\nexport default function () {\n  http.get(;\n}\n'))).toEqual([
+      { path: 'script.inline', message: 'syntax error at line 3, column 12: Unexpected token' },
+    ]);
+  });
+
+  it('.mjs is parsed too; .ts is not (k6 strips the types; the initializer reports its errors)', () => {
+    expect(problemsOf(withScript('export default function ( {}', { filename: 'a.mjs' }))[0]!.message).toMatch(/^syntax error at line 1/);
+    expect(specOf(withScript('export default function (x: number) {}', { filename: 'a.ts' })).script).toMatchObject({ filename: 'a.ts' });
+  });
+
+  it('a script whose nesting exceeds the parser\'s stack is a syntax error, not a crash', () => {
+    expect(problemsOf(withScript(`export default function () { return ${'('.repeat(50_000)}1${')'.repeat(50_000)}; }`))[0]!.message).toMatch(
+      /^syntax error at line 1, column \d+: Not enough stack space/,
+    );
+  });
+
+  it('refuses NUL bytes in any script, naming the line', () => {
+    expect(problemsOf(withScript('export default function () {}\n// a\u0000b\n'))).toEqual([
+      { path: 'script.inline', message: 'must not contain NUL bytes (at line 2)' },
+    ]);
+    const gatling = { name: 'g', engine: 'gatling', parallelism: 1, script: { inline: 'class A {}\u0000', filename: 'A.java' } };
+    expect(problemsOf(gatling)).toEqual([{ path: 'script.inline', message: 'must not contain NUL bytes (at line 1)' }]);
+  });
+
+  it('a syntax error message quoting the script is escaped', () => {
+    const [problem] = problemsOf(withScript('let \u202e = 1;\nexport default function () {}'));
+    expect(problem!.path).toBe('script.inline');
+    expect(problem!.message).not.toMatch(/\u202e/);
   });
 });
