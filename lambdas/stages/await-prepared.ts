@@ -1,7 +1,8 @@
 /**
- * AwaitPrepared (DESIGN §3.2): polls the k6 initializer. Done when it printed the execution
- * requirements (recorded, so every later poll returns the same answer); a bad script ends the run
- * FAILED with k6's own message; no answer by the prepare deadline ends it TIMED_OUT.
+ * AwaitPrepared (architecture §3.2): polls the k6 initializer. Done when it printed the execution
+ * requirements (recorded, so every later poll returns the same answer); a bad script, or one that
+ * runs longer than the run's timeouts allow, ends the run FAILED with k6's own message or both
+ * numbers; no answer by the prepare deadline ends it TIMED_OUT.
  */
 import { isStuck, type PodFacts } from '../cluster/observe';
 import { expectedDurationFromInspect } from '../core/deadlines';
@@ -49,6 +50,8 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
       );
     }
     const expectedDurationSeconds = expectedDurationFromInspect(requirements);
+    const tooLong = scriptTooLong(run, requirements?.totalDuration, expectedDurationSeconds, deadlines.totalBy, deps.now());
+    if (tooLong) return endsRun(StepPhase.failed, Outcome.FAILED, tooLong);
     const result: PreparedResult = {
       ...done(),
       requirements: {
@@ -72,6 +75,33 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
     );
   }
   return waiting(nextPollSeconds({ phase: 'prepare', now, phaseStartedAt: admittedAt, deadline: deadlines.prepareBy }));
+}
+
+/**
+ * A script that runs longer than the run can give it is refused now, not run into its deadline: the
+ * test cannot end before the run phase's `timeouts.run` (when the spec sets one) nor after what is
+ * left of `timeouts.total` (runDeadline caps the run phase by it). Both bounds are named, so the
+ * message says which one to raise. The grace runDeadline adds is for setup()/teardown(), not counted.
+ */
+function scriptTooLong(
+  run: RunContext,
+  totalDuration: string | undefined,
+  expectedSeconds: number | undefined,
+  totalBy: number,
+  now: number,
+): string | undefined {
+  if (expectedSeconds === undefined) return undefined;
+  const runSeconds = run.spec.timeouts.run;
+  const leftSeconds = Math.max(0, Math.floor((totalBy - now) / 1000));
+  if (expectedSeconds <= leftSeconds && (runSeconds === undefined || expectedSeconds <= runSeconds)) return undefined;
+  const bounds = [
+    ...(runSeconds === undefined ? [] : [`timeouts.run ${formatDuration(runSeconds)}`]),
+    `what is left of timeouts.total ${formatDuration(leftSeconds)}`,
+  ];
+  return (
+    `prepare: the script runs for ${totalDuration ?? formatDuration(expectedSeconds)}, longer than the run phase allows ` +
+    `(${bounds.join(' / ')}): shorten the script or raise the timeout`
+  );
 }
 
 async function initializerFailure(run: RunContext, jobReason: string | undefined, pod: PodFacts | undefined): Promise<string> {

@@ -10,12 +10,23 @@ export interface ApiRequest {
   body: string;
 }
 
+/** Where a streaming response (a watch, a followed log) writes, chunk by chunk. */
+export interface StreamSink {
+  write(text: string): void;
+  /** Ends the response; later writes are ignored. */
+  end(): void;
+  /** Called once when the response ends, by end() or because the client went away. */
+  onClose(cleanup: () => void): void;
+}
+
 export interface ApiResponse {
   status: number;
-  /** Serialized as JSON unless it is a string. */
+  /** Serialized as JSON unless it is a string; for a stream, the first chunk ('' for none). */
   body: unknown;
   contentType?: string;
   headers?: Record<string, string>;
+  /** A streaming response: the body is sent chunked, then `stream` writes until it ends it. */
+  stream?: (sink: StreamSink) => void;
 }
 
 export function json(body: unknown, status = 200): ApiResponse {

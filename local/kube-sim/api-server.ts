@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ApiRequest, ApiResponse } from './api-request';
+import type { ApiRequest, ApiResponse, StreamSink } from './api-request';
 import { ApiStatusError, failureStatus, injectedFailure } from './api-status';
 import type { FaultSettings } from './faults';
 import type { Router } from './router';
@@ -70,7 +70,9 @@ export class ApiServer {
     const method = req.method ?? 'GET';
     const request: ApiRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body: body ?? '' };
     const response = body === undefined ? tooLarge() : this.respond(request);
-    if (!res.destroyed) write(res, response);
+    if (response.stream) writeStream(res, response, response.stream);
+    else if (!res.destroyed) write(res, response);
+    // A stream is logged when it starts (its status is sent then).
     this.requestLog.push({
       method,
       path: url.pathname,
@@ -110,6 +112,45 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
 
 function tooLarge(): ApiResponse {
   return { status: 413, body: failureStatus(413, 'RequestEntityTooLarge', 'the request body is too large') };
+}
+
+/** Sends the head and the first chunk, then lets `stream` write until it (or the client) ends it. */
+function writeStream(res: ServerResponse, response: ApiResponse, stream: (sink: StreamSink) => void): void {
+  const cleanups: (() => void)[] = [];
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  };
+  const sink: StreamSink = {
+    write: (text) => {
+      if (!closed && !res.destroyed && text !== '') res.write(text);
+    },
+    end: () => {
+      if (!closed && !res.destroyed) res.end();
+      close();
+    },
+    onClose: (cleanup) => {
+      if (closed) cleanup();
+      else cleanups.push(cleanup);
+    },
+  };
+  res.on('close', close);
+  if (res.destroyed) {
+    close();
+  } else {
+    res.writeHead(response.status, {
+      'Content-Type': response.contentType ?? 'application/json',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache, private',
+      ...response.headers,
+    });
+    res.flushHeaders();
+    const first = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+    if (first !== '') res.write(first);
+  }
+  stream(sink);
 }
 
 function write(res: ServerResponse, response: ApiResponse): void {

@@ -33,6 +33,7 @@ export function applyDefaults(kind: KindName, obj: KubeObject): void {
       defaultJob(obj as Job);
       return;
     case 'ConfigMap':
+    case 'Event':
       return;
   }
 }

@@ -4,9 +4,9 @@
  */
 import { apiVersionOf, KINDS, type KindInfo } from './kinds';
 
-const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update'];
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-const KUBERNETES_VERSION = { major: '1', minor: '31', gitVersion: 'v1.31.0-kube-sim' };
+export const KUBERNETES_VERSION = { major: '1', minor: '31', gitVersion: 'v1.31.0-kube-sim' };
 
 export function versionInfo(): unknown {
   return {
@@ -62,7 +62,7 @@ export function coreResourceList(): unknown {
     resources: [
       resource(KINDS.Namespace),
       resource(KINDS.ConfigMap),
-      { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list'], shortNames: ['ev'] },
+      resource(KINDS.Event),
       resource(KINDS.Pod),
       { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
       { name: 'pods/proxy', singularName: '', namespaced: true, kind: 'PodProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] },

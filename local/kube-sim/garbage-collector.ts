@@ -33,7 +33,8 @@ function collectDependents(store: ObjectStore, event: Extract<StoreEvent, { type
   const ownerUid = event.object.metadata.uid;
   const namespace = event.object.metadata.namespace;
   for (const kind of KIND_NAMES) {
-    if (kind === 'Namespace') continue;
+    // Events name what they are about in involvedObject, not in ownerReferences: they expire instead.
+    if (kind === 'Namespace' || kind === 'Event') continue;
     for (const listed of store.list(kind, namespace)) {
       const name = listed.metadata.name!;
       // Store events are synchronous: an earlier deletion in this pass may have changed or taken it.

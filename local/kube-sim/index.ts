@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { ApiServer, type RequestLogEntry } from './api-server';
 import { FaultSettings, type Faults } from './faults';
+import { EventRecorder } from './event-recorder';
 import { startGarbageCollector } from './garbage-collector';
 import { JobController } from './job-controller';
 import { KINDS, type KindName } from './kinds';
@@ -78,12 +79,13 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
       store.delete(kind, ns, name, 'Background');
     },
   });
-  const kubelet = new Kubelet(store, scheduler, faults);
-  new JobController(store, scheduler);
+  const events = new EventRecorder(store, scheduler);
+  const kubelet = new Kubelet(store, scheduler, faults, events);
+  new JobController(store, scheduler, events);
   for (const name of initialNamespaces()) store.create('Namespace', undefined, { metadata: { name } });
 
   let address = '';
-  const router = new Router(new ResourceHandlers(store, () => clock.now()), kubelet, () => address);
+  const router = new Router(new ResourceHandlers(store, scheduler), kubelet, () => address);
   const server = new ApiServer(router, faults, clock, reportError);
   const bound = await server.listen(host, opts.port ?? 0);
   address = `${host}:${bound.port}`;

@@ -6,6 +6,7 @@
  * ttlSecondsAfterFinished. All times are sim time.
  */
 import { jobPodLabels } from './defaults';
+import { SOURCES, type EventRecorder } from './event-recorder';
 import { k8sTime } from './k8s-time';
 import type { ObjectStore, StoreEvent } from './object-store';
 import { isTerminal } from './pod-status';
@@ -33,8 +34,13 @@ export class JobController {
   constructor(
     private readonly store: ObjectStore,
     private readonly scheduler: Scheduler,
+    private readonly events: EventRecorder,
   ) {
     store.onChange((event) => this.observe(event));
+  }
+
+  private event(job: Job, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.events.record({ involved: job, type, reason, message, source: SOURCES.jobController });
   }
 
   private observe(event: StoreEvent): void {
@@ -121,6 +127,7 @@ export class JobController {
       for (const pod of active) {
         memory.counted.add(pod.metadata.uid!);
         this.store.delete('Pod', namespace, pod.metadata.name!, 'Background');
+        this.event(job, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata.name}`);
       }
       if (active.length > 0) status.failed = (status.failed ?? 0) + active.length;
       this.finish(job, status, { type: 'Failed', reason: failure.reason, message: failure.message }, now);
@@ -165,7 +172,7 @@ export class JobController {
   private createPod(job: Job): void {
     const { name, namespace, uid } = job.metadata;
     const template = job.spec.template;
-    this.store.create('Pod', namespace, {
+    const pod = this.store.create('Pod', namespace, {
       metadata: {
         generateName: `${name}-`,
         labels: { ...template.metadata?.labels, ...jobPodLabels(name!, uid!) },
@@ -174,6 +181,7 @@ export class JobController {
       },
       spec: structuredClone(template.spec),
     });
+    this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
   }
 
   private writeStatus(job: Job, status: NonNullable<Job['status']>, active: Pod[]): void {
@@ -191,6 +199,8 @@ export class JobController {
       j.status = { ...status, ready: 0, conditions: [...(status.conditions ?? []), condition] };
       delete j.status.active;
     });
+    if (outcome.type === 'Complete') this.event(job, 'Normal', 'Completed', 'Job completed');
+    else this.event(job, 'Warning', outcome.reason ?? 'Failed', outcome.message ?? 'Job failed');
     const ttl = job.spec.ttlSecondsAfterFinished;
     if (ttl === undefined) return;
     const { namespace, name, uid } = job.metadata;

@@ -1,6 +1,6 @@
-/** The resource kinds kube-sim serves, with the names the REST paths and discovery use. */
+/** The resource kinds kube-sim serves (core/v1 Events included), with the names the REST paths and discovery use. */
 
-export type KindName = 'Namespace' | 'ConfigMap' | 'Service' | 'Pod' | 'Job';
+export type KindName = 'Namespace' | 'ConfigMap' | 'Service' | 'Pod' | 'Job' | 'Event';
 
 export interface KindInfo {
   kind: KindName;
@@ -68,6 +68,16 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     namespaced: true,
     shortNames: [],
     nameRule: 'label',
+  },
+  Event: {
+    kind: 'Event',
+    group: '',
+    version: 'v1',
+    plural: 'events',
+    singular: 'event',
+    namespaced: true,
+    shortNames: ['ev'],
+    nameRule: 'subdomain',
   },
 };
 

@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { badRequest, notFound, serviceUnavailable } from './api-status';
 import { mountConfigMaps } from './config-map-volumes';
+import { SOURCES, type EventRecorder } from './event-recorder';
 import type { FaultSettings } from './faults';
 import { k8sTime } from './k8s-time';
 import { KINDS } from './kinds';
@@ -30,9 +31,22 @@ const NODE_NAME = 'kube-sim-node';
 const HOST_IP = '172.18.0.2';
 const DISRUPTED_EXIT_CODE = 137;
 
+/** One line of a container's log, with the sim instant it was written. */
+export interface LogLine {
+  at: number;
+  text: string;
+}
+
+/** Who follows a container's log (`follow=true`): new lines, then the end. */
+interface LogFollower {
+  line(line: LogLine): void;
+  end(): void;
+}
+
 interface ContainerRuntime {
   name: string;
-  log: string;
+  lines: LogLine[];
+  followers: Set<LogFollower>;
   timers: Scheduled[];
   program?: ContainerProgram;
   startedAt?: string;
@@ -46,6 +60,18 @@ interface PodRuntime {
   containers: Map<string, ContainerRuntime>;
 }
 
+export interface LogOptions {
+  tailLines?: number;
+  /** Only lines written at or after this sim instant (sinceSeconds / sinceTime). */
+  sinceMs?: number;
+}
+
+export interface LogRead {
+  lines: LogLine[];
+  /** Present while the container runs: subscribes to its later lines and its end; returns the unsubscribe. */
+  follow?: (follower: LogFollower) => () => void;
+}
+
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
   private nextIp = 2;
@@ -54,16 +80,28 @@ export class Kubelet {
     private readonly store: ObjectStore,
     private readonly scheduler: Scheduler,
     private readonly faults: FaultSettings,
+    private readonly events: EventRecorder,
   ) {
     store.onChange((event) => {
       if (event.kind !== 'Pod') return;
       if (event.type === 'ADDED') this.admit(event.object as Pod);
-      if (event.type === 'DELETED') this.forget(event.object.metadata.uid!);
+      if (event.type === 'DELETED') this.forget(event.object as Pod);
     });
   }
 
-  private now(): string {
+  private event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string, container?: string): void {
+    const fieldPath = container === undefined ? undefined : `spec.containers{${container}}`;
+    const source = reason === 'Scheduled' || reason === 'FailedScheduling' ? SOURCES.scheduler : SOURCES.kubelet(NODE_NAME);
+    this.events.record({ involved: pod, type, reason, message, source, fieldPath });
+  }
+
+  private nowIso(): string {
     return k8sTime(this.scheduler.clock.now());
+  }
+
+  /** Sim epoch ms. */
+  now(): number {
+    return this.scheduler.clock.now();
   }
 
   private update(rt: PodRuntime, mutate: (pod: Pod) => void): Pod | undefined {
@@ -79,14 +117,16 @@ export class Kubelet {
       namespace: pod.metadata.namespace!,
       name: pod.metadata.name!,
       timers: [],
-      containers: new Map(pod.spec.containers.map((c) => [c.name, { name: c.name, log: '', timers: [], exited: false }])),
+      containers: new Map(
+        pod.spec.containers.map((c) => [c.name, { name: c.name, lines: [], followers: new Set(), timers: [], exited: false }]),
+      ),
     };
     this.pods.set(pod.metadata.uid!, rt);
     const delay = this.faults.scheduleDelayFor(pod) ?? DEFAULT_SCHEDULE_MS;
     if (delay === 'never') {
-      this.update(rt, (p) =>
-        setCondition(p.status!, this.now(), 'PodScheduled', 'False', 'Unschedulable', '0/1 nodes are available: 1 Insufficient cpu.'),
-      );
+      const message = '0/1 nodes are available: 1 Insufficient cpu.';
+      const updated = this.update(rt, (p) => setCondition(p.status!, this.nowIso(), 'PodScheduled', 'False', 'Unschedulable', message));
+      this.event(updated ?? pod, 'Warning', 'FailedScheduling', message);
       return;
     }
     this.podTimer(rt, delay, () => this.bind(rt));
@@ -96,13 +136,15 @@ export class Kubelet {
     const pod = this.update(rt, (p) => {
       p.spec.nodeName = NODE_NAME;
       p.status!.hostIP = HOST_IP;
-      p.status!.startTime = this.now();
-      setCondition(p.status!, this.now(), 'PodScheduled', 'True');
-      setCondition(p.status!, this.now(), 'Initialized', 'True');
-      setCondition(p.status!, this.now(), 'Ready', 'False', 'ContainersNotReady');
+      p.status!.startTime = this.nowIso();
+      setCondition(p.status!, this.nowIso(), 'PodScheduled', 'True');
+      setCondition(p.status!, this.nowIso(), 'Initialized', 'True');
+      setCondition(p.status!, this.nowIso(), 'Ready', 'False', 'ContainersNotReady');
       setAllContainers(p, { waiting: { reason: 'ContainerCreating' } });
     });
     if (!pod) return;
+    this.event(pod, 'Normal', 'Scheduled', `Successfully assigned ${rt.namespace}/${rt.name} to ${NODE_NAME}`);
+    for (const c of pod.spec.containers) this.event(pod, 'Normal', 'Pulling', `Pulling image "${c.image}"`, c.name);
     if (this.faults.imagePullFailureFor(pod)) {
       this.podTimer(rt, CONTAINER_START_MS, () => this.failPull(rt, pod, 'ErrImagePull'));
       this.podTimer(rt, CONTAINER_START_MS + IMAGE_PULL_BACKOFF_MS, () => this.failPull(rt, pod, 'ImagePullBackOff'));
@@ -112,6 +154,14 @@ export class Kubelet {
   }
 
   private failPull(rt: PodRuntime, pod: Pod, reason: 'ErrImagePull' | 'ImagePullBackOff'): void {
+    for (const c of pod.spec.containers) {
+      if (reason === 'ErrImagePull') {
+        this.event(pod, 'Warning', 'Failed', `Failed to pull image "${c.image}": not found (simulated by kube-sim)`, c.name);
+      } else {
+        this.event(pod, 'Normal', 'BackOff', `Back-off pulling image "${c.image}"`, c.name);
+      }
+      this.event(pod, 'Warning', 'Failed', `Error: ${reason}`, c.name);
+    }
     this.update(rt, (p) => {
       for (const c of pod.spec.containers) {
         const message =
@@ -132,12 +182,13 @@ export class Kubelet {
     if (failed && !failed.mount.ok) {
       const message = failed.mount.message;
       this.update(rt, (p) => setAllContainers(p, { waiting: { reason: 'ContainerCreating', message } }));
+      this.event(pod, 'Warning', 'FailedMount', message);
       this.podTimer(rt, MOUNT_RETRY_MS, () => this.run(rt));
       return;
     }
     const ip = this.nextIp++;
     const podIP = `10.244.${(ip >> 8) & 255}.${ip & 255}`;
-    const startedAt = this.now();
+    const startedAt = this.nowIso();
     const running = this.update(rt, (p) => {
       p.status!.phase = 'Running';
       p.status!.podIP = podIP;
@@ -154,6 +205,11 @@ export class Kubelet {
       setCondition(p.status!, startedAt, 'Ready', 'True');
     });
     if (!running) return;
+    for (const c of pod.spec.containers) {
+      this.event(running, 'Normal', 'Pulled', `Successfully pulled image "${c.image}" in 1s (1s including waiting)`, c.name);
+      this.event(running, 'Normal', 'Created', `Created container: ${c.name}`, c.name);
+      this.event(running, 'Normal', 'Started', `Started container ${c.name}`, c.name);
+    }
     for (const { container, mount } of mounts) {
       const cr = rt.containers.get(container.name)!;
       cr.startedAt = startedAt;
@@ -191,9 +247,7 @@ export class Kubelet {
         cr.timers.push(handle);
         return handle;
       },
-      log: (text) => {
-        cr.log += text.endsWith('\n') ? text : `${text}\n`;
-      },
+      log: (text) => this.append(cr, text),
       exit: (code, reason) => this.exited(rt, cr, code, reason),
       env: (name) => container.env?.find((e) => e.name === name)?.value,
       readFile: (path) => files.get(posix.normalize(path)),
@@ -204,11 +258,30 @@ export class Kubelet {
     };
   }
 
+  /** Appends text (one or more lines) to a container's log and hands the lines to its followers. */
+  private append(cr: ContainerRuntime, text: string): void {
+    const at = this.scheduler.clock.now();
+    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+    for (const line of body.split('\n')) {
+      const entry = { at, text: line };
+      cr.lines.push(entry);
+      for (const follower of cr.followers) follower.line(entry);
+    }
+  }
+
+  /** The container has ended: followers get the end of their stream. */
+  private endFollowers(cr: ContainerRuntime): void {
+    const followers = [...cr.followers];
+    cr.followers.clear();
+    for (const follower of followers) follower.end();
+  }
+
   private exited(rt: PodRuntime, cr: ContainerRuntime, exitCode: number, reason?: string): void {
     if (cr.exited) return;
     cr.exited = true;
     cr.timers.forEach((t) => t.cancel());
-    const finishedAt = this.now();
+    this.endFollowers(cr);
+    const finishedAt = this.nowIso();
     this.update(rt, (p) => {
       setContainer(
         p,
@@ -225,11 +298,14 @@ export class Kubelet {
     });
   }
 
-  private forget(uid: string): void {
-    const rt = this.pods.get(uid);
+  private forget(pod: Pod): void {
+    const rt = this.pods.get(pod.metadata.uid!);
     if (!rt) return;
+    for (const cr of rt.containers.values()) {
+      if (cr.startedAt !== undefined && !cr.exited) this.event(pod, 'Normal', 'Killing', `Stopping container ${cr.name}`, cr.name);
+    }
     this.stopAll(rt);
-    this.pods.delete(uid);
+    this.pods.delete(pod.metadata.uid!);
   }
 
   private stopAll(rt: PodRuntime): void {
@@ -237,6 +313,7 @@ export class Kubelet {
     for (const cr of rt.containers.values()) {
       cr.exited = true;
       cr.timers.forEach((t) => t.cancel());
+      this.endFollowers(cr);
     }
   }
 
@@ -255,9 +332,12 @@ export class Kubelet {
     if (!found) throw new ClusterNotFound(`pod ${namespace}/${name} not found`, 404);
     const { pod, rt } = found;
     if (isTerminal(pod)) return;
-    const at = this.now();
+    const at = this.nowIso();
+    this.event(pod, 'Warning', 'Evicted', 'The pod was evicted (eviction simulated by kube-sim)');
     for (const cr of rt.containers.values()) {
-      if (!cr.exited) cr.log += 'kube-sim: container killed: pod disrupted (eviction)\n';
+      if (cr.exited) continue;
+      this.append(cr, 'kube-sim: container killed: pod disrupted (eviction)');
+      if (cr.startedAt !== undefined) this.event(pod, 'Normal', 'Killing', `Stopping container ${cr.name}`, cr.name);
     }
     this.stopAll(rt);
     this.update(rt, (p) => {
@@ -277,8 +357,12 @@ export class Kubelet {
     });
   }
 
-  /** The container's log, as `GET pods/{name}/log` returns it. */
-  readLog(namespace: string, name: string, container: string | undefined, tailLines: number | undefined): string {
+  /**
+   * The container's log, as `GET pods/{name}/log` returns it: the lines so far (filtered by
+   * `sinceMs`, then the last `tailLines`), and, when the container is still running, a way to follow
+   * it (new lines as they are written, then the end when the container terminates).
+   */
+  readLog(namespace: string, name: string, container: string | undefined, options: LogOptions = {}): LogRead {
     const found = this.runtimeOf(namespace, name);
     if (!found) throw notFound(KINDS.Pod, name);
     const { pod, rt } = found;
@@ -293,11 +377,17 @@ export class Kubelet {
       const reason = state && 'waiting' in state ? state.waiting.reason : 'ContainerCreating';
       throw badRequest(`container "${cr.name}" in pod "${name}" is waiting to start: ${reason}`);
     }
-    if (tailLines === undefined) return cr.log;
-    const lines = cr.log.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    const tail = tailLines <= 0 ? [] : lines.slice(-tailLines);
-    return tail.length > 0 ? `${tail.join('\n')}\n` : '';
+    let lines = cr.lines;
+    if (options.sinceMs !== undefined) lines = lines.filter((l) => l.at >= options.sinceMs!);
+    if (options.tailLines !== undefined) lines = options.tailLines <= 0 ? [] : lines.slice(-options.tailLines);
+    const read: LogRead = { lines: [...lines] };
+    if (!cr.exited) {
+      read.follow = (follower) => {
+        cr.followers.add(follower);
+        return () => cr.followers.delete(follower);
+      };
+    }
+    return read;
   }
 
   /** The port a proxy request without one goes to: the first declared container port, else 80. */

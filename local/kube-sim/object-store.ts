@@ -19,6 +19,24 @@ export type StoreEvent =
   | { type: 'ADDED' | 'MODIFIED'; kind: KindName; object: KubeObject }
   | { type: 'DELETED'; kind: KindName; object: KubeObject; propagation: Propagation };
 
+/** A committed write, in resourceVersion order: what watches replay and stream. */
+export interface CommittedChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  kind: KindName;
+  /** The object's resourceVersion after the write, as a number. */
+  revision: number;
+  /** The object as stored by the write (never mutated afterwards; readers must not change it). */
+  object: KubeObject;
+}
+
+/** Options of a write: `dryRun` validates and answers what the write would give, changing nothing. */
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+
+/** Changes kept for watches that resume from a resourceVersion; older ones answer 410 Gone. */
+export const WATCH_HISTORY_LENGTH = 2000;
+
 /** Characters Kubernetes uses for generated name suffixes (no vowels, no look-alikes). */
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -36,6 +54,8 @@ export class ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
   private revision = 0;
   private readonly listeners: ((event: StoreEvent) => void)[] = [];
+  private readonly committers = new Set<(change: CommittedChange) => void>();
+  private readonly history: CommittedChange[] = [];
 
   constructor(private readonly clock: SimClock) {}
 
@@ -47,8 +67,33 @@ export class ObjectStore {
     this.listeners.push(listener);
   }
 
+  /**
+   * Called synchronously on every write, in resourceVersion order, before the controllers hear of it
+   * (they may write again from their listeners): the feed of watches. Returns the unsubscribe.
+   */
+  onCommit(listener: (change: CommittedChange) => void): () => void {
+    this.committers.add(listener);
+    return () => this.committers.delete(listener);
+  }
+
+  /**
+   * The changes after `revision` that are still kept, or undefined when some of them were dropped
+   * (the caller answers 410 Gone / Expired).
+   */
+  changesSince(revision: number): CommittedChange[] | undefined {
+    if (revision >= this.revision) return [];
+    const oldest = this.history[0]?.revision;
+    if (oldest === undefined || oldest > revision + 1) return undefined;
+    return this.history.filter((c) => c.revision > revision);
+  }
+
+  /** The oldest resourceVersion a watch may still resume from. */
+  get oldestResumable(): number {
+    return (this.history[0]?.revision ?? this.revision + 1) - 1;
+  }
+
   /** Validates, defaults and stores a new object; namespaced objects need an existing namespace. */
-  create(kind: KindName, namespace: string | undefined, body: KubeObject): KubeObject {
+  create(kind: KindName, namespace: string | undefined, body: KubeObject, opts: WriteOptions = {}): KubeObject {
     const info = KINDS[kind];
     const obj = structuredClone(body);
     obj.metadata ??= {};
@@ -66,13 +111,16 @@ export class ObjectStore {
     obj.metadata.name = name;
     obj.metadata.uid = randomUUID();
     obj.metadata.creationTimestamp = k8sTime(this.clock.now());
-    obj.metadata.resourceVersion = this.bump();
+    if (opts.dryRun) delete obj.metadata.resourceVersion;
+    else obj.metadata.resourceVersion = this.bump();
     delete obj.metadata.deletionTimestamp;
     applyDefaults(kind, obj);
     const stored: KubeObject = { apiVersion: apiVersionOf(info), kind, ...obj };
     stored.apiVersion = apiVersionOf(info);
     stored.kind = kind;
+    if (opts.dryRun) return stored;
     this.objects.set(key(kind, namespace, name), stored);
+    this.commit('ADDED', kind, stored);
     this.emit({ type: 'ADDED', kind, object: stored });
     return structuredClone(stored);
   }
@@ -119,7 +167,14 @@ export class ObjectStore {
    * Replaces an object's content, keeping its identity (uid, creation time). `expectedVersion`, when
    * given, must match the stored resourceVersion (409 Conflict otherwise).
    */
-  replace(kind: KindName, namespace: string | undefined, name: string, next: KubeObject, expectedVersion?: string): KubeObject {
+  replace(
+    kind: KindName,
+    namespace: string | undefined,
+    name: string,
+    next: KubeObject,
+    expectedVersion?: string,
+    opts: WriteOptions = {},
+  ): KubeObject {
     const info = KINDS[kind];
     const current = this.objects.get(key(kind, namespace, name));
     if (!current) throw notFound(info, name);
@@ -135,12 +190,14 @@ export class ObjectStore {
       namespace: current.metadata.namespace,
       uid: current.metadata.uid,
       creationTimestamp: current.metadata.creationTimestamp,
-      resourceVersion: this.bump(),
+      resourceVersion: opts.dryRun ? current.metadata.resourceVersion : this.bump(),
     };
     if (current.metadata.deletionTimestamp) obj.metadata.deletionTimestamp = current.metadata.deletionTimestamp;
     else delete obj.metadata.deletionTimestamp;
     if (!obj.metadata.namespace) delete obj.metadata.namespace;
+    if (opts.dryRun) return obj;
     this.objects.set(key(kind, namespace, name), obj);
+    this.commit('MODIFIED', kind, obj);
     this.emit({ type: 'MODIFIED', kind, object: obj });
     return structuredClone(obj);
   }
@@ -162,17 +219,25 @@ export class ObjectStore {
     if (JSON.stringify(next) === JSON.stringify(current)) return structuredClone(next);
     next.metadata.resourceVersion = this.bump();
     this.objects.set(key(kind, namespace, name), next);
+    this.commit('MODIFIED', kind, next);
     this.emit({ type: 'MODIFIED', kind, object: next });
     return structuredClone(next);
   }
 
-  delete(kind: KindName, namespace: string | undefined, name: string, propagation: Propagation): KubeObject {
+  delete(kind: KindName, namespace: string | undefined, name: string, propagation: Propagation, opts: WriteOptions = {}): KubeObject {
     const k = key(kind, namespace, name);
-    const obj = this.objects.get(k);
-    if (!obj) throw notFound(KINDS[kind], name);
+    const found = this.objects.get(k);
+    if (!found) throw notFound(KINDS[kind], name);
+    if (opts.dryRun) {
+      const copy = structuredClone(found);
+      copy.metadata.deletionTimestamp = k8sTime(this.clock.now());
+      return copy;
+    }
     this.objects.delete(k);
+    const obj = structuredClone(found);
     obj.metadata.deletionTimestamp = k8sTime(this.clock.now());
     obj.metadata.resourceVersion = this.bump();
+    this.commit('DELETED', kind, obj);
     this.emit({ type: 'DELETED', kind, object: obj, propagation });
     return structuredClone(obj);
   }
@@ -180,6 +245,13 @@ export class ObjectStore {
   private bump(): string {
     this.revision += 1;
     return String(this.revision);
+  }
+
+  private commit(type: CommittedChange['type'], kind: KindName, stored: KubeObject): void {
+    const change: CommittedChange = { type, kind, revision: Number(stored.metadata.resourceVersion), object: structuredClone(stored) };
+    this.history.push(change);
+    if (this.history.length > WATCH_HISTORY_LENGTH) this.history.splice(0, this.history.length - WATCH_HISTORY_LENGTH);
+    for (const listener of [...this.committers]) listener(change);
   }
 
   private emit(event: StoreEvent): void {

@@ -1,6 +1,6 @@
 /**
- * PATCH bodies: JSON merge patch (RFC 7386), which also stands in for strategic merge patch (lists are
- * replaced, not merged by key), and JSON patch (RFC 6902: add, remove, replace, test), which is what
+ * PATCH bodies: JSON merge patch (RFC 7386); strategic merge patch, approximated (see
+ * strategicMergePatch); and JSON patch (RFC 6902: add, remove, replace, test), which is what
  * @kubernetes/client-node sends by default.
  */
 import { ApiStatusError, failureStatus, unsupportedMediaType } from './api-status';
@@ -9,9 +9,8 @@ type Json = unknown;
 
 export function applyPatch(target: Json, patch: Json, contentType: string): Json {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
-    return mergePatch(target, patch);
-  }
+  if (type === 'application/merge-patch+json') return mergePatch(target, patch);
+  if (type === 'application/strategic-merge-patch+json') return strategicMergePatch(target, patch);
   if (type === 'application/json-patch+json') return jsonPatch(target, patch);
   throw unsupportedMediaType(contentType);
 }
@@ -28,6 +27,70 @@ export function mergePatch(target: Json, patch: Json): Json {
     else result[key] = mergePatch(result[key], value);
   }
   return result;
+}
+
+/**
+ * The merge keys of the lists kube-sim's kinds have (`x-kubernetes-patch-merge-key` in the real
+ * schemas): a list under one of these field names is merged element by element on that key. Other
+ * lists are replaced, as merge patch does.
+ */
+const MERGE_KEYS: Readonly<Record<string, string[]>> = {
+  containers: ['name'],
+  initContainers: ['name'],
+  ephemeralContainers: ['name'],
+  volumes: ['name'],
+  env: ['name'],
+  imagePullSecrets: ['name'],
+  volumeMounts: ['mountPath'],
+  ports: ['containerPort', 'port'],
+  ownerReferences: ['uid'],
+  conditions: ['type'],
+};
+
+/**
+ * Strategic merge patch, as far as kubectl's three-way patches for these kinds need it: maps merge like
+ * merge patch; lists named in MERGE_KEYS merge element by element (`$patch: delete` removes one);
+ * `$setElementOrder/…`, `$retainKeys` and `$deleteFromPrimitiveList/…` directives are dropped; other
+ * lists are replaced. Not the whole of it: no `$patch: replace` on maps, no retainKeys semantics.
+ */
+export function strategicMergePatch(target: Json, patch: Json, field = ''): Json {
+  if (Array.isArray(patch)) return mergeList(target, patch, field);
+  if (!isObject(patch)) return structuredClone(patch);
+  if (patch.$patch === 'replace') {
+    const { $patch: _, ...rest } = patch;
+    return stripDirectives(rest);
+  }
+  const result: Record<string, Json> = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (key.startsWith('$')) continue;
+    if (value === null) delete result[key];
+    else result[key] = strategicMergePatch(result[key], value, key);
+  }
+  return result;
+}
+
+function mergeList(target: Json, patch: Json[], field: string): Json {
+  const keys = MERGE_KEYS[field];
+  const key = keys && patch.every(isObject) && keys.find((k) => patch.every((p) => (p as Record<string, Json>)[k] !== undefined));
+  if (!key || !Array.isArray(target)) return patch.filter((p) => !(isObject(p) && p.$patch === 'delete')).map(stripDirectives);
+  const result = [...target];
+  for (const element of patch as Record<string, Json>[]) {
+    const index = result.findIndex((t) => isObject(t) && t[key] === element[key]);
+    if (element.$patch === 'delete') {
+      if (index >= 0) result.splice(index, 1);
+    } else if (index >= 0) {
+      result[index] = strategicMergePatch(result[index], element);
+    } else {
+      result.push(stripDirectives(element));
+    }
+  }
+  return result;
+}
+
+function stripDirectives(value: Json): Json {
+  if (Array.isArray(value)) return value.map(stripDirectives);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$')).map(([k, v]) => [k, stripDirectives(v)]));
 }
 
 interface Operation {

@@ -1,29 +1,42 @@
 /**
- * The verbs on stored kinds: create, get, list (label selectors), replace, patch, delete (with
- * propagation) and delete collection. Status is owned by the controllers: writes through the main
- * resource never change it, as with the real API server's status subresource.
+ * The verbs on stored kinds: create, get, list (label and field selectors), watch, replace, patch,
+ * delete (with propagation) and delete collection. Status is owned by the controllers: writes through
+ * the main resource never change it, as with the real API server's status subresource.
+ *
+ * Every write honours `dryRun=All` (query, or DeleteOptions' `dryRun: ["All"]`): it is validated and
+ * answered exactly as the real write would be, and nothing changes (no resourceVersion, no controller
+ * hears of it). Creates, replaces and patches honour `fieldValidation` (Strict: an unknown field is a
+ * 400; Warn, the default: a `Warning` header; Ignore).
  */
 import { header, json, jsonBody, type ApiRequest, type ApiResponse } from './api-request';
-import { badRequest, methodNotAllowed, successStatus } from './api-status';
+import { ApiStatusError, badRequest, failureStatus, successStatus } from './api-status';
+import { parseFieldSelector } from './field-selector';
+import { unknownFields } from './field-schema';
 import { apiVersionOf, type KindInfo } from './kinds';
 import { parseLabelSelector } from './label-selector';
 import type { ObjectStore, Propagation } from './object-store';
 import { applyPatch } from './patch';
+import type { Scheduler } from './sim-clock';
 import { asTable, wantsTable } from './table';
+import { isWatch, serveWatch } from './watch';
 import type { KubeObject } from './wire-types';
 
 export class ResourceHandlers {
   constructor(
     private readonly store: ObjectStore,
-    /** Sim epoch ms, for the ages in tables. */
-    private readonly now: () => number,
+    private readonly scheduler: Scheduler,
   ) {}
 
+  private now(): number {
+    return this.scheduler.clock.now();
+  }
+
   list(info: KindInfo, namespace: string | undefined, req: ApiRequest): ApiResponse {
-    if (req.query.get('watch') === 'true' || req.query.get('watch') === '1') {
-      throw methodNotAllowed('kube-sim does not serve watches: list and poll instead');
-    }
-    const items = this.store.list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined));
+    if (isWatch(req)) return serveWatch(this.store, this.scheduler, info, namespace, req);
+    const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
+    const items = this.store
+      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined))
+      .filter(fields);
     const metadata = { resourceVersion: this.store.resourceVersion };
     if (wantsTable(req)) return json(asTable(info, items, metadata, this.now()));
     return json({ kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata, items });
@@ -34,7 +47,9 @@ export class ResourceHandlers {
     if (info.namespaced && body.metadata.namespace && body.metadata.namespace !== namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    return json(this.store.create(info.kind, namespace, body), 201);
+    const headers = checkFields(info, body, req);
+    const created = this.store.create(info.kind, namespace, body, { dryRun: dryRunOf(req) });
+    return { ...json(created, 201), headers };
   }
 
   get(info: KindInfo, namespace: string | undefined, name: string, req: ApiRequest): ApiResponse {
@@ -48,17 +63,25 @@ export class ResourceHandlers {
     if (body.metadata.name && body.metadata.name !== name) {
       throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`);
     }
-    return json(this.write(info, namespace, name, body, body.metadata.resourceVersion));
+    const headers = checkFields(info, body, req);
+    return { ...json(this.write(info, namespace, name, body, body.metadata.resourceVersion, dryRunOf(req))), headers };
   }
 
   patch(info: KindInfo, namespace: string | undefined, name: string, req: ApiRequest): ApiResponse {
+    const contentType = header(req, 'content-type');
+    if (contentType.startsWith('application/apply-patch')) {
+      throw new ApiStatusError(
+        failureStatus(415, 'UnsupportedMediaType', 'server-side apply is not simulated by kube-sim: use client-side apply (kubectl apply without --server-side)'),
+      );
+    }
     const current = this.store.require(info.kind, namespace, name);
-    const patched = applyPatch(current, jsonBody(req), header(req, 'content-type')) as KubeObject;
+    const patched = applyPatch(current, jsonBody(req), contentType) as KubeObject;
     if (typeof patched !== 'object' || patched === null) throw badRequest('the patch did not produce an object');
     patched.metadata ??= {};
+    const headers = checkFields(info, patched, req);
     const requested = patched.metadata.resourceVersion;
     const expected = requested !== current.metadata.resourceVersion ? requested : undefined;
-    return json(this.write(info, namespace, name, patched, expected));
+    return { ...json(this.write(info, namespace, name, patched, expected, dryRunOf(req))), headers };
   }
 
   /** Stores `next` in place of the object, keeping the controller-owned status. */
@@ -68,15 +91,16 @@ export class ResourceHandlers {
     name: string,
     next: KubeObject,
     expectedVersion: string | undefined,
+    dryRun: boolean,
   ): KubeObject {
     const current = this.store.require(info.kind, namespace, name);
     const merged = { ...next, status: current.status };
     if (current.status === undefined) delete merged.status;
-    return this.store.replace(info.kind, namespace, name, merged, expectedVersion);
+    return this.store.replace(info.kind, namespace, name, merged, expectedVersion, { dryRun });
   }
 
   delete(info: KindInfo, namespace: string | undefined, name: string, req: ApiRequest): ApiResponse {
-    const deleted = this.store.delete(info.kind, namespace, name, propagationOf(info, req));
+    const deleted = this.store.delete(info.kind, namespace, name, propagationOf(info, req), { dryRun: dryRunOf(req) });
     if (info.kind === 'Pod') return json(deleted);
     if (info.kind === 'Namespace') return json({ ...deleted, status: { phase: 'Terminating' } });
     return json(successStatus(info, name, deleted.metadata.uid!));
@@ -84,10 +108,14 @@ export class ResourceHandlers {
 
   deleteCollection(info: KindInfo, namespace: string | undefined, req: ApiRequest): ApiResponse {
     const propagation = propagationOf(info, req);
-    const selected = this.store.list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined));
+    const dryRun = dryRunOf(req);
+    const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
+    const selected = this.store
+      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined))
+      .filter(fields);
     const items = selected
       .filter((obj) => this.store.get(info.kind, namespace, obj.metadata.name!))
-      .map((obj) => this.store.delete(info.kind, obj.metadata.namespace, obj.metadata.name!, propagation));
+      .map((obj) => this.store.delete(info.kind, obj.metadata.namespace, obj.metadata.name!, propagation, { dryRun }));
     return json({ kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata: { resourceVersion: this.store.resourceVersion }, items });
   }
 }
@@ -102,13 +130,53 @@ function objectBody(info: KindInfo, req: ApiRequest): KubeObject {
   return body;
 }
 
+function deleteOptions(req: ApiRequest): { propagationPolicy?: string; orphanDependents?: boolean; dryRun?: unknown } {
+  if (req.body.trim() === '') return {};
+  return (jsonBody(req) ?? {}) as ReturnType<typeof deleteOptions>;
+}
+
+/** `dryRun=All` in the query, or `dryRun: ["All"]` in DeleteOptions; any other value is a 400 like the API server's. */
+function dryRunOf(req: ApiRequest): boolean {
+  const values = req.query.getAll('dryRun');
+  if (req.method === 'DELETE') {
+    const fromBody = deleteOptions(req).dryRun;
+    if (Array.isArray(fromBody)) values.push(...fromBody.map(String));
+  }
+  const unsupported = values.find((v) => v !== 'All');
+  if (unsupported !== undefined) {
+    throw new ApiStatusError(
+      failureStatus(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(unsupported)}: supported values: "All"`),
+    );
+  }
+  return values.length > 0;
+}
+
+/**
+ * Server-side field validation: Strict refuses unknown fields (400, the API server's wording), Warn
+ * (the default) answers with one `Warning` header per field, Ignore says nothing.
+ */
+function checkFields(info: KindInfo, body: KubeObject, req: ApiRequest): Record<string, string> | undefined {
+  const directive = req.query.get('fieldValidation') ?? 'Warn';
+  if (directive !== 'Strict' && directive !== 'Warn' && directive !== 'Ignore') {
+    throw badRequest(`fieldValidation parameter unsupported: ${directive}. Must be one of: Ignore, Warn, Strict`);
+  }
+  if (directive === 'Ignore') return undefined;
+  const unknown = unknownFields(info.kind, body);
+  if (unknown.length === 0) return undefined;
+  const listed = unknown.map((f) => `unknown field "${f}"`);
+  if (directive === 'Strict') {
+    const what = `${info.kind} in version "${info.version}"`;
+    throw badRequest(`${what} cannot be handled as a ${info.kind}: strict decoding error: ${listed.join(', ')}`);
+  }
+  return { Warning: listed.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
+}
+
 /**
  * DeleteOptions from the query or the body. Without one, batch/v1 Jobs orphan their pods (the API's
  * legacy default; kubectl asks for Background) and everything else is Background.
  */
 function propagationOf(info: KindInfo, req: ApiRequest): Propagation {
-  let fromBody: { propagationPolicy?: string; orphanDependents?: boolean } = {};
-  if (req.body.trim() !== '') fromBody = (jsonBody(req) ?? {}) as typeof fromBody;
+  const fromBody = deleteOptions(req);
   const policy = req.query.get('propagationPolicy') ?? fromBody.propagationPolicy;
   if (policy === 'Orphan' || policy === 'Background' || policy === 'Foreground') return policy;
   if (policy !== undefined && policy !== null) throw badRequest(`unsupported propagationPolicy ${JSON.stringify(policy)}`);

@@ -1,12 +1,14 @@
 /**
- * URL → handler: discovery, the stored kinds under /api/v1 and /apis/batch/v1 (namespaced and
- * all-namespaces forms), events (always empty), and the pods/log and pods/proxy subresources.
+ * URL → handler: discovery, OpenAPI v3, the stored kinds under /api/v1 and /apis/batch/v1 (namespaced
+ * and all-namespaces forms, watches included), and the pods/log (followed or not) and pods/proxy
+ * subresources.
  */
 import { json, type ApiRequest, type ApiResponse } from './api-request';
 import { ApiStatusError, badRequest, failureStatus, methodNotAllowed } from './api-status';
 import { apiGroup, apiGroupList, apiVersions, batchResourceList, coreResourceList, versionInfo } from './discovery';
 import { kindByPlural, KINDS, type KindInfo } from './kinds';
-import type { Kubelet } from './kubelet';
+import type { Kubelet, LogLine } from './kubelet';
+import { openApiV3Document, openApiV3Root } from './openapi';
 import type { ResourceHandlers } from './resource-handlers';
 
 const PROXY = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/proxy(\/.*)?$/;
@@ -48,6 +50,13 @@ export class Router {
           return json(apiGroup('batch'));
         case '/apis/batch/v1':
           return json(batchResourceList());
+        case '/openapi/v3':
+          return json(openApiV3Root());
+      }
+      if (req.path.startsWith('/openapi/v3/')) {
+        const doc = openApiV3Document(req.path.slice('/openapi/v3/'.length).replace(/\/+$/, ''));
+        if (doc !== undefined) return json(doc);
+        throw notFoundPath();
       }
     }
     const segments = req.path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -78,7 +87,6 @@ export class Router {
     name: string | undefined,
     sub: string | undefined,
   ): ApiResponse {
-    if (group === '' && plural === 'events') return this.events(req, name);
     const info = kindByPlural(group, plural);
     if (!info) throw notFoundPath();
     if (sub !== undefined) {
@@ -114,13 +122,11 @@ export class Router {
     throw methodNotAllowed(`${req.method} is not allowed on ${info.plural}`);
   }
 
-  /** kube-sim records no events; `kubectl describe` lists them, so answer an empty list. */
-  private events(req: ApiRequest, name: string | undefined): ApiResponse {
-    if (req.method !== 'GET') throw methodNotAllowed('events are read-only in kube-sim');
-    if (name !== undefined) throw notFoundPath();
-    return json({ kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion: '0' }, items: [] });
-  }
-
+  /**
+   * `pods/{name}/log`: `container`, `tailLines`, `sinceSeconds` / `sinceTime`, `timestamps`, and
+   * `follow=true`, which streams the lines as they are written and ends the response when the
+   * container terminates (at once when it already has).
+   */
   private log(req: ApiRequest, namespace: string, name: string): ApiResponse {
     if (req.method !== 'GET') throw methodNotAllowed('pods/log supports GET only');
     const tail = req.query.get('tailLines');
@@ -128,8 +134,33 @@ export class Router {
     if (req.query.get('previous') === 'true') {
       throw badRequest(`previous terminated container in pod "${name}" not found`);
     }
-    const text = this.kubelet.readLog(namespace, name, req.query.get('container') ?? undefined, tail === null ? undefined : Number(tail));
-    return { status: 200, body: text, contentType: 'text/plain' };
+    const since = req.query.get('sinceSeconds');
+    if (since !== null && !/^\d+$/.test(since)) throw badRequest(`sinceSeconds must be a whole number, got ${JSON.stringify(since)}`);
+    const sinceTime = req.query.get('sinceTime');
+    let sinceMs = since === null ? undefined : this.kubelet.now() - Number(since) * 1000;
+    if (sinceTime !== null) {
+      const at = Date.parse(sinceTime);
+      if (Number.isNaN(at)) throw badRequest(`sinceTime must be an RFC 3339 instant, got ${JSON.stringify(sinceTime)}`);
+      sinceMs = Math.max(sinceMs ?? at, at);
+    }
+    const timestamps = req.query.get('timestamps') === 'true';
+    const render = (line: LogLine) => `${timestamps ? `${rfc3339Nano(line.at)} ` : ''}${line.text}\n`;
+    const read = this.kubelet.readLog(namespace, name, req.query.get('container') ?? undefined, {
+      tailLines: tail === null ? undefined : Number(tail),
+      sinceMs,
+    });
+    const text = read.lines.map(render).join('');
+    const follow = read.follow;
+    if (req.query.get('follow') !== 'true' || !follow) return { status: 200, body: text, contentType: 'text/plain' };
+    return {
+      status: 200,
+      body: text,
+      contentType: 'text/plain',
+      stream: (sink) => {
+        const unsubscribe = follow({ line: (line) => sink.write(render(line)), end: () => sink.end() });
+        sink.onClose(unsubscribe);
+      },
+    };
   }
 
   /** `{name}`, `{name}:{port}` or `{scheme}:{name}:{port}`; without a port, the first declared container port. */
@@ -147,4 +178,10 @@ export class Router {
     });
     return { status: reply.status, body: reply.body };
   }
+}
+
+/** `2026-01-01T00:00:00.123000000Z`: the kubelet's timestamps=true prefix (sim time). */
+function rfc3339Nano(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString();
+  return `${iso.slice(0, 19)}.${iso.slice(20, 23)}000000Z`;
 }

@@ -46,7 +46,31 @@ function jobStatus(job: Job): string {
   return done ? done.type : 'Running';
 }
 
+interface EventFields {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  involvedObject?: { kind?: string; name?: string; fieldPath?: string };
+  source?: { component?: string; host?: string };
+}
+const ev = (o: KubeObject) => o as KubeObject & EventFields;
+
 const COLUMNS: Record<KindInfo['kind'], Column[]> = {
+  Event: [
+    { name: 'Last Seen', cell: (o, now) => age(ev(o).lastTimestamp ?? o.metadata.creationTimestamp, now) },
+    { name: 'Type', cell: (o) => ev(o).type ?? '' },
+    { name: 'Reason', cell: (o) => ev(o).reason ?? '' },
+    { name: 'Object', cell: (o) => `${(ev(o).involvedObject?.kind ?? '').toLowerCase()}/${ev(o).involvedObject?.name ?? ''}` },
+    { name: 'Subobject', cell: (o) => ev(o).involvedObject?.fieldPath ?? '', priority: 1 },
+    { name: 'Source', cell: (o) => [ev(o).source?.component, ev(o).source?.host].filter(Boolean).join(', '), priority: 1 },
+    { name: 'Message', cell: (o) => ev(o).message ?? '' },
+    { name: 'First Seen', cell: (o, now) => age(ev(o).firstTimestamp, now), priority: 1 },
+    { name: 'Count', cell: (o) => ev(o).count ?? 1, priority: 1 },
+    { name: 'Name', cell: (o) => o.metadata.name ?? '', priority: 1 },
+  ],
   Namespace: [NAME, { name: 'Status', cell: (o) => String((o.status as { phase?: string })?.phase ?? '') }, AGE],
   ConfigMap: [NAME, { name: 'Data', cell: (o) => Object.keys((o.data as object) ?? {}).length }, AGE],
   Service: [

@@ -34,6 +34,8 @@ import {
   type Json,
 } from './helpers';
 
+import { HTTP_FAILURE_RATE_ANNOTATION } from '../../local/kube-sim/programs/k6-runner';
+
 const SCRIPT = `import http from 'k6/http';
 export const options = {
   vus: 10,
@@ -118,7 +120,8 @@ describe('k6 initializer (k6 inspect --execution-requirements)', () => {
   });
 
   it.each([
-    ['a syntax error', 'export default function () {\n  SYNTAX ERROR\n}', /SyntaxError: Unexpected token at file:\/\/\/loadplane\/scripts\/test\.js \(line 2\)/],
+    ['a syntax error', 'export default function () {\n  let x = ;\n}', /msg="SyntaxError: file:\/\/\/loadplane\/scripts\/test\.js: Line 2:11 Unexpected token"/],
+    ['a throw in the init context', 'throw new Error("no config");\nexport default function () {}', /msg="Error: no config\\n\\tat file:\/\/\/loadplane\/scripts\/test\.js:1:7\(3\)"/],
     ['no default export', 'const x = 1;', /function 'default' not found in exports/],
   ])('%s: logs k6’s error and exits 107; the Job fails', async (_what, script, message) => {
     const { pod, name } = await initializer(script);
@@ -214,6 +217,22 @@ describe('k6 runners', () => {
     expect(summary.exitCode).toBe(99);
     expect(summary.thresholds.every((t) => !t.ok)).toBe(true);
     expect(parseSummaryFromLog(await podLog(sim, ok.metadata.name))!.thresholds.every((t) => t.ok)).toBe(true);
+  });
+
+  it('thresholds follow the simulated numbers: 2.4 % failed requests cross rate<0.01, and k6 exits 99', async () => {
+    const { names } = await runners(1, { annotations: { [HTTP_FAILURE_RATE_ANNOTATION]: '0.024' } });
+    const [pod] = await ready(names);
+    await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
+    const done = await finished(names[0]!);
+    expect(exitCodeOf(done)).toBe(99);
+    const log = await podLog(sim, done.metadata.name);
+    expect(log).toMatch(/level=error msg="thresholds on metrics 'http_req_failed' have been crossed"/);
+    const summary = parseSummaryFromLog(log)!;
+    expect(summary.requests.failed / summary.requests.count).toBeGreaterThan(0.01);
+    expect(summary.thresholds).toEqual([
+      { metric: 'http_req_duration', expression: 'p(95)<500', ok: summary.latency.p95 < 500 },
+      { metric: 'http_req_failed', expression: 'rate<0.01', ok: false },
+    ]);
   });
 
   it('an exit-code fault set while the runner waits paused applies when it ends', async () => {

@@ -2,11 +2,12 @@
  * The real kubectl against kube-sim (skipped when kubectl is not on the PATH), on the virtual clock
  * like the other kube-sim tests: kubectl is a subprocess whose requests are real I/O, and simulated
  * time stands still while it runs (nobody waits on the clock then), so what it prints does not depend
- * on how fast it or the machine is. None of these commands watches or follows a log, so none needs
- * the clock to move in real time.
+ * on how fast it or the machine is. The streaming commands (`get -w`, `logs -f`) are driven step by
+ * step: the test waits (in real time, for kubectl's output only) until kubectl has printed what the
+ * present sim instant shows, then moves the clock itself; no step depends on machine speed.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,9 +24,15 @@ import {
   k6RunArgv,
   newRunId,
   NS,
+  http,
+  jobWhen,
+  condition,
+  K6_START,
+  k6Status,
   podsOf,
   podWhen,
   scriptConfigMap,
+  simSleep,
   startVirtualKubeSim,
   wrapperJob,
   type Json,
@@ -45,6 +52,40 @@ async function kubectl(...args: string[]): Promise<string> {
     encoding: 'utf8',
   });
   return stdout;
+}
+
+/** A long-running kubectl (`-w`, `-f`) whose output the test reads as it arrives. */
+interface Streaming {
+  child: ChildProcess;
+  out: () => string;
+  exited: () => number | null | undefined;
+}
+
+function kubectlStream(...args: string[]): Streaming {
+  const child = spawn('kubectl', ['--kubeconfig', '/dev/null', '--cache-dir', cacheDir, '--server', sim.url, ...args]);
+  let out = '';
+  let exit: number | null | undefined;
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.on('exit', (code) => (exit = code));
+  return { child, out: () => out, exited: () => exit };
+}
+
+/**
+ * Waits in real time, with the simulated clock standing still, for kubectl to show something: only
+ * kubectl's own I/O is waited for here, never a simulated delay. The bound is generous and is not a
+ * claim about speed.
+ */
+async function untilReal(check: () => boolean, what: string, limitMs = 30_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`${what}: not within ${limitMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function storeVersion(): Promise<string> {
+  return (await http(sim, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion;
 }
 
 describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
@@ -75,12 +116,109 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
     for (const name of jobNames) expect(out).toContain(name);
   });
 
-  it('describe job shows the Job, its pod statuses and (empty) events', async () => {
+  it('describe job / pod shows the object and its events (field selector on involvedObject)', async () => {
     const out = await kubectl('describe', 'job', jobNames[1]!, '-n', NS);
     expect(out).toMatch(new RegExp(`^Name:\\s+${jobNames[1]}$`, 'm'));
     expect(out).toMatch(/Pods Statuses:\s+1 Active \(1 Ready\) \/ 0 Succeeded \/ 0 Failed/);
     expect(out).toContain('/loadplane/runner');
-    expect(out).toMatch(/Events:\s+<none>/);
+    expect(out).toMatch(/Normal\s+SuccessfulCreate\s+\S+\s+job-controller\s+Created pod: /);
+    const pod = podsOf(sim, jobNames[1]!)[0];
+    const described = await kubectl('describe', 'pod', pod.metadata.name, '-n', NS);
+    for (const reason of ['Scheduled', 'Pulling', 'Pulled', 'Created', 'Started']) expect(described).toMatch(new RegExp(`Normal\\s+${reason}\\s`));
+    expect(described).not.toContain('SuccessfulCreate'); // the Job's event, not the pod's
+  });
+
+  it('get events shows the run’s events from the Job controller, the scheduler and the kubelet', async () => {
+    await jobWhen(sim, jobNames[0]!, (j) => condition(j, 'Complete'), 'initializer Complete');
+    const out = await kubectl('get', 'events', '-n', NS);
+    expect(out.split('\n')[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE/);
+    expect(out).toMatch(new RegExp(`Normal\\s+SuccessfulCreate\\s+job/${jobNames[1]}\\s+Created pod: ${jobNames[1]}-`));
+    expect(out).toMatch(/Normal\s+Scheduled\s+pod\/\S+\s+Successfully assigned loadplane\//);
+    expect(out).toMatch(new RegExp(`Normal\\s+Completed\\s+job/${jobNames[0]}\\s+Job completed`));
+    const selected = JSON.parse(await kubectl('get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${jobNames[1]},reason=SuccessfulCreate`, '-o', 'json'));
+    expect(selected.items).toHaveLength(1);
+    expect(selected.items[0]).toMatchObject({ type: 'Normal', count: 1, source: { component: 'job-controller' }, involvedObject: { kind: 'Job', name: jobNames[1] } });
+  });
+
+  it('--dry-run=server create and delete answer as the real ones would and change nothing', async () => {
+    const before = await storeVersion();
+    const manifest = join(cacheDir, 'dry-run-job.yaml');
+    const job = wrapperJob({ runId, name: `lp-${runId}-dry`, engine: 'k6', role: 'runner', index: 5, engineArgv: k6RunArgv(0, 1) });
+    await writeFile(manifest, JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: NS } }));
+    const created = JSON.parse(await kubectl('create', '-f', manifest, '--dry-run=server', '-o', 'json'));
+    expect(created).toMatchObject({ kind: 'Job', metadata: { name: `lp-${runId}-dry`, namespace: NS }, spec: { parallelism: 1, completions: 1 } });
+    expect(created.metadata.uid).toEqual(expect.any(String));
+    expect(created.metadata.resourceVersion).toBeUndefined();
+    expect(created.spec.template.metadata.labels['batch.kubernetes.io/job-name']).toBe(`lp-${runId}-dry`);
+
+    const pods = podsOf(sim, jobNames[1]!).map((p) => p.metadata.uid);
+    expect(await kubectl('delete', 'job', jobNames[1]!, '-n', NS, '--dry-run=server')).toContain(`job.batch "${jobNames[1]}" deleted (server dry run)`);
+    expect(await kubectl('delete', 'pods', '-n', NS, '-l', `job-name=${jobNames[1]}`, '--dry-run=server')).toContain('deleted (server dry run)');
+
+    expect(await storeVersion()).toBe(before);
+    expect(sim.list('Job', NS).map((j) => j.metadata.name)).not.toContain(`lp-${runId}-dry`);
+    expect(sim.list('Job', NS).map((j) => j.metadata.name)).toContain(jobNames[1]);
+    expect(podsOf(sim, jobNames[1]!).map((p) => p.metadata.uid)).toEqual(pods);
+  });
+
+  it('apply works with client-side validation on (server-side field validation) and refuses an unknown field', async () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `applied-${runId}`, namespace: NS }, data: { a: '1' } };
+    const manifest = join(cacheDir, 'applied.json');
+    await writeFile(manifest, JSON.stringify(cm));
+    expect(await kubectl('apply', '-f', manifest)).toContain(`configmap/applied-${runId} created`);
+    await writeFile(manifest, JSON.stringify({ ...cm, data: { a: '2', b: '3' } }));
+    expect(await kubectl('apply', '-f', manifest)).toContain(`configmap/applied-${runId} configured`);
+    expect(await kubectl('apply', '-f', manifest)).toContain(`configmap/applied-${runId} unchanged`);
+    expect(sim.list('ConfigMap', NS).find((c) => c.metadata.name === `applied-${runId}`).data).toEqual({ a: '2', b: '3' });
+
+    const job = wrapperJob({ runId, name: `lp-${runId}-applied`, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV });
+    await writeFile(manifest, JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: NS }, spec: { ...job.spec, bogusField: 1 } }));
+    const refused = await kubectl('apply', '-f', manifest).then(
+      () => '',
+      (err: { stderr: string }) => err.stderr,
+    );
+    expect(refused).toMatch(/strict decoding error: unknown field "spec\.bogusField"/);
+    expect(sim.list('Job', NS).map((j) => j.metadata.name)).not.toContain(`lp-${runId}-applied`);
+  });
+
+  it('get -w streams a Job’s changes as they happen', async () => {
+    const name = `lp-${runId}-watched`;
+    await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV }));
+    const w = kubectlStream('get', 'job', name, '-n', NS, '-w');
+    try {
+      await untilReal(() => /Running\s+0\/1/.test(w.out()), 'the Job’s first row');
+      expect(w.exited()).toBeUndefined();
+      await jobWhen(sim, name, (j) => condition(j, 'Complete'), 'Complete');
+      await untilReal(() => /Complete\s+1\/1/.test(w.out()), 'the Job’s completion, streamed');
+      expect(w.exited()).toBeUndefined(); // still watching
+    } finally {
+      w.child.kill();
+    }
+    const json = kubectlStream('get', 'jobs', '-n', NS, '-l', `${Labels.runId}=${runId}`, '-w', '-o', 'json');
+    try {
+      await untilReal(() => json.out().includes(`"name": "${name}"`), 'the -o json watch');
+    } finally {
+      json.child.kill();
+    }
+  });
+
+  it('logs -f follows a runner’s log until its container ends, then exits', async () => {
+    const pod = podsOf(sim, jobNames[1]!)[0];
+    const follow = kubectlStream('logs', '-f', pod.metadata.name, '-n', NS);
+    try {
+      await untilReal(() => follow.out().includes('REST API listening'), 'the log so far');
+      await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
+      await simSleep(sim, 10_000);
+      await untilReal(() => /running \(00m\d\d\.\ds\), 1\/1 VUs/.test(follow.out()), 'progress lines while the test runs');
+      expect(follow.out()).not.toContain('LOADPLANE_SUMMARY');
+      expect(follow.exited()).toBeUndefined();
+      await podWhen(sim, jobNames[1]!, isDone, 'runner 0 done');
+      await untilReal(() => follow.exited() !== undefined, 'kubectl logs -f exits when the container ends');
+      expect(follow.exited()).toBe(0);
+      expect(follow.out()).toContain('LOADPLANE_SUMMARY');
+    } finally {
+      follow.child.kill();
+    }
   });
 
   it('logs shows a pod’s log; delete job removes its pods', async () => {

@@ -1,5 +1,5 @@
 /**
- * AwaitPrepared's contract (DESIGN §3.2): polls the k6 initializer (reads only). Done when it printed
+ * AwaitPrepared's contract (architecture §3.2): polls the k6 initializer (reads only). Done when it printed
  * the execution requirements, recorded so every later poll answers the same without a request; a bad
  * script ends the run FAILED with k6's message; no answer by the prepare deadline ends it TIMED_OUT,
  * naming prepare. Waiting answers are not recorded.
@@ -54,10 +54,12 @@ describe('AwaitPrepared', () => {
   });
 
   it('a bad script ends the run FAILED with k6’s own message', async () => {
-    const { runId } = await driveTo(h, k6Spec({ name: 'bad-script', script: { inline: 'export const options = {};\n// SYNTAX ERROR\n' } }), Stage.Prepare);
+    // Parses (so Admit lets it through) but throws in k6's init context: kube-sim's documented init error.
+    const script = 'export const options = {};\nthrow new Error("the script is broken");\nexport default function () {}\n';
+    const { runId } = await driveTo(h, k6Spec({ name: 'bad-script', script: { inline: script } }), Stage.Prepare);
     const { step } = await poll(runId);
     expect(step).toMatchObject({ phase: StepPhase.failed, nextPollSeconds: 0, outcome: Outcome.FAILED });
-    expect(step.reason).toMatch(/^prepare: the k6 initializer exited 107 \(script exception\): .*\S/);
+    expect(step.reason).toMatch(/^prepare: the k6 initializer exited 107 \(script exception\): .*Error: the script is broken/);
     // The verdict goes to Decide; this stage records nothing, so the run has no outcome yet.
     const view = await viewOf(h, runId);
     expect(view.stages.AwaitPrepared).toBeUndefined();
@@ -70,6 +72,31 @@ describe('AwaitPrepared', () => {
     const { step } = await poll(runId);
     expect(step).toMatchObject({ phase: StepPhase.failed, outcome: Outcome.FAILED });
     expect(step.reason).toMatch(/^prepare: the script asks for at most 2 VUs, fewer than parallelism 4/);
+  });
+
+  it('a script that runs longer than timeouts.run ends the run FAILED, naming both numbers and both bounds', async () => {
+    const script = `export const options = { vus: 8, duration: '1000h' };\nexport default function () {}\n`;
+    const timeouts = { prepare: '2m', ready: '2m', run: '1h', total: '2h' };
+    const { runId } = await driveTo(h, k6Spec({ name: 'endless', script: { inline: script }, timeouts }), Stage.Prepare);
+    const { step } = await poll(runId);
+    expect(step).toMatchObject({ phase: StepPhase.failed, nextPollSeconds: 0, outcome: Outcome.FAILED });
+    expect(step.reason).toMatch(
+      /^prepare: the script runs for 1000h0m0s, longer than the run phase allows \(timeouts\.run 1h \/ what is left of timeouts\.total 1h5\dm\d*s?\): shorten the script or raise the timeout$/,
+    );
+    expect((await viewOf(h, runId)).stages.AwaitPrepared).toBeUndefined();
+  });
+
+  it('without timeouts.run, a script longer than what is left of timeouts.total is refused too; one that fits is not', async () => {
+    const long = `export const options = { vus: 8, duration: '2h' };\nexport default function () {}\n`;
+    const timeouts = { prepare: '2m', ready: '2m', total: '1h' };
+    const refused = await driveTo(h, k6Spec({ name: 'too-long', script: { inline: long }, timeouts }), Stage.Prepare);
+    const { step } = await poll(refused.runId);
+    expect(step).toMatchObject({ phase: StepPhase.failed, outcome: Outcome.FAILED });
+    expect(step.reason).toMatch(/^prepare: the script runs for 2h0m0s, longer than the run phase allows \(what is left of timeouts\.total 5\dm\d*s?\)/);
+
+    const fits = `export const options = { vus: 8, duration: '30m' };\nexport default function () {}\n`;
+    const accepted = await driveTo(h, k6Spec({ name: 'fits', script: { inline: fits }, timeouts }), Stage.Prepare);
+    expect((await poll(accepted.runId)).step).toMatchObject({ phase: StepPhase.done, requirements: { expectedDurationSeconds: 1800 } });
   });
 
   it('an initializer that never runs ends the run TIMED_OUT at the prepare deadline, naming prepare', async () => {

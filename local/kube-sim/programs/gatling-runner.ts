@@ -46,7 +46,6 @@ export class GatlingRunner implements ContainerProgram {
       return;
     }
     ctx.after(durationMs, () => {
-      const exitCode = fault ?? 0;
       const summary = syntheticSummary({
         engine: 'gatling',
         runId: ctx.pod.metadata.labels?.[Labels.runId] ?? ctx.pod.metadata.name ?? '',
@@ -54,12 +53,12 @@ export class GatlingRunner implements ContainerProgram {
         totalVUs: 1,
         segment: { start: { num: 0, den: 1 }, end: { num: 1, den: 1 } },
         elapsedMs: durationMs,
-        exitCode,
+        forcedExitCode: fault ?? 0,
         thresholds: [],
       });
       ctx.log(`Simulation finished at ${new Date(ctx.now()).toISOString()}`);
       ctx.log(formatSummaryLine(summary));
-      ctx.exit(exitCode);
+      ctx.exit(summary.exitCode);
     });
   }
 }

@@ -1,16 +1,17 @@
 /**
  * `k6 inspect --execution-requirements <script>`: prints the execution requirements as indented JSON
- * (as real k6 does) and exits 0, or logs k6's error and exits 107 (script exception).
+ * (as real k6 does) and exits 0, or logs k6's error and exits 107 (script exception: a syntax error,
+ * a throw in the init context, no default function) or 104 (a malformed threshold).
  */
 import { formatGoDuration } from '../go-duration';
 import { k6LogLine, moduleNotFound } from './k6-log';
 import type { K6Argv } from './k6-argv';
 import { k6Plan } from './k6-plan';
-import { analyzeK6Script } from './k6-script';
+import { analyzeK6Script, EXIT_SCRIPT_EXCEPTION } from './k6-script';
 import type { ContainerProgram, ProgramContext } from './program';
 
 const INSPECT_TIME_MS = 1000;
-export const EXIT_SCRIPT_EXCEPTION = 107;
+export { EXIT_SCRIPT_EXCEPTION };
 
 export class K6Initializer implements ContainerProgram {
   constructor(
@@ -28,7 +29,7 @@ export class K6Initializer implements ContainerProgram {
     const source = ctx.readFile(path);
     if (source === undefined) return this.fail(moduleNotFound(path));
     const analysis = analyzeK6Script(source, path);
-    if (!analysis.ok) return this.fail(analysis.error);
+    if (!analysis.ok) return this.fail(analysis.error, analysis.hint, analysis.exitCode);
     const { options } = analysis;
     const plan = k6Plan(argv, options, ctx.pod);
     const thresholds: Record<string, string[]> = {};
@@ -38,8 +39,8 @@ export class K6Initializer implements ContainerProgram {
     ctx.exit(0);
   }
 
-  private fail(message: string): void {
-    this.ctx.log(k6LogLine(this.ctx.now(), 'error', message, 'script exception'));
-    this.ctx.exit(EXIT_SCRIPT_EXCEPTION);
+  private fail(message: string, hint = 'script exception', exitCode = EXIT_SCRIPT_EXCEPTION): void {
+    this.ctx.log(k6LogLine(this.ctx.now(), 'error', message, hint));
+    this.ctx.exit(exitCode);
   }
 }

@@ -9,6 +9,7 @@
  */
 import { Labels } from '../../../lambdas/core/runner-contract';
 import { formatSummaryLine } from '../../../lambdas/core/summary';
+import { parseDuration } from '../go-duration';
 import type { Scheduled } from '../sim-clock';
 import type { WrapperInvocation } from './wrapper-argv';
 import { segmentShare, type Fraction } from './fraction';
@@ -18,9 +19,21 @@ import { k6LogLine, moduleNotFound } from './k6-log';
 import { k6Plan, type K6Plan } from './k6-plan';
 import { analyzeK6Script, type Threshold } from './k6-script';
 import type { ContainerProgram, HttpReply, ProgramContext, ProxiedRequest } from './program';
-import { runnerRequests, syntheticSummary } from './synthetic-summary';
+import { EXIT_THRESHOLDS, runnerRequests, syntheticSummary } from './synthetic-summary';
 
-const EXIT_THRESHOLDS = 99;
+/**
+ * Pod annotation (kube-sim's own): the share of simulated HTTP requests that fail, 0–1 (`"0.024"`),
+ * so that a script's `http_req_failed` threshold can be crossed on purpose.
+ */
+export const HTTP_FAILURE_RATE_ANNOTATION = 'kube-sim.loadplane.io/http-failure-rate';
+
+/**
+ * Pod annotation (kube-sim's own): simulated time a runner's teardown() takes after the test's
+ * duration (`"5m"`). Like real k6's, `k6 inspect`'s totalDuration does not count it, so a run can
+ * outlast the run phase its script declared.
+ */
+export const TEARDOWN_DURATION_ANNOTATION = 'kube-sim.loadplane.io/teardown-duration';
+
 const EXIT_ABORT = 108;
 const EXIT_OOM = 137;
 /** k6's lib/execution status values the REST API reports. */
@@ -62,7 +75,7 @@ export class K6Runner implements ContainerProgram {
     const source = ctx.readFile(path);
     if (source === undefined) return this.crash(moduleNotFound(path));
     const analysis = analyzeK6Script(source, path);
-    if (!analysis.ok) return this.crash(analysis.error);
+    if (!analysis.ok) return this.crash(analysis.error, analysis.hint, analysis.exitCode);
     if (ctx.exitCodeFault === EXIT_SCRIPT_EXCEPTION) {
       return this.crash(`TypeError: simulated script exception (kube-sim exit-code fault) at file://${path}`);
     }
@@ -140,7 +153,8 @@ export class K6Runner implements ContainerProgram {
         }),
       );
     } else {
-      this.timers.push(ctx.after(this.plan.durationMs, () => this.finish(fault ?? 0)));
+      const teardownMs = parseDuration(ctx.pod.metadata.annotations?.[TEARDOWN_DURATION_ANNOTATION]) ?? 0;
+      this.timers.push(ctx.after(this.plan.durationMs + teardownMs, () => this.finish(fault)));
     }
   }
 
@@ -149,7 +163,7 @@ export class K6Runner implements ContainerProgram {
     this.state = 'stopped';
     this.ctx.log(k6LogLine(this.ctx.now(), 'info', 'test stopped through the REST API'));
     this.timers.forEach((t) => t.cancel());
-    this.ctx.after(0, () => this.finish(this.ctx.exitCodeFault ?? 0));
+    this.ctx.after(0, () => this.finish(this.ctx.exitCodeFault));
   }
 
   private elapsed(): number {
@@ -170,39 +184,45 @@ export class K6Runner implements ContainerProgram {
     return this.ctx.pod.metadata.labels?.[Labels.runId] ?? this.ctx.pod.metadata.name ?? '';
   }
 
-  private finish(exitCode: number): void {
+  /** Ends the test: `forced` is a fault's exit code; without one, 99 when a threshold is crossed, else 0. */
+  private finish(forced: number | undefined): void {
     if (this.state === 'ended') return;
     const { ctx } = this;
     const elapsedMs = this.elapsed();
     ctx.log(this.progressLine());
     this.state = 'ended';
     this.timers.forEach((t) => t.cancel());
-    if (exitCode === EXIT_OOM) return ctx.exit(EXIT_OOM, 'OOMKilled');
-    if (exitCode === EXIT_THRESHOLDS) {
-      ctx.log(k6LogLine(ctx.now(), 'error', 'thresholds on metrics have been crossed (simulated)'));
-    }
+    if (forced === EXIT_OOM) return ctx.exit(EXIT_OOM, 'OOMKilled');
+    const rate = Number(ctx.pod.metadata.annotations?.[HTTP_FAILURE_RATE_ANNOTATION]);
     const summary = syntheticSummary({
       engine: 'k6',
       runId: this.runId(),
       runner: this.invocation.index ?? 0,
       totalVUs: this.plan.vus,
+      vus: segmentShare(this.segment, this.plan.vus),
       segment: this.segment,
       elapsedMs,
-      exitCode,
+      forcedExitCode: forced,
       thresholds: this.thresholds,
+      failureRate: Number.isFinite(rate) && rate >= 0 && rate <= 1 ? rate : undefined,
     });
+    if (summary.exitCode === EXIT_THRESHOLDS) {
+      const crossed = [...new Set(summary.thresholds.filter((t) => !t.ok).map((t) => t.metric))];
+      const names = crossed.length > 0 ? crossed.map((m) => `'${m}'`).join(', ') : "'(forced by a kube-sim exit-code fault)'";
+      ctx.log(k6LogLine(ctx.now(), 'error', `thresholds on metrics ${names} have been crossed`));
+    }
     ctx.log(formatSummaryLine(summary));
-    ctx.exit(exitCode);
+    ctx.exit(summary.exitCode);
   }
 
   /**
    * k6 dies before its REST API is up: error line, exit 107. No summary line: k6 wrote no summary
    * export, so the wrapper prints none (runner/wrapper.ts).
    */
-  private crash(message: string): void {
+  private crash(message: string, hint = 'script exception', exitCode = EXIT_SCRIPT_EXCEPTION): void {
     this.state = 'ended';
-    this.ctx.log(k6LogLine(this.ctx.now(), 'error', message, 'script exception'));
-    this.ctx.exit(EXIT_SCRIPT_EXCEPTION);
+    this.ctx.log(k6LogLine(this.ctx.now(), 'error', message, hint));
+    this.ctx.exit(exitCode);
   }
 }
 

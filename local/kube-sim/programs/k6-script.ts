@@ -1,13 +1,29 @@
 /**
- * A k6 script read the way kube-sim needs it, with regexes rather than a JS engine: does it look like
- * k6 (an `export default`), and what its `options` say about VUs, duration, stages and thresholds.
- * Scenarios are approximated: the largest VU count and the longest duration found anywhere in options.
+ * A k6 script read the way kube-sim needs it, without running it: does it parse (JavaScript, with
+ * the same parser loadplane's Admit uses: lambdas/core/script-syntax.ts), does its init context throw
+ * (see INIT_THROW), does it look like k6 (an `export default`), and what its `options` say about VUs,
+ * duration, stages and thresholds (read with regexes). Scenarios are approximated: the largest VU
+ * count and the longest duration found anywhere in options.
+ *
+ * TypeScript scripts (.ts) are not parsed (k6 strips their types; acorn does not read TypeScript):
+ * only the init-throw rule and the rest apply to them.
  */
+import { checkK6ScriptSyntax } from '../../../lambdas/core/script-syntax';
 import { parseDuration } from '../go-duration';
 import type { Stage } from './k6-argv';
+import { thresholdProblem } from './k6-thresholds';
 
-/** Put this text in a script to make kube-sim's k6 report a syntax error. */
-export const SYNTAX_ERROR_MARKER = 'SYNTAX ERROR';
+/**
+ * The documented way to make a script fail in k6's init context: a `throw new Error('…')` (or any
+ * `…Error`) at the start of a line, outside any function. It parses (so Admit lets it through),
+ * and real k6 fails the same way when it evaluates the script: exit 107, `Error: … at file://…`.
+ */
+export const INIT_THROW = /^throw\s+new\s+([A-Za-z]*Error)\s*\(\s*(['"`])(.*?)\2\s*\)/m;
+
+/** k6's exit code for an exception in the script (errext.ScriptException). */
+export const EXIT_SCRIPT_EXCEPTION = 107;
+/** k6's exit code for an invalid configuration (errext.InvalidConfig), such as a malformed threshold. */
+export const EXIT_INVALID_CONFIG = 104;
 
 export interface Threshold {
   metric: string;
@@ -21,20 +37,35 @@ export interface K6Options {
   thresholds: Threshold[];
 }
 
-export type K6ScriptAnalysis = { ok: true; options: K6Options } | { ok: false; error: string };
+export type K6ScriptAnalysis =
+  | { ok: true; options: K6Options }
+  | { ok: false; error: string; hint: string; exitCode: number };
 
-/** `error` is worded like k6's own log message for the failure. */
+/** `error` and `hint` are worded like k6's own log line for the failure; `exitCode` is k6's. */
 export function analyzeK6Script(source: string, path: string): K6ScriptAnalysis {
   const url = `file://${path}`;
-  const markerAt = source.indexOf(SYNTAX_ERROR_MARKER);
-  if (markerAt >= 0) {
-    const line = source.slice(0, markerAt).split('\n').length;
-    return { ok: false, error: `SyntaxError: Unexpected token at ${url} (line ${line})` };
+  const fail = (error: string, exitCode = EXIT_SCRIPT_EXCEPTION, hint = 'script exception') =>
+    ({ ok: false, error, hint, exitCode }) as const;
+  const syntax = checkK6ScriptSyntax(source, path);
+  if (!syntax.ok) {
+    // sobek's (goja's) parser error: "<file>: Line <line>:<column> <message>".
+    return fail(`SyntaxError: ${url}: Line ${syntax.line}:${syntax.column} ${syntax.message}`);
+  }
+  const thrown = INIT_THROW.exec(source);
+  if (thrown) {
+    const line = source.slice(0, thrown.index).split('\n').length;
+    const column = thrown[0].indexOf('new') + 1;
+    return fail(`${thrown[1]}: ${thrown[3]}\n\tat file://${path}:${line}:${column}(3)`);
   }
   if (!/export\s+default\b/.test(source)) {
-    return { ok: false, error: `could not initialize '${url}': function 'default' not found in exports` };
+    return fail(`could not initialize '${url}': function 'default' not found in exports`);
   }
-  return { ok: true, options: parseOptions(source) };
+  const options = parseOptions(source);
+  for (const t of options.thresholds) {
+    const problem = thresholdProblem(t.metric, t.expression);
+    if (problem) return fail(problem, EXIT_INVALID_CONFIG, 'invalid configuration');
+  }
+  return { ok: true, options };
 }
 
 function parseOptions(source: string): K6Options {

@@ -1,13 +1,19 @@
 /**
  * Synthetic but self-consistent runner results. Counts come from the whole test (VUs × seconds ×
  * a request rate seeded by the run id) split by execution segment, so N runners add up exactly to the
- * whole; latencies are seeded by (run id, runner index), ordered min ≤ p90 ≤ p95 ≤ p99 ≤ max.
+ * whole; latencies are seeded by (run id, runner index), ordered min ≤ med ≤ p90 ≤ p95 ≤ p99 ≤ max.
+ * The script's thresholds are evaluated on these numbers (this runner's own, as each k6 instance
+ * does), and a crossed one makes the exit code 99 unless a fault forces another.
  * The same inputs always give the same summary.
  */
 import type { Engine } from '../../../lambdas/core/status';
 import type { RunnerSummary } from '../../../lambdas/core/summary';
 import { segmentShare, type Fraction } from './fraction';
 import type { Threshold } from './k6-script';
+import { baseMetric, holds, parseThresholdExpression, type MetricValues } from './k6-thresholds';
+
+/** k6's exit code when a threshold is crossed. */
+export const EXIT_THRESHOLDS = 99;
 
 export interface SyntheticRun {
   engine: Engine;
@@ -17,8 +23,17 @@ export interface SyntheticRun {
   totalVUs: number;
   segment: { start: Fraction; end: Fraction };
   elapsedMs: number;
-  exitCode: number;
+  /** The exit code a fault forces; undefined: 99 when a threshold is crossed, else 0. */
+  forcedExitCode?: number;
   thresholds: Threshold[];
+  /**
+   * Share of failed requests (0–1); default 0: the simulated target answers every request, so a
+   * threshold on failures fails only when a fault (the http-failure-rate annotation) asks for it —
+   * a seeded default would cross `rate<0.01` for some run ids (one failure in a runner's ~40 requests).
+   */
+  failureRate?: number;
+  /** This runner's VUs (for the vus gauge). */
+  vus?: number;
 }
 
 /** FNV-1a, 32 bit. */
@@ -62,8 +77,7 @@ export function runnerRequests(run: Load): number {
 }
 
 export function syntheticSummary(run: SyntheticRun): RunnerSummary {
-  const wholeRandom = prng(hash(`whole:${run.runId}`));
-  const failRate = between(wholeRandom, 0, 0.005);
+  const failRate = run.failureRate ?? 0;
   const whole = wholeRequests(run);
   const count = segmentShare(run.segment, whole);
   const failed = Math.min(count, segmentShare(run.segment, Math.round(whole * failRate)));
@@ -83,17 +97,66 @@ export function syntheticSummary(run: SyntheticRun): RunnerSummary {
       ? { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 }
       : { count, sum: round3(mean * count), min: round3(min), max: round3(max), p90: round3(p90), p95: round3(p95), p99: round3(p99) };
 
+  const seconds = run.elapsedMs / 1000;
+  const perSecond = (n: number) => (seconds > 0 ? n / seconds : 0);
+  const trend: MetricValues | undefined =
+    count === 0
+      ? undefined
+      : {
+          // The numbers the summary reports (rounded to µs), so its thresholds agree with its trend.
+          avg: latency.sum / count,
+          min: latency.min,
+          med: round3(median),
+          max: latency.max,
+          percentile: (p) =>
+            interpolate(p, [[0, latency.min], [50, round3(median)], [90, latency.p90], [95, latency.p95], [99, latency.p99], [100, latency.max]]),
+        };
+  const received = Math.round(count * bytesIn);
+  const sent = Math.round(count * bytesOut);
+  const metrics: Record<string, MetricValues | undefined> = {
+    http_reqs: { count, rate: perSecond(count) },
+    iterations: { count, rate: perSecond(count) },
+    http_req_failed: count === 0 ? undefined : { rate: failed / count },
+    checks: count === 0 ? undefined : { rate: 1 - failed / count },
+    http_req_duration: trend,
+    iteration_duration: trend,
+    data_received: { count: received, rate: perSecond(received) },
+    data_sent: { count: sent, rate: perSecond(sent) },
+    vus: { value: run.vus ?? 0, min: run.vus ?? 0, max: run.vus ?? 0 },
+    vus_max: { value: run.vus ?? 0, min: run.vus ?? 0, max: run.vus ?? 0 },
+  };
+  const forced = run.forcedExitCode;
+  const thresholds = run.thresholds.map((t) => {
+    if (forced === EXIT_THRESHOLDS) return { ...t, ok: false };
+    const parsed = parseThresholdExpression(t.expression);
+    const values = metrics[baseMetric(t.metric)];
+    // No samples (or a custom metric kube-sim does not simulate): nothing crosses the threshold.
+    const ok = 'error' in parsed || values === undefined ? true : (holds(parsed, values) ?? true);
+    return { ...t, ok };
+  });
+  const exitCode = forced ?? (thresholds.some((t) => !t.ok) ? EXIT_THRESHOLDS : 0);
+
   return {
     engine: run.engine,
     runner: run.runner,
-    exitCode: run.exitCode,
+    exitCode,
     simulated: true,
     durationMs: Math.round(run.elapsedMs),
     requests: { count, failed },
     iterations: count,
     latency,
-    dataReceivedBytes: Math.round(count * bytesIn),
-    dataSentBytes: Math.round(count * bytesOut),
-    thresholds: run.thresholds.map((t) => ({ ...t, ok: run.exitCode !== 99 })),
+    dataReceivedBytes: received,
+    dataSentBytes: sent,
+    thresholds,
   };
+}
+
+/** Linear interpolation between known (percentile, value) points. */
+function interpolate(p: number, points: [number, number][]): number {
+  for (let i = 1; i < points.length; i++) {
+    const [p1, v1] = points[i]!;
+    const [p0, v0] = points[i - 1]!;
+    if (p <= p1) return p1 === p0 ? v1 : v0 + ((v1 - v0) * (p - p0)) / (p1 - p0);
+  }
+  return points[points.length - 1]![1];
 }

@@ -57,9 +57,34 @@ describe('analyzeK6Script', () => {
     ]);
   });
 
-  it('a script with the SYNTAX ERROR marker is a SyntaxError naming the file and line', () => {
-    const analysis = analyzeK6Script('import http from "k6/http";\n\nSYNTAX ERROR here\nexport default function () {}', PATH);
-    expect(analysis).toEqual({ ok: false, error: `SyntaxError: Unexpected token at file://${PATH} (line 3)` });
+  it('a script that does not parse is a SyntaxError worded like sobek’s parser: file, line and column', () => {
+    const analysis = analyzeK6Script('import http from "k6/http";\n\nlet x = ;\nexport default function () {}', PATH);
+    expect(analysis).toEqual({
+      ok: false,
+      error: `SyntaxError: file://${PATH}: Line 3:9 Unexpected token`,
+      hint: 'script exception',
+      exitCode: 107,
+    });
+  });
+
+  it('a top-level throw fails the init context as k6 reports it (exit 107); a .ts script is not parsed but throws alike', () => {
+    const script = 'export const options = {};\nthrow new Error("the script is broken");\nexport default function () {}';
+    expect(analyzeK6Script(script, PATH)).toEqual({
+      ok: false,
+      error: `Error: the script is broken\n\tat file://${PATH}:2:7(3)`,
+      hint: 'script exception',
+      exitCode: 107,
+    });
+    const ts = 'const n: number = 1;\nthrow new TypeError(`bad`);\nexport default function (): void {}';
+    expect(analyzeK6Script(ts, '/loadplane/scripts/test.ts')).toMatchObject({ ok: false, error: expect.stringMatching(/^TypeError: bad\n\tat file:\/\/\/loadplane\/scripts\/test\.ts:2:7/) });
+    expect(analyzeK6Script('const n: number = 1;\nexport default function (): void {}', '/loadplane/scripts/test.ts').ok).toBe(true);
+  });
+
+  it('a malformed threshold on a built-in metric is an invalid configuration (exit 104)', () => {
+    const script = "export const options = { thresholds: { http_req_failed: ['rate<<0.01'] } };\nexport default function () {}";
+    expect(analyzeK6Script(script, PATH)).toMatchObject({ ok: false, exitCode: 104, error: expect.stringContaining('invalid threshold defined on http_req_failed') });
+    const wrongAgg = "export const options = { thresholds: { http_req_failed: ['p(95)<1'] } };\nexport default function () {}";
+    expect(analyzeK6Script(wrongAgg, PATH)).toMatchObject({ ok: false, exitCode: 104 });
   });
 
   it('a script without a default export is not a k6 test', () => {

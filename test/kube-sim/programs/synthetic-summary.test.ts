@@ -11,7 +11,6 @@ function run(overrides: Partial<SyntheticRun> = {}): SyntheticRun {
     totalVUs: 30,
     segment: parseSegment('0:1')!,
     elapsedMs: 600_000,
-    exitCode: 0,
     thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<500' }],
     ...overrides,
   };
@@ -58,9 +57,44 @@ describe('syntheticSummary', () => {
     expect(parts.reduce((n, p) => n + p.requests.failed, 0)).toBe(whole.requests.failed);
   });
 
-  it('thresholds are ok unless the exit code is 99', () => {
-    expect(syntheticSummary(run()).thresholds).toEqual([{ metric: 'http_req_duration', expression: 'p(95)<500', ok: true }]);
-    expect(syntheticSummary(run({ exitCode: 99 })).thresholds.every((t) => !t.ok)).toBe(true);
+  it('thresholds follow from the simulated numbers; a crossed one makes the exit code 99', () => {
+    const passing = syntheticSummary(run());
+    expect(passing.thresholds).toEqual([{ metric: 'http_req_duration', expression: 'p(95)<500', ok: true }]);
+    expect(passing.exitCode).toBe(0);
+
+    const thresholds = [
+      { metric: 'http_req_failed', expression: 'rate<0.01' },
+      { metric: 'http_req_duration', expression: 'p(95)<500' },
+      { metric: 'http_reqs', expression: 'count>1' },
+    ];
+    const failing = syntheticSummary(run({ failureRate: 0.024, thresholds }));
+    expect(failing.requests.failed / failing.requests.count).toBeCloseTo(0.024, 3);
+    expect(failing.thresholds.map((t) => t.ok)).toEqual([false, true, true]);
+    expect(failing.exitCode).toBe(99);
+
+    // Each aggregation and operator, against this runner's own numbers.
+    const { latency, requests } = passing;
+    const check = (metric: string, expression: string) =>
+      syntheticSummary(run({ thresholds: [{ metric, expression }] })).thresholds[0]!.ok;
+    expect(check('http_req_duration', `p(95)<=${latency.p95}`)).toBe(true);
+    expect(check('http_req_duration', `p(95) < ${latency.p95}`)).toBe(false);
+    expect(check('http_req_duration', `max>=${latency.max}`)).toBe(true);
+    expect(check('http_req_duration', `min>${latency.min}`)).toBe(false);
+    expect(check('http_req_duration', `avg<${latency.sum / latency.count - 0.01}`)).toBe(false);
+    expect(check('http_req_duration', `med<${latency.p90}`)).toBe(true);
+    expect(check('http_req_duration', `p(99.9)<=${latency.max}`)).toBe(true);
+    expect(check('http_reqs', `count==${requests.count}`)).toBe(true);
+    expect(check('http_reqs', `count===${requests.count}`)).toBe(true);
+    expect(check('http_reqs', `count!=${requests.count}`)).toBe(false);
+    expect(check('http_reqs', `rate>${requests.count / 600 + 1}`)).toBe(false);
+    expect(check('vus', 'value>0')).toBe(false); // no VUs given to this runner
+    expect(check('my_custom_trend', 'p(95)<1')).toBe(true); // custom metrics are not simulated
+  });
+
+  it('an exit-code fault wins: 99 crosses every threshold, another code is kept as is', () => {
+    expect(syntheticSummary(run({ forcedExitCode: 99 })).thresholds.every((t) => !t.ok)).toBe(true);
+    expect(syntheticSummary(run({ forcedExitCode: 99 })).exitCode).toBe(99);
+    expect(syntheticSummary(run({ forcedExitCode: 108, failureRate: 0.5, thresholds: [{ metric: 'http_req_failed', expression: 'rate<0.01' }] })).exitCode).toBe(108);
   });
 
   it('no time, no requests: an all-zero trend', () => {
