@@ -45,7 +45,27 @@ export class RunNotFound extends LoadplaneError {
   }
 }
 
-/** Another owner holds a live lease on this stage (or notification claim): retry later. */
+/**
+ * Who holds a lease or claim, as far as the ledger recorded it, seen by the caller that met it
+ * (architecture §4): `own` — an earlier attempt of the same caller (the same execution, or the reaper
+ * acting for it), which crashed, timed out or is still finishing, since Step Functions runs one
+ * attempt of a Task at a time; `other` — a different caller (another execution, the reaper for
+ * another); `unknown` — nothing recorded tells.
+ */
+export type Holder = 'own' | 'other' | 'unknown';
+
+export interface BusyDetail {
+  holder: Holder;
+  /** Until the lease (claim) expires, on the ledger's clock; 0 when it has (a race). */
+  leaseLeftMs: number;
+}
+
+/** Whole seconds left, never "0 s" while some is left. */
+export function secondsLeft(ms: number): number {
+  return Math.max(0, Math.ceil(ms / 1000));
+}
+
+/** A live lease on this stage is held by an earlier attempt or by another caller: retry later (the message says which). */
 export class StageBusy extends LoadplaneError {
   override readonly name = 'StageBusy' as const;
   readonly retryable = true;
@@ -53,9 +73,20 @@ export class StageBusy extends LoadplaneError {
     readonly runId: string,
     readonly stage: string,
     readonly current: unknown,
+    readonly detail?: BusyDetail,
   ) {
-    super(`stage ${stage} of run ${runId} is in progress under another owner`);
+    super(describeBusyStage(runId, stage, detail));
   }
+}
+
+function describeBusyStage(runId: string, stage: string, detail: BusyDetail | undefined): string {
+  if (!detail) return `stage ${stage} of run ${runId} is in progress under another owner`;
+  const left = `its lease expires in ${secondsLeft(detail.leaseLeftMs)} s`;
+  if (detail.holder === 'own') {
+    return `stage ${stage} of run ${runId} is still held by an earlier attempt of this execution (it crashed, timed out or is still finishing); ${left}, then a retry takes over`;
+  }
+  const who = detail.holder === 'other' ? 'another caller' : 'another owner';
+  return `stage ${stage} of run ${runId} is in progress under ${who}; ${left}`;
 }
 
 /** Fencing: the caller's lease was taken over, so its completion is rejected. */
@@ -117,7 +148,19 @@ export class StoreError extends LoadplaneError {
   }
 }
 
-/** A notification claim is held by a live lease (someone is sending right now): retry later. */
+export interface ClaimDetail extends BusyDetail {
+  /**
+   * Why the delivery of the claim's send is unknown ("connection dropped", "no answer within 10 s"),
+   * when the attempt that sent it said so: the send is over, only the claim's lease is left to expire.
+   */
+  deliveryUnknown?: string;
+}
+
+/**
+ * A notification claim is held by a live lease: retry later. Either a send is in flight elsewhere, or
+ * an earlier attempt's delivery is unknown and its claim must expire before the policy decides
+ * whether to send again (architecture §5). The message says which, and how long is left.
+ */
 export class NotificationInProgress extends LoadplaneError {
   override readonly name = 'NotificationInProgress' as const;
   readonly retryable = true;
@@ -125,9 +168,33 @@ export class NotificationInProgress extends LoadplaneError {
     readonly runId: string,
     readonly channel: string,
     readonly current: unknown,
+    readonly detail?: ClaimDetail,
   ) {
-    super(`notification ${channel} of run ${runId} is being sent by another caller`);
+    super(describeBusyClaim(runId, channel, detail));
   }
+}
+
+/** The words for a delivery whose result is unknown, as NotificationNotDelivered and NotificationInProgress both say it. */
+export function deliveryUnknownText(channel: string, cause: string): string {
+  return `${channel}: delivery unknown (${cause})`;
+}
+
+/** The cause recorded by deliveryUnknownText for `channel` in an earlier error message, if any. */
+export function deliveryUnknownCause(message: string, channel: string): string | undefined {
+  const escaped = channel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?:^|[;:] )${escaped}: delivery unknown \\(([^()]*)\\)`).exec(message)?.[1];
+}
+
+const WAIT_THEN_DECIDE = 'for the claim to expire before deciding whether to send again';
+
+function describeBusyClaim(runId: string, channel: string, detail: ClaimDetail | undefined): string {
+  if (!detail) return `notification ${channel} of run ${runId} is being sent by another caller`;
+  const left = secondsLeft(detail.leaseLeftMs);
+  if (detail.deliveryUnknown !== undefined) return `${deliveryUnknownText(channel, detail.deliveryUnknown)}; waiting ${left} s ${WAIT_THEN_DECIDE}`;
+  if (detail.holder === 'own') {
+    return `${channel}: an earlier attempt of this execution claimed the notification and recorded no result (it crashed, timed out or is still sending), so delivery is unknown; waiting ${left} s ${WAIT_THEN_DECIDE}`;
+  }
+  return `notification ${channel} of run ${runId} is being sent by ${detail.holder === 'other' ? 'another caller' : 'another owner'}; its claim expires in ${left} s`;
 }
 
 /** No webhook is configured for the channel (no secret, no local entry), or the name is not a channel. */
@@ -168,12 +235,15 @@ export class NotificationNotDelivered extends LoadplaneError {
   constructor(
     readonly runId: string,
     readonly channels: string[],
+    /** Per channel, what became of the send (deliveryUnknownText for an unknown one). */
+    readonly details: Record<string, string> = {},
   ) {
-    super(`run ${runId}: notification not confirmed delivered on ${channels.join(', ')}; retrying`);
+    const said = channels.map((c) => details[c] ?? c);
+    super(`run ${runId}: notification not confirmed delivered: ${said.join('; ')}`);
   }
 }
 
-/** Kubernetes API failures, by HTTP status (DESIGN §7). `status` is the HTTP status when there was one. */
+/** Kubernetes API failures, by HTTP status (architecture §7). `status` is the HTTP status when there was one. */
 abstract class ClusterError extends LoadplaneError {
   constructor(
     message: string,
@@ -252,7 +322,7 @@ export const ERROR_NAMES = [
 ] as const;
 export type ErrorName = (typeof ERROR_NAMES)[number];
 
-/** Names a Task Retry matches (DESIGN §6): our retryable errors. */
+/** Names a Task Retry matches (architecture §6): our retryable errors. */
 export const RETRYABLE_ERROR_NAMES: readonly ErrorName[] = [
   'StageBusy',
   'StageOwnershipLost',

@@ -1,10 +1,11 @@
 /**
- * A run's outcome from what its runners did (DESIGN §3.8, §1 "failed thresholds look like success").
+ * A run's outcome from what its runners did (architecture §3.8, §1 "failed thresholds look like success").
  * k6 judges thresholds per runner and says so only through its exit code (99) and its summary, so
  * both are read for every runner: a failed threshold never ends as SUCCEEDED, even when the exit
  * code claims 0. Timeouts and aborts are decided by the phase that saw them, not here.
  */
 import type { RunResult } from './aggregate';
+import { every } from './plural';
 import { Engine, Outcome } from './status';
 
 /** k6's exit codes (go.k6.io/k6/errext/exitcodes), plus the kubelet's for an OOM-killed container. */
@@ -29,7 +30,7 @@ export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
 
 export const THRESHOLDS_FAILED_EXIT_CODE = 99;
 
-/** Gatling's exit codes (field-notes): 2 means the simulation ran and an assertion failed. */
+/** Gatling's exit codes (Gatling's documentation): 2 means the simulation ran and an assertion failed. */
 export const GATLING_EXIT_CODES: Readonly<Record<number, string>> = {
   0: 'ok',
   1: 'invalid arguments',
@@ -78,7 +79,10 @@ export function outcomeFromRunners(result: RunResult): OutcomeDecision {
   }
   if (thresholds.length > 0) return { outcome: Outcome.THRESHOLDS_FAILED, reason: thresholds.join('; ') };
   const n = result.runners.length;
-  return { outcome: Outcome.SUCCEEDED, reason: `${n === 1 ? 'the runner' : `all ${n} runners`} exited 0 with every threshold passed` };
+  // Say what was checked: a run without thresholds (k6 without `thresholds`, Gatling without
+  // assertions) passed nothing, and the result table's thresholds column says "none" for it.
+  const checked = result.runners.some((r) => r.thresholds.length > 0);
+  return { outcome: Outcome.SUCCEEDED, reason: `${every(n, 'runner')} exited 0 ${checked ? 'with every threshold passed' : '(no thresholds defined)'}` };
 }
 
 /** Non-zero exit codes other than the engine's "checks failed" (k6 99, Gatling 2), one entry per code. */

@@ -1,9 +1,12 @@
 /**
- * The run's one notification per channel (DESIGN §5): claim before sending, mark sent after,
+ * The run's one notification per channel (architecture §5): claim before sending, mark sent after,
  * release on a definite non-delivery. Each claim gets a fresh token; mark and release are fenced on it.
+ * A claim records its holder (the caller: the execution, or the reaper acting for it), so a caller
+ * that meets a live claim is told whether it is its own earlier attempt's or another caller's.
  */
 import { randomUUID } from 'node:crypto';
 import { NotificationInProgress, StageOwnershipLost } from '../core/errors';
+import { holderFor } from './stages';
 import { NotificationState, NotifyPolicy, type Outcome } from '../core/status';
 import { parseNotificationItem, type NotificationItem } from './items';
 import { NOTIFY_SK_PREFIX, expiresAt, notificationKey } from './keys';
@@ -14,6 +17,8 @@ export interface ClaimOptions {
   policy: NotifyPolicy;
   /** The recorded outcome the message reports; part of the dedupe key. */
   outcome: Outcome;
+  /** Who claims (an execution ARN; StageDeps.caller), recorded with the claim. */
+  holder?: string;
 }
 export type ClaimNotificationResult =
   /** Send now, with `dedupeKey` as the Idempotency-Key. `resend`: a previous claim may have delivered it. */
@@ -32,11 +37,23 @@ export async function claimNotification(
   ctx: LedgerContext,
   runId: string,
   channel: string,
-  { leaseMs, policy, outcome }: ClaimOptions,
+  { leaseMs, policy, outcome, holder }: ClaimOptions,
 ): Promise<ClaimNotificationResult> {
   const operation = `claimNotification ${runId} ${channel}`;
   const key = notificationKey(runId, channel);
+  // A claim without a holder must not keep an earlier claim's: it would name the wrong caller.
+  const setHolder = holder === undefined ? '' : ', #holder = :holder';
+  const removeHolder = holder === undefined ? ' REMOVE #holder' : '';
+  const holderValue = holder === undefined ? {} : { ':holder': holder };
   let current: NotificationItem | undefined;
+  let currentHolder: string | undefined;
+  const busy = (item: NotificationItem | undefined, nowMs: number) =>
+    new NotificationInProgress(
+      runId,
+      channel,
+      item,
+      item && { holder: holderFor(holder, currentHolder), leaseLeftMs: Math.max(0, item.leaseUntil - nowMs) },
+    );
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const nowMs = ctx.now();
     const token = randomUUID();
@@ -47,7 +64,7 @@ export async function claimNotification(
         'SET #runId = :runId, #channel = :channel, #state = :claimed, #token = :token, #leaseUntil = :lease, ' +
         '#dedupeKey = if_not_exists(#dedupeKey, :dedupeKey), #outcome = if_not_exists(#outcome, :outcome), ' +
         '#policy = :policy, #claimedAt = :now, #claims = if_not_exists(#claims, :zero) + :one, ' +
-        '#expiresAt = if_not_exists(#expiresAt, :expiresAt) REMOVE #releasedAt, #releaseReason',
+        `#expiresAt = if_not_exists(#expiresAt, :expiresAt)${setHolder} REMOVE #releasedAt, #releaseReason${holder === undefined ? ', #holder' : ''}`,
       condition: 'attribute_not_exists(#pk) OR #state = :released',
       values: {
         ...lease,
@@ -59,25 +76,27 @@ export async function claimNotification(
         ':zero': 0,
         ':released': NotificationState.released,
         ':expiresAt': expiresAt(nowMs),
+        ...holderValue,
       },
       returnValues: 'ALL_NEW',
     });
     if (claim.ok) return { kind: 'claimed', token, dedupeKey: parseNotificationItem(claim.attributes).dedupeKey, resend: false };
     if (!claim.current) continue;
     current = parseNotificationItem(claim.current);
+    currentHolder = typeof claim.current.holder === 'string' ? claim.current.holder : undefined;
     if (current.state === NotificationState.sent) return { kind: 'sent', item: current };
     if (current.state === NotificationState.unknown) return { kind: 'unknown', item: current };
     if (current.state !== NotificationState.claimed) continue;
-    if (current.leaseUntil >= nowMs) throw new NotificationInProgress(runId, channel, current);
+    if (current.leaseUntil >= nowMs) throw busy(current, nowMs);
 
     // The claim expired unmarked: whoever held it died mid-send, or is still sending very late.
     const expired = { ':claimed': NotificationState.claimed, ':oldToken': current.token };
     if (policy === NotifyPolicy.atLeastOnce) {
       const resend = await conditionalUpdate(ctx, operation, {
         key,
-        update: 'SET #token = :token, #leaseUntil = :lease, #claimedAt = :now, #policy = :policy, #claims = #claims + :one',
+        update: `SET #token = :token, #leaseUntil = :lease, #claimedAt = :now, #policy = :policy, #claims = #claims + :one${setHolder}${removeHolder}`,
         condition: '#state = :claimed AND #token = :oldToken',
-        values: { ...lease, ...expired },
+        values: { ...lease, ...expired, ...holderValue },
         returnValues: 'ALL_NEW',
       });
       if (resend.ok) return { kind: 'claimed', token, dedupeKey: current.dedupeKey, resend: true };
@@ -93,7 +112,7 @@ export async function claimNotification(
       if (giveUp.ok) return { kind: 'unknown', item: parseNotificationItem(giveUp.attributes) };
     }
   }
-  throw new NotificationInProgress(runId, channel, current);
+  throw busy(current, ctx.now());
 }
 
 /**

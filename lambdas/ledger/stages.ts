@@ -1,5 +1,5 @@
 /**
- * Stage entries (DESIGN §4): begin (take the lease) → side effects → complete or fail, both fenced
+ * Stage entries (architecture §4): begin (take the lease) → side effects → complete or fail, both fenced
  * on the owner. A completed stage hands back its recorded output instead of running again.
  *
  * Owners are per attempt (e.g. the Lambda request id). The same owner beginning again while its
@@ -7,16 +7,47 @@
  * with the same attempt number and a renewed lease. Once a lease has expired, any begin — even
  * by the former owner — is a new attempt that took over (`tookOver`), so its side effects must
  * accept objects the abandoned attempt may have left behind.
+ *
+ * An owner may name its caller too (`leaseOwner`: the execution, or the reaper acting for it), so a
+ * StageBusy can say whether the lease is held by an earlier attempt of the same caller (it crashed or
+ * timed out: the retry waits for the lease to expire) or by another caller.
  */
-import { StageBusy, StageOwnershipLost } from '../core/errors';
+import { StageBusy, StageOwnershipLost, type Holder } from '../core/errors';
 import { StageState, type Stage } from '../core/status';
 import { parseStageItem, type StageItem } from './items';
 import { expiresAt, stageKey } from './keys';
 import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
 
 export type BeginStageResult =
-  | { kind: 'begun'; attempt: number; tookOver: boolean }
+  /** `previousError`: what the last attempt failed with, when it failed (a retry may say more for it). */
+  | { kind: 'begun'; attempt: number; tookOver: boolean; previousError?: { name: string; message: string } }
   | { kind: 'completed'; output: unknown };
+
+/** Between the caller and the attempt's id in an owner; neither an ARN nor an id has it. */
+const CALLER_SEPARATOR = ' | ';
+
+/** The owner of one attempt: its caller (an execution ARN), when known, and a unique id. */
+export function leaseOwner(caller: string | undefined, attempt: string): string {
+  return caller ? `${caller}${CALLER_SEPARATOR}${attempt}` : attempt;
+}
+
+/** The caller named by an owner (leaseOwner), or undefined. */
+export function callerOf(owner: string | undefined): string | undefined {
+  const at = owner?.lastIndexOf(CALLER_SEPARATOR) ?? -1;
+  return at > 0 ? owner!.slice(0, at) : undefined;
+}
+
+/** Whose the lease held by `holder` is, seen by `caller`: the same caller's earlier attempt, another caller's, or unknown. */
+export function holderFor(caller: string | undefined, holder: string | undefined): Holder {
+  if (caller === undefined || holder === undefined) return 'unknown';
+  return caller === holder ? 'own' : 'other';
+}
+
+function previousErrorOf(previous: Record<string, unknown>): { name: string; message: string } | undefined {
+  const error = previous.error as { name?: unknown; message?: unknown } | undefined;
+  if (previous.state !== StageState.failed || typeof error?.name !== 'string' || typeof error.message !== 'string') return undefined;
+  return { name: error.name, message: error.message };
+}
 export type CompleteStageResult = { kind: 'completed'; stage: StageItem };
 export type FailStageResult = { kind: 'failed'; stage: StageItem };
 
@@ -56,10 +87,12 @@ export async function beginStage(
     });
     if (begin.ok) {
       const previous = begin.attributes;
+      const previousError = previousErrorOf(previous);
       return {
         kind: 'begun',
         attempt: (typeof previous.attempts === 'number' ? previous.attempts : 0) + 1,
         tookOver: previous.state === StageState.in_progress,
+        ...(previousError ? { previousError } : {}),
       };
     }
     if (!begin.current) continue;
@@ -67,7 +100,9 @@ export async function beginStage(
     if (current.state === StageState.completed) return { kind: 'completed', output: current.output };
     if (current.state !== StageState.in_progress) continue;
     if (current.owner !== owner) {
-      if (current.leaseUntil >= nowMs) throw new StageBusy(runId, stage, current);
+      if (current.leaseUntil >= nowMs) {
+        throw new StageBusy(runId, stage, current, { holder: holderFor(callerOf(owner), callerOf(current.owner)), leaseLeftMs: current.leaseUntil - nowMs });
+      }
       continue;
     }
     const renew = await conditionalUpdate(ctx, operation, {
@@ -79,7 +114,12 @@ export async function beginStage(
     });
     if (renew.ok) return { kind: 'begun', attempt: parseStageItem(renew.attributes).attempts, tookOver: false };
   }
-  throw new StageBusy(runId, stage, current);
+  throw new StageBusy(
+    runId,
+    stage,
+    current,
+    current && { holder: holderFor(callerOf(owner), callerOf(current.owner)), leaseLeftMs: Math.max(0, current.leaseUntil - ctx.now()) },
+  );
 }
 
 /** Records the output. Completing again by the same owner is fine and returns what was recorded first. */

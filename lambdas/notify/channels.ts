@@ -28,8 +28,10 @@ export interface SendNotificationInput {
   /** `<runId>:<outcome>` from the ledger claim: the same on every attempt. */
   idempotencyKey: string;
   timeoutMs?: number;
-  /** Epoch ms clock for the webhook's sentAt and signature timestamp. */
+  /** Epoch ms on the message's clock (the run's; simulated locally): the webhook's sentAt. */
   now?: () => number;
+  /** Epoch ms on the wall clock: the signature's timestamp, which the receiver checks against its own clock. */
+  wallNow?: () => number;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function sendNotification({
   idempotencyKey,
   timeoutMs,
   now = Date.now,
+  wallNow = Date.now,
 }: SendNotificationInput): Promise<DeliveryResult> {
   const kind = channelKind(channel);
   const secret = await secrets.get(channel);
@@ -50,6 +53,6 @@ export async function sendNotification({
   const { headers, body } =
     kind === ChannelKind.slack
       ? { headers: { 'Content-Type': 'application/json', [IDEMPOTENCY_KEY_HEADER]: idempotencyKey }, body: JSON.stringify(slackBody(message)) }
-      : webhookRequest({ message, idempotencyKey, signingSecret: secret.signingSecret, nowMs: now() });
+      : webhookRequest({ message, idempotencyKey, signingSecret: secret.signingSecret, sentAtMs: now(), signedAtMs: wallNow() });
   return deliver({ url: secret.url, headers, body, receiver: channel, timeoutMs });
 }

@@ -1,5 +1,5 @@
 /**
- * The one HTTP sender of both channels. It answers the question the ledger needs (DESIGN §5): did
+ * The one HTTP sender of both channels. It answers the question the ledger needs (architecture §5): did
  * the receiver get the request? `fetch` cannot tell "never reached it" from "may have reached it";
  * on node:http the request's `finish` event marks the moment the whole request was handed to the
  * network, and every failure is classified by which side of that moment it happened on.
@@ -17,8 +17,11 @@ export type DeliveryResult =
   | { kind: 'rejected'; status: number }
   /** Definitely not delivered: failed before the request was sent, or a 408/429/5xx answer. May be sent again. */
   | { kind: 'not-delivered'; reason: string; retryAfterSeconds?: number }
-  /** Sent, then no (complete) answer: the receiver may have it. */
-  | { kind: 'unknown'; reason: string };
+  /**
+   * Sent, then no (complete) answer: the receiver may have it. `cause` is the short reason a person
+   * reads while the claim waits to expire: "connection dropped", "no answer within 10 s".
+   */
+  | { kind: 'unknown'; reason: string; cause: string };
 
 export interface DeliveryRequest {
   url: string;
@@ -84,7 +87,11 @@ export function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
       written = true;
       // An early answer (e.g. 413 while still sending) has already settled it.
       if (settled) return;
-      giveUpAfter({ kind: 'unknown', reason: `${who}: no answer within ${seconds(timeoutMs)} after the request was sent; it may have been received` });
+      giveUpAfter({
+        kind: 'unknown',
+        reason: `${who}: no answer within ${seconds(timeoutMs)} after the request was sent; it may have been received`,
+        cause: `no answer within ${seconds(timeoutMs)}`,
+      });
     });
     req.on('response', (res) => {
       settle(classify(res, who));
@@ -95,7 +102,7 @@ export function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
       const what = describe(err);
       settle(
         written
-          ? { kind: 'unknown', reason: `${who}: ${what} after the request was sent; it may have been received` }
+          ? { kind: 'unknown', reason: `${who}: ${what} after the request was sent; it may have been received`, cause: 'connection dropped' }
           : notDelivered(`${who}: ${what} before the request was sent; nothing was delivered`),
       );
     });
@@ -111,7 +118,7 @@ function classify(res: IncomingMessage, who: string): DeliveryResult {
     return notDelivered(`${who} answered HTTP ${status}`, retryAfter);
   }
   if (status >= 300 && status < 500) return { kind: 'rejected', status };
-  return { kind: 'unknown', reason: `${who} answered with an unexpected HTTP status ${status}` };
+  return { kind: 'unknown', reason: `${who} answered with an unexpected HTTP status ${status}`, cause: `unexpected HTTP status ${status}` };
 }
 
 function notDelivered(reason: string, retryAfterSeconds?: number): DeliveryResult {

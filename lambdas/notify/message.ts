@@ -1,5 +1,5 @@
 /**
- * The run's notification, independent of the channel (DESIGN §5): what Slack and the JSON webhook
+ * The run's notification, independent of the channel (architecture §5): what Slack and the JSON webhook
  * both say. buildMessage is pure; the Notify stage maps the run item and Collect's result onto
  * MessageInput, and each channel renders the message its own way.
  */
@@ -15,6 +15,15 @@ export type ResultTotals = Pick<
   RunResult,
   'expectedRunners' | 'missingRunners' | 'requests' | 'failedRequests' | 'errorRate' | 'latency' | 'simulated'
 > & { runners?: Pick<RunnerSummary, 'runner' | 'thresholds'>[] };
+
+/**
+ * The clock of the message's times (startedAt, endedAt, and the webhook's sentAt): `real`, or
+ * `simulated` locally on kube-sim, where time runs `timeScale` times faster than the wall clock.
+ */
+export interface MessageClock {
+  kind: 'real' | 'simulated';
+  timeScale?: number;
+}
 
 export interface MessageLinks {
   /** The Step Functions execution in the AWS console. */
@@ -37,6 +46,8 @@ export interface MessageInput {
   /** Absent when the run ended before Collect (a bad script, a timeout while preparing, ...). */
   result?: ResultTotals;
   links?: MessageLinks;
+  /** Default: real. */
+  clock?: MessageClock;
 }
 
 export interface FailedThreshold {
@@ -82,6 +93,8 @@ export interface NotificationMessage {
   /** The numbers are synthetic (kube-sim): every rendering must say so. */
   simulated: boolean;
   links: MessageLinks;
+  /** The clock of startedAt and endedAt (and the webhook's sentAt): every rendering of a simulated one says so. */
+  clock: MessageClock;
 }
 
 export function buildMessage(input: MessageInput): NotificationMessage {
@@ -113,6 +126,7 @@ export function buildMessage(input: MessageInput): NotificationMessage {
     ...(thresholds ? { thresholds } : {}),
     simulated: result?.simulated ?? false,
     links: { ...input.links },
+    clock: input.clock ? { ...input.clock } : { kind: 'real' },
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Channel secrets from AWS Secrets Manager (DESIGN §5): secret id `<prefix><channel>`, a JSON string
+ * Channel secrets from AWS Secrets Manager (architecture §5): secret id `<prefix><channel>`, a JSON string
  * `{ "url": "https://hooks.slack.com/services/...", "signingSecret": "..." }`. Values are cached per
  * container for a TTL, so a busy deployment reads each secret a few times an hour and a rotated one
  * is picked up within the TTL. Failures are not cached; a missing secret is (as "not configured").

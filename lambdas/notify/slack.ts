@@ -4,6 +4,7 @@
  * `text` is the fallback Slack shows in notifications and on clients that cannot render blocks.
  */
 import { formatDuration } from '../core/duration';
+import { countOf, every, plural } from '../core/plural';
 import { Outcome } from '../core/status';
 import type { NotificationMessage, ThresholdsSummary } from './message';
 
@@ -64,7 +65,7 @@ function fields(m: NotificationMessage): string[] {
   const list = [
     `*Run*\n${escapeMrkdwn(m.name)}\n\`${m.runId}\``,
     `*Engine*\n${m.engine}`,
-    `*Duration*\n${formatDuration(m.durationSeconds)}`,
+    `*Duration*\n${formatDuration(m.durationSeconds)}${m.clock.kind === 'simulated' ? ' (simulated clock)' : ''}`,
     `*Runners*\n${reported}`,
   ];
   if (m.metrics) {
@@ -81,11 +82,11 @@ function fields(m: NotificationMessage): string[] {
 function thresholdsText(t: ThresholdsSummary | undefined): string {
   if (!t) return 'not available';
   if (t.total === 0) return 'none defined';
-  if (t.failed.length === 0) return `all ${t.total} passed`;
+  if (t.failed.length === 0) return `${every(t.total, 'threshold')} passed`;
   const named = t.failed.map(
-    (f) => `\`${escapeMrkdwn(f.metric)}\` ${escapeMrkdwn(f.expression)} (runner${f.runners.length > 1 ? 's' : ''} ${f.runners.join(', ')})`,
+    (f) => `\`${escapeMrkdwn(f.metric)}\` ${escapeMrkdwn(f.expression)} (${plural(f.runners.length, 'runner')} ${f.runners.join(', ')})`,
   );
-  return `${t.failed.length} of ${t.total} failed: ${named.join('; ')}`;
+  return `${countOf(t.failed.length, t.total, 'threshold')} failed: ${named.join('; ')}`;
 }
 
 function linkButtons(m: NotificationMessage) {

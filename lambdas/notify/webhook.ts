@@ -5,7 +5,7 @@
  *   POST <url>
  *   Content-Type: application/json
  *   Idempotency-Key: <runId>:<outcome>     same on every attempt for the run: dedupe on it
- *   X-Loadplane-Timestamp: <unix seconds>  when the request was signed
+ *   X-Loadplane-Timestamp: <unix seconds>  when the request was signed: always the wall clock (replay protection)
  *   X-Loadplane-Signature: sha256=<hex>    HMAC-SHA256 of `<timestamp>.<raw body>` with the channel's signingSecret
  *
  * The two X-Loadplane-* headers are sent when the channel has a signingSecret. A receiver verifies
@@ -17,6 +17,11 @@
  *   4. Answer 2xx once the event is stored; dedupe on Idempotency-Key (a retry after an unanswered
  *      attempt carries the same key). 429/5xx/408 answers mean "not taken, send again"; other 4xx
  *      mean "refused, do not send again". Redirects are not followed.
+ *
+ * Two clocks, named apart: the payload's times (startedAt, endedAt, sentAt) are on the run's clock,
+ * which the payload names — `clock: "real"`, or `"simulated"` for a local run on kube-sim, with its
+ * `timeScale` (simulated seconds per real second). X-Loadplane-Timestamp is always the wall clock,
+ * since the receiver checks it against its own: a simulated time would look stale (or from the future).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Engine, Outcome } from '../core/status';
@@ -52,7 +57,12 @@ export interface WebhookPayload {
   /** True when the numbers are synthetic (kube-sim), not measured. */
   simulated: boolean;
   links: { console: string | null; report: string | null };
+  /** On the payload's `clock`, like startedAt and endedAt: sentAt ≥ endedAt ≥ startedAt. */
   sentAt: string;
+  /** Which clock startedAt, endedAt and sentAt are on. */
+  clock: 'real' | 'simulated';
+  /** Simulated seconds per real second when `clock` is simulated and the rate is fixed; else null. */
+  timeScale: number | null;
 }
 
 export function webhookPayload(message: NotificationMessage, sentAt: string): WebhookPayload {
@@ -73,6 +83,8 @@ export function webhookPayload(message: NotificationMessage, sentAt: string): We
     simulated: message.simulated,
     links: { console: message.links.console ?? null, report: message.links.report ?? null },
     sentAt,
+    clock: message.clock.kind,
+    timeScale: message.clock.kind === 'simulated' ? (message.clock.timeScale ?? null) : null,
   };
 }
 
@@ -80,18 +92,20 @@ export interface WebhookRequestInput {
   message: NotificationMessage;
   idempotencyKey: string;
   signingSecret?: string;
-  /** Epoch ms: the payload's sentAt and the signed timestamp. */
-  nowMs: number;
+  /** Epoch ms on the message's clock: the payload's sentAt. */
+  sentAtMs: number;
+  /** Epoch ms on the wall clock: the signed X-Loadplane-Timestamp. */
+  signedAtMs: number;
 }
 
-export function webhookRequest({ message, idempotencyKey, signingSecret, nowMs }: WebhookRequestInput): {
+export function webhookRequest({ message, idempotencyKey, signingSecret, sentAtMs, signedAtMs }: WebhookRequestInput): {
   headers: Record<string, string>;
   body: string;
 } {
-  const body = JSON.stringify(webhookPayload(message, new Date(nowMs).toISOString()));
+  const body = JSON.stringify(webhookPayload(message, new Date(sentAtMs).toISOString()));
   const headers: Record<string, string> = { 'Content-Type': 'application/json', [IDEMPOTENCY_KEY_HEADER]: idempotencyKey };
   if (signingSecret) {
-    const timestamp = String(Math.floor(nowMs / 1000));
+    const timestamp = String(Math.floor(signedAtMs / 1000));
     headers[TIMESTAMP_HEADER] = timestamp;
     headers[SIGNATURE_HEADER] = SIGNATURE_SCHEME + hmacHex(signingSecret, timestamp, body);
   }

@@ -1,5 +1,5 @@
 /**
- * Admit (DESIGN §3.1): validate, derive the run id, create or find the run, and adopt it for this
+ * Admit (architecture §3.1): validate, derive the run id, create or find the run, and adopt it for this
  * execution. The first execution to adopt a run owns it; any other (a scheduler's double delivery, a
  * duplicate console start) is told it is a duplicate and ends without touching anything.
  */

@@ -1,11 +1,12 @@
 /**
- * AwaitReady (DESIGN §3.4): every runner pod Running and (k6) its REST API answering through the
+ * AwaitReady (architecture §3.4): every runner pod Running and (k6) its REST API answering through the
  * pods/proxy subresource. A Gatling runner that already ran and exited (it starts itself at the
  * common instant) is past ready and counts as ready; Watch judges its exit code. A runner that can
  * never start (image pull failure, a failed Job, a k6 runner that exited before Start) ends the run
  * FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
  */
 import { formatDuration } from '../core/duration';
+import { countOf } from '../core/plural';
 import { nextPollSeconds } from '../core/polling';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Engine, Outcome, Stage } from '../core/status';
@@ -60,7 +61,7 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
     const within = `within ${formatDuration(run.spec.timeouts.ready)}`;
     const reason =
       waitingFor.length > 0
-        ? `ready: ${waitingFor.length} of ${runners.length} runners not ready ${within} (${waitingFor.slice(0, 5).map(describeRunner).join('; ')})`
+        ? `ready: ${countOf(waitingFor.length, runners.length, 'runner')} not ready ${within} (${waitingFor.slice(0, 5).map(describeRunner).join('; ')})`
         : `ready: every runner pod is running, but not every k6 REST API answered ${within}`;
     return endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason);
   }

@@ -1,9 +1,10 @@
 /**
- * Cleanup (DESIGN §3.10): deletes every object labelled with the run (background propagation; 404 is
+ * Cleanup (architecture §3.10): deletes every object labelled with the run (background propagation; 404 is
  * success), as the spec's policy says: `always`, `onSuccess` (a failed run is kept for debugging), or
  * `never`. Kept objects still go: the Jobs' ttlSecondsAfterFinished and the sweeper remove them.
  */
 import { StageBusy } from '../core/errors';
+import { callerOf, holderFor } from '../ledger/stages';
 import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { loadRun } from './run-context';
@@ -25,7 +26,9 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
     // deleting now would leave what it creates next. Wait for it (StageBusy is retried).
     for (const stage of CREATING_STAGES) {
       const item = run.view.stages[stage];
-      if (item && deps.ledger.isLeaseLive(item)) throw new StageBusy(runId, stage, item);
+      if (item && deps.ledger.isLeaseLive(item)) {
+        throw new StageBusy(runId, stage, item, { holder: holderFor(deps.caller, callerOf(item.owner)), leaseLeftMs: item.leaseUntil - deps.ledger.now() });
+      }
     }
     const policy = run.spec.cleanup;
     const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);

@@ -1,5 +1,5 @@
 /**
- * Collect (DESIGN §3.7): reads each runner's `LOADPLANE_SUMMARY` line from its log and aggregates:
+ * Collect (architecture §3.7): reads each runner's `LOADPLANE_SUMMARY` line from its log and aggregates:
  * counts summed, min/max exact, means weighted, percentiles kept per runner (the worst reported as an
  * upper bound, never an average). The full result stays in the ledger; the state machine gets only
  * the verdict, so the execution's payload stays small whatever N is. A replaced runner
@@ -9,6 +9,7 @@
 import { aggregateResults, type RunResult } from '../core/aggregate';
 import { isRetryable } from '../core/errors';
 import { outcomeFromRunners } from '../core/outcome-rules';
+import { countOf } from '../core/plural';
 import { replacementNote } from '../core/restart';
 import { done, type StepResult } from '../core/step';
 import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
@@ -17,7 +18,7 @@ import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
-import { observeRunners } from './runners';
+import { observeRunners, runningAt } from './runners';
 
 /** The summary is the wrapper's last line; a little more covers k6's own closing lines. */
 const LOG_TAIL_LINES = 20;
@@ -46,14 +47,21 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       }
     });
     const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
+    // An abort wins only over a test still running when it was asked for (runners.ts, runningAt):
+    // one that came after every runner had finished changes nothing of what the test did.
     const abort = abortRequest(run);
-    const { outcome, reason } = abort
-      ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${result.runners.length} of ${run.spec.parallelism} runners` }
-      : outcomeFromRunners(result);
+    const stopped = abort !== undefined && runningAt(runners, abort.at).length > 0;
+    const { outcome, reason } = stopped
+      ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${countOf(result.runners.length, run.spec.parallelism, 'runner')}` }
+      : withLateAbort(outcomeFromRunners(result), abort);
     const replaced = replacementNote(
       runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
     );
     return { ...done(), outcome, reason: replaced ? `${reason}; ${replaced}` : reason, result };
   });
   return verdict;
+}
+
+function withLateAbort(decision: { outcome: Outcome; reason: string }, abort: { by: string } | undefined): { outcome: Outcome; reason: string } {
+  return abort ? { ...decision, reason: `${decision.reason}; abort requested by ${abort.by} after the test had ended` } : decision;
 }

@@ -1,5 +1,5 @@
 /**
- * Creates a stage's objects, only those that are missing (DESIGN §1: side effects use deterministic
+ * Creates a stage's objects, only those that are missing (architecture §1: side effects use deterministic
  * names and treat "already exists, ours" as success; §7: owned by a Job of the run). One list call
  * per kind first finds what an earlier attempt of the stage already made: an object of this run with
  * the same name is done. So a Launch retried after a
@@ -12,6 +12,7 @@
 import { kindOf, type ClusterClient, type CreatableObject, type KubeKind, type KubeObject } from '../cluster/cluster-client';
 import { ownerJobNames, resolveOwners } from '../cluster/manifests/owners';
 import { RunEnded } from '../core/errors';
+import { count } from '../core/plural';
 import { Labels } from '../core/runner-contract';
 import type { Stage } from '../core/status';
 import type { StageDeps } from './deps';
@@ -82,7 +83,7 @@ function runOf(objects: CreatableObject[]): { namespace: string; runId: string }
 }
 
 /**
- * What Prepare and Launch call (DESIGN §7): create the stage's objects, then read the run again. A
+ * What Prepare and Launch call (architecture §7): create the stage's objects, then read the run again. A
  * stage that runs late (its create call hung past the Task timeout and the lease, a cold start after
  * a hard stop) may find that the run ended while it was creating, and Cleanup already ran: it then
  * removes what it made itself (Jobs first; what they own goes with them) and says so with RunEnded,
@@ -114,7 +115,7 @@ export async function createForRun(
   const results = await Promise.allSettled(jobsFirst.map((obj) => run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!)));
   const left = jobsFirst.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`);
   if (left.length > 0) {
-    deps.log({ runId: run.runId, stage, message: `could not remove ${left.length} objects; their Jobs' deadlines and the sweeper will`, objects: left });
+    deps.log({ runId: run.runId, stage, message: `could not remove ${count(left.length, 'object')}; their Jobs' deadlines and the sweeper will`, objects: left });
   }
   throw new RunEnded(run.runId, stage, outcome);
 }

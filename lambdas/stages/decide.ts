@@ -1,5 +1,5 @@
 /**
- * Decide (DESIGN §3.8): writes the run's outcome once. On the main path it comes from the verdict of
+ * Decide (architecture §3.8): writes the run's outcome once. On the main path it comes from the verdict of
  * the step that ended the run (Collect, or a poll that found a failure or a deadline); on the fail
  * path from the error Step Functions caught. Whoever comes later gets the recorded outcome.
  */

@@ -7,6 +7,7 @@ import type { DeploymentConfig } from '../core/config';
 import { NOTIFY_CLAIM_LEASE_SECONDS, NOTIFY_SEND_TIMEOUT_SECONDS } from '../core/stage-timing';
 import type { Ledger } from '../ledger/ledger';
 import type { ChannelSecrets } from '../notify/channel-secrets';
+import type { MessageClock } from '../notify/message';
 
 export interface StageDeps {
   ledger: Ledger;
@@ -17,6 +18,12 @@ export interface StageDeps {
   now(): number;
   /** A unique owner id for one stage invocation (ledger lease fencing). */
   newOwner(): string;
+  /**
+   * Who invokes the stage: the execution's ARN, on the state machine's path and for the reaper that
+   * finishes that execution (dispatch.ts, reap.ts). Recorded with every lease and notification claim,
+   * so a busy answer can tell this execution's own earlier attempt from another caller. Unset: unknown.
+   */
+  caller?: string;
   log(event: StageLogEvent): void;
   notify: NotifyDeps;
 }
@@ -38,7 +45,13 @@ export interface NotifyDeps {
   timeoutMs: number;
   /** The execution's page in the AWS console, for the message's link (absent locally). */
   consoleUrl?: (executionArn: string) => string;
+  /**
+   * The clock of the message's times (startedAt, endedAt, sentAt): `deps.now`, the cluster's. Locally
+   * on kube-sim that is simulated time, and the message says so. Default: real.
+   */
+  clock?: MessageClock;
 }
+
 
 export interface StageLogEvent {
   runId: string;

@@ -18,7 +18,8 @@ import { prepare } from './prepare';
 import { start } from './start';
 import { watch } from './watch';
 
-const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1) });
+/** `execution` is `$$.Execution.Id`: the caller recorded with the stage's lease (deps.ts, `caller`). */
+const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1), execution: z.string().optional() });
 
 const payloadSchema = z.discriminatedUnion('stage', [
   z.object({ stage: z.literal(Stage.Admit), request: z.unknown(), execution: z.string(), executionName: z.string() }),
@@ -44,6 +45,7 @@ export async function dispatchStage(deps: StageDeps, raw: unknown): Promise<unkn
     throw new SpecInvalid(parsed.error.issues.map((i) => ({ path: `(payload).${i.path.join('.')}`, message: i.message })));
   }
   const payload = parsed.data;
+  if (payload.execution) deps = { ...deps, caller: payload.execution };
   switch (payload.stage) {
     case Stage.Admit:
       return admit(deps, payload);

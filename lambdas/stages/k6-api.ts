@@ -1,5 +1,5 @@
 /**
- * The k6 REST API of a runner, reached through the API server's pods/proxy subresource (DESIGN §3.4):
+ * The k6 REST API of a runner, reached through the API server's pods/proxy subresource (architecture §3.4):
  * the stage Lambda needs no route to pod IPs.
  */
 import type { ClusterClient } from '../cluster/cluster-client';
@@ -28,7 +28,7 @@ export async function k6Status(cluster: ClusterClient, namespace: string, pod: s
   return (response.body as { data?: { attributes?: K6Status } } | undefined)?.data?.attributes ?? {};
 }
 
-/** PATCH /v1/status with the JSON:API body k6 expects (field-notes: start = paused false; stop = stopped true). */
+/** PATCH /v1/status with the JSON:API body k6 expects (k6 REST API docs: start = paused false; stop = stopped true). */
 export async function patchK6Status(
   cluster: ClusterClient,
   namespace: string,

@@ -1,5 +1,5 @@
 /**
- * Launch (DESIGN §3.3): N runner Jobs (k6: paused, with their execution segments, and a Service
+ * Launch (architecture §3.3): N runner Jobs (k6: paused, with their execution segments, and a Service
  * each); fixes the ready deadline and, for Gatling, the common start instant.
  */
 import type { V1Job } from '@kubernetes/client-node';

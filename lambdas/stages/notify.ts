@@ -1,5 +1,5 @@
 /**
- * Notify (DESIGN §5): exactly one completion message per run and channel, whichever path gets here
+ * Notify (architecture §5): exactly one completion message per run and channel, whichever path gets here
  * (the main path, the fail path, the reaper). For each channel — the spec's and the deployment's
  * defaults — the message is claimed in the ledger before it is sent and marked after:
  * - already sent: nothing is sent again;
@@ -10,8 +10,23 @@
  *   next attempt applies the spec's policy — `atMostOnce` records `unknown` and never re-sends,
  *   `atLeastOnce` re-sends with the same Idempotency-Key;
  * - rejected by the receiver (a 4xx): it got the message; marked with the status, not re-sent.
+ *
+ * While an ambiguous send's claim waits to expire, the retries say so — "webhook: delivery unknown
+ * (connection dropped); waiting 28 s for the claim to expire before deciding whether to send again" —
+ * and "being sent by another caller" only when the claim is another caller's (deps.caller, recorded
+ * with the claim). The cause comes from the previous attempt's recorded error.
+ *
+ * The message's times, sentAt included, are on the cluster's clock (`deps.now`; simulated locally,
+ * and the message says so); the webhook signature's timestamp stays on the wall clock.
  */
-import { InvalidTransition, isRetryable, NotificationNotDelivered } from '../core/errors';
+import {
+  deliveryUnknownCause,
+  deliveryUnknownText,
+  InvalidTransition,
+  isRetryable,
+  NotificationInProgress,
+  NotificationNotDelivered,
+} from '../core/errors';
 import type { CollectRecord } from './collect';
 import type { Decision } from './decide';
 import type { StartRecord } from './start';
@@ -20,7 +35,7 @@ import { buildMessage, type NotificationMessage } from '../notify/message';
 import { sendNotification } from '../notify/channels';
 import type { StageDeps } from './deps';
 import { loadRun, outputOf, type RunContext } from './run-context';
-import { runOnce } from './run-once';
+import { runOnce, type Attempt } from './run-once';
 
 /** What happened on each channel, recorded as the stage's output. */
 export type ChannelResult =
@@ -43,7 +58,7 @@ export interface NotifyRecord {
 }
 
 export async function notify(deps: StageDeps, runId: string): Promise<NotifyRecord> {
-  return runOnce(deps, runId, Stage.Notify, async () => {
+  return runOnce(deps, runId, Stage.Notify, async (attempt) => {
     const run = await loadRun(deps, runId);
     const outcome = run.view.run.outcome;
     if (!outcome) throw new InvalidTransition(`notify: run ${runId} has no outcome yet (Decide has not recorded one)`, run.view.run);
@@ -52,10 +67,12 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
     const results: Record<string, ChannelResult> = {};
     // Errors that a retry of the stage may get past, in channel order; every channel is tried first.
     const retry: Error[] = [];
+    const undelivered: Record<string, string> = {};
     for (const channel of channels) {
       try {
-        results[channel] = await notifyChannel(deps, run, channel, message);
-        if (results[channel] === 'not-delivered' || results[channel] === 'ambiguous') retry.push(new NotificationNotDelivered(runId, [channel]));
+        const sent = await notifyChannel(deps, run, channel, message, attempt);
+        results[channel] = sent.result;
+        if (sent.detail !== undefined) undelivered[channel] = sent.detail;
       } catch (err) {
         if (isRetryable(err)) {
           results[channel] = 'retrying';
@@ -69,24 +86,43 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
       }
     }
     deps.log({ runId, stage: Stage.Notify, message: 'notification results', outcome, channels: results });
+    const notDelivered = Object.keys(undelivered);
+    // Every channel's words in one error: the next attempt reads its channel's cause from it.
+    if (notDelivered.length > 0) retry.unshift(new NotificationNotDelivered(runId, notDelivered, undelivered));
     if (retry.length > 0) throw retry[0];
     return { outcome, channels: results };
   });
 }
 
-async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, message: NotificationMessage): Promise<ChannelResult> {
+/** A channel's result, and for a send to retry what became of it (in NotificationNotDelivered's words). */
+interface ChannelOutcome {
+  result: ChannelResult;
+  detail?: string;
+}
+
+async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, message: NotificationMessage, attempt: Attempt): Promise<ChannelOutcome> {
   const { secrets, leaseMs, timeoutMs } = deps.notify;
   if (!(await secrets.get(channel))) {
     deps.log({ runId: run.runId, stage: Stage.Notify, message: 'channel not configured: nothing sent', channel });
-    return 'not-configured';
+    return { result: 'not-configured' };
   }
-  const claim = await deps.ledger.claimNotification(run.runId, channel, { leaseMs, policy: run.spec.notify.policy, outcome: message.outcome });
-  if (claim.kind === 'sent') return 'already-sent';
-  if (claim.kind === 'unknown') return 'unknown';
+  let claim;
+  try {
+    claim = await deps.ledger.claimNotification(run.runId, channel, {
+      leaseMs,
+      policy: run.spec.notify.policy,
+      outcome: message.outcome,
+      ...(deps.caller ? { holder: deps.caller } : {}),
+    });
+  } catch (err) {
+    throw explainBusyClaim(err, channel, attempt);
+  }
+  if (claim.kind === 'sent') return { result: 'already-sent' };
+  if (claim.kind === 'unknown') return { result: 'unknown' };
 
   let delivery;
   try {
-    delivery = await sendNotification({ channel, secrets, message, idempotencyKey: claim.dedupeKey, timeoutMs });
+    delivery = await sendNotification({ channel, secrets, message, idempotencyKey: claim.dedupeKey, timeoutMs, now: deps.now });
   } catch (err) {
     // Thrown only when nothing was sent (configuration, secret store): let a retry claim again.
     await deps.ledger.releaseNotification(run.runId, channel, claim.token, (err as Error).name);
@@ -96,14 +132,30 @@ async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, 
     case 'delivered':
     case 'rejected':
       await deps.ledger.markNotificationSent(run.runId, channel, claim.token, { status: delivery.status });
-      return delivery.kind === 'delivered' ? 'sent' : 'rejected';
+      return { result: delivery.kind === 'delivered' ? 'sent' : 'rejected' };
     case 'not-delivered':
       await deps.ledger.releaseNotification(run.runId, channel, claim.token, delivery.reason);
-      return 'not-delivered';
-    case 'unknown':
+      return { result: 'not-delivered', detail: `${channel}: not delivered (${delivery.reason}); sending again` };
+    case 'unknown': {
       // The claim stays: when its lease expires, the spec's policy decides (see above).
-      return 'ambiguous';
+      const left = Math.max(0, Math.ceil(leaseMs / 1000));
+      return {
+        result: 'ambiguous',
+        detail: `${deliveryUnknownText(channel, delivery.cause)}; the claim expires in ${left} s, then the ${run.spec.notify.policy} policy decides whether to send again`,
+      };
+    }
   }
+}
+
+/**
+ * A live claim met by a retry: if the previous attempt said this channel's delivery is unknown, that
+ * is the claim, and the retry only waits for it to expire — say that, not "another caller".
+ */
+function explainBusyClaim(err: unknown, channel: string, attempt: Attempt): unknown {
+  if (!(err instanceof NotificationInProgress) || !err.detail || err.detail.holder === 'other') return err;
+  const cause = attempt.previousError && deliveryUnknownCause(attempt.previousError.message, channel);
+  if (cause === undefined) return err;
+  return new NotificationInProgress(err.runId, err.channel, err.current, { ...err.detail, deliveryUnknown: cause });
 }
 
 function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
@@ -122,5 +174,6 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected.result } : {}),
     ...(deps.notify.consoleUrl && item.executionArn ? { links: { console: deps.notify.consoleUrl(item.executionArn) } } : {}),
+    ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Prepare (DESIGN §3.2): the script ConfigMap (inline scripts) and, for k6, the initializer Job that
+ * Prepare (architecture §3.2): the script ConfigMap (inline scripts) and, for k6, the initializer Job that
  * runs `k6 inspect --execution-requirements`. Gatling has nothing to inspect, so it goes straight on.
  */
 import { prepareManifests } from '../cluster/manifests';

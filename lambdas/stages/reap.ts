@@ -1,5 +1,5 @@
 /**
- * The reaper (DESIGN §3, §6): an execution that ended FAILED, TIMED_OUT or ABORTED without going
+ * The reaper (architecture §3, §6): an execution that ended FAILED, TIMED_OUT or ABORTED without going
  * through its own fail path (StopExecution, the machine's TimeoutSeconds, a failure of the fail path
  * itself) is finished here: Decide, Notify, Cleanup — the same stages, so the same ledger keys. Where
  * the execution already did them, each returns its recorded output: a duplicate event is harmless.
@@ -49,6 +49,9 @@ export async function reap(deps: StageDeps, change: ExecutionStatusChange): Prom
   if (!parsed.success) return { kind: 'ignored', why: 'the execution input is not a run input' };
   const { runId } = runIdentity(parsed.data, { arn: change.executionArn, name: change.name });
 
+  // The reaper finishes this execution's run: its leases and claims are the execution's, so a lease
+  // the execution left behind reads as "an earlier attempt of this execution", not another caller.
+  deps = { ...deps, caller: change.executionArn };
   const owner = await ownRun(deps, runId, parsed.data, { arn: change.executionArn, name: change.name });
   if (owner.kind === 'ignored') return owner;
   // Cleanup runs whatever Decide and Notify do: a stopped run must not keep generating load because

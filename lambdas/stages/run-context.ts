@@ -2,7 +2,7 @@
  * A stage's view of its run: the ledger's record (run item + stage outputs), the spec it was admitted
  * with, and the client of its cluster. The inline script's text is read only for the stages that
  * make the script ConfigMap (Prepare, Launch): every poll reads the run, and the text may be
- * maxScriptBytes (DESIGN §4). The spec's type says which read it came from.
+ * maxScriptBytes (architecture §4). The spec's type says which read it came from.
  */
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { ClusterClient } from '../cluster/cluster-client';
@@ -43,7 +43,7 @@ export async function loadRun(deps: StageDeps, runId: string, options: { script?
 /**
  * Stages that act on the cluster (create, start, collect) do nothing for a run that has its outcome:
  * a late or duplicated invocation after the run ended must not start load or leave objects behind
- * (DESIGN §7: "a stage that creates never creates for a run that has an outcome").
+ * (architecture §7: "a stage that creates never creates for a run that has an outcome").
  */
 export function requireOpenRun(view: RunView, stage: Stage): void {
   const { outcome, runId } = view.run;
@@ -73,7 +73,11 @@ export async function listPods(run: RunContext): Promise<PodFacts[]> {
   return (await run.cluster.listByRun('Pod', run.namespace, run.runId)).map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating);
 }
 
-/** Set when someone asked to abort the run (DELETE /runs/{id}, Ctrl-C locally): who, and when (ledger clock, epoch ms). */
+/**
+ * Set when someone asked to abort the run (DELETE /runs/{id}, Ctrl-C locally): who, and when (epoch
+ * ms). The time is compared with the runners' exit times, so it is on the cluster's clock: on AWS the
+ * wall clock of both; locally the runtime records it on the simulated clock (local-runtime.ts).
+ */
 export function abortRequest(run: RunContext): { by: string; at: number } | undefined {
   const { abortRequestedAt, abortRequestedBy } = run.view.run;
   return abortRequestedAt ? { by: abortRequestedBy ?? 'unknown', at: Date.parse(abortRequestedAt) } : undefined;

@@ -16,7 +16,7 @@ import { CleanupPolicy } from '../core/status';
 const TTL_AFTER_FINISHED_SECONDS = 6 * 60 * 60;
 const TTL_AFTER_FINISHED_KEPT_SECONDS = 24 * 60 * 60;
 
-/** Each stage gives the deadline of the Jobs it creates, from what it knows then (DESIGN §7). */
+/** Each stage gives the deadline of the Jobs it creates, from what it knows then (architecture §7). */
 export interface PlanTiming {
   /** Prepare: seconds the initializer Job may live (from Prepare to the prepare deadline). */
   prepareSeconds?: number;

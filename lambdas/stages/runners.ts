@@ -1,6 +1,6 @@
 /**
  * The run's runners as the cluster sees them, one entry per index 0..N-1: its Job and its pods
- * (oldest first; a replacement comes last). Two list calls, whatever N is (DESIGN §3.6). Also the
+ * (oldest first; a replacement comes last). Two list calls, whatever N is (architecture §3.6). Also the
  * pure rules the poll stages judge a runner by: where it stands before Start, and which exit codes
  * mean its test ran to the end.
  */
@@ -33,7 +33,7 @@ export async function observeRunners(run: RunContext): Promise<RunnerView[]> {
 
 /**
  * Exit codes of a runner whose test ran to its end: 0, and the engine's "the load ran, a check
- * failed" (k6 99: thresholds failed; Gatling 2: assertions failed; field-notes). Collect and Decide
+ * failed" (k6 99: thresholds failed; Gatling 2: assertions failed; their documented exit codes). Collect and Decide
  * report those; any other code is a runner that failed.
  */
 export const FINISHED_EXIT_CODES: Readonly<Record<Engine, ReadonlySet<number>>> = {
@@ -58,7 +58,7 @@ export const Readiness = {
 export type Readiness = (typeof Readiness)[keyof typeof Readiness];
 
 /**
- * Where a runner stands before Start (AwaitReady, DESIGN §3.4). A Gatling runner starts by itself at
+ * Where a runner stands before Start (AwaitReady, architecture §3.4). A Gatling runner starts by itself at
  * the common instant fixed at Launch, so a short simulation, or an AwaitReady poll that comes late
  * (a slow runner keeps it polling, a loaded machine), can find it already exited: it ran, so it is
  * past ready, and Watch judges its exit code. A pod "ran" when its container ended with an exit code
@@ -83,6 +83,22 @@ export function describeRunner(runner: RunnerView): string {
   if (pod.exitCode !== undefined) return `runner ${runner.index}: ${pod.phase}, exited ${pod.exitCode} (${describeExitCode(pod.exitCode)})`;
   const why = pod.reason ? ` (${pod.reason}${pod.message ? `: ${pod.message}` : ''})` : '';
   return `runner ${runner.index}: ${pod.phase}${why}`;
+}
+
+/**
+ * The runners still running at `at` (epoch ms, the cluster's clock, like the pods' times): those
+ * whose newest pod has not exited, or exited at or after `at`. The rule for an abort (architecture §3):
+ * it wins only over a test some runner was still running; a request that came after every runner
+ * had finished leaves the run to report what the test did. Kubernetes keeps whole seconds, so a pod
+ * that finished within the abort's own second counts as still running then: the abort wins a tie.
+ */
+export function runningAt(runners: RunnerView[], at: number): RunnerView[] {
+  const second = Math.floor(at / 1000) * 1000;
+  return runners.filter((r) => {
+    const pod = r.latest;
+    if (!pod) return false;
+    return pod.exitCode === undefined || pod.finishedAt === undefined || pod.finishedAt >= second;
+  });
 }
 
 /** "runners 0, 3 and 7" / "runner 2" */

@@ -1,5 +1,5 @@
 /**
- * Start (DESIGN §3.5). k6: unpause every runner concurrently through the pods/proxy subresource,
+ * Start (architecture §3.5). k6: unpause every runner concurrently through the pods/proxy subresource,
  * then check each reports running; a runner that did not start makes the stage fail with a
  * retryable error, and the retry re-sends the (idempotent) PATCH. Gatling: the runners start
  * themselves at the common instant fixed at Launch. Either way the started pod UIDs are recorded,

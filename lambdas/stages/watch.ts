@@ -1,5 +1,5 @@
 /**
- * Watch (DESIGN §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`.
+ * Watch (architecture §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`.
  * Done when every runner's test ran to its end (exit 0, or the engine's "a check failed": k6 99,
  * Gatling 2; Collect and Decide report those). Any other exit code, a runner evicted or restarted
  * under `onRunnerRestart: fail`, or a runner Job deleted behind our back ends the run FAILED at once;
@@ -12,6 +12,7 @@
  */
 import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
+import { countOf } from '../core/plural';
 import { ClusterUnavailable } from '../core/errors';
 import { describeExitCode } from '../core/outcome-rules';
 import { runWindow, type Replacement, type RunWindow } from '../core/restart';
@@ -27,7 +28,7 @@ import type { StartRecord } from './start';
 
 /** A runner told to stop exits within seconds: poll densely meanwhile, for at most ABORT_GRACE_MS. */
 const ABORT_POLL_SECONDS = 2;
-/** Ledger clock, like the abort request's time. */
+/** Cluster clock, like the abort request's time (run-context.ts, abortRequest). */
 const ABORT_GRACE_MS = 2 * 60_000;
 
 export async function watch(deps: StageDeps, runId: string): Promise<StepResult> {
@@ -71,7 +72,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
     return endsRun(
       StepPhase.timed_out,
       Outcome.TIMED_OUT,
-      `run: ${still} of ${runners.length} runners still running at the run deadline (${formatDuration(Math.round((window.runBy - started.startedAt) / 1000))} after start${extension(window)})`,
+      `run: ${countOf(still, runners.length, 'runner')} still running at the run deadline (${formatDuration(Math.round((window.runBy - started.startedAt) / 1000))} after start${extension(window)})`,
     );
   }
   return waiting(window.nextPollSeconds);
@@ -90,7 +91,7 @@ function replacementsOf(indexes: number[], one: string, many: string): string {
 }
 
 /**
- * Abort, the graceful way (DESIGN §3): every k6 runner still running is told to stop (`stopped: true`,
+ * Abort, the graceful way (architecture §3): every k6 runner still running is told to stop (`stopped: true`,
  * idempotent), and Watch keeps polling until all have exited, so Collect reads their partial results
  * and the run ends ABORTED. Runners that do not stop by the run deadline are left to Cleanup.
  */
@@ -102,10 +103,12 @@ async function stopForAbort(
   abort: { by: string; at: number },
 ): Promise<StepResult> {
   const running = runners.filter((r) => r.latest && r.latest.exitCode === undefined);
+  // Nothing left to stop: Collect reports what the test did, or ABORTED if a runner was still
+  // running when the abort was asked for (runners.ts, runningAt).
   if (running.length === 0) return runOnce(deps, run.runId, Stage.Watch, async () => done());
-  const givenUp = deps.ledger.now() - abort.at > ABORT_GRACE_MS || deps.now() >= started.runBy;
+  const givenUp = deps.now() - abort.at > ABORT_GRACE_MS || deps.now() >= started.runBy;
   if (run.spec.engine !== Engine.k6 || givenUp) {
-    return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${abort.by}; ${running.length} of ${runners.length} runners did not stop and are deleted`);
+    return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${abort.by}; ${countOf(running.length, runners.length, 'runner')} did not stop and ${running.length === 1 ? 'is' : 'are'} deleted`);
   }
   await Promise.all(running.filter((r) => r.latest!.ready).map((r) => patchK6Status(run.cluster, run.namespace, r.latest!.name, { stopped: true })));
   return waiting(ABORT_POLL_SECONDS);

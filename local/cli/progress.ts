@@ -2,6 +2,12 @@
  * Stage-by-stage progress of a local run, from the execution's history events: one line per stage
  * with its (real) duration once it is done — a waiting phase counts from its first poll to its last —
  * and, while the test runs, a live line with the simulated clock against the expected duration.
+ *
+ * Honest about failures: a Task that failed and is retried by the state machine's Retry shows
+ * "↻ <stage> retrying (<why, in words>)" — once per reason, not once per attempt — and ✗ only when
+ * the stage failed for good (caught into the fail path, or the execution failed). A wait of more than
+ * a few seconds says what it waits for. On a terminal, live lines are rewritten in place; otherwise
+ * every line is a plain line (no cursor movement).
  */
 import type { HistoryEvent } from '../engine/local-execution';
 
@@ -11,6 +17,7 @@ interface StepOutput {
   reason?: string;
   expectedEndAt?: number;
   startedAt?: number;
+  nextPollSeconds?: number;
 }
 
 export interface ProgressOptions {
@@ -21,32 +28,114 @@ export interface ProgressOptions {
   clusterNow(): number;
   /** Task state name → the stage it runs, and where its answer lands in the state (`step`, `decision`; none for ResultPath null). */
   tasks: Record<string, { stage: string; resultKey?: string }>;
+  /** The wall clock for stage durations (default Date.now). */
+  now?: () => number;
 }
 
 const POLL_STAGES = new Set(['AwaitPrepared', 'AwaitReady', 'Watch']);
 
+/** A wait longer than this says what it waits for. */
+export const EXPLAIN_WAITS_OVER_SECONDS = 3;
+
+/** What a poll stage waits for between its polls. */
+const WAITING_FOR: Record<string, string> = {
+  AwaitPrepared: 'waiting for the k6 initializer to check the script',
+  AwaitReady: 'waiting for every runner to be ready',
+};
+
+/** The first number in `text` after one of the patterns, as "N s". */
+function secondsIn(text: string, ...patterns: RegExp[]): string | undefined {
+  for (const pattern of patterns) {
+    const n = pattern.exec(text)?.[1];
+    if (n !== undefined) return `${n} s`;
+  }
+  return undefined;
+}
+
+const CLAIM_LEFT = [/waiting (\d+) s for the claim to expire/, /claim expires in (\d+) s/];
+const LEASE_LEFT = [/lease expires in (\d+) s/];
+
+/** Short words for transient errors, by the error name Step Functions matches on. */
+const ERROR_WORDS: Record<string, string> = {
+  'States.Timeout': 'the Task timed out',
+  'Lambda.Unknown': 'the function crashed',
+  ClusterUnavailable: 'the cluster did not answer',
+  ClusterThrottled: 'the cluster asked to slow down',
+  ClusterGone: 'a stale cluster read',
+  TransientStoreError: 'the ledger did not answer',
+  StageOwnershipLost: 'its lease was taken over',
+  ChannelSecretUnavailable: 'the channel secret could not be read',
+};
+
+/** Why a Task is retried, in a few words a person reads while waiting: "delivery unknown; claim expires in 28 s". */
+export function retryReason(error: string | undefined, cause: string | undefined): string {
+  const text = cause ?? '';
+  const withLeft = (words: string, left: string | undefined, what: string) => (left ? `${words}; ${what} expires in ${left}` : words);
+  switch (error) {
+    case 'NotificationInProgress':
+    case 'NotificationNotDelivered': {
+      const left = secondsIn(text, ...CLAIM_LEFT);
+      if (/delivery unknown/.test(text)) return withLeft('delivery unknown', left, 'claim');
+      if (/another (caller|owner)/.test(text)) return withLeft('being sent by another caller', left, 'claim');
+      if (error === 'NotificationInProgress') return withLeft('an earlier attempt claimed it', left, 'claim');
+      return /not delivered/.test(text) ? 'not delivered; sending again' : 'not confirmed delivered';
+    }
+    case 'StageBusy': {
+      const left = secondsIn(text, ...LEASE_LEFT);
+      if (/earlier attempt/.test(text)) return withLeft('an earlier attempt still holds it', left, 'lease');
+      return withLeft('another caller holds it', left, 'lease');
+    }
+    default:
+      return (error && ERROR_WORDS[error]) ?? error ?? 'an error';
+  }
+}
+
 export function createProgress(options: ProgressOptions): (event: HistoryEvent) => void {
+  const now = options.now ?? Date.now;
   const firstEntered = new Map<string, number>();
   let started: { at: number; expectedEndAt?: number } | undefined;
   let liveShown = false;
-  /** A failed attempt is shown once we know whether a retry follows. */
-  let pendingFailure: { stage: string; since: number; text: string } | undefined;
+  /** The live line is a retry line: it stays (ends with a newline) when the next line comes. */
+  let liveStays = false;
+  /** A failed attempt is shown once we know whether a retry follows (↻) or not (✗). */
+  let pendingFailure: { stage: string; since: number; error?: string; cause?: string } | undefined;
+  /** The last retry line, so repeated retries for one reason print once. */
+  let lastRetry: { stage: string; key: string } | undefined;
+  /** Poll stages whose wait was explained (plain output says it once). */
+  const explained = new Set<string>();
 
   const clearLive = () => {
-    if (liveShown && options.tty) options.write('\r\x1b[2K');
+    if (liveShown && options.tty) options.write(liveStays ? '\n' : '\r\x1b[2K');
     liveShown = false;
+    liveStays = false;
+  };
+  const format = (mark: string, stage: string, since: number, detail: string) => {
+    const seconds = ((now() - since) / 1000).toFixed(1).padStart(5);
+    return `  ${mark} ${stage.padEnd(14)}${seconds}s${detail ? `   ${detail}` : ''}`;
   };
   const line = (mark: string, stage: string, since: number, detail = '') => {
     clearLive();
-    const seconds = ((Date.now() - since) / 1000).toFixed(1).padStart(5);
-    options.write(`  ${mark} ${stage.padEnd(14)}${seconds}s${detail ? `   ${detail}` : ''}\n`);
+    options.write(`${format(mark, stage, since, detail)}\n`);
+  };
+  /** A line that the next one replaces on a terminal; printed as a plain line otherwise. */
+  const live = (text: string) => {
+    if (options.tty) {
+      options.write(`\r\x1b[2K${text}`);
+      liveShown = true;
+    } else {
+      options.write(`${text}\n`);
+    }
+  };
+  const failedForGood = () => {
+    if (!pendingFailure) return;
+    const { stage, since, error, cause } = pendingFailure;
+    pendingFailure = undefined;
+    lastRetry = undefined;
+    line('✗', stage, since, `${error ?? 'Error'}: ${cause ?? ''}`);
   };
 
   return (event) => {
-    if (pendingFailure && event.type !== 'StateRetried') {
-      line('✗', pendingFailure.stage, pendingFailure.since, pendingFailure.text);
-      pendingFailure = undefined;
-    }
+    if (pendingFailure && event.type !== 'StateRetried') failedForGood();
     const name = event.state?.name;
     const task = name ? options.tasks[name] : undefined;
     if (!name || !task) return;
@@ -55,15 +144,33 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     const since = firstEntered.get(stage) ?? event.timestamp;
 
     if (event.type === 'StateFailed') {
-      pendingFailure = { stage, since, text: `${event.Error}: ${event.Cause ?? ''}` };
+      pendingFailure = { stage, since, ...(event.Error ? { error: event.Error } : {}), ...(event.Cause !== undefined ? { cause: String(event.Cause) } : {}) };
       return;
     }
     if (event.type === 'StateRetried') {
-      line('↻', stage, since, `retrying after ${pendingFailure?.text ?? 'an error'}`);
+      const failure = pendingFailure;
       pendingFailure = undefined;
+      const reason = retryReason(failure?.error, failure?.cause);
+      // One line per reason: "claim expires in 28 s", then 23 s, ... is the same wait.
+      const key = `${failure?.error}:${reason.replace(/\d+/g, '#')}`;
+      const text = format('↻', stage, since, `retrying (${reason})`);
+      if (lastRetry?.stage === stage && lastRetry.key === key) {
+        // The same wait: a terminal shows the time left going down, plain output stays quiet.
+        if (options.tty && liveShown) options.write(`\r\x1b[2K${text}`);
+        return;
+      }
+      lastRetry = { stage, key };
+      clearLive();
+      if (options.tty) {
+        live(text);
+        liveStays = true;
+      } else {
+        options.write(`${text}\n`);
+      }
       return;
     }
     if (event.type !== 'StateExited') return;
+    lastRetry = undefined;
     const output = (event as HistoryEvent & { state: { output?: Record<string, unknown> } }).state.output;
     const step = (task.resultKey ? output?.[task.resultKey] : undefined) as StepOutput | undefined;
 
@@ -71,7 +178,8 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       started = { at: step.startedAt, ...(step.expectedEndAt !== undefined ? { expectedEndAt: step.expectedEndAt } : {}) };
     }
     if (POLL_STAGES.has(stage) && step?.phase === 'waiting') {
-      if (stage === 'Watch' && started) showLive(started);
+      if (stage === 'Watch' && started) showTestRunning(started);
+      else explainWait(stage, since, step.nextPollSeconds ?? 0);
       return;
     }
     if (step?.phase && step.phase !== 'done' && step.phase !== 'waiting') {
@@ -81,15 +189,17 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     line('✓', stage, since, task.resultKey === 'decision' && step?.outcome ? step.outcome : '');
   };
 
-  function showLive(run: { at: number; expectedEndAt?: number }) {
+  function explainWait(stage: string, since: number, seconds: number) {
+    const what = WAITING_FOR[stage];
+    if (!what || seconds <= EXPLAIN_WAITS_OVER_SECONDS) return;
+    if (!options.tty && explained.has(stage)) return;
+    explained.add(stage);
+    live(format('…', stage, since, `${what} (next check in ${seconds} s, cluster clock)`));
+  }
+
+  function showTestRunning(run: { at: number; expectedEndAt?: number }) {
     const elapsed = Math.max(0, Math.round((options.clusterNow() - run.at) / 1000));
     const expected = run.expectedEndAt === undefined ? '' : ` of ~${Math.round((run.expectedEndAt - run.at) / 1000)}s expected`;
-    const text = `  … test running: ${elapsed}s${expected} (cluster clock)`;
-    if (options.tty) {
-      options.write(`\r\x1b[2K${text}`);
-      liveShown = true;
-    } else {
-      options.write(`${text}\n`);
-    }
+    live(`  … test running: ${elapsed}s${expected} (cluster clock)`);
   }
 }

@@ -3,7 +3,8 @@
  * in the total row are the worst runner's, shown as an upper bound (`≤`), never as a run percentile.
  */
 import type { RunResult } from '../../lambdas/core/aggregate';
-import { describeExitCode } from '../../lambdas/core/outcome-rules';
+import { CHECKS_FAILED_EXIT_CODE, describeExitCode } from '../../lambdas/core/outcome-rules';
+import type { RunnerSummary } from '../../lambdas/core/summary';
 import type { Outcome } from '../../lambdas/core/status';
 
 export const SIMULATED_NOTICE = 'simulated metrics (kube-sim): the numbers are synthetic, not measurements';
@@ -12,20 +13,15 @@ const HEADER = ['runner', 'exit', 'requests', 'failed', 'mean', 'p95', 'p99', 't
 
 export function formatResultTable(result: RunResult, outcome: Outcome, reason: string): string {
   const rows = result.runners.map((r) => {
-    const failedThresholds = r.thresholds.filter((t) => !t.ok);
     return [
       String(r.runner),
-      `${r.exitCode} ${describeExitCode(r.exitCode)}`,
+      `${r.exitCode} ${describeExitCode(r.exitCode, r.engine)}`,
       count(r.requests.count),
       count(r.requests.failed),
       r.latency.count === 0 ? '-' : ms(r.latency.sum / r.latency.count),
       r.latency.count === 0 ? '-' : ms(r.latency.p95),
       r.latency.count === 0 ? '-' : ms(r.latency.p99),
-      r.thresholds.length === 0
-        ? '-'
-        : failedThresholds.length === 0
-          ? `${r.thresholds.length} passed`
-          : `failed: ${failedThresholds.map((t) => `${t.metric} ${t.expression}`).join(', ')}`,
+      thresholdsCell(r),
     ];
   });
   for (const index of result.missingRunners) rows.push([String(index), 'no result', '', '', '', '', '', '']);
@@ -50,13 +46,26 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     `latency: min ${noSamples ? '-' : ms(latency.min)}, max ${noSamples ? '-' : ms(latency.max)}, ` +
       `p90 ≤ ${noSamples ? '-' : ms(latency.p90UpperBound)} (worst runner); percentiles are per runner, never averaged`,
     `iterations ${count(result.iterations)}, data received ${bytes(result.dataReceivedBytes)}, sent ${bytes(result.dataSentBytes)}, ` +
-      `duration ${(result.durationMs / 1000).toFixed(1)} s`,
+      `duration ${(result.durationMs / 1000).toFixed(1)} s${result.simulated ? ' (simulated)' : ''}`,
     ...(result.duplicateRunners.length > 0 ? [`runners reported twice (last result kept): ${result.duplicateRunners.join(', ')}`] : []),
     ...(result.unexpectedRunners.length > 0 ? [`results from runners never launched (not counted): ${result.unexpectedRunners.join(', ')}`] : []),
     ...(result.simulated ? [SIMULATED_NOTICE] : []),
     `outcome: ${outcome} - ${reason}`,
   ];
   return lines.join('\n') + '\n';
+}
+
+/**
+ * Agrees with the outcome's reason (core/outcome-rules.ts): "none" when the runner defined no
+ * threshold (the reason says "no thresholds defined"), never a "-" that reads as "passed".
+ */
+function thresholdsCell(r: RunnerSummary): string {
+  const failed = r.thresholds.filter((t) => !t.ok);
+  if (failed.length > 0) return `failed: ${failed.map((t) => `${t.metric} ${t.expression}`).join(', ')}`;
+  // The engine said a check failed without naming it (k6 99, Gatling 2 without a summary entry).
+  if (r.exitCode === CHECKS_FAILED_EXIT_CODE[r.engine]) return 'failed (not named)';
+  if (r.thresholds.length === 0) return 'none';
+  return `${r.thresholds.length} passed`;
 }
 
 /** Left-aligned columns, two spaces apart, no trailing blanks. */

@@ -3,6 +3,7 @@
  * real state machine in the local engine, dynalite, and kube-sim (or a kubeconfig context) — with
  * progress as it goes, the result table, and a last line `outcome: <OUTCOME> (run <runId>)`.
  */
+import { count } from '../../lambdas/core/plural';
 import { newRunId } from '../../lambdas/core/run-id';
 import type { CollectRecord } from '../../lambdas/stages/collect';
 import { outputOf } from '../../lambdas/stages/run-context';
@@ -39,6 +40,7 @@ function abortOnInterrupt(graceful: () => Promise<unknown>, hard: () => void): (
   const onInterrupt = () => {
     interrupts += 1;
     if (interrupts === 1) {
+      // A test whose runners had all finished is not aborted: the run reports what it did (collect.ts).
       process.stdout.write('\naborting: stopping the runners and collecting partial results (Ctrl-C again to stop at once)\n');
       // Before Admit has created the run there is nothing to abort yet: say so rather than crash.
       graceful().catch((err: Error) => process.stdout.write(`abort not recorded (${err.message}); Ctrl-C again to stop at once\n`));
@@ -102,7 +104,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const target = runtime.kubeSim
       ? `kube-sim at ${runtime.kubeSim.url} (time ×${runtime.timeScale}; kubectl --server ${runtime.kubeSim.url} get jobs -A)`
       : `kubeconfig context ${options.context ?? '(current)'}`;
-    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${spec.parallelism} runners) from ${label}`);
+    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${count(spec.parallelism, 'runner')}) from ${label}`);
     console.log(`  state machine: statemachine/run.asl.json (local engine) · ledger: embedded DynamoDB (dynalite) · cluster: ${target}`);
     const execution = runtime.startExecution({
       name: runId,

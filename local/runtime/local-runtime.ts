@@ -1,5 +1,5 @@
 /**
- * The embedded default (DESIGN §8): the real state machine definition in the local ASL engine, the
+ * The embedded default (architecture §8): the real state machine definition in the local ASL engine, the
  * ledger in embedded dynalite, and a cluster — kube-sim, or a kubeconfig context. One runtime can
  * run many executions at once, each with its own run; closing it stops the servers it started (wait
  * for executions' results first).
@@ -120,6 +120,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // Retry waits of the Kubernetes calls are the platform's time; each call's timeout stays real (a socket's).
   const cluster = createClusterClient(kubeConfig, { sleep: (ms) => platformClock.sleep(ms), random });
   const ledger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => platformClock.now() });
+  // The abort request's time is compared with when the runners exited (Watch, Collect: an abort wins
+  // only over a test still running), so it is recorded on the cluster's clock, as it is on AWS, where
+  // both are the wall clock. Only the time differs from `ledger`: same table, same conditional write.
+  const abortLedger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => clock.now() });
   const deps: StageDeps = {
     ledger,
     config,
@@ -131,6 +135,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       secrets: staticChannelSecrets(options.channels ?? {}),
       leaseMs: options.notifyLeaseMs ?? NOTIFY_LEASE_MS,
       timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
+      // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim.
+      ...(kubeSim ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } } : {}),
     },
   };
   const timeScale = clock.timeScale;
@@ -173,7 +179,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       });
       return { executionArn: execution.executionArn, stop: execution.stop, result };
     },
-    abort: (runId, by) => ledger.requestAbort(runId, by),
+    abort: (runId, by) => abortLedger.requestAbort(runId, by),
     close: async () => {
       await kubeSim?.close();
       if (!options.clock) {

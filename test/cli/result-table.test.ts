@@ -97,6 +97,24 @@ describe('formatResultTable', () => {
     expect(odd).toMatch(/never launched \(not counted\): 4/);
   });
 
+  it('a run without thresholds: the column says "none" and the outcome "no thresholds defined", never "every threshold passed"', () => {
+    const none = table(2, [runner(0, { thresholds: [] }), runner(1, { thresholds: [] })]);
+    expect(lineStarting(none, '0 ')).toMatch(/ {2}none$/);
+    expect(lineStarting(none, '1 ')).toMatch(/ {2}none$/);
+    expect(none.trimEnd().split('\n').at(-1)).toBe('outcome: SUCCEEDED - both runners exited 0 (no thresholds defined)');
+    expect(none).not.toMatch(/every threshold passed/);
+  });
+
+  it('names a Gatling exit code by the Gatling table', () => {
+    const gatling = table(1, [runner(0, { engine: 'gatling', exitCode: 2, thresholds: [] })]);
+    expect(lineStarting(gatling, '0 ')).toMatch(/2 assertions failed/);
+    expect(lineStarting(gatling, '0 ')).toMatch(/failed \(not named\)$/);
+  });
+
+  it('says a simulated duration is simulated', () => {
+    expect(table(1, [runner(0, { simulated: true })])).toMatch(/duration 30\.0 s \(simulated\)/);
+  });
+
   it('shows dashes, not NaN, when no request was made', () => {
     const idle = table(1, [
       runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 }, thresholds: [] }),

@@ -33,7 +33,15 @@ function decide(expected: number, runners: RunnerSummary[]) {
 describe('outcomeFromRunners', () => {
   it.each<[string, number, RunnerSummary[], Outcome, RegExp[]]>([
     ['every runner exited 0', 3, [runner(0), runner(1), runner(2)], Outcome.SUCCEEDED, [/all 3 runners exited 0/]],
-    ['a single runner exited 0', 1, [runner(0)], Outcome.SUCCEEDED, [/the runner exited 0/]],
+    ['a single runner exited 0', 1, [runner(0)], Outcome.SUCCEEDED, [/^the runner exited 0 with every threshold passed$/]],
+    ['two runners exited 0: "both", never "all 2"', 2, [runner(0), runner(1)], Outcome.SUCCEEDED, [/^both runners exited 0 with every threshold passed$/]],
+    [
+      'no thresholds defined (k6 without thresholds, Gatling without assertions): nothing "passed"',
+      2,
+      [runner(0, 0, []), runner(1, 0, [])],
+      Outcome.SUCCEEDED,
+      [/^both runners exited 0 \(no thresholds defined\)$/],
+    ],
     [
       'one runner exited 99 with its failed threshold',
       3,

@@ -47,6 +47,31 @@ describeOnLedgerBackends((table) => {
     expect(error).toMatchObject({ runId, channel: 'slack', retryable: true, current: { state: 'claimed', token: (first as { token: string }).token } });
   });
 
+  it('a live claim says whose it is (the claim records its holder) and how long it has left', async () => {
+    const clock = testClock();
+    const ledger = ledgerOn(table(), clock);
+    const runId = newRunId();
+    const execution = 'arn:aws:states:local:0:execution:loadplane-run:a';
+    await ledger.claimNotification(runId, 'webhook', { ...atMostOnce, holder: execution });
+    clock.advance(3_000);
+
+    const own = await ledger.claimNotification(runId, 'webhook', { ...atMostOnce, holder: execution }).catch((e) => e);
+    expect(own).toBeInstanceOf(NotificationInProgress);
+    expect(own.detail).toEqual({ holder: 'own', leaseLeftMs: LEASE_MS - 3_000 });
+    // Its own earlier attempt: never "being sent by another caller".
+    expect(own.message).toBe(
+      'webhook: an earlier attempt of this execution claimed the notification and recorded no result (it crashed, timed out or is still sending), ' +
+        'so delivery is unknown; waiting 7 s for the claim to expire before deciding whether to send again',
+    );
+
+    const other = await ledger.claimNotification(runId, 'webhook', { ...atMostOnce, holder: 'arn:other' }).catch((e) => e);
+    expect(other.detail).toMatchObject({ holder: 'other' });
+    expect(other.message).toBe(`notification webhook of run ${runId} is being sent by another caller; its claim expires in 7 s`);
+
+    const unknown = await ledger.claimNotification(runId, 'webhook', atMostOnce).catch((e) => e);
+    expect(unknown.detail).toMatchObject({ holder: 'unknown' });
+  });
+
   it('release after a definite non-delivery lets the next claim send, with the same dedupe key', async () => {
     const ledger = ledgerOn(table());
     const runId = newRunId();

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { StageBusy, StageOwnershipLost } from '../../lambdas/core/errors';
 import { Stage } from '../../lambdas/core/status';
+import { leaseOwner } from '../../lambdas/ledger/stages';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { RACERS, countBy, errorNames, ledgerOn, newRunId, race, testClock } from './fixtures';
 
@@ -75,6 +76,30 @@ describeOnLedgerBackends((table) => {
     await expect(ledger.beginStage(runId, Stage.Watch, 'owner-b', LEASE_MS)).rejects.toBeInstanceOf(StageBusy);
   });
 
+  it('StageBusy says whose the lease is: an earlier attempt of the same caller, another caller, or unknown; and the time left', async () => {
+    const clock = testClock();
+    const ledger = ledgerOn(table(), clock);
+    const runId = newRunId();
+    const execution = 'arn:aws:states:local:0:execution:loadplane-run:a';
+    await ledger.beginStage(runId, Stage.Cleanup, leaseOwner(execution, 'attempt-1'), LEASE_MS);
+    clock.advance(2_000);
+
+    const own = await ledger.beginStage(runId, Stage.Cleanup, leaseOwner(execution, 'attempt-2'), LEASE_MS).catch((e) => e);
+    expect(own).toBeInstanceOf(StageBusy);
+    expect(own.detail).toEqual({ holder: 'own', leaseLeftMs: LEASE_MS - 2_000 });
+    expect(own.message).toBe(
+      `stage Cleanup of run ${runId} is still held by an earlier attempt of this execution (it crashed, timed out or is still finishing); its lease expires in ${(LEASE_MS - 2_000) / 1000} s, then a retry takes over`,
+    );
+    expect(own.message).not.toMatch(/another/);
+
+    const other = await ledger.beginStage(runId, Stage.Cleanup, leaseOwner('arn:aws:states:local:0:execution:loadplane-run:b', 'x'), LEASE_MS).catch((e) => e);
+    expect(other.detail).toMatchObject({ holder: 'other' });
+    expect(other.message).toMatch(/is in progress under another caller; its lease expires in \d+ s$/);
+
+    const unknown = await ledger.beginStage(runId, Stage.Cleanup, 'owner-without-caller', LEASE_MS).catch((e) => e);
+    expect(unknown.detail).toMatchObject({ holder: 'unknown' });
+  });
+
   it('a stale owner completing after a takeover is rejected (fencing); the new owner completes', async () => {
     const clock = testClock();
     const ledger = ledgerOn(table(), clock);
@@ -112,7 +137,13 @@ describeOnLedgerBackends((table) => {
     expect(failed.stage).toMatchObject({ state: 'failed', error: { name: 'ClusterUnavailable', message: '503' }, endedAt: '2026-03-15T12:00:01.000Z' });
     expect((await ledger.failStage(runId, Stage.Prepare, 'owner-a', { name: 'Again', message: 'again' })).stage.error?.name).toBe('ClusterUnavailable');
 
-    expect(await ledger.beginStage(runId, Stage.Prepare, 'owner-b', LEASE_MS)).toEqual({ kind: 'begun', attempt: 2, tookOver: false });
+    // The retry learns what the previous attempt failed with (a busy retry explains its wait with it).
+    expect(await ledger.beginStage(runId, Stage.Prepare, 'owner-b', LEASE_MS)).toEqual({
+      kind: 'begun',
+      attempt: 2,
+      tookOver: false,
+      previousError: { name: 'ClusterUnavailable', message: '503' },
+    });
     const retried = (await ledger.completeStage(runId, Stage.Prepare, 'owner-b', { ok: true })).stage;
     expect(retried).toMatchObject({ state: 'completed', attempts: 2, startedAt: '2026-03-15T12:00:01.000Z' });
     expect(retried).not.toHaveProperty('error');

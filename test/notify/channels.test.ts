@@ -57,7 +57,11 @@ describe('sendNotification', () => {
     expect(await send('webhook-ci')).toEqual({ kind: 'not-delivered', reason: 'webhook-ci answered HTTP 503' });
     receiver.acceptThenHang(1);
     const hung = await send('slack-ops', 100);
-    expect(hung).toEqual({ kind: 'unknown', reason: 'slack-ops: no answer within 0.1 s after the request was sent; it may have been received' });
+    expect(hung).toEqual({
+      kind: 'unknown',
+      reason: 'slack-ops: no answer within 0.1 s after the request was sent; it may have been received',
+      cause: 'no answer within 0.1 s',
+    });
   });
 
   it('throws ChannelNotConfigured, sending nothing, for a channel without a webhook', async () => {

@@ -114,6 +114,7 @@ describe('deliver', () => {
     expect(result).toEqual({
       kind: 'unknown',
       reason: 'webhook-ops: no answer within 0.15 s after the request was sent; it may have been received',
+      cause: 'no answer within 0.15 s',
     });
     expectNoSecret(result);
     // It was received: this is exactly the case a retry must not blindly repeat.
@@ -126,6 +127,7 @@ describe('deliver', () => {
     expect(result).toEqual({
       kind: 'unknown',
       reason: 'webhook-ops: connection reset (ECONNRESET) after the request was sent; it may have been received',
+      cause: 'connection dropped',
     });
     expectNoSecret(result);
     expect(receiver.deliveries).toBe(1);

@@ -88,7 +88,24 @@ describe('slackBody, as received over HTTP', () => {
       runner(1, { thresholds: [t('http_req_duration', 'p(95)<300', false), t('checks', 'rate>0.99', true)] }),
     ]);
     const body = slackBody(message({ outcome: Outcome.THRESHOLDS_FAILED, expectedRunners: 2, result }));
-    expect(fieldTexts(body)).toContain('*Thresholds*\n1 of 2 failed: `http_req_duration` p(95)&lt;300 (runners 0, 1)');
+    expect(fieldTexts(body)).toContain('*Thresholds*\n1 of 2 thresholds failed: `http_req_duration` p(95)&lt;300 (runners 0, 1)');
+  });
+
+  it('counts thresholds in words: "the threshold passed", "both thresholds passed", "all 3 thresholds passed"', () => {
+    const ok = (metric: string) => ({ metric, expression: 'p(95)<300', ok: true });
+    const passed = (n: number) => {
+      const thresholds = ['a', 'b', 'c'].slice(0, n).map(ok);
+      return fieldTexts(slackBody(message({ result: aggregateResults(1, [runner(0, { thresholds })]) }))).find((t) => t.startsWith('*Thresholds*'));
+    };
+    expect(passed(1)).toBe('*Thresholds*\nthe threshold passed');
+    expect(passed(2)).toBe('*Thresholds*\nboth thresholds passed');
+    expect(passed(3)).toBe('*Thresholds*\nall 3 thresholds passed');
+  });
+
+  it('says when the run’s times are simulated', () => {
+    const simulated = fieldTexts(slackBody(message({ clock: { kind: 'simulated', timeScale: 10 } }))).find((t) => t.startsWith('*Duration*'));
+    expect(simulated).toMatch(/\(simulated clock\)$/);
+    expect(fieldTexts(slackBody(message())).find((t) => t.startsWith('*Duration*'))).not.toMatch(/simulated/);
   });
 
   it('escapes &, < and > in user text, so a reason cannot ping @channel or forge a link', async () => {

@@ -28,6 +28,7 @@ async function sentAsWebhook(m: NotificationMessage, { signed = true } = {}): Pr
     message: m,
     idempotencyKey: `${m.runId}:${m.outcome}`,
     now: () => NOW_MS,
+    wallNow: () => NOW_MS,
   });
   expect(result).toEqual({ kind: 'delivered', status: 200 });
   return receiver.requests.at(-1)!;
@@ -73,7 +74,26 @@ describe('the JSON webhook', () => {
       simulated: false,
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
       sentAt: '2026-11-30T12:00:00.500Z',
+      clock: 'real',
+      timeScale: null,
     });
+  });
+
+  it('a simulated run: sentAt is on the run’s (simulated) clock and the payload says so; the signed timestamp stays on the wall clock', async () => {
+    const simulatedNow = NOW_MS + 3 * 3600_000; // a simulated clock runs ahead of the wall clock
+    const m = message({ clock: { kind: 'simulated', timeScale: 10 } });
+    await sendNotification({
+      channel: 'webhook-ci',
+      secrets: staticChannelSecrets({ 'webhook-ci': { url: receiver.url + SECRET_PATH, signingSecret: SIGNING_SECRET } }),
+      message: m,
+      idempotencyKey: `${m.runId}:${m.outcome}`,
+      now: () => simulatedNow,
+      wallNow: () => NOW_MS,
+    });
+    const r = receiver.requests.at(-1)!;
+    expect(payloadOf(r)).toMatchObject({ sentAt: new Date(simulatedNow).toISOString(), clock: 'simulated', timeScale: 10 });
+    expect(r.headers['x-loadplane-timestamp']).toBe(NOW_SECONDS);
+    expect(verify(r)).toEqual({ ok: true }); // the receiver's wall clock accepts it
   });
 
   it('writes null, never leaves a field out, when no result was collected', () => {

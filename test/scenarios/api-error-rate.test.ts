@@ -1,7 +1,7 @@
 /**
  * Issue 8, fault 4: a run at parallelism 100 against an API server that fails a small fraction of
  * requests (1 % HTTP 500, or 2 % HTTP 429 with Retry-After) succeeds. Each Kubernetes call is
- * retried where it failed (DESIGN §7), so Launch is not retried as a whole; and were it retried, it
+ * retried where it failed (architecture §7), so Launch is not retried as a whole; and were it retried, it
  * would create only what is missing — every object is created exactly once either way.
  * kube-sim's error rate is seeded: the same requests fail on every run of this file.
  */

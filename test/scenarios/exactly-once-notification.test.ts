@@ -1,5 +1,5 @@
 /**
- * DESIGN §5: exactly one completion message per run, whichever way the run ends and however often
+ * architecture §5: exactly one completion message per run, whichever way the run ends and however often
  * Notify runs. gatling-operator #9 (the duplicate Slack message that started this project) first.
  * A webhook receiver on 127.0.0.1 counts what arrives; everything else is real (ASL, stages,
  * dynalite, kube-sim, the HTTP sender).

@@ -1,5 +1,5 @@
 /**
- * A Gatling runner starts by itself at the common instant fixed at Launch (DESIGN §3.5). With a short
+ * A Gatling runner starts by itself at the common instant fixed at Launch (architecture §3.5). With a short
  * simulation, or an AwaitReady poll that comes late (a loaded machine; here: another runner that is
  * slow to be scheduled keeps AwaitReady polling), the runner has run and exited before AwaitReady sees
  * it ready. It is past ready, not broken: the run goes on, and Watch and Collect judge its exit code.
@@ -34,7 +34,7 @@ describe('AwaitReady: a Gatling runner that already finished is past ready, not 
   it('runners that ran and exited 0 before AwaitReady saw them ready: the run SUCCEEDS with every result', async () => {
     const runId = newRunId();
     const { view } = await h.run(shortSimulation(runId, 'short-simulation'), { name: runId });
-    expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toBe('SUCCEEDED: all 3 runners exited 0 with every threshold passed');
+    expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toBe('SUCCEEDED: all 3 runners exited 0 (no thresholds defined)');
     expect(Object.keys(outputOf<ReadyResult>(view, Stage.AwaitReady)!.pods!)).toEqual(['0', '1', '2']);
     const { result } = outputOf<CollectRecord>(view, Stage.Collect)!;
     expect(result.runners.map((r) => [r.runner, r.exitCode])).toEqual([

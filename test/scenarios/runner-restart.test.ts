@@ -1,5 +1,5 @@
 /**
- * DESIGN §1, k6-operator #304 #898: a restarted runner comes back paused and is never started, or the
+ * architecture §1, k6-operator #304 #898: a restarted runner comes back paused and is never started, or the
  * run completes short-handed. With `onRunnerRestart: restart` an evicted runner's Job replaces its pod;
  * the replacement re-runs the runner's whole share, so loadplane starts it at once and gives it the
  * time that share needs (lambdas/core/restart.ts), never past the run's total deadline. Whole runs on
@@ -61,7 +61,7 @@ describe('onRunnerRestart: restart — the replacement is started at once and gi
     );
 
     expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toBe(
-      'SUCCEEDED: all 4 runners exited 0 with every threshold passed; runner 1 was replaced once and completed',
+      'SUCCEEDED: all 4 runners exited 0 (no thresholds defined); runner 1 was replaced once and completed',
     );
     expect(execution.error).toBeUndefined();
 
@@ -100,7 +100,7 @@ describe('onRunnerRestart: restart — the replacement is started at once and gi
       { name: runId, onEvent: pods.onEvent },
     );
     expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toBe(
-      'SUCCEEDED: all 3 runners exited 0 with every threshold passed; runner 1 was replaced once and completed',
+      'SUCCEEDED: all 3 runners exited 0 (no thresholds defined); runner 1 was replaced once and completed',
     );
     const started = outputOf<StartRecord>(view, Stage.Start)!;
     const replacement = [...pods.seen.values()].find((p) => p.uid !== started.startedPods[1])!;

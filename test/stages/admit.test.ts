@@ -1,5 +1,5 @@
 /**
- * Admit's contract (DESIGN §3.1): validate the input, create or find the run, adopt it for this
+ * Admit's contract (architecture §3.1): validate the input, create or find the run, adopt it for this
  * execution, record the deadlines; a second execution for the same run is a duplicate that touches
  * nothing. Admit never talks to the cluster.
  */

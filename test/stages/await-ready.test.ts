@@ -1,5 +1,5 @@
 /**
- * AwaitReady's contract (DESIGN §3.4): polls the runners (reads only) until every pod runs and its k6
+ * AwaitReady's contract (architecture §3.4): polls the runners (reads only) until every pod runs and its k6
  * REST API answers through pods/proxy, then records which pod is each runner's. A runner that can
  * never start (image pull failure, its Job deleted) ends the run FAILED at once; the ready deadline
  * ends it TIMED_OUT, naming ready. Waiting answers are not recorded.

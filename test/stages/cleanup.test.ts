@@ -1,5 +1,5 @@
 /**
- * Cleanup's contract (DESIGN §3.10): deletes every object labelled with the run — and only those —
+ * Cleanup's contract (architecture §3.10): deletes every object labelled with the run — and only those —
  * as the spec's policy says: `always` (default), `onSuccess` (a failed run is kept for debugging),
  * `never`. Recorded, so a retry deletes nothing twice; it waits (StageBusy) while a creating stage
  * still holds its lease.

@@ -1,5 +1,5 @@
 /**
- * Collect's contract (DESIGN §3.7): reads each runner's result line from its log (reads only) and
+ * Collect's contract (architecture §3.7): reads each runner's result line from its log (reads only) and
  * aggregates it — counts summed, min/max exact, the mean weighted by count, percentiles kept per
  * runner with the worst as an upper bound, never averaged. The full result is recorded in the ledger;
  * the state machine gets only the verdict. Moves the run to COLLECTING; never runs for an ended run.
@@ -95,7 +95,7 @@ describe('Collect', () => {
 
   it('after an abort: ABORTED, with the partial results of the runners that stopped', async () => {
     const script = `export const options = { vus: 8, duration: '10m' };\nexport default function () {}\n`;
-    const { runId } = await driveTo(h, k6Spec({ name: 'collect-abort', parallelism: 2, script: { inline: script } }), Stage.Start);
+    const { runId } = await driveTo(h, k6Spec({ name: 'collect-abort', parallelism: 2, script: { inline: script }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '6h' } }), Stage.Start);
     await h.clock.sleep(60_000);
     await h.runtime.abort(runId, 'gina');
     expect((await pollUntilSettled(h, () => watch(h.runtime.deps, runId))).step.phase).toBe(StepPhase.done);

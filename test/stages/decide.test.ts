@@ -1,5 +1,5 @@
 /**
- * Decide's contract (DESIGN §3.8): writes the run's one outcome — from the verdict of the step that
+ * Decide's contract (architecture §3.8): writes the run's one outcome — from the verdict of the step that
  * ended the run, or from the error a Catch caught — with the totals of Collect's result. The first
  * outcome wins: whoever comes later (a retry, the fail path, the reaper) gets the recorded one.
  * Decide never talks to the cluster.

@@ -1,5 +1,5 @@
 /**
- * Launch's contract (DESIGN §3.3, §7): N runner Jobs (backoffLimit 0, restartPolicy Never, a dead-man
+ * Launch's contract (architecture §3.3, §7): N runner Jobs (backoffLimit 0, restartPolicy Never, a dead-man
  * deadline), k6 runners paused with their execution segments and a Service each, the script ConfigMap
  * owned by every runner Job; Gatling runners carry one common start instant. Records launchedAt and
  * the ready deadline, moves the run to LAUNCHING. A retry creates only what is missing.

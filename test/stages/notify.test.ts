@@ -1,5 +1,5 @@
 /**
- * Notify's contract (DESIGN §5): for a run with an outcome, one delivery per configured channel,
+ * Notify's contract (architecture §5): for a run with an outcome, one delivery per configured channel,
  * each claimed in the ledger before it is sent and marked sent after, with the Idempotency-Key
  * `<runId>:<outcome>`. A channel already sent, or claimed by a live sender, is not sent again.
  * A webhook receiver on 127.0.0.1 counts what arrives.
@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { NotificationState, NotifyPolicy, Outcome, Stage, StageState } from '../../lambdas/core/status';
+import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { notify, type NotifyRecord } from '../../lambdas/stages/notify';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -115,6 +116,33 @@ describe('Notify', () => {
     expect(await notify(h.runtime.deps, runId)).toMatchObject({ channels: { webhook: 'sent' } });
     expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual([`${runId}:${Outcome.FAILED}`, `${runId}:${Outcome.FAILED}`]);
     expect((await viewOf(h, runId)).notifications.webhook).toMatchObject({ state: NotificationState.sent, claims: 2, response: { status: 200 } });
+  });
+
+  it('a dropped connection: the retries say the delivery is unknown and the claim must expire, never "another caller"; another execution is told it is another caller', async () => {
+    const runId = await decided('notify-dropped');
+    const execution = `arn:aws:states:local:000000000000:execution:loadplane-run:${runId}`;
+    const invoke = () => dispatchStage(h.runtime.deps, { stage: Stage.Notify, runId, execution });
+    receiver.acceptThenReset(1);
+
+    const first = await invoke().catch((e: Error) => e);
+    expect(first).toMatchObject({ name: 'NotificationNotDelivered', retryable: true });
+    expect((first as Error).message).toMatch(/webhook: delivery unknown \(connection dropped\); the claim expires in 30 s, then the atMostOnce policy decides whether to send again$/);
+
+    await h.clock.sleep(2_000);
+    for (const left of [28, 23]) {
+      const retry = await invoke().catch((e: Error) => e);
+      expect(retry).toMatchObject({ name: 'NotificationInProgress', retryable: true, detail: { holder: 'own', deliveryUnknown: 'connection dropped' } });
+      expect((retry as Error).message).toBe(
+        `webhook: delivery unknown (connection dropped); waiting ${left} s for the claim to expire before deciding whether to send again`,
+      );
+      await h.clock.sleep(5_000);
+    }
+    const fromAnother = await dispatchStage(h.runtime.deps, { stage: Stage.Notify, runId, execution: `${execution}-other` }).catch((e: Error) => e);
+    expect((fromAnother as Error).message).toMatch(/^notification webhook of run \w+ is being sent by another caller; its claim expires in \d+ s$/);
+
+    await h.clock.sleep(30_000); // the claim expires: atMostOnce records unknown, sends nothing more
+    expect(await invoke()).toMatchObject({ channels: { webhook: 'unknown' } });
+    expect(receiver.deliveries).toBe(1);
   });
 
   it('before Decide recorded an outcome: InvalidTransition, nothing claimed, nothing sent', async () => {

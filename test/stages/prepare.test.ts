@@ -1,5 +1,5 @@
 /**
- * Prepare's contract (DESIGN §3.2): k6 gets the script ConfigMap and the initializer Job (answer:
+ * Prepare's contract (architecture §3.2): k6 gets the script ConfigMap and the initializer Job (answer:
  * waiting, so AwaitPrepared polls); Gatling gets its ConfigMap and goes straight on (answer: done).
  * Created once; a retry creates only what is missing; never for a run that ended or was not admitted.
  */

@@ -1,5 +1,5 @@
 /**
- * The reaper's contract (DESIGN §3, §6): an execution that ended FAILED, TIMED_OUT or ABORTED
+ * The reaper's contract (architecture §3, §6): an execution that ended FAILED, TIMED_OUT or ABORTED
  * without its fail path is finished here — Decide, Notify, Cleanup under the same ledger keys — so
  * the run gets its outcome, exactly one notification and no leftovers. It finishes only the runs its
  * execution owns, and takes over a run no execution ever created or adopted.

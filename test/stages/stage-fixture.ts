@@ -29,7 +29,7 @@ type RequestLogEntry = Harness['kubeSim']['requestLog'][number];
 
 export const NAMESPACE = 'loadplane';
 
-/** The stages in the order the main path runs them: Stage lists them in lifecycle order (DESIGN §3). */
+/** The stages in the order the main path runs them: Stage lists them in lifecycle order (architecture §3). */
 const MAIN_PATH: readonly Stage[] = Object.values(Stage);
 
 /** Most polls a poll stage gets before the fixture gives up (a bound on a broken test, not a claim). */

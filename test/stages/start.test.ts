@@ -1,5 +1,5 @@
 /**
- * Start's contract (DESIGN §3.5): k6 — every runner unpaused through pods/proxy, each verified
+ * Start's contract (architecture §3.5): k6 — every runner unpaused through pods/proxy, each verified
  * running; Gatling — nothing to send, the start instant fixed at Launch. Records the started pod
  * UIDs (so Watch can tell a replaced runner), the start time and the run deadline; moves the run to
  * RUNNING. A runner that did not start is a retryable error; once recorded, nothing is sent again.

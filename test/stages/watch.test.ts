@@ -1,5 +1,5 @@
 /**
- * Watch's contract (DESIGN §3.6): each poll lists the run's Jobs and Pods (one call each, whatever
+ * Watch's contract (architecture §3.6): each poll lists the run's Jobs and Pods (one call each, whatever
  * N is) and answers `{ phase, nextPollSeconds }`. Done — recorded — when every runner exited 0 or 99;
  * any other exit code, or a runner Job deleted, ends the run FAILED naming the runner; the run
  * deadline ends it TIMED_OUT naming run; an abort request stops the runners gracefully.
@@ -13,6 +13,7 @@ import type { StartRecord } from '../../lambdas/stages/start';
 import { watch } from '../../lambdas/stages/watch';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { driveTo, markRequests, objectsOf, pollUntilSettled, viewOf } from './stage-fixture';
+import { TEARDOWN_DURATION_ANNOTATION } from '../../local/kube-sim/programs/k6-runner';
 
 let h: Harness;
 beforeAll(async () => {
@@ -81,7 +82,15 @@ describe('Watch', () => {
   });
 
   it('runners still running at the run deadline end the run TIMED_OUT, naming run', async () => {
-    const { runId, steps } = await driveTo(h, longSpec('watch-overrun', '3m'), Stage.Start);
+    // 2m declared (AwaitPrepared lets it through), but teardown() takes 5m more, which k6 inspect does not count.
+    const overrun = k6Spec({
+      name: 'watch-overrun',
+      parallelism: 2,
+      script: { inline: `export const options = { vus: 8, duration: '2m' };\nexport default function () {}\n` },
+      annotations: { [TEARDOWN_DURATION_ANNOTATION]: '5m' },
+      timeouts: { prepare: '2m', ready: '2m', run: '3m', total: '1h' },
+    });
+    const { runId, steps } = await driveTo(h, overrun, Stage.Start);
     const { runBy } = steps.Start as StartRecord;
 
     const { step } = await poll(runId);
