@@ -2,7 +2,7 @@
  * The run state machine (run.asl.json) is the one definition used on AWS and locally. It stays
  * plain, valid JSON; this module fills in what differs per deployment: the stage Lambda's ARN in
  * every Task `Resource` (`${StageFunctionArn}`) and the machine's TimeoutSeconds (the longest run
- * the deployment allows plus its finish phases: stateMachineTimeoutSeconds, DESIGN §6).
+ * the deployment allows plus its finish phases: stateMachineTimeoutSeconds, architecture §6).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', impor
 /**
  * Errors every Task retries besides our own retryable ones: Lambda service errors, a crashed or
  * timed-out invocation (`Lambda.Unknown`: out of memory, runtime exit, the function's own timeout) and
- * the Task's timeout. Every stage is idempotent (DESIGN §4), so running one again is always safe.
+ * the Task's timeout. Every stage is idempotent (architecture §4), so running one again is always safe.
  */
 export const PLATFORM_RETRYABLE_ERRORS = [
   'Lambda.ServiceException',
@@ -27,7 +27,7 @@ export const PLATFORM_RETRYABLE_ERRORS = [
 
 export interface RunDefinitionParams {
   stageFunctionArn: string;
-  /** The deployment's phase limits: the machine's TimeoutSeconds is stateMachineTimeoutSeconds of them (DESIGN §6). */
+  /** The deployment's phase limits: the machine's TimeoutSeconds is stateMachineTimeoutSeconds of them (architecture §6). */
   limits: PhaseLimits;
 }
 

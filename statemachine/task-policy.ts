@@ -1,6 +1,6 @@
 /**
  * Every Task's TimeoutSeconds and Retry, from the one stage timing table (lambdas/core/stage-timing.ts,
- * DESIGN §6) and the exported error names: run.asl.json is kept equal to what this renders (a test
+ * architecture §6) and the exported error names: run.asl.json is kept equal to what this renders (a test
  * checks it; `npm run asl:sync` rewrites it), so nobody copies timeouts or error lists by hand.
  */
 import { RETRYABLE_ERROR_NAMES } from '../lambdas/core/errors';

@@ -1,5 +1,5 @@
 /**
- * Retry policy of ONE Kubernetes call (DESIGN §7: "429/5xx are retried per call with backoff
+ * Retry policy of ONE Kubernetes call (architecture §7: "429/5xx are retried per call with backoff
  * (`Retry-After`)"). A stage makes hundreds of calls; at a 1 % error rate almost every stage attempt
  * would meet one, and a stage-level retry (Step Functions) repeats the whole stage. Retrying the call
  * where it failed keeps one unlucky request from costing the stage.

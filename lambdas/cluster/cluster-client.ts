@@ -3,7 +3,7 @@
  * by its run label (one list call per kind), created idempotently (an object of THIS run that already
  * exists is success; one of another run is a conflict), and every failure is a named cluster error.
  *
- * Every call (DESIGN §7) is bounded by a request timeout and retried where it failed on 429/5xx (and
+ * Every call (architecture §7) is bounded by a request timeout and retried where it failed on 429/5xx (and
  * on transport failures when repeating it is harmless) with backoff and full jitter, honouring
  * Retry-After (call-retry.ts): a 1 % error rate must not cost a stage that makes hundreds of calls.
  */

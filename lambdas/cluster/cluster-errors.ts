@@ -1,5 +1,5 @@
 /**
- * Kubernetes (and EKS) failures → the named errors of core/errors.ts (DESIGN §7), so Step Functions
+ * Kubernetes (and EKS) failures → the named errors of core/errors.ts (architecture §7), so Step Functions
  * retries exactly the retryable ones. Messages carry the API server's Status message, never request
  * headers (the bearer token lives there).
  */

@@ -3,7 +3,7 @@
  * (`/api/v1/namespaces/<ns>/pods/<pod>:<port>/proxy<path>`), so the Lambda reaches a runner's k6 REST
  * API without a route to pod IPs. client-node's generated connect*PodProxyWithPath calls escape the `/`
  * of the path and send no body, so this goes through node:http(s) with the KubeConfig's own TLS and auth.
- * Like every Kubernetes call (DESIGN §7) it has a request timeout and is retried per call-retry.ts.
+ * Like every Kubernetes call (architecture §7) it has a request timeout and is retried per call-retry.ts.
  */
 import http from 'node:http';
 import https from 'node:https';

@@ -1,5 +1,5 @@
 /**
- * A bound on one request (DESIGN §7: "Every Kubernetes call has a timeout"). @kubernetes/client-node
+ * A bound on one request (architecture §7: "Every Kubernetes call has a timeout"). @kubernetes/client-node
  * 1.4 sets no timeout of its own: a request to an API server that accepts the connection and never
  * answers waits as long as the Lambda lives. Each attempt gets an AbortSignal that fires after the
  * timeout (client-node hands it to node-fetch through the RequestContext; pod-proxy.ts destroys its

@@ -1,5 +1,5 @@
 /**
- * Collect's arithmetic (DESIGN §3.7): one RunResult from the runners' result lines.
+ * Collect's arithmetic (architecture §3.7): one RunResult from the runners' result lines.
  * Counts and totals are summed, min/max are exact, the mean is weighted by sample count. Percentiles
  * cannot be combined from per-runner percentiles, so they are never averaged (the mistake of DLT):
  * each runner keeps its own, and the run reports the worst runner's value as an upper bound. It is a

@@ -1,5 +1,5 @@
 /**
- * Deadlines of a run (DESIGN §6), as absolute instants in epoch ms. Admit fixes the whole run's
+ * Deadlines of a run (architecture §6), as absolute instants in epoch ms. Admit fixes the whole run's
  * deadline and Prepare's; the ready and run deadlines are fixed when their phase begins (at Launch and
  * at Start), because a phase's allowance must not be eaten by a slow phase before it. Every deadline
  * is capped by the whole run's, so the run always ends by `totalBy` whatever the phases add up to.
@@ -52,7 +52,7 @@ export function maxTotalSeconds(limits: PhaseLimits): number {
   return limits.maxPrepareSeconds + limits.maxReadySeconds + limits.maxRunDurationSeconds;
 }
 
-/** The state machine's TimeoutSeconds (DESIGN §6): the longest admissible total plus the finish budget. */
+/** The state machine's TimeoutSeconds (architecture §6): the longest admissible total plus the finish budget. */
 export function stateMachineTimeoutSeconds(limits: PhaseLimits): number {
   return maxTotalSeconds(limits) + FINISH_PHASES_SECONDS;
 }
@@ -133,7 +133,7 @@ export interface RunnerJobDeadlineInput {
 }
 
 /**
- * The runner Jobs' backstop (DESIGN §7), in seconds from Launch: what is known at Launch, not the
+ * The runner Jobs' backstop (architecture §7), in seconds from Launch: what is known at Launch, not the
  * whole run's total (a 30 s test must not hold nodes for a day if the control plane never comes
  * back). Start comes by the ready deadline, then the test takes its run phase (the spec's `run`, or
  * the expected duration + grace, as runDeadline has it). Under `restart` the backstop covers one

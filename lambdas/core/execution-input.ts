@@ -1,5 +1,5 @@
 /**
- * The input of a run's execution, from each entry point (DESIGN §2):
+ * The input of a run's execution, from each entry point (architecture §2):
  * - the API created the run in the ledger already and starts the execution named by its id: `{ runId }`;
  * - an EventBridge Scheduler schedule: `{ spec, schedule: { name, scheduledTime } }`;
  * - a console start or a local run: `{ spec }`, optionally with an `idempotencyKey` (and `caller`).

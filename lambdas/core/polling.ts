@@ -1,5 +1,5 @@
 /**
- * Adaptive polling for the waiting phases (DESIGN §3.6, §1 last row). Each poll is a Wait → Task →
+ * Adaptive polling for the waiting phases (architecture §3.6, §1 last row). Each poll is a Wait → Task →
  * Choice cycle in the state machine, and an execution's history holds at most 25,000 events (DLT
  * broke tests longer than ~12 h by polling every 15 s, DLT #335). So the interval is:
  * - prepare/ready: short while the phase is young (2 s), growing with its age to 10 s;
@@ -89,7 +89,7 @@ export function pollCyclesUntilDeadline(phase: Phase, phaseLengthSeconds: number
   return cycles;
 }
 
-/** Tasks, Choices and the end states of one execution outside the poll loops (DESIGN §2's path). */
+/** Tasks, Choices and the end states of one execution outside the poll loops (architecture §2's path). */
 const STRAIGHT_LINE_EVENTS =
   2 + // ExecutionStarted, ExecutionSucceeded
   10 * 5 + // Tasks: Admit, Prepare, Launch, AwaitReady, Start, Watch, Collect, Decide, Notify, Cleanup

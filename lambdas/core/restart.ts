@@ -1,5 +1,5 @@
 /**
- * What `onRunnerRestart: restart` means for the run phase (DESIGN §3.3, §3.6, §1 "a restarted runner
+ * What `onRunnerRestart: restart` means for the run phase (architecture §3.3, §3.6, §1 "a restarted runner
  * comes back paused and is never started", k6-operator #304 #898). An evicted runner's Job makes a
  * replacement pod; the replacement runs the runner's whole share again (k6: the same execution
  * segment, for the whole test duration), so:

@@ -1,5 +1,5 @@
 /**
- * Run ids (DESIGN §4): lowercase, at most 26 characters, a DNS label (objects are named
+ * Run ids (architecture §4): lowercase, at most 26 characters, a DNS label (objects are named
  * `lp-<runId>-...`) and a valid Step Functions execution name (execution name = run id).
  * - a new run: a ULID, lowercase (time-ordered; always starts with a digit 0-7);
  * - a run with an idempotency key: `k` + 25 base32 chars of sha256(caller, key), so a retried request

@@ -4,7 +4,7 @@
  * One place, so the simulator and the real builders cannot drift apart.
  */
 
-/** Labels every object carries (DESIGN §7). */
+/** Labels every object carries (architecture §7). */
 export const Labels = {
   managedBy: 'app.kubernetes.io/managed-by',
   runId: 'loadplane.io/run-id',

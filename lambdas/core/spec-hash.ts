@@ -1,5 +1,5 @@
 /**
- * The fingerprint of a normalized run spec (DESIGN §4: the run record's `specHash`). The same
+ * The fingerprint of a normalized run spec (architecture §4: the run record's `specHash`). The same
  * idempotency key with the same spec adopts the existing run; with a different spec it is a conflict.
  * Hashing the normalized spec with sorted keys makes key order and spelled-out defaults irrelevant.
  */

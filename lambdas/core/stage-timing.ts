@@ -1,5 +1,5 @@
 /**
- * One table for the time every stage may take (DESIGN §6): the Task's TimeoutSeconds (= the stage
+ * One table for the time every stage may take (architecture §6): the Task's TimeoutSeconds (= the stage
  * Lambda's own timeout), the stage's ledger lease (= that timeout + a margin, so a lease never lapses
  * under a live invocation and never outlives a dead one by much), and the Retry budgets. The ASL
  * (statemachine/run.asl.json) is checked against it by a test, the local reaper uses it, and the CDK
@@ -32,7 +32,7 @@ export const STAGE_TIMEOUT_SECONDS = {
 
 /**
  * How long a notification claim protects one send: connect-and-send plus the answer, each bounded by
- * NOTIFY_SEND_TIMEOUT_SECONDS, with margin. An unmarked claim older than this is ambiguous (DESIGN §5).
+ * NOTIFY_SEND_TIMEOUT_SECONDS, with margin. An unmarked claim older than this is ambiguous (architecture §5).
  */
 export const NOTIFY_CLAIM_LEASE_SECONDS = 30;
 export const NOTIFY_SEND_TIMEOUT_SECONDS = 10;

@@ -72,7 +72,7 @@ export const StageState = {
 } as const;
 export type StageState = (typeof StageState)[keyof typeof StageState];
 
-/** State of a `notify#<channel>` ledger entry (DESIGN §5). */
+/** State of a `notify#<channel>` ledger entry (architecture §5). */
 export const NotificationState = {
   claimed: 'claimed',
   sent: 'sent',
@@ -94,6 +94,6 @@ export type RunnerRestartPolicy = (typeof RunnerRestartPolicy)[keyof typeof Runn
 export const Engine = { k6: 'k6', gatling: 'gatling' } as const;
 export type Engine = (typeof Engine)[keyof typeof Engine];
 
-/** How a run was started: the entry points of DESIGN §2. */
+/** How a run was started: the entry points of architecture §2. */
 export const TriggerKind = { api: 'api', schedule: 'schedule', console: 'console', local: 'local' } as const;
 export type TriggerKind = (typeof TriggerKind)[keyof typeof TriggerKind];

@@ -1,5 +1,5 @@
 /**
- * The result line a runner prints after its engine exits (DESIGN §3.7):
+ * The result line a runner prints after its engine exits (architecture §3.7):
  *   LOADPLANE_SUMMARY {json}
  * printed by the runner wrapper (and by kube-sim's simulated runners), read by Collect from the log.
  * Percentiles are per runner; aggregation never averages them.

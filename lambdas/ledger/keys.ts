@@ -1,4 +1,4 @@
-/** Item keys and the derived attributes the GSIs are built on (DESIGN §4). */
+/** Item keys and the derived attributes the GSIs are built on (architecture §4). */
 import type { Stage } from '../core/status';
 import { RUN_RETENTION_DAYS } from './table';
 

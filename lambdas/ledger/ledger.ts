@@ -1,5 +1,5 @@
 /**
- * The idempotency ledger (DESIGN §4, §5): one DynamoDB table, single-item conditional writes only.
+ * The idempotency ledger (architecture §4, §5): one DynamoDB table, single-item conditional writes only.
  * Every failed condition comes back as a result kind or a named error carrying the current item;
  * every store failure as TransientStoreError or StoreError. The operations live in files by concern.
  */

@@ -1,4 +1,4 @@
-/** Reads: one run with all its entries, and run listings newest first (DESIGN §4 GSIs). */
+/** Reads: one run with all its entries, and run listings newest first (architecture §4 GSIs). */
 import { SpecInvalid } from '../core/errors';
 import type { RunStatus, Stage } from '../core/status';
 import { restoreRun, withoutScript } from './inline-script';
@@ -52,7 +52,7 @@ export interface GetRunOptions {
   /**
    * Also read the inline script's chunk items and put the script back into `spec.script.inline`
    * (Prepare and Launch, which make the script ConfigMap). Without it the spec has no `inline`: a
-   * poll must not read up to maxScriptBytes of script each time (DESIGN §4).
+   * poll must not read up to maxScriptBytes of script each time (architecture §4).
    */
   script?: boolean;
 }

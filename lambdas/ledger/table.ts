@@ -1,5 +1,5 @@
 /**
- * The ledger's one table (DESIGN §4). The embedded store and the tests create it from
+ * The ledger's one table (architecture §4). The embedded store and the tests create it from
  * tableDefinition(); the CDK app mirrors the same names.
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';

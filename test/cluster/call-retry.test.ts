@@ -1,5 +1,5 @@
 /**
- * The per-call retry policy (DESIGN §7), pure: which failures are retried, backoff with full jitter,
+ * The per-call retry policy (architecture §7), pure: which failures are retried, backoff with full jitter,
  * Retry-After honoured and capped, attempts bounded. The loop runs with a recording sleep: no waiting.
  */
 import { ApiException } from '@kubernetes/client-node';

@@ -25,7 +25,7 @@ const DAY = 86_400;
 /** The default deployment's limits: prepare ≤ 1 h, ready ≤ 1 h, the test itself ≤ 24 h. */
 const LIMITS: PhaseLimits = { maxPrepareSeconds: HOUR, maxReadySeconds: HOUR, maxRunDurationSeconds: DAY };
 
-describe('deployment maxima (DESIGN §6)', () => {
+describe('deployment maxima (architecture §6)', () => {
   it('the longest admissible total is the three phase maxima together', () => {
     expect(maxTotalSeconds(LIMITS)).toBe(26 * HOUR);
     expect(maxTotalSeconds(DEFAULT_CONFIG)).toBe(26 * HOUR);
@@ -143,7 +143,7 @@ describe('jobDeadlineSeconds', () => {
   });
 });
 
-describe('runnerJobDeadlineSeconds (the runner Jobs\' backstop, DESIGN §7)', () => {
+describe('runnerJobDeadlineSeconds (the runner Jobs\' backstop, architecture §7)', () => {
   const launchedAt = NOW + 45 * S;
   const readyBy = launchedAt + 600 * S;
   const totalBy = NOW + (1200 + DAY) * S;

@@ -18,7 +18,7 @@ import { Stage } from '../../lambdas/core/status';
 
 const stages = Object.values(Stage);
 
-describe('the stage timing table (DESIGN §6)', () => {
+describe('the stage timing table (architecture §6)', () => {
   it.each(stages)('%s: its lease outlives its Task timeout (= its Lambda timeout) by the margin', (stage) => {
     expect(stageLeaseMs(stage)).toBe((STAGE_TIMEOUT_SECONDS[stage] + LEASE_MARGIN_SECONDS) * 1000);
     expect(stageLeaseMs(stage)).toBeGreaterThan(STAGE_TIMEOUT_SECONDS[stage] * 1000);

@@ -1,5 +1,5 @@
 /**
- * The objects of each side-effecting stage, and who owns them (owners.ts, DESIGN §7). Pure: Prepare
+ * The objects of each side-effecting stage, and who owns them (owners.ts, architecture §7). Pure: Prepare
  * and Launch hand them to createAll, which creates only what is missing, so a retried stage
  * converges on the same set. createAll creates a stage's Jobs before the objects they own, whatever
  * the order here: an ownerReference needs the Job's uid.
@@ -8,7 +8,7 @@
  * - k6 Prepare: the script ConfigMap is owned by the initializer Job.
  * - Launch: each k6 runner Service by its runner Job; the script ConfigMap is adopted by every runner
  *   Job (launchAdoptions), so it lives until the last of them is gone, not just the initializer.
- * - Gatling has no initializer: its script ConfigMap is made at Prepare, like k6's (DESIGN §3.2: a
+ * - Gatling has no initializer: its script ConfigMap is made at Prepare, like k6's (architecture §3.2: a
  *   script the API server refuses fails the run before any runner exists, and both engines take the
  *   same Launch path), and is owned from Launch on. It is the one object without an owner between
  *   the two stages; it carries the run's labels, so Cleanup, the reaper and the sweeper still find it.

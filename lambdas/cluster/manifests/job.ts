@@ -1,7 +1,7 @@
 /**
  * The Job shell shared by initializer and runners: one pod, never retried by Kubernetes (a failed
  * runner is a fact Watch reports, not something to paper over), and Kubernetes as the dead-man switch
- * (DESIGN §7): `activeDeadlineSeconds` stops it and `ttlSecondsAfterFinished` removes it even if the
+ * (architecture §7): `activeDeadlineSeconds` stops it and `ttlSecondsAfterFinished` removes it even if the
  * control plane never comes back.
  */
 import type { V1Job, V1PodFailurePolicy, V1PodTemplateSpec } from '@kubernetes/client-node';

@@ -1,7 +1,7 @@
 /**
  * k6 runner Jobs and their Services. Runner i of N runs its execution segment, paused, with the REST
  * API on K6_API_PORT; Start unpauses all of them at once through pods/proxy. The argv is k6-operator's
- * (field-notes), with user arguments as separate entries before the script path.
+ * argv, with user arguments as separate entries before the script path.
  */
 import type { V1Job, V1Service } from '@kubernetes/client-node';
 import { K6_API_PORT, Labels, objectName, Role, SCRIPT_MOUNT_PATH } from '../../core/runner-contract';

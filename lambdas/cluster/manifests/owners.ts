@@ -1,5 +1,5 @@
 /**
- * ownerReferences of the objects a stage makes (DESIGN §7: "Services and ConfigMaps are owned by a
+ * ownerReferences of the objects a stage makes (architecture §7: "Services and ConfigMaps are owned by a
  * Job of the run, so everything stops and disappears even if the control plane never comes back").
  * Kubernetes' garbage collector deletes a dependent once ALL its owners are gone, so an object several
  * Jobs use (the script ConfigMap) names every one of them and lives as long as the last.

@@ -215,7 +215,7 @@ describe('Job shape', () => {
     expect(k6InitializerJob(k6Plan()).spec!.activeDeadlineSeconds).toBe(600 + JOB_DEADLINE_GRACE_SECONDS);
   });
 
-  describe('runner Jobs are sized from what Launch knows, not the run\'s total (DESIGN §7)', () => {
+  describe('runner Jobs are sized from what Launch knows, not the run\'s total (architecture §7)', () => {
     // A 30 s k6 test with every timeout defaulted: its total is 24h20m (a 24 h test must fit).
     const spec = assertValidSpec({ name: 'short', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2 }, DEFAULT_CONFIG);
     const admittedAt = Date.UTC(2026, 10, 30, 12);

@@ -1,5 +1,5 @@
 /**
- * Ownership as the pure builders state it (DESIGN §7): who owns what, by Job name; the uids are filled
+ * Ownership as the pure builders state it (architecture §7): who owns what, by Job name; the uids are filled
  * in by createAll once the Jobs exist (the HTTP side is in cluster-client.test.ts).
  */
 import type { V1ConfigMap, V1Service } from '@kubernetes/client-node';
