@@ -192,3 +192,42 @@ export function expectedDurationFromInspect(output: unknown): number | undefined
   const seconds = parseK6Duration(total);
   return seconds === undefined ? undefined : Math.ceil(seconds);
 }
+
+/** k6 executors that run for their whole `duration` (or their stages'): the others end when their iterations are done. */
+const TIME_BOUND_EXECUTORS = new Set(['constant-vus', 'constant-arrival-rate', 'externally-controlled']);
+const STAGED_EXECUTORS = new Set(['ramping-vus', 'ramping-arrival-rate']);
+
+/**
+ * The shortest the test can run, in seconds, from the `scenarios` that `k6 inspect
+ * --execution-requirements` prints with the consolidated options: a time-bound scenario runs its
+ * `startTime` + `duration` (or the sum of its stages) however fast its iterations are; an
+ * iteration-based one may end at once. `totalDuration` is no lower bound: it is the most the test may
+ * take (every gracefulStop included, and 10m for an iteration-based scenario's default maxDuration).
+ * Undefined when the output names no scenarios, or one this cannot read.
+ */
+export function minimumDurationFromInspect(output: unknown): number | undefined {
+  const scenarios = (output as { scenarios?: unknown } | null)?.scenarios;
+  if (typeof scenarios !== 'object' || scenarios === null) return undefined;
+  const seconds = (value: unknown) => (typeof value === 'string' ? parseK6Duration(value) : value == null ? 0 : undefined);
+  let longest = 0;
+  for (const scenario of Object.values(scenarios as Record<string, unknown>)) {
+    const s = scenario as { executor?: unknown; startTime?: unknown; duration?: unknown; stages?: unknown };
+    const start = seconds(s.startTime);
+    if (start === undefined || typeof s.executor !== 'string') return undefined;
+    let runs = 0;
+    if (TIME_BOUND_EXECUTORS.has(s.executor)) {
+      const d = seconds(s.duration);
+      if (d === undefined) return undefined;
+      runs = d;
+    } else if (STAGED_EXECUTORS.has(s.executor)) {
+      if (!Array.isArray(s.stages)) return undefined;
+      for (const stage of s.stages as Array<{ duration?: unknown }>) {
+        const d = seconds(stage?.duration);
+        if (d === undefined) return undefined;
+        runs += d;
+      }
+    }
+    longest = Math.max(longest, start + runs);
+  }
+  return Math.floor(longest);
+}

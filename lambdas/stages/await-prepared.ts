@@ -5,7 +5,7 @@
  * numbers; no answer by the prepare deadline ends it TIMED_OUT.
  */
 import { isStuck, type PodFacts } from '../cluster/observe';
-import { expectedDurationFromInspect } from '../core/deadlines';
+import { expectedDurationFromInspect, minimumDurationFromInspect } from '../core/deadlines';
 import { formatDuration } from '../core/duration';
 import { describeExitCode } from '../core/outcome-rules';
 import { nextPollSeconds } from '../core/polling';
@@ -50,7 +50,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
       );
     }
     const expectedDurationSeconds = expectedDurationFromInspect(requirements);
-    const tooLong = scriptTooLong(run, requirements?.totalDuration, expectedDurationSeconds, deadlines.totalBy, deps.now());
+    const tooLong = scriptTooLong(run, minimumDurationFromInspect(requirements), deadlines.totalBy, deps.now());
     if (tooLong) return endsRun(StepPhase.failed, Outcome.FAILED, tooLong);
     const result: PreparedResult = {
       ...done(),
@@ -78,28 +78,23 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
 }
 
 /**
- * A script that runs longer than the run can give it is refused now, not run into its deadline: the
- * test cannot end before the run phase's `timeouts.run` (when the spec sets one) nor after what is
- * left of `timeouts.total` (runDeadline caps the run phase by it). Both bounds are named, so the
- * message says which one to raise. The grace runDeadline adds is for setup()/teardown(), not counted.
+ * A script that cannot end in time is refused now, not run into its deadline: its shortest possible
+ * run (minimumDurationFromInspect: the time-bound scenarios' durations; k6's totalDuration is only an
+ * upper bound) must fit the run phase's `timeouts.run` (when the spec sets one) and what is left of
+ * `timeouts.total` (runDeadline caps the run phase by it). Both bounds are named, so the message says
+ * which one to raise. Without readable scenarios nothing is refused: the run deadline still holds.
  */
-function scriptTooLong(
-  run: RunContext,
-  totalDuration: string | undefined,
-  expectedSeconds: number | undefined,
-  totalBy: number,
-  now: number,
-): string | undefined {
-  if (expectedSeconds === undefined) return undefined;
+function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, totalBy: number, now: number): string | undefined {
+  if (minimumSeconds === undefined) return undefined;
   const runSeconds = run.spec.timeouts.run;
   const leftSeconds = Math.max(0, Math.floor((totalBy - now) / 1000));
-  if (expectedSeconds <= leftSeconds && (runSeconds === undefined || expectedSeconds <= runSeconds)) return undefined;
+  if (minimumSeconds <= leftSeconds && (runSeconds === undefined || minimumSeconds <= runSeconds)) return undefined;
   const bounds = [
     ...(runSeconds === undefined ? [] : [`timeouts.run ${formatDuration(runSeconds)}`]),
     `what is left of timeouts.total ${formatDuration(leftSeconds)}`,
   ];
   return (
-    `prepare: the script runs for ${totalDuration ?? formatDuration(expectedSeconds)}, longer than the run phase allows ` +
+    `prepare: the script runs for at least ${formatDuration(minimumSeconds)}, longer than the run phase allows ` +
     `(${bounds.join(' / ')}): shorten the script or raise the timeout`
   );
 }
@@ -113,12 +108,12 @@ async function initializerFailure(run: RunContext, jobReason: string | undefined
 }
 
 /** k6 inspect prints one (indented) JSON object; anything around it is ignored. */
-function parseRequirements(log: string): { maxVUs?: number; totalDuration?: string } | undefined {
+function parseRequirements(log: string): { maxVUs?: number; totalDuration?: string; scenarios?: unknown } | undefined {
   const start = log.indexOf('{');
   const end = log.lastIndexOf('}');
   if (start < 0 || end < start) return undefined;
   try {
-    return JSON.parse(log.slice(start, end + 1)) as { maxVUs?: number; totalDuration?: string };
+    return JSON.parse(log.slice(start, end + 1)) as { maxVUs?: number; totalDuration?: string; scenarios?: unknown };
   } catch {
     return undefined;
   }

@@ -4,6 +4,7 @@ import {
   admitDeadlines,
   defaultTotalSeconds,
   expectedDurationFromInspect,
+  minimumDurationFromInspect,
   FINISH_PHASES_SECONDS,
   jobDeadlineSeconds,
   maxTotalSeconds,
@@ -201,5 +202,30 @@ describe('expectedDurationFromInspect', () => {
     ['null', null, undefined],
   ])('%s', (_label, output, seconds) => {
     expect(expectedDurationFromInspect(output)).toBe(seconds);
+  });
+});
+
+describe('minimumDurationFromInspect (the shortest a k6 test can run, from k6 inspect scenarios)', () => {
+  it('a time-bound scenario runs its startTime + duration, a staged one the sum of its stages', () => {
+    expect(minimumDurationFromInspect({ totalDuration: '5m30s', scenarios: { default: { executor: 'constant-vus', startTime: null, duration: '5m' } } })).toBe(300);
+    expect(
+      minimumDurationFromInspect({
+        scenarios: {
+          ramp: { executor: 'ramping-vus', startTime: '30s', stages: [{ duration: '1m', target: 10 }, { duration: '2m', target: 0 }] },
+          rate: { executor: 'constant-arrival-rate', duration: '1000h' },
+        },
+      }),
+    ).toBe(1000 * 3600);
+  });
+
+  it('an iteration-based scenario may end at once: k6’s totalDuration (its 10m maxDuration + gracefulStop) is no lower bound', () => {
+    expect(minimumDurationFromInspect({ totalDuration: '10m30s', scenarios: { default: { executor: 'shared-iterations', iterations: 100, maxDuration: '10m' } } })).toBe(0);
+    expect(minimumDurationFromInspect({ scenarios: { later: { executor: 'per-vu-iterations', startTime: '2m' } } })).toBe(120);
+  });
+
+  it('undefined without scenarios, or with one it cannot read (nothing is refused then)', () => {
+    expect(minimumDurationFromInspect({ totalDuration: '1000h' })).toBeUndefined();
+    expect(minimumDurationFromInspect({ scenarios: { x: { executor: 'constant-vus', duration: 'forever' } } })).toBeUndefined();
+    expect(minimumDurationFromInspect(null)).toBeUndefined();
   });
 });

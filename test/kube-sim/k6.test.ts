@@ -107,6 +107,7 @@ describe('k6 initializer (k6 inspect --execution-requirements)', () => {
     const { pod, name } = await initializer(SCRIPT);
     expect(exitCodeOf(pod)).toBe(0);
     expect(JSON.parse(await podLog(sim, pod.metadata.name))).toEqual({
+      scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: 10, duration: '1m0s' } },
       maxVUs: 10,
       totalDuration: '1m0s',
       thresholds: { http_req_duration: ['p(95)<500'], http_req_failed: ['rate<0.01'] },
@@ -116,7 +117,12 @@ describe('k6 initializer (k6 inspect --execution-requirements)', () => {
 
   it('defaults to 1 VU for 30s', async () => {
     const { pod } = await initializer('export default function () {}');
-    expect(JSON.parse(await podLog(sim, pod.metadata.name))).toEqual({ maxVUs: 1, totalDuration: '30s', thresholds: {} });
+    expect(JSON.parse(await podLog(sim, pod.metadata.name))).toEqual({
+      scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: 1, duration: '30s' } },
+      maxVUs: 1,
+      totalDuration: '30s',
+      thresholds: {},
+    });
   });
 
   it.each([

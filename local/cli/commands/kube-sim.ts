@@ -13,7 +13,7 @@ function parsePort(value: string): number {
 export function registerKubeSim(program: Command): void {
   program
     .command('kube-sim')
-    .description('Run kube-sim, a simulated Kubernetes cluster (kubectl works against it), until interrupted')
+    .description('run kube-sim, a simulated Kubernetes cluster (kubectl works against it), until interrupted')
     .option('--port <n>', 'port to listen on (0 = random)', parsePort, 0)
     .option('--time-scale <x>', `simulated seconds per real second (at most ${MAX_KUBE_SIM_TIME_SCALE})`, parseKubeSimTimeScale, 1)
     .action(async (opts: { port: number; timeScale: number }) => {

@@ -34,7 +34,10 @@ export class K6Initializer implements ContainerProgram {
     const plan = k6Plan(argv, options, ctx.pod);
     const thresholds: Record<string, string[]> = {};
     for (const t of options.thresholds) (thresholds[t.metric] ??= []).push(t.expression);
-    const requirements = { maxVUs: plan.vus, totalDuration: formatGoDuration(plan.durationMs), thresholds };
+    // Real k6 prints the consolidated options, scenarios included (vus/duration shortcuts become the
+    // `default` constant-vus scenario); kube-sim runs every test as one such scenario.
+    const scenarios = { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: plan.vus, duration: formatGoDuration(plan.durationMs) } };
+    const requirements = { scenarios, thresholds, maxVUs: plan.vus, totalDuration: formatGoDuration(plan.durationMs) };
     ctx.log(JSON.stringify(requirements, null, 2));
     ctx.exit(0);
   }
