@@ -13,10 +13,11 @@
  * Every file is written to a temporary name and renamed into place, and chunks carry a content hash
  * in their name, so a CLI process that starts during a build never reads half a file.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -39,18 +40,24 @@ const EXTERNAL_PACKAGES = Object.keys({ ...packageJson.dependencies, ...packageJ
  * start.ts finds examples/ and run-definition.ts finds run.asl.json relative to themselves. All
  * output files sit in OUT_DIR, so the source's URL is a fixed path relative to the chunk's own URL.
  */
-const sourceUrlPlugin = {
+function sourceUrlPlugin(readStats) {
+  return {
   name: 'source-import-meta-url',
   setup(build) {
     build.onLoad({ filter: /\.ts$/ }, async (args) => {
       if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+      // Stat before reading: a file saved during the build is then recorded with its old mtime, so
+      // the next start sees it changed and rebuilds (build-info never vouches for content not built).
+      const { mtimeMs, size } = statSync(args.path);
+      readStats.set(relative(ROOT, args.path).split(sep).join('/'), { mtimeMs, size });
       const source = await readFile(args.path, 'utf8');
       if (!source.includes('import.meta.url')) return { contents: source, loader: 'ts' };
       const fromOut = relative(OUT_DIR, args.path).split(sep).join('/');
       return { contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(fromOut)}, import.meta.url).href`), loader: 'ts' };
     });
   },
-};
+  };
+}
 
 /**
  * zod's namespace `z` carries every message locale (`z.locales`, 340 kB of source, over a quarter of
@@ -79,9 +86,53 @@ function writeAtomic(file, contents) {
 }
 
 /** Builds dist/cli; returns the output files (relative to the repo) and how long it took. */
+/**
+ * Builds dist/cli unless another process is building it: one build at a time (a lock file), and a
+ * process that waited for another's build uses it when it is fresh. Two builds of different sources
+ * at once would otherwise each write their own main.js and prune the other's chunks.
+ */
 export async function buildCli() {
+  mkdirSync(OUT_DIR, { recursive: true });
+  const release = await acquireLock();
+  try {
+    if (release.waited && isBuildFresh()) return { outputs: [], ms: 0 };
+    return await buildUnlocked();
+  } finally {
+    release();
+  }
+}
+
+const LOCK = join(OUT_DIR, '.build.lock');
+/** Files of an earlier build are removed once they are this old (a running CLI loads its chunks at once). */
+const PRUNE_AFTER_MS = 10 * 60_000;
+/** A lock older than this is a crashed build's: a build takes about a second. */
+const STALE_LOCK_MS = 60_000;
+
+async function acquireLock() {
+  let waited = false;
+  for (;;) {
+    try {
+      closeSync(openSync(LOCK, 'wx'));
+      const release = () => rmSync(LOCK, { force: true });
+      release.waited = waited;
+      return release;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { force: true });
+      } catch {
+        // Released meanwhile.
+      }
+      waited = true;
+      await sleep(50);
+    }
+  }
+}
+
+async function buildUnlocked() {
   const started = performance.now();
   const esbuild = await import('esbuild');
+  const readStats = new Map();
   const result = await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: { main: ENTRY },
@@ -96,12 +147,11 @@ export async function buildCli() {
     chunkNames: '[name]-[hash]',
     // Bundled CommonJS would call require(); an ES module has none of its own.
     banner: { js: "import { createRequire as __loadplaneCreateRequire } from 'node:module';\nconst require = __loadplaneCreateRequire(import.meta.url);" },
-    plugins: [sourceUrlPlugin, zodEnglishOnlyPlugin],
+    plugins: [sourceUrlPlugin(readStats), zodEnglishOnlyPlugin],
     metafile: true,
     write: false,
     logLevel: 'error',
   });
-  mkdirSync(OUT_DIR, { recursive: true });
   const outputs = result.outputFiles.map((f) => f.path);
   // Chunks first, the entry last: a process that sees the new entry finds every chunk it imports.
   const entry = join(OUT_DIR, 'main.js');
@@ -110,18 +160,17 @@ export async function buildCli() {
   const inputs = {};
   // Virtual modules (`namespace:path`) have no file of their own.
   for (const input of [...Object.keys(result.metafile.inputs).filter((i) => !/^[\w-]+:/.test(i)), ...EXTRA_INPUTS]) {
-    const { mtimeMs, size } = statSync(join(ROOT, input));
-    inputs[input] = { mtimeMs, size };
+    inputs[input] = readStats.get(input) ?? (({ mtimeMs, size }) => ({ mtimeMs, size }))(statSync(join(ROOT, input)));
   }
   writeAtomic(BUILD_INFO, `${JSON.stringify({ esbuild: esbuild.version, entry: 'main.js', inputs }, null, 1)}\n`);
-  // Chunks of earlier builds (their hashes differ) and leftovers of interrupted writes; a .tmp file
-  // less than a minute old may be another build's, under way.
-  const keep = new Set([...outputs, BUILD_INFO]);
+  // Chunks of earlier builds (their hashes differ) and leftovers of interrupted writes. A CLI started
+  // just before this build may still import its chunks lazily (run, kube-sim), so recent ones stay.
+  const keep = new Set([...outputs, BUILD_INFO, LOCK]);
   for (const name of readdirSync(OUT_DIR)) {
     const file = join(OUT_DIR, name);
     if (keep.has(file)) continue;
     try {
-      if (name.endsWith('.tmp') && Date.now() - statSync(file).mtimeMs < 60_000) continue;
+      if (Date.now() - statSync(file).mtimeMs < PRUNE_AFTER_MS) continue;
       rmSync(file, { force: true });
     } catch {
       // Gone already: another build pruned it.
