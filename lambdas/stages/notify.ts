@@ -29,6 +29,7 @@ import {
 } from '../core/errors';
 import type { CollectRecord } from './collect';
 import type { Decision } from './decide';
+import type { AdmitRecord } from './admit';
 import type { StartRecord } from './start';
 import { Stage } from '../core/status';
 import { buildMessage, type NotificationMessage } from '../notify/message';
@@ -168,7 +169,8 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     engine: run.spec.engine,
     outcome: item.outcome!,
     reason: item.outcomeReason ?? '',
-    startedAt: started ? new Date(started.startedAt).toISOString() : item.createdAt,
+    // A run that ended before Start: from Admit (same clock); the item's createdAt is the ledger's.
+    startedAt: new Date(started?.startedAt ?? outputOf<AdmitRecord>(run.view, Stage.Admit)?.admittedAt ?? Date.parse(item.createdAt)).toISOString(),
     // Both ends on the cluster's clock (kube-sim's runs ahead of real time locally).
     endedAt: new Date(outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now()).toISOString(),
     expectedRunners: run.spec.parallelism,

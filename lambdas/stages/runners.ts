@@ -91,13 +91,19 @@ export function describeRunner(runner: RunnerView): string {
  * it wins only over a test some runner was still running; a request that came after every runner
  * had finished leaves the run to report what the test did. Kubernetes keeps whole seconds, so a pod
  * that finished within the abort's own second counts as still running then: the abort wins a tie.
+ * The abort's time is the control plane's clock and a pod's the kubelet's; a runner that finished
+ * up to CLOCK_SKEW_TOLERANCE_MS before the abort also counts as running, so a stop Watch itself sent
+ * is never read as "finished before the abort" on a node whose clock is slightly behind.
  */
+export const CLOCK_SKEW_TOLERANCE_MS = 5_000;
+
 export function runningAt(runners: RunnerView[], at: number): RunnerView[] {
-  const second = Math.floor(at / 1000) * 1000;
+  const since = Math.floor(at / 1000) * 1000 - CLOCK_SKEW_TOLERANCE_MS;
   return runners.filter((r) => {
     const pod = r.latest;
-    if (!pod) return false;
-    return pod.exitCode === undefined || pod.finishedAt === undefined || pod.finishedAt >= second;
+    // No pod to ask (deleted, node lost): it may have been running, so the abort is not overruled.
+    if (!pod) return true;
+    return pod.exitCode === undefined || pod.finishedAt === undefined || pod.finishedAt >= since;
   });
 }
 

@@ -10,6 +10,10 @@
  * every line is a plain line (no cursor movement).
  */
 import type { HistoryEvent } from '../engine/local-execution';
+import { escapeText } from '../../lambdas/core/excerpt';
+
+/** Reasons and causes carry text from the cluster (pod logs, API messages): printed with control characters escaped. */
+export const terminalSafe = (text: string): string => escapeText(text, 2_000);
 
 interface StepOutput {
   phase?: string;
@@ -131,7 +135,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     const { stage, since, error, cause } = pendingFailure;
     pendingFailure = undefined;
     lastRetry = undefined;
-    line('✗', stage, since, `${error ?? 'Error'}: ${cause ?? ''}`);
+    line('✗', stage, since, terminalSafe(`${error ?? 'Error'}: ${cause ?? ''}`));
   };
 
   return (event) => {
@@ -153,7 +157,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       const reason = retryReason(failure?.error, failure?.cause);
       // One line per reason: "claim expires in 28 s", then 23 s, ... is the same wait.
       const key = `${failure?.error}:${reason.replace(/\d+/g, '#')}`;
-      const text = format('↻', stage, since, `retrying (${reason})`);
+      const text = format('↻', stage, since, terminalSafe(`retrying (${reason})`));
       if (lastRetry?.stage === stage && lastRetry.key === key) {
         // The same wait: a terminal shows the time left going down, plain output stays quiet.
         if (options.tty && liveShown) options.write(`\r\x1b[2K${text}`);
@@ -183,7 +187,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       return;
     }
     if (step?.phase && step.phase !== 'done' && step.phase !== 'waiting') {
-      line('✗', stage, since, `${step.outcome}: ${step.reason ?? ''}`);
+      line('✗', stage, since, terminalSafe(`${step.outcome}: ${step.reason ?? ''}`));
       return;
     }
     line('✓', stage, since, task.resultKey === 'decision' && step?.outcome ? step.outcome : '');

@@ -13,7 +13,7 @@ import type { NotifyRecord } from '../../lambdas/stages/notify';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import { readRunDefinition } from '../../statemachine/run-definition';
 import { startLocalRuntime } from '../runtime/local-runtime';
-import { createProgress } from './progress';
+import { createProgress, terminalSafe } from './progress';
 import { formatResultTable } from './result-table';
 import { checkSpecFile, EXIT_SPEC_INVALID } from './spec-file';
 
@@ -87,7 +87,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
   };
   const checked = await checkSpecFile(specFile, config);
   if (!checked.ok) {
-    console.error(`${label} is invalid:`);
+    console.error(`${terminalSafe(label)} is invalid:`);
     for (const p of checked.problems) console.error(`${p.path}: ${p.message}`);
     return EXIT_SPEC_INVALID;
   }
@@ -126,12 +126,12 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const outcome = view?.run.outcome;
     const collected = view && outputOf<CollectRecord>(view, Stage.Collect);
     if (collected && outcome) console.log(`\n${formatResultTable(collected.result, outcome, view.run.outcomeReason ?? '')}`);
-    else if (view?.run.outcomeReason) console.log(`\n${view.run.outcomeReason}`);
+    else if (view?.run.outcomeReason) console.log(`\n${terminalSafe(view.run.outcomeReason)}`);
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
     if (notified && Object.keys(notified).length > 0) {
       console.log(`notifications: ${Object.entries(notified).map(([channel, r]) => `${channel} ${r}`).join(', ')}`);
     }
-    if (!outcome) console.log(`execution ${result.status}${result.error ? `: ${result.error}: ${result.cause ?? ''}` : ''}`);
+    if (!outcome) console.log(`execution ${result.status}${result.error ? terminalSafe(`: ${result.error}: ${result.cause ?? ''}`) : ''}`);
     console.log(`outcome: ${outcome ?? result.status} (run ${runId})`);
     return outcome === Outcome.SUCCEEDED ? 0 : EXIT_RUN_NOT_SUCCEEDED;
   } finally {

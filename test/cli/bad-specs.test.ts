@@ -172,7 +172,7 @@ function loadplane(args: string[], stdin?: string): Promise<Outcome> {
           } catch {
             // asserted below
           }
-          resolve({ code, stdout: Buffer.concat(out).toString('latin1'), stderr: Buffer.concat(err).toString('latin1'), maxRssMb, ms: Date.now() - started });
+          resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), maxRssMb, ms: Date.now() - started });
         });
       }),
   );
@@ -188,9 +188,9 @@ afterAll(() => {
 function expectRefused(outcome: Outcome, expected: RegExp[], label: string, command: 'validate' | 'run') {
   times.push(`${label} ${command} ${outcome.ms}/${outcome.maxRssMb.toFixed(0)}`);
   expect(outcome.code, outcome.stderr).toBe(2);
-  // No raw control bytes (ESC, NUL, BEL, …) and no stack trace, anywhere in the output.
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  expect(outcome.stdout + outcome.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+  // No raw control or format characters (C0 and C1 controls such as ESC and CSI, NUL, bidi overrides,
+  // invalid bytes decoded as U+FFFD) and no stack trace, anywhere in the output.
+  expect((outcome.stdout + outcome.stderr).replaceAll('\n', '')).not.toMatch(/[\p{Cc}\p{Cf}\uFFFD]/u);
   expect(outcome.stderr).not.toMatch(/^\s+at /m);
   let lines = outcome.stderr.split('\n').filter((l) => l !== '');
   if (command === 'validate') expect(outcome.stdout).toBe('');

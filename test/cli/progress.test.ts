@@ -62,6 +62,15 @@ describe('progress', () => {
     expect(p.lines()).toEqual([expect.stringMatching(/^ {2}✗ Notify .*ChannelSecretInvalid: notification channel webhook: its configuration is invalid$/)]);
   });
 
+  it('a cause carrying cluster text (a pod log line) is printed with its control characters escaped', () => {
+    const p = progress();
+    p.at('StateEntered', 'Notify');
+    p.at('StateFailed', 'Notify', { Error: 'Failed', Cause: 'k6 said \u001b[2J\u001b]0;pwned\u0007 and\nmore' });
+    p.at('StateCaught', 'Notify');
+    expect(p.text().replaceAll('\n', '')).not.toMatch(/\p{Cc}/u);
+    expect(p.lines()).toEqual([expect.stringContaining('Failed: k6 said \\u001b[2J\\u001b]0;pwned\\u0007 and\\nmore')]);
+  });
+
   it('retries spent, then caught: ↻ for the retries, ✗ for the end', () => {
     const p = progress();
     p.at('StateEntered', 'Notify');

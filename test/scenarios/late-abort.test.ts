@@ -10,6 +10,7 @@ import { newRunId } from '../../lambdas/core/run-id';
 import { Role, SimAnnotations } from '../../lambdas/core/runner-contract';
 import { Outcome, Stage, StageState } from '../../lambdas/core/status';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
+import { CLOCK_SKEW_TOLERANCE_MS } from '../../lambdas/stages/runners';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -35,8 +36,9 @@ beforeAll(async () => {
       const due = (when === 'collect' && stage === Stage.Collect) || (when === 'last-watch' && stage === Stage.Watch && runnersExited(runId!));
       if (due) {
         lateAbort.delete(runId!);
-        // A second past the last exit: Kubernetes keeps whole seconds, and a tie goes to the abort.
-        await h.clock.sleep(1_000);
+        // Past the last exit by more than the clock-skew tolerance and the whole second Kubernetes
+        // keeps: within those the abort wins (runners.ts, runningAt).
+        await h.clock.sleep(CLOCK_SKEW_TOLERANCE_MS + 2_000);
         await h.runtime.abort(runId!, 'alice');
       }
       return dispatchStage(deps, payload);
