@@ -6,6 +6,7 @@ import type { RunResult } from '../../lambdas/core/aggregate';
 import { CHECKS_FAILED_EXIT_CODE, describeExitCode } from '../../lambdas/core/outcome-rules';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import type { Outcome } from '../../lambdas/core/status';
+import { escapeText } from '../../lambdas/core/excerpt';
 
 export const SIMULATED_NOTICE = 'simulated metrics (kube-sim): the numbers are synthetic, not measurements';
 
@@ -50,7 +51,7 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     ...(result.duplicateRunners.length > 0 ? [`runners reported twice (last result kept): ${result.duplicateRunners.join(', ')}`] : []),
     ...(result.unexpectedRunners.length > 0 ? [`results from runners never launched (not counted): ${result.unexpectedRunners.join(', ')}`] : []),
     ...(result.simulated ? [SIMULATED_NOTICE] : []),
-    `outcome: ${outcome} - ${reason}`,
+    `outcome: ${outcome} - ${escapeText(reason, 2_000)}`,
   ];
   return lines.join('\n') + '\n';
 }
@@ -61,7 +62,8 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
  */
 function thresholdsCell(r: RunnerSummary): string {
   const failed = r.thresholds.filter((t) => !t.ok);
-  if (failed.length > 0) return `failed: ${failed.map((t) => `${t.metric} ${t.expression}`).join(', ')}`;
+  // Metric names and expressions come from the runners' logs: escaped, and each cut to a readable length.
+  if (failed.length > 0) return `failed: ${failed.map((t) => escapeText(`${t.metric} ${t.expression}`, 80)).join(', ')}`;
   // The engine said a check failed without naming it (k6 99, Gatling 2 without a summary entry).
   if (r.exitCode === CHECKS_FAILED_EXIT_CODE[r.engine]) return 'failed (not named)';
   if (r.thresholds.length === 0) return 'none';

@@ -115,6 +115,13 @@ describe('formatResultTable', () => {
     expect(table(1, [runner(0, { simulated: true })])).toMatch(/duration 30\.0 s \(simulated\)/);
   });
 
+  it('prints a threshold named in a runner’s log with its control characters escaped', () => {
+    const evil = runner(0, { exitCode: 99, thresholds: [{ metric: 'x\u001b]0;pwned\u0007', expression: 'rate<0.01\u001b[2J', ok: false }] });
+    const text = table(1, [evil]);
+    expect(text.replaceAll('\n', '')).not.toMatch(/\p{Cc}/u);
+    expect(lineStarting(text, '0 ')).toContain('failed: x\\u001b]0;pwned\\u0007 rate<0.01\\u001b[2J');
+  });
+
   it('shows dashes, not NaN, when no request was made', () => {
     const idle = table(1, [
       runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 }, thresholds: [] }),
