@@ -16,7 +16,7 @@ import { k6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
 import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
 import { runOnce } from './run-once';
-import { describeRunner, observeRunners, readiness, Readiness, runnerList } from './runners';
+import { describeRunner, observeRunners, readiness, Readiness, runnerList, runningAt } from './runners';
 
 export interface ReadyResult extends StepResult {
   /** Runner index → the pod that was ready, or (Gatling) had already run (name and UID). */
@@ -29,9 +29,14 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   if (recorded) return recorded;
   const { launchedAt, readyBy } = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.AwaitReady);
   const abort = abortRequest(run);
-  if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `ready: aborted by ${abort.by} before the test started`);
-
   const runners = await observeRunners(run);
+  // An abort wins unless the test already ran to its end before it was asked for (Gatling runners
+  // start on their own instant and may finish before AwaitReady saw them ready): then Watch and
+  // Collect report what the test did, noting the late abort (runners.ts, runningAt).
+  if (abort && runningAt(runners, abort.at).length > 0) {
+    const started = runners.some((r) => r.latest?.startedAt !== undefined && run.spec.engine !== Engine.k6);
+    return endsRun(StepPhase.aborted, Outcome.ABORTED, `ready: aborted by ${abort.by} ${started ? 'while the runners were starting' : 'before the test started'}`);
+  }
   const missing = runners.filter((r) => !r.job);
   if (missing.length > 0) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the Job of ${runnerList(missing.map((r) => r.index))} was deleted`);

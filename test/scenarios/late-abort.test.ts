@@ -17,12 +17,13 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 let h: Harness;
 let receiver: WebhookReceiver;
 /** Runs to abort late, and when: just before Watch's poll that finds every runner exited, or just before Collect. */
-const lateAbort = new Map<string, 'last-watch' | 'collect'>();
+const lateAbort = new Map<string, 'last-watch' | 'collect' | 'ready-partial'>();
 
 /** Every runner pod of the run has exited (kube-sim's view). */
-function runnersExited(runId: string): boolean {
+function runnersExited(runId: string, atLeast?: number): boolean {
   const pods = h.kubeSim.list('Pod', undefined, `loadplane.io/run-id=${runId}`).filter((p) => p.metadata?.labels?.['loadplane.io/role'] === Role.runner);
-  return pods.length > 0 && pods.every((p) => p.status?.containerStatuses?.[0]?.state?.terminated !== undefined);
+  const exited = pods.filter((p) => p.status?.containerStatuses?.[0]?.state?.terminated !== undefined).length;
+  return atLeast === undefined ? pods.length > 0 && exited === pods.length : exited >= atLeast;
 }
 
 beforeAll(async () => {
@@ -33,7 +34,10 @@ beforeAll(async () => {
     invokeStage: async (deps, payload) => {
       const { stage, runId } = payload as { stage: string; runId?: string };
       const when = runId === undefined ? undefined : lateAbort.get(runId);
-      const due = (when === 'collect' && stage === Stage.Collect) || (when === 'last-watch' && stage === Stage.Watch && runnersExited(runId!));
+      const due =
+        (when === 'collect' && stage === Stage.Collect) ||
+        (when === 'last-watch' && stage === Stage.Watch && runnersExited(runId!)) ||
+        (when === 'ready-partial' && stage === Stage.AwaitReady && runnersExited(runId!, 1));
       if (due) {
         lateAbort.delete(runId!);
         // Past the last exit by more than the clock-skew tolerance and the whole second Kubernetes
@@ -51,8 +55,9 @@ afterAll(async () => {
 });
 beforeEach(() => receiver.reset());
 
-async function runWithLateAbort(spec: Parameters<Harness['run']>[0], when: 'last-watch' | 'collect') {
+async function runWithLateAbort(spec: Parameters<Harness['run']>[0], when: 'last-watch' | 'collect' | 'ready-partial', before?: (runId: string) => void) {
   const runId = newRunId();
+  before?.(runId);
   lateAbort.set(runId, when);
   const finished = await h.run(spec, { name: runId });
   expect(lateAbort.has(runId)).toBe(false); // the abort was recorded
@@ -91,5 +96,13 @@ describe('an abort after every runner finished', () => {
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(view.run.outcomeReason).toMatch(/abort requested by alice after the test had ended$/);
     expectOneNotificationAndNothingLeft(runId, Outcome.SUCCEEDED);
+  });
+
+  it('Gatling, some runners done but one not yet started: the abort wins, ABORTED while the runners were starting', async () => {
+    // Runners start 60 s after Launch and run 10 s; runner 1 is scheduled only 90 s after creation.
+    const spec = gatlingSpec({ name: 'abort-mid-ready', parallelism: 2, notify: { channels: ['webhook'] }, runner: { metadata: { annotations: { [SimAnnotations.duration]: '10s' } } } });
+    const { runId, view } = await runWithLateAbort(spec, 'ready-partial', (id) => h.kubeSim.faults.setScheduleDelay(90, { runId: id, runnerIndex: 1 }));
+    expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toBe('ABORTED: ready: aborted by alice while the runners were starting');
+    expectOneNotificationAndNothingLeft(runId, Outcome.ABORTED);
   });
 });
