@@ -200,10 +200,11 @@ const STAGED_EXECUTORS = new Set(['ramping-vus', 'ramping-arrival-rate']);
 /**
  * The shortest the test can run, in seconds, from the `scenarios` that `k6 inspect
  * --execution-requirements` prints with the consolidated options: a time-bound scenario runs its
- * `startTime` + `duration` (or the sum of its stages) however fast its iterations are; an
+ * `startTime` + `duration` however fast its iterations are; an arrival-rate ramp runs all its stages;
+ * a `ramping-vus` one ends once its VUs stay at 0 (trailing zero stages do not count, as in k6); an
  * iteration-based one may end at once. `totalDuration` is no lower bound: it is the most the test may
- * take (every gracefulStop included, and 10m for an iteration-based scenario's default maxDuration).
- * Undefined when the output names no scenarios, or one this cannot read.
+ * take (every gracefulStop included, and 10m for an iteration-based scenario's default maxDuration),
+ * so it caps the result. Undefined when the output names no scenarios, or one this cannot read.
  */
 export function minimumDurationFromInspect(output: unknown): number | undefined {
   const scenarios = (output as { scenarios?: unknown } | null)?.scenarios;
@@ -211,7 +212,7 @@ export function minimumDurationFromInspect(output: unknown): number | undefined 
   const seconds = (value: unknown) => (typeof value === 'string' ? parseK6Duration(value) : value == null ? 0 : undefined);
   let longest = 0;
   for (const scenario of Object.values(scenarios as Record<string, unknown>)) {
-    const s = scenario as { executor?: unknown; startTime?: unknown; duration?: unknown; stages?: unknown };
+    const s = scenario as { executor?: unknown; startTime?: unknown; duration?: unknown; stages?: unknown; startVUs?: unknown };
     const start = seconds(s.startTime);
     if (start === undefined || typeof s.executor !== 'string') return undefined;
     let runs = 0;
@@ -221,13 +222,20 @@ export function minimumDurationFromInspect(output: unknown): number | undefined 
       runs = d;
     } else if (STAGED_EXECUTORS.has(s.executor)) {
       if (!Array.isArray(s.stages)) return undefined;
-      for (const stage of s.stages as Array<{ duration?: unknown }>) {
+      // ramping-vus: up to the end of the last stage that starts or ends with VUs (k6 default startVUs 1).
+      let level = typeof s.startVUs === 'number' ? s.startVUs : 1;
+      let elapsed = 0;
+      for (const stage of s.stages as Array<{ duration?: unknown; target?: unknown }>) {
         const d = seconds(stage?.duration);
         if (d === undefined) return undefined;
-        runs += d;
+        elapsed += d;
+        const target = typeof stage?.target === 'number' ? stage.target : 0;
+        if (s.executor !== 'ramping-vus' || level > 0 || target > 0) runs = elapsed;
+        level = target;
       }
     }
     longest = Math.max(longest, start + runs);
   }
-  return Math.floor(longest);
+  const most = expectedDurationFromInspect(output);
+  return Math.floor(most === undefined ? longest : Math.min(longest, most));
 }

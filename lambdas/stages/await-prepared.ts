@@ -22,7 +22,8 @@ export interface PreparedResult extends StepResult {
   requirements?: { maxVUs?: number; expectedDurationSeconds?: number };
 }
 
-const LOG_LINES = 200;
+/** Real k6 prints the whole consolidated options object (every scenario, every stage, one line each). */
+const LOG_LINES = 5_000;
 
 export async function awaitPrepared(deps: StageDeps, runId: string): Promise<PreparedResult> {
   const run = await loadRun(deps, runId);
@@ -85,7 +86,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
  * which one to raise. Without readable scenarios nothing is refused: the run deadline still holds.
  */
 function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, totalBy: number, now: number): string | undefined {
-  if (minimumSeconds === undefined) return undefined;
+  if (minimumSeconds === undefined || changesExecution(run.spec.arguments)) return undefined;
   const runSeconds = run.spec.timeouts.run;
   const leftSeconds = Math.max(0, Math.floor((totalBy - now) / 1000));
   if (minimumSeconds <= leftSeconds && (runSeconds === undefined || minimumSeconds <= runSeconds)) return undefined;
@@ -97,6 +98,16 @@ function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, tota
     `prepare: the script runs for at least ${formatDuration(minimumSeconds)}, longer than the run phase allows ` +
     `(${bounds.join(' / ')}): shorten the script or raise the timeout`
   );
+}
+
+/**
+ * k6 flags the runners get but the initializer's `k6 inspect` does not (today it inspects the script
+ * alone): with one of them the inspected scenarios may not be what runs, so nothing is refused on them.
+ */
+const EXECUTION_FLAGS = new Set(['-d', '--duration', '-u', '--vus', '-i', '--iterations', '-s', '--stage', '-c', '--config', '-e', '--env', '--include-system-env-vars']);
+
+function changesExecution(args: readonly string[]): boolean {
+  return args.some((a) => EXECUTION_FLAGS.has(a.split('=')[0]!) || /^-[dusiec]./.test(a));
 }
 
 async function initializerFailure(run: RunContext, jobReason: string | undefined, pod: PodFacts | undefined): Promise<string> {

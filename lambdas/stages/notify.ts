@@ -160,7 +160,9 @@ function explainBusyClaim(err: unknown, channel: string, attempt: Attempt): unkn
 }
 
 function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
+  const createdAtOnClock = (createdAt: string) => (deps.notify.clock?.kind === 'simulated' ? undefined : Number.isFinite(Date.parse(createdAt)) ? Date.parse(createdAt) : undefined);
   const item = run.view.run;
+  const endedAt = outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now();
   const started = outputOf<StartRecord>(run.view, Stage.Start);
   const collected = outputOf<CollectRecord>(run.view, Stage.Collect);
   return buildMessage({
@@ -169,10 +171,11 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     engine: run.spec.engine,
     outcome: item.outcome!,
     reason: item.outcomeReason ?? '',
-    // A run that ended before Start: from Admit (same clock); the item's createdAt is the ledger's.
-    startedAt: new Date(started?.startedAt ?? outputOf<AdmitRecord>(run.view, Stage.Admit)?.admittedAt ?? Date.parse(item.createdAt)).toISOString(),
-    // Both ends on the cluster's clock (kube-sim's runs ahead of real time locally).
-    endedAt: new Date(outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now()).toISOString(),
+    // Both ends on the cluster's clock (kube-sim's runs ahead of real time locally). A run that ended
+    // before Start: from Admit; one Admit never recorded (the reaper finished it): the run item's
+    // creation, on a real clock only (the ledger's), else it ended as it began.
+    startedAt: new Date(started?.startedAt ?? outputOf<AdmitRecord>(run.view, Stage.Admit)?.admittedAt ?? createdAtOnClock(item.createdAt) ?? endedAt).toISOString(),
+    endedAt: new Date(endedAt).toISOString(),
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected.result } : {}),
     ...(deps.notify.consoleUrl && item.executionArn ? { links: { console: deps.notify.consoleUrl(item.executionArn) } } : {}),

@@ -63,7 +63,7 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
 function thresholdsCell(r: RunnerSummary): string {
   const failed = r.thresholds.filter((t) => !t.ok);
   // Metric names and expressions come from the runners' logs: escaped, and each cut to a readable length.
-  if (failed.length > 0) return `failed: ${failed.map((t) => escapeText(`${t.metric} ${t.expression}`, 80)).join(', ')}`;
+  if (failed.length > 0) return `failed: ${failed.map((t) => `${escapeText(t.metric, 160)} ${escapeText(t.expression, 60)}`).join(', ')}`;
   // The engine said a check failed without naming it (k6 99, Gatling 2 without a summary entry).
   if (r.exitCode === CHECKS_FAILED_EXIT_CODE[r.engine]) return 'failed (not named)';
   if (r.thresholds.length === 0) return 'none';

@@ -104,7 +104,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const target = runtime.kubeSim
       ? `kube-sim at ${runtime.kubeSim.url} (time ×${runtime.timeScale}; kubectl --server ${runtime.kubeSim.url} get jobs -A)`
       : `kubeconfig context ${options.context ?? '(current)'}`;
-    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${count(spec.parallelism, 'runner')}) from ${label}`);
+    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${count(spec.parallelism, 'runner')}) from ${terminalSafe(label)}`);
     console.log(`  state machine: statemachine/run.asl.json (local engine) · ledger: embedded DynamoDB (dynalite) · cluster: ${target}`);
     const execution = runtime.startExecution({
       name: runId,

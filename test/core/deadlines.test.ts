@@ -218,6 +218,13 @@ describe('minimumDurationFromInspect (the shortest a k6 test can run, from k6 in
     ).toBe(1000 * 3600);
   });
 
+  it('ramping-vus ends once its VUs stay at 0 (trailing zero stages do not count); k6’s own upper bound caps the result', () => {
+    const stages = [{ duration: '1m', target: 10 }, { duration: '1m', target: 0 }, { duration: '10m', target: 0 }];
+    expect(minimumDurationFromInspect({ scenarios: { ramp: { executor: 'ramping-vus', startVUs: 0, stages } } })).toBe(120);
+    expect(minimumDurationFromInspect({ scenarios: { idle: { executor: 'ramping-vus', startVUs: 0, stages: [{ duration: '5m', target: 0 }] } } })).toBe(0);
+    expect(minimumDurationFromInspect({ totalDuration: '1m30s', scenarios: { d: { executor: 'constant-vus', duration: '5m' } } })).toBe(90);
+  });
+
   it('an iteration-based scenario may end at once: k6’s totalDuration (its 10m maxDuration + gracefulStop) is no lower bound', () => {
     expect(minimumDurationFromInspect({ totalDuration: '10m30s', scenarios: { default: { executor: 'shared-iterations', iterations: 100, maxDuration: '10m' } } })).toBe(0);
     expect(minimumDurationFromInspect({ scenarios: { later: { executor: 'per-vu-iterations', startTime: '2m' } } })).toBe(120);

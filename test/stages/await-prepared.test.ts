@@ -86,6 +86,15 @@ describe('AwaitPrepared', () => {
     expect((await viewOf(h, runId)).stages.AwaitPrepared).toBeUndefined();
   });
 
+  it('a script run with arguments that change its execution (--duration, -e, …) is not refused on what inspect saw alone', async () => {
+    const script = `export const options = { vus: 8, duration: '2h' };\nexport default function () {}\n`;
+    const timeouts = { prepare: '2m', ready: '2m', run: '10m', total: '1h' };
+    for (const args of [['--duration', '5m'], ['-e', 'DURATION=5m'], ['--vus=2']]) {
+      const { runId } = await driveTo(h, k6Spec({ name: 'shortened', script: { inline: script }, arguments: args, timeouts }), Stage.Prepare);
+      expect((await poll(runId)).step.phase, args.join(' ')).toBe(StepPhase.done);
+    }
+  });
+
   it('without timeouts.run, a script longer than what is left of timeouts.total is refused too; one that fits is not', async () => {
     const long = `export const options = { vus: 8, duration: '2h' };\nexport default function () {}\n`;
     const timeouts = { prepare: '2m', ready: '2m', total: '1h' };
