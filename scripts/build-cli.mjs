@@ -13,7 +13,7 @@
  * Every file is written to a temporary name and renamed into place, and chunks carry a content hash
  * in their name, so a CLI process that starts during a build never reads half a file.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -85,47 +85,86 @@ function writeAtomic(file, contents) {
   renameSync(tmp, file);
 }
 
-/** Builds dist/cli; returns the output files (relative to the repo) and how long it took. */
 /**
- * Builds dist/cli unless another process is building it: one build at a time (a lock file), and a
- * process that waited for another's build uses it when it is fresh. Two builds of different sources
- * at once would otherwise each write their own main.js and prune the other's chunks.
+ * Builds dist/cli (returns the output files, relative to the repo, and how long it took) unless
+ * another process is building it: one build at a time (a lock file), and a process that waited for
+ * another's build uses it when it is fresh. Two builds of different sources at once would otherwise
+ * each write their own main.js and prune the other's chunks.
  */
 export async function buildCli() {
   mkdirSync(OUT_DIR, { recursive: true });
-  const release = await acquireLock();
+  const lock = await acquireLock();
   try {
-    if (release.waited && isBuildFresh()) return { outputs: [], ms: 0 };
+    if (lock.waited && isBuildFresh()) return { outputs: [], ms: 0 };
     return await buildUnlocked();
   } finally {
-    release();
+    lock.release();
   }
 }
 
 const LOCK = join(OUT_DIR, '.build.lock');
 /** Files of an earlier build are removed once they are this old (a running CLI loads its chunks at once). */
 const PRUNE_AFTER_MS = 10 * 60_000;
-/** A lock older than this is a crashed build's: a build takes about a second. */
+/** A lock whose holder is gone, or this old, is a crashed build's: a build takes about a second. */
 const STALE_LOCK_MS = 60_000;
+/** Waiting longer than this for another build is an error (bin then runs the previous build, if any). */
+const MAX_WAIT_MS = 90_000;
 
+/** Whether the process `pid` (on this machine) is alive. */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the lock: a file created exclusively holding "<pid> <token>". A lock left by a process that
+ * died (Ctrl-C during a rebuild, a crash) or older than STALE_LOCK_MS is taken over by renaming it
+ * away first — a rename succeeds for one waiter only, and the renamed file is checked to be the lock
+ * that was judged stale. Release removes the lock only while it is still this process's own.
+ */
 async function acquireLock() {
+  const mine = `${process.pid} ${Math.random().toString(36).slice(2)}`;
+  const waitUntil = Date.now() + MAX_WAIT_MS;
   let waited = false;
   for (;;) {
     try {
-      closeSync(openSync(LOCK, 'wx'));
-      const release = () => rmSync(LOCK, { force: true });
-      release.waited = waited;
-      return release;
+      writeFileSync(LOCK, mine, { flag: 'wx' });
+      const release = () => {
+        try {
+          if (readFileSync(LOCK, 'utf8') === mine) rmSync(LOCK, { force: true });
+        } catch {
+          // Already gone.
+        }
+      };
+      return { waited, release };
     } catch (err) {
       if (err.code !== 'EEXIST') throw err;
-      try {
-        if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { force: true });
-      } catch {
-        // Released meanwhile.
-      }
-      waited = true;
-      await sleep(50);
     }
+    let held;
+    try {
+      held = { text: readFileSync(LOCK, 'utf8'), mtimeMs: statSync(LOCK).mtimeMs };
+    } catch {
+      continue; // released meanwhile
+    }
+    const pid = Number(held.text.split(' ')[0]);
+    if (!(Number.isInteger(pid) && pid > 0 && alive(pid)) || Date.now() - held.mtimeMs > STALE_LOCK_MS) {
+      const aside = `${LOCK}.${process.pid}.stale`;
+      try {
+        renameSync(LOCK, aside);
+        if (readFileSync(aside, 'utf8') !== held.text) renameSync(aside, LOCK); // another holder's: give it back
+        else rmSync(aside, { force: true });
+      } catch {
+        // Another waiter took it over first.
+      }
+      continue;
+    }
+    if (Date.now() > waitUntil) throw new Error(`another build of the CLI (pid ${pid}) has held ${relative(ROOT, LOCK)} for over ${MAX_WAIT_MS / 1000} s`);
+    waited = true;
+    await sleep(50);
   }
 }
 
@@ -166,6 +205,7 @@ async function buildUnlocked() {
   // Chunks of earlier builds (their hashes differ) and leftovers of interrupted writes. A CLI started
   // just before this build may still import its chunks lazily (run, kube-sim), so recent ones stay.
   const keep = new Set([...outputs, BUILD_INFO, LOCK]);
+  // (a `.build.lock.<pid>.stale` file is another process's takeover, under way: recent, so kept.)
   for (const name of readdirSync(OUT_DIR)) {
     const file = join(OUT_DIR, name);
     if (keep.has(file)) continue;

@@ -105,6 +105,16 @@ describe('loadplane CLI: usage', () => {
 });
 
 describe('loadplane CLI', () => {
+  it('a build lock left by a process that died (Ctrl-C during a rebuild) is taken over, not waited on', async () => {
+    const lock = join(REPO, 'dist/cli/.build.lock');
+    writeFileSync(lock, '2147483646 left-by-a-dead-process'); // no such pid
+    const build = await new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile(process.execPath, [join(REPO, 'scripts/build-cli.mjs')], { cwd: REPO, timeout: 60_000 }, (err, stdout) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout })),
+    );
+    expect(build).toMatchObject({ code: 0, stdout: expect.stringMatching(/^build:cli: dist\/cli\/ \(\d+ files\)/) });
+    expect(existsSync(lock)).toBe(false);
+  });
+
   it.concurrent('validate <valid file> prints "valid" and exits 0', async () => {
     expect(await loadplane('validate', join(REPO, 'examples/k6-smoke.yaml'))).toEqual({ code: 0, stdout: ['valid'], stderr: [] });
   });
