@@ -67,8 +67,8 @@ export class Ledger {
     return decideOutcome(this.ctx, runId, outcome, reason, extra);
   }
 
-  requestAbort(runId: string, requestedBy: string): Promise<RequestAbortResult> {
-    return requestAbort(this.ctx, runId, requestedBy);
+  requestAbort(runId: string, requestedBy: string, at?: number): Promise<RequestAbortResult> {
+    return requestAbort(this.ctx, runId, requestedBy, at);
   }
 
   beginStage(runId: string, stage: Stage, owner: string, leaseMs: number): Promise<BeginStageResult> {

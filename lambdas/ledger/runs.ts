@@ -160,14 +160,19 @@ export async function decideOutcome(
 }
 
 /** Records an abort request for the next Watch to act on; the first request's time and requester stay. */
-export async function requestAbort(ctx: LedgerContext, runId: string, requestedBy: string): Promise<RequestAbortResult> {
+/**
+ * Records who asked to abort, and when: `at` (epoch ms) on the cluster's clock, since the time is
+ * compared with the runners' exit times (runners.ts, runningAt); the ledger's own clock by default,
+ * which on AWS is the same wall clock. `updatedAt` stays on the ledger's clock.
+ */
+export async function requestAbort(ctx: LedgerContext, runId: string, requestedBy: string, at?: number): Promise<RequestAbortResult> {
   const operation = `requestAbort ${runId}`;
   const now = isoNow(ctx);
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
-    update: 'SET #abortRequestedAt = :now, #abortRequestedBy = :by, #updatedAt = :now',
+    update: 'SET #abortRequestedAt = :at, #abortRequestedBy = :by, #updatedAt = :now',
     condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#abortRequestedAt)',
-    values: { ':now': now, ':by': requestedBy },
+    values: { ':at': at === undefined ? now : new Date(at).toISOString(), ':now': now, ':by': requestedBy },
     returnValues: 'ALL_NEW',
   });
   if (write.ok) return { kind: 'requested', run: await loadRun(ctx, operation, parseStoredRunItem(write.attributes)) };

@@ -120,10 +120,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // Retry waits of the Kubernetes calls are the platform's time; each call's timeout stays real (a socket's).
   const cluster = createClusterClient(kubeConfig, { sleep: (ms) => platformClock.sleep(ms), random });
   const ledger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => platformClock.now() });
-  // The abort request's time is compared with when the runners exited (Watch, Collect: an abort wins
-  // only over a test still running), so it is recorded on the cluster's clock, as it is on AWS, where
-  // both are the wall clock. Only the time differs from `ledger`: same table, same conditional write.
-  const abortLedger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => clock.now() });
   const deps: StageDeps = {
     ledger,
     config,
@@ -179,7 +175,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       });
       return { executionArn: execution.executionArn, stop: execution.stop, result };
     },
-    abort: (runId, by) => abortLedger.requestAbort(runId, by),
+    // The abort's time is compared with when the runners exited (an abort wins only over a test still
+    // running), so it is on the cluster's clock, as on AWS, where both are the wall clock.
+    abort: (runId, by) => ledger.requestAbort(runId, by, clock.now()),
     close: async () => {
       await kubeSim?.close();
       if (!options.clock) {
