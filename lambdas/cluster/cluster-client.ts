@@ -22,7 +22,6 @@ import {
   type V1ObjectMeta,
   type V1OwnerReference,
   type V1Pod,
-  type V1Service,
 } from '@kubernetes/client-node';
 import { ClusterConflict, ClusterUnavailable } from '../core/errors';
 import { Labels, RUNNER_CONTAINER } from '../core/runner-contract';
@@ -39,9 +38,9 @@ import { runLabelSelector } from './manifests/labels';
 import { podProxyRequest, type ProxyResponse } from './pod-proxy';
 import { RequestTimedOut, withRequestTimeout } from './request-timeout';
 
-export type CreatableObject = V1ConfigMap | V1Service | V1Job;
+export type CreatableObject = V1ConfigMap | V1Job;
 export type KubeObject = CreatableObject | V1Pod;
-export type KubeKind = 'Job' | 'Pod' | 'Service' | 'ConfigMap';
+export type KubeKind = 'Job' | 'Pod' | 'ConfigMap';
 export type CreatableKind = Exclude<KubeKind, 'Pod'>;
 
 export interface CreateResult {
@@ -75,7 +74,7 @@ export interface ClusterClient {
     path: string,
     body?: unknown,
   ): Promise<ProxyResponse>;
-  /** Deletes every Job, Service, ConfigMap and Pod labelled with the run (background propagation); 404 is success. */
+  /** Deletes every Job, ConfigMap and Pod labelled with the run (background propagation); 404 is success. */
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
   /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
   deleteObject(kind: KubeKind, namespace: string, name: string): Promise<boolean>;
@@ -96,7 +95,7 @@ export interface ClusterClientOptions {
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** Deletion order: Jobs first (their pods go with them), then what the pods used, then stragglers. */
-const DELETE_ORDER: readonly KubeKind[] = ['Job', 'Service', 'ConfigMap', 'Pod'];
+const DELETE_ORDER: readonly KubeKind[] = ['Job', 'ConfigMap', 'Pod'];
 
 /** For plain-http servers (kube-sim) the kubeconfig's cluster needs `skipTLSVerify: true`. */
 export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
@@ -116,8 +115,6 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       switch (kind) {
         case 'Job':
           return batch.createNamespacedJob({ namespace, body: body as V1Job }, o);
-        case 'Service':
-          return core.createNamespacedService({ namespace, body: body as V1Service }, o);
         case 'ConfigMap':
           return core.createNamespacedConfigMap({ namespace, body: body as V1ConfigMap }, o);
       }
@@ -126,8 +123,6 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       switch (kind) {
         case 'Job':
           return batch.readNamespacedJob({ namespace, name }, o);
-        case 'Service':
-          return core.readNamespacedService({ namespace, name }, o);
         case 'ConfigMap':
           return core.readNamespacedConfigMap({ namespace, name }, o);
         case 'Pod':
@@ -139,8 +134,6 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       switch (kind) {
         case 'Job':
           return batch.patchNamespacedJob({ namespace, name, body }, o);
-        case 'Service':
-          return core.patchNamespacedService({ namespace, name, body }, o);
         case 'ConfigMap':
           return core.patchNamespacedConfigMap({ namespace, name, body }, o);
       }
@@ -149,8 +142,6 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       switch (kind) {
         case 'Job':
           return (await batch.listNamespacedJob({ namespace, labelSelector }, o)).items;
-        case 'Service':
-          return (await core.listNamespacedService({ namespace, labelSelector }, o)).items;
         case 'ConfigMap':
           return (await core.listNamespacedConfigMap({ namespace, labelSelector }, o)).items;
         case 'Pod':
@@ -162,8 +153,6 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       switch (kind) {
         case 'Job':
           return batch.deleteNamespacedJob(req, o);
-        case 'Service':
-          return core.deleteNamespacedService(req, o);
         case 'ConfigMap':
           return core.deleteNamespacedConfigMap(req, o);
         case 'Pod':
@@ -323,7 +312,7 @@ function named(err: unknown, what: string): unknown {
 
 /** The kind of an object loadplane creates; anything else is a bug of ours. */
 export function kindOf(obj: { kind?: string }): CreatableKind {
-  if (obj.kind === 'Job' || obj.kind === 'Service' || obj.kind === 'ConfigMap') return obj.kind;
+  if (obj.kind === 'Job' || obj.kind === 'ConfigMap') return obj.kind;
   throw new Error(`cannot create an object of kind ${String(obj.kind)}`);
 }
 

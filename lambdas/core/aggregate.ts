@@ -1,11 +1,14 @@
 /**
- * Collect's arithmetic (architecture §3.7): one RunResult from the runners' result lines.
+ * Collect's arithmetic (architecture §3.7): one RunResult from the runners' results.
  * Counts and totals are summed, min/max are exact, the mean is weighted by sample count. Percentiles
  * cannot be combined from per-runner percentiles, so they are never averaged (the mistake of DLT):
- * each runner keeps its own, and the run reports the worst runner's value as an upper bound. It is a
- * true bound: if at most 5 % of every runner's samples exceed its p95, and every runner's p95 is at
- * most M, then at most 5 % of all samples exceed M.
+ * each runner keeps its own, and the run reports, for p90, p95 and p99, a bracket [lo, hi] that
+ * always holds the run's exact percentile (the one of all samples pooled), computed from every
+ * runner's count, min, max and grid of percentiles (percentile-bracket.ts). Neither the worst
+ * runner's value nor the range of the runners' values is such a bound under k6's interpolated
+ * percentiles (two runners {0, 10} both report p90 = 9; pooled, p90 is 10).
  */
+import { percentileBracketer, type Bracket } from './percentile-bracket';
 import type { RunnerSummary } from './summary';
 
 export interface LatencyTotals {
@@ -18,17 +21,17 @@ export interface LatencyTotals {
   max: number;
   /** sum / count: each runner weighs by its sample count, never a mean of means. 0 without samples. */
   mean: number;
-  /** The worst runner's percentile: an upper bound of the run's percentile, not an estimate of it. */
-  p90UpperBound: number;
-  p95UpperBound: number;
-  p99UpperBound: number;
+  /** Where the run's exact percentile lies; [0, 0] without samples. */
+  p90: Bracket;
+  p95: Bracket;
+  p99: Bracket;
 }
 
 export interface RunResult {
   expectedRunners: number;
   /** One summary per runner index that reported, sorted by index: per-runner percentiles, exit codes and thresholds. */
   runners: RunnerSummary[];
-  /** Indexes 0..expectedRunners-1 with no summary: those runners died before the wrapper could print one. */
+  /** Indexes 0..expectedRunners-1 with no summary: those runners died before they printed one. */
   missingRunners: number[];
   /**
    * Indexes that reported more than once (a replaced pod under `onRunnerRestart: restart`). The last
@@ -91,16 +94,19 @@ function latencyTotals(runners: RunnerSummary[]): LatencyTotals {
   const sampled = runners.map((r) => r.latency).filter((l) => l.count > 0);
   const count = sum(sampled, (l) => l.count);
   const total = sum(sampled, (l) => l.sum);
-  const worst = (pick: (l: RunnerSummary['latency']) => number) => Math.max(0, ...sampled.map(pick));
+  // The runners' own grids only: a field standing in for a level the engine did not print (Gatling's
+  // p90) is no order statistic of that level, and would break the bracket's guarantee.
+  const bracketer = percentileBracketer(sampled);
+  const at = (q: number): Bracket => bracketer?.(q) ?? { lo: 0, hi: 0 };
   return {
     count,
     sum: total,
     min: sampled.length === 0 ? 0 : Math.min(...sampled.map((l) => l.min)),
-    max: worst((l) => l.max),
+    max: Math.max(0, ...sampled.map((l) => l.max)),
     mean: count === 0 ? 0 : total / count,
-    p90UpperBound: worst((l) => l.p90),
-    p95UpperBound: worst((l) => l.p95),
-    p99UpperBound: worst((l) => l.p99),
+    p90: at(0.9),
+    p95: at(0.95),
+    p99: at(0.99),
   };
 }
 

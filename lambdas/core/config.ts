@@ -15,13 +15,16 @@ export const deploymentConfigSchema = z.object({
   /** Clusters and namespaces runs may target. */
   allowedClusters: z.array(clusterAllowance).min(1),
   /**
-   * Runner images must start with one of these prefixes (registry/repository, e.g. `loadplane/`). Runner
-   * pods run the loadplane wrapper (`/loadplane/runner`), so only images built with it belong here:
-   * a plain `grafana/k6` image would fail to start.
+   * Runner images must start with one of these prefixes (registry/repository and `:`, e.g.
+   * `grafana/k6:`). Pods run the engine's own image unmodified (architecture §7): k6's stock image, or
+   * for Gatling any image with `gatling.sh` on its PATH (the team's own, or st-tech/gatling-operator's).
    */
   allowedImagePrefixes: z.array(z.string().min(1)).min(1),
-  /** Default runner image per engine, used when a spec names none. */
-  defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1) }),
+  /**
+   * Default runner image per engine, used when a spec names none: a pinned tag. Gatling has none unless
+   * the deployment names one (there is no official Gatling image): a Gatling spec then names its own.
+   */
+  defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1).optional() }),
   /** Most runners one run may ask for. */
   maxParallelism: z.number().int().positive(),
   /**
@@ -63,8 +66,8 @@ export function defaultMaxSpecBytes(maxScriptBytes: number): number {
 
 export const DEFAULT_CONFIG: DeploymentConfig = {
   allowedClusters: [{ name: 'kube-sim', namespaces: ['loadplane'] }],
-  allowedImagePrefixes: ['loadplane/'],
-  defaultImages: { k6: 'loadplane/k6-runner:1.4.2', gatling: 'loadplane/gatling-runner:3.14.3' },
+  allowedImagePrefixes: ['grafana/k6:', 'ghcr.io/st-tech/gatling:'],
+  defaultImages: { k6: 'grafana/k6:1.8.1' },
   maxParallelism: 100,
   maxRunDurationSeconds: 24 * 60 * 60,
   maxPrepareSeconds: 60 * 60,

@@ -6,48 +6,20 @@
  */
 import type { RunResult } from './aggregate';
 import { every } from './plural';
-import { Engine, Outcome } from './status';
+import { engineAdapter } from '../engines';
+import { Outcome, type Engine } from './status';
 
-/** k6's exit codes (go.k6.io/k6/errext/exitcodes), plus the kubelet's for an OOM-killed container. */
-export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
-  0: 'ok',
-  97: 'cloud test run failed',
-  98: 'cloud progress unavailable',
-  99: 'thresholds failed',
-  100: 'setup() timed out',
-  101: 'teardown() timed out',
-  102: 'timed out',
-  103: 'stopped via the REST API',
-  104: 'invalid configuration',
-  105: 'aborted from outside (SIGINT/SIGTERM)',
-  106: 'REST API could not start',
-  107: 'script exception',
-  108: 'test.abort() called by the script',
-  109: 'Go panic in k6',
-  137: 'SIGKILL, usually OOM-killed',
-  255: 'other error',
-};
-
-export const THRESHOLDS_FAILED_EXIT_CODE = 99;
-
-/** Gatling's exit codes (Gatling's documentation): 2 means the simulation ran and an assertion failed. */
-export const GATLING_EXIT_CODES: Readonly<Record<number, string>> = {
-  0: 'ok',
-  1: 'invalid arguments',
-  2: 'assertions failed',
-};
-
-/** Per engine, the exit code that says "the load ran to its end and a check failed": THRESHOLDS_FAILED, not FAILED. */
-export const CHECKS_FAILED_EXIT_CODE: Readonly<Record<Engine, number>> = {
-  [Engine.k6]: THRESHOLDS_FAILED_EXIT_CODE,
-  [Engine.gatling]: 2,
-};
+/** The exit code of an engine that says "the load ran to its end and a check failed": THRESHOLDS_FAILED, not FAILED. */
+export function checksFailedExitCode(engine: Engine): number {
+  return engineAdapter(engine).checksFailedExitCode;
+}
 
 /** Exit codes above 128 that are not in the table are a signal number + 128, as Kubernetes reports them. */
 const SIGNAL_BASE = 128;
 
-export function describeExitCode(code: number, engine: Engine = Engine.k6): string {
-  const known = (engine === Engine.gatling ? GATLING_EXIT_CODES : K6_EXIT_CODES)[code] ?? (code === 137 ? K6_EXIT_CODES[137] : undefined);
+/** What an exit code means for the engine (its adapter's table), or the signal it stands for. */
+export function describeExitCode(code: number, engine: Engine): string {
+  const known = engineAdapter(engine).exitCodes[code];
   if (known !== undefined) return known;
   if (code > SIGNAL_BASE && code < 255) return `killed by signal ${code - SIGNAL_BASE}`;
   return 'unknown exit code';
@@ -88,7 +60,7 @@ export function outcomeFromRunners(result: RunResult): OutcomeDecision {
 /** Non-zero exit codes other than the engine's "checks failed" (k6 99, Gatling 2), one entry per code. */
 function exitFailures(result: RunResult): string[] {
   const byCode = groupBy(
-    result.runners.filter((r) => r.exitCode !== 0 && r.exitCode !== CHECKS_FAILED_EXIT_CODE[r.engine]),
+    result.runners.filter((r) => r.exitCode !== 0 && r.exitCode !== checksFailedExitCode(r.engine)),
     (r) => `${r.exitCode} (${describeExitCode(r.exitCode, r.engine)})`,
   );
   return [...byCode]
@@ -107,7 +79,7 @@ function thresholdFailures(result: RunResult): string[] {
 
   const named = new Set(failed.map((f) => f.runner));
   const unnamed = groupBy(
-    result.runners.filter((r) => r.exitCode === CHECKS_FAILED_EXIT_CODE[r.engine] && !named.has(r.runner)),
+    result.runners.filter((r) => r.exitCode === checksFailedExitCode(r.engine) && !named.has(r.runner)),
     (r) => `${r.exitCode} (${describeExitCode(r.exitCode, r.engine)})`,
   );
   for (const [code, runners] of unnamed) entries.push(`${runnerList(runners.map((r) => r.runner))} exited ${code}`);

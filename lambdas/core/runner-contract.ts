@@ -10,7 +10,7 @@ export const Labels = {
   runId: 'loadplane.io/run-id',
   /** `initializer` | `runner` | `script` (ConfigMap) */
   role: 'loadplane.io/role',
-  /** 0-based runner index, on runner Jobs, their pods and Services. */
+  /** 0-based runner index, on runner Jobs and their pods. */
   runnerIndex: 'loadplane.io/runner-index',
   engine: 'loadplane.io/engine',
 } as const;
@@ -24,22 +24,43 @@ export function objectName(runId: string, role: Role, index?: number): string {
   return index === undefined ? `lp-${runId}-${role}` : `lp-${runId}-${role}-${index}`;
 }
 
-/** The container every loadplane pod runs: the wrapper, then `--`, then the engine's argv. */
-export const RUNNER_CONTAINER = 'runner';
-export const WRAPPER_COMMAND = '/loadplane/runner';
 /**
- * args = ['--engine', 'k6'|'gatling', '--role', 'initializer'|'runner', '--index', '<i>', '--', ...engineArgv]
- * The wrapper execs engineArgv (no shell), prints `LOADPLANE_SUMMARY {json}` (summary.ts) for runners,
- * and exits with the engine's exit code.
+ * Every loadplane pod runs the engine's stock image with a fixed POSIX-sh script as its command
+ * (lambdas/engines/pod-scripts.ts) and the engine's argv as its args, never through the shell:
+ *   command: ['sh', '-c', <script>, <script name>]   args: ['k6', 'run', ...]
+ * kube-sim tells runner pods apart by their labels (role, engine, runner index), never by the script.
  */
-export const WRAPPER_ARGV_SEPARATOR = '--';
+export const RUNNER_CONTAINER = 'runner';
+export const POD_SHELL = 'sh';
+
+/**
+ * The line the runner script prints after the engine exits: this prefix, then the content of the file
+ * ENV_RESULT_FILE names (k6's summary export) on one line. Collect reads it from the log.
+ */
+export const RESULT_LINE_PREFIX = 'LOADPLANE_RESULT ';
+/** Env var naming the file whose content the runner script prints as the result line (k6 runners). */
+export const ENV_RESULT_FILE = 'LOADPLANE_RESULT_FILE';
+
+/** The writable emptyDir every pod gets (the root filesystem is read-only): k6's export and archive, Gatling's results, the JVM's /tmp. */
+export const WORK_DIR = '/tmp';
+export const K6_SUMMARY_EXPORT_PATH = `${WORK_DIR}/loadplane-summary.json`;
+export const K6_ARCHIVE_PATH = `${WORK_DIR}/loadplane-archive.tar`;
+/** Env var naming the archive the k6 initializer script writes and then inspects. */
+export const ENV_ARCHIVE = 'LOADPLANE_ARCHIVE';
+/** The line the k6 initializer script prints between `k6 archive` and `k6 inspect`: the requirements JSON follows it. */
+export const REQUIREMENTS_MARKER = 'LOADPLANE_REQUIREMENTS';
 
 /** Where the script ConfigMap is mounted, and the k6 REST API port. */
 export const SCRIPT_MOUNT_PATH = '/loadplane/scripts';
 export const K6_API_PORT = 6565;
 
-/** Env var carrying Gatling's common start instant (ISO 8601 UTC) to every runner. */
+/** Env var carrying Gatling's common start instant (ISO 8601 UTC) to every runner, for people and simulations. */
 export const ENV_START_AT = 'LOADPLANE_START_AT';
+/** The same instant in whole epoch seconds: the runner script sleeps until `date +%s` reaches it. */
+export const ENV_START_AT_EPOCH = 'LOADPLANE_START_AT_EPOCH';
+
+/** A line kube-sim's simulated engines print first: the numbers that follow are synthetic. */
+export const SIMULATED_OUTPUT_MARKER = 'kube-sim: simulated engine output, synthetic numbers';
 
 /**
  * kube-sim fault injection by annotation, set through the spec's `runner.metadata.annotations` and

@@ -13,6 +13,7 @@ import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
 import { formatDuration, parseDuration } from './duration';
 import { capProblems, describeKind, describeValue, escapeText, excerpt } from './excerpt';
 import { checkK6ScriptSyntax } from './script-syntax';
+import { engineAdapter } from '../engines';
 import { MAX_SPEC_DEPTH } from './spec-text';
 
 export { parseSpecText } from './spec-text';
@@ -232,6 +233,18 @@ function timeoutsSchema(config: DeploymentConfig) {
 
 // ---- the spec ----
 
+/** What a runner image must hold, per engine (architecture §7): the stock k6 image, or any image with Gatling's launcher. */
+const IMAGE_NEEDS: Readonly<Record<Engine, string>> = {
+  k6: 'k6 on its PATH (grafana/k6, pinned to a tag)',
+  gatling: 'gatling.sh on its PATH (st-tech/gatling-operator\'s runner image is the reference; pin a tag or digest)',
+};
+
+/** An image reference to show in a message: the deployment's default, or the reference image for the engine. */
+function imageExample(config: DeploymentConfig, engine: Engine | undefined): string {
+  const e = engine ?? Engine.k6;
+  return config.defaultImages[e] ?? (e === Engine.gatling ? 'ghcr.io/st-tech/gatling:latest' : 'grafana/k6:1.8.1');
+}
+
 /** The spec's shape for one deployment. `engine` (when the input names a valid one) selects the script file rules. */
 function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   const name = checkedString((value) => {
@@ -318,6 +331,8 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     if (ctx.value.length > config.maxArguments) {
       add(`must have at most ${config.maxArguments} entries (maxArguments), got ${ctx.value.length}`);
     }
+    const refused = engine === undefined ? undefined : engineAdapter(engine).argumentProblem(ctx.value);
+    if (refused) add(refused);
     const bytes = ctx.value.reduce((sum, a) => sum + byteLength(a), 0);
     if (bytes > config.maxArgumentBytes) {
       add(`must be at most ${config.maxArgumentBytes} bytes in total (maxArgumentBytes), got ${bytes}`);
@@ -332,7 +347,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
 
   const image = checkedString((value) => {
     if (!IMAGE_REFERENCE.test(value)) {
-      return `must be an image reference like ${config.defaultImages[engine ?? Engine.k6]}, got ${excerpt(value)}`;
+      return `must be an image reference like ${imageExample(config, engine)}, got ${excerpt(value)}`;
     }
     if (!config.allowedImagePrefixes.some((prefix) => value.startsWith(prefix))) {
       return `image ${excerpt(value)} is not on the allow-list (allowed prefixes: ${config.allowedImagePrefixes.join(', ')})`;
@@ -413,10 +428,19 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
       labels: userLabels.default({}),
     })
+    .check((ctx) => {
+      if (ctx.value.runner.image !== undefined || config.defaultImages[ctx.value.engine] !== undefined) return;
+      ctx.issues.push({
+        code: 'custom',
+        path: ['runner', 'image'],
+        input: undefined,
+        message: `required for ${ctx.value.engine}: this deployment has no default ${ctx.value.engine} image; name one with ${IMAGE_NEEDS[ctx.value.engine]}, e.g. ${imageExample(config, ctx.value.engine)}`,
+      });
+    })
     .transform((spec) => ({
       ...spec,
       script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
-      runner: { ...spec.runner, image: spec.runner.image ?? config.defaultImages[spec.engine] },
+      runner: { ...spec.runner, image: (spec.runner.image ?? config.defaultImages[spec.engine])! },
     }));
 }
 

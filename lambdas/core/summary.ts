@@ -1,12 +1,9 @@
 /**
- * The result line a runner prints after its engine exits (architecture §3.7):
- *   LOADPLANE_SUMMARY {json}
- * printed by the runner wrapper (and by kube-sim's simulated runners), read by Collect from the log.
- * Percentiles are per runner; aggregation never averages them.
+ * One runner's result (architecture §3.7), as Collect reads it from the runner's log through its
+ * engine's adapter (k6: the summary export the runner script prints; Gatling: its console summary)
+ * and records it in the ledger. Percentiles are per runner; aggregation never averages them.
  */
 import { z } from 'zod';
-
-export const SUMMARY_PREFIX = 'LOADPLANE_SUMMARY ';
 
 const trend = z.object({
   count: z.number().int().nonnegative(),
@@ -17,13 +14,26 @@ const trend = z.object({
   p90: z.number().nonnegative(),
   p95: z.number().nonnegative(),
   p99: z.number().nonnegative(),
+  /**
+   * Every percentile the engine reported, as (level in [0, 1], value in ms), sorted by level: k6 gives
+   * p50…p99 in 1-point steps plus p99.5 and p99.9 (the trend stats loadplane asks for); Gatling its
+   * configured four. With count, min and max they bound the run's merged percentiles
+   * (percentile-bracket.ts). Empty when the engine gave none.
+   */
+  quantiles: z.array(z.object({ q: z.number().min(0).max(1), value: z.number().nonnegative() })).default([]),
+  /**
+   * How far a reported percentile may be from the order statistics it stands for, as a fraction of its
+   * value: 0 for k6 (linear interpolation between two neighbouring samples), Gatling's histogram
+   * precision for Gatling.
+   */
+  relativeError: z.number().nonnegative().default(0),
 });
 
 export const runnerSummarySchema = z.object({
   engine: z.enum(['k6', 'gatling']),
   /** Runner index, 0-based. */
   runner: z.number().int().nonnegative(),
-  /** The engine's exit code, kept by the wrapper (k6: 99 = thresholds failed). */
+  /** The engine's exit code, kept by the runner script (k6: 99 = thresholds failed). */
   exitCode: z.number().int(),
   /** True when the numbers come from kube-sim, not a real engine. */
   simulated: z.boolean().default(false),
@@ -38,23 +48,3 @@ export const runnerSummarySchema = z.object({
   thresholds: z.array(z.object({ metric: z.string(), expression: z.string(), ok: z.boolean() })),
 });
 export type RunnerSummary = z.infer<typeof runnerSummarySchema>;
-
-export function formatSummaryLine(summary: RunnerSummary): string {
-  return SUMMARY_PREFIX + JSON.stringify(summary);
-}
-
-/** The last summary line in a log, or undefined when there is none (or it does not parse). */
-export function parseSummaryFromLog(log: string): RunnerSummary | undefined {
-  const lines = log.split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!.trim();
-    if (!line.startsWith(SUMMARY_PREFIX)) continue;
-    try {
-      const parsed = runnerSummarySchema.safeParse(JSON.parse(line.slice(SUMMARY_PREFIX.length)));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // not JSON: keep looking further up
-    }
-  }
-  return undefined;
-}

@@ -69,10 +69,10 @@ export interface MessageMetrics {
   /** failedRequests / requests, 0..1. */
   errorRate: number;
   /**
-   * The worst runner's p95 (ms): an upper bound of the run's p95, not an estimate of it.
-   * Percentiles of separate runners cannot be combined, so every rendering labels it as a bound.
+   * Where the run's exact p95 lies (ms): percentiles of separate runners cannot be combined, so the
+   * runners' percentile grids bound it (core/percentile-bracket.ts); every rendering shows both ends.
    */
-  p95UpperBoundMs: number;
+  p95Ms: { lo: number; hi: number };
 }
 
 export interface NotificationMessage {
@@ -119,7 +119,7 @@ export function buildMessage(input: MessageInput): NotificationMessage {
             requests: result.requests,
             failedRequests: result.failedRequests,
             errorRate: result.errorRate,
-            p95UpperBoundMs: result.latency.p95UpperBound,
+            p95Ms: { ...result.latency.p95 },
           },
         }
       : {}),

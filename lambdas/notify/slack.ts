@@ -72,7 +72,7 @@ function fields(m: NotificationMessage): string[] {
     list.push(
       `*Requests*\n${m.metrics.requests.toLocaleString('en-US')} (${m.metrics.failedRequests.toLocaleString('en-US')} failed)`,
       `*Error rate*\n${percent(m.metrics.errorRate)}`,
-      `*p95 (≤, worst runner)*\n≤ ${milliseconds(m.metrics.p95UpperBoundMs)} (upper bound)`,
+      `*p95 (all runners)*\n${bracketText(m.metrics.p95Ms)}`,
     );
   }
   list.push(`*Thresholds*\n${thresholdsText(m.thresholds)}`);
@@ -110,4 +110,9 @@ function milliseconds(ms: number): string {
 /** Shortens to Slack's limit without leaving half an entity (`&am`) of escaped text at the cut. */
 function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1).replace(/&[a-z]*$/, '')}…`;
+}
+
+/** "123 ms" when the bracket is exact, "118–131 ms (bracket)" otherwise: never one runner's value passed off as the run's. */
+function bracketText(b: { lo: number; hi: number }): string {
+  return milliseconds(b.lo) === milliseconds(b.hi) ? milliseconds(b.hi) : `${milliseconds(b.lo).replace(/ ms$/, '')}–${milliseconds(b.hi)} (bracket)`;
 }

@@ -50,8 +50,11 @@ export interface WebhookPayload {
   durationSeconds: number;
   /** `reported` is null when no result was collected. */
   runners: { expected: number; reported: number | null };
-  /** null when the run ended before its result was collected. `p95UpperBoundMs` is the worst runner's p95: an upper bound. */
-  metrics: { requests: number; failedRequests: number; errorRate: number; p95UpperBoundMs: number } | null;
+  /**
+   * null when the run ended before its result was collected. `p95Ms` is where the run's exact p95
+   * lies, [lo, hi], bounded from every runner's percentiles (never an average of them).
+   */
+  metrics: { requests: number; failedRequests: number; errorRate: number; p95Ms: { lo: number; hi: number } } | null;
   /** null when unknown. `failed` names each failed threshold once, with the runners that failed it. */
   thresholds: ThresholdsSummary | null;
   /** True when the numbers are synthetic (kube-sim), not measured. */

@@ -9,7 +9,7 @@ import { expectedDurationFromInspect, minimumDurationFromInspect } from '../core
 import { formatDuration } from '../core/duration';
 import { describeExitCode } from '../core/outcome-rules';
 import { nextPollSeconds } from '../core/polling';
-import { Role } from '../core/runner-contract';
+import { REQUIREMENTS_MARKER, Role } from '../core/runner-contract';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
@@ -86,7 +86,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
  * which one to raise. Without readable scenarios nothing is refused: the run deadline still holds.
  */
 function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, totalBy: number, now: number): string | undefined {
-  if (minimumSeconds === undefined || changesExecution(run.spec.arguments)) return undefined;
+  if (minimumSeconds === undefined) return undefined;
   const runSeconds = run.spec.timeouts.run;
   const leftSeconds = Math.max(0, Math.floor((totalBy - now) / 1000));
   if (minimumSeconds <= leftSeconds && (runSeconds === undefined || minimumSeconds <= runSeconds)) return undefined;
@@ -100,26 +100,21 @@ function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, tota
   );
 }
 
-/**
- * k6 flags the runners get but the initializer's `k6 inspect` does not (today it inspects the script
- * alone): with one of them the inspected scenarios may not be what runs, so nothing is refused on them.
- */
-const EXECUTION_FLAGS = new Set(['-d', '--duration', '-u', '--vus', '-i', '--iterations', '-s', '--stage', '-c', '--config', '-e', '--env', '--include-system-env-vars']);
-
-function changesExecution(args: readonly string[]): boolean {
-  return args.some((a) => EXECUTION_FLAGS.has(a.split('=')[0]!) || /^-[dusiec]./.test(a));
-}
-
 async function initializerFailure(run: RunContext, jobReason: string | undefined, pod: PodFacts | undefined): Promise<string> {
   const code = pod?.exitCode;
-  const how = code === undefined ? (jobReason ?? 'failed') : `exited ${code} (${describeExitCode(code)})`;
+  const how = code === undefined ? (jobReason ?? 'failed') : `exited ${code} (${describeExitCode(code, run.spec.engine)})`;
   const log = pod ? await run.cluster.podLogTail(run.namespace, pod.name, 5).catch(() => '') : '';
   const lastLines = log.trim().split('\n').slice(-3).join(' | ').slice(0, 1000);
   return `prepare: the k6 initializer ${how}${lastLines ? `: ${lastLines}` : ''}`;
 }
 
-/** k6 inspect prints one (indented) JSON object; anything around it is ignored. */
-function parseRequirements(log: string): { maxVUs?: number; totalDuration?: string; scenarios?: unknown } | undefined {
+/**
+ * k6 inspect prints one (indented) JSON object after the initializer script's marker line (anything
+ * `k6 archive` logged comes before it); anything around it is ignored.
+ */
+function parseRequirements(text: string): { maxVUs?: number; totalDuration?: string; scenarios?: unknown } | undefined {
+  const marker = text.lastIndexOf(`${REQUIREMENTS_MARKER}\n`);
+  const log = marker < 0 ? text : text.slice(marker + REQUIREMENTS_MARKER.length + 1);
   const start = log.indexOf('{');
   const end = log.lastIndexOf('}');
   if (start < 0 || end < start) return undefined;

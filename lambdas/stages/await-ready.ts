@@ -1,6 +1,6 @@
 /**
- * AwaitReady (architecture §3.4): every runner pod Running and (k6) its REST API answering through the
- * pods/proxy subresource. A Gatling runner that already ran and exited (it starts itself at the
+ * AwaitReady (architecture §3.4): every runner pod Running and answering as its engine's adapter asks
+ * (k6: its REST API, through the pods/proxy subresource). A Gatling runner that already ran and exited (it starts itself at the
  * common instant) is past ready and counts as ready; Watch judges its exit code. A runner that can
  * never start (image pull failure, a failed Job, a k6 runner that exited before Start) ends the run
  * FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
@@ -9,10 +9,10 @@ import { formatDuration } from '../core/duration';
 import { countOf } from '../core/plural';
 import { nextPollSeconds } from '../core/polling';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
-import { Engine, Outcome, Stage } from '../core/status';
+import { Outcome, Stage } from '../core/status';
+import { engineAdapter } from '../engines';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
-import { k6Status } from './k6-api';
 import type { LaunchRecord } from './launch';
 import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
 import { runOnce } from './run-once';
@@ -27,33 +27,33 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   const run = await loadRun(deps, runId);
   const recorded = outputOf<ReadyResult>(run.view, Stage.AwaitReady);
   if (recorded) return recorded;
-  const { launchedAt, readyBy } = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.AwaitReady);
+  const { launchedAt, readyBy, startAt } = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.AwaitReady);
+  const engine = engineAdapter(run.spec.engine);
+  // Runners given a common instant at Launch start themselves (Gatling); the others wait for Start.
+  const startsItself = startAt !== undefined;
   const abort = abortRequest(run);
   const runners = await observeRunners(run);
   // An abort wins unless the test already ran to its end before it was asked for (Gatling runners
   // start on their own instant and may finish before AwaitReady saw them ready): then Watch and
   // Collect report what the test did, noting the late abort (runners.ts, runningAt).
   if (abort && runningAt(runners, abort.at).length > 0) {
-    const started = runners.some((r) => r.latest?.startedAt !== undefined && run.spec.engine !== Engine.k6);
+    const started = startsItself && runners.some((r) => r.latest?.startedAt !== undefined);
     return endsRun(StepPhase.aborted, Outcome.ABORTED, `ready: aborted by ${abort.by} ${started ? 'while the runners were starting' : 'before the test started'}`);
   }
   const missing = runners.filter((r) => !r.job);
   if (missing.length > 0) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the Job of ${runnerList(missing.map((r) => r.index))} was deleted`);
   }
-  const states = runners.map((r) => readiness(r, run.spec.engine, run.spec.onRunnerRestart));
+  const states = runners.map((r) => readiness(r, startsItself, run.spec.onRunnerRestart));
   const broken = runners.filter((_, i) => states[i] === Readiness.broken);
   if (broken.length > 0) {
-    return endsRun(StepPhase.failed, Outcome.FAILED, `ready: runners cannot start: ${broken.map(describeRunner).join('; ')}`);
+    return endsRun(StepPhase.failed, Outcome.FAILED, `ready: runners cannot start: ${broken.map((r) => describeRunner(r, run.spec.engine)).join('; ')}`);
   }
 
   const running = runners.filter((_, i) => states[i] === Readiness.ready);
   const finished = runners.filter((_, i) => states[i] === Readiness.finished);
   if (running.length + finished.length === runners.length) {
-    const answering =
-      run.spec.engine === Engine.k6
-        ? await inBatches(running, async (r) => (await k6Status(run.cluster, run.namespace, r.latest!.name)) !== undefined)
-        : running.map(() => true);
+    const answering = await inBatches(running, (r) => engine.answers(run.cluster, run.namespace, r.latest!.name));
     if (answering.every(Boolean)) {
       const pods = Object.fromEntries([...running, ...finished].map((r) => [r.index, { name: r.latest!.name, uid: r.latest!.uid }]));
       return runOnce(deps, runId, Stage.AwaitReady, async () => ({ ...done(), pods }));
@@ -66,7 +66,7 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
     const within = `within ${formatDuration(run.spec.timeouts.ready)}`;
     const reason =
       waitingFor.length > 0
-        ? `ready: ${countOf(waitingFor.length, runners.length, 'runner')} not ready ${within} (${waitingFor.slice(0, 5).map(describeRunner).join('; ')})`
+        ? `ready: ${countOf(waitingFor.length, runners.length, 'runner')} not ready ${within} (${waitingFor.slice(0, 5).map((r) => describeRunner(r, run.spec.engine)).join('; ')})`
         : `ready: every runner pod is running, but not every k6 REST API answered ${within}`;
     return endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason);
   }

@@ -1,7 +1,8 @@
 /**
- * Collect (architecture §3.7): reads each runner's `LOADPLANE_SUMMARY` line from its log and aggregates:
- * counts summed, min/max exact, means weighted, percentiles kept per runner (the worst reported as an
- * upper bound, never an average). The full result stays in the ledger; the state machine gets only
+ * Collect (architecture §3.7): reads each runner's result from the end of its log, as its engine's
+ * adapter finds it (k6: the summary export the runner script prints; Gatling: its console summary),
+ * and aggregates: counts summed, min/max exact, means weighted, percentiles kept per runner and the
+ * run's bracketed from them (percentile-bracket.ts), never averaged. The full result stays in the ledger; the state machine gets only
  * the verdict, so the execution's payload stays small whatever N is. A replaced runner
  * (`onRunnerRestart: restart`) reports what its newest pod, the replacement, ran: its whole share;
  * the reason says which runners were replaced.
@@ -12,16 +13,15 @@ import { outcomeFromRunners } from '../core/outcome-rules';
 import { countOf } from '../core/plural';
 import { replacementNote } from '../core/restart';
 import { done, type StepResult } from '../core/step';
-import { parseSummaryFromLog, type RunnerSummary } from '../core/summary';
+import { SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
+import type { RunnerSummary } from '../core/summary';
+import { engineAdapter } from '../engines';
 import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
 import { observeRunners, runningAt } from './runners';
-
-/** The summary is the wrapper's last line; a little more covers k6's own closing lines. */
-const LOG_TAIL_LINES = 20;
 
 export interface CollectRecord extends StepResult {
   result: RunResult;
@@ -35,11 +35,15 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     requireOutput(run.view, Stage.Watch, Stage.Collect);
     await deps.ledger.setStatus(runId, RunStatus.COLLECTING);
     const runners = await observeRunners(run);
+    const engine = engineAdapter(run.spec.engine);
     // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
-      if (!r.latest) return undefined;
+      const pod = r.latest;
+      if (pod?.exitCode === undefined) return undefined;
       try {
-        return parseSummaryFromLog(await run.cluster.podLogTail(run.namespace, r.latest.name, LOG_TAIL_LINES));
+        const log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
+        const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
+        return engine.parseResult(log, { runner: r.index, exitCode: pod.exitCode, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
       } catch (err) {
         // A log that is gone (pod deleted, node lost) is a runner without a result, reported as such.
         if (isRetryable(err)) throw err;

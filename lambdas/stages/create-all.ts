@@ -6,7 +6,7 @@
  * failure at object 350 of 400 costs 50 creates, not 400. An object of the same name that belongs to
  * another run is still a ClusterConflict (createIfAbsent finds it on its 409).
  *
- * Jobs go first: the Services and ConfigMaps they own need their uids (manifests/owners.ts).
+ * Jobs go first: the ConfigMaps they own need their uids (manifests/owners.ts).
  * Requests go a few at a time (inBatches) so 200 runners do not trip the API server's rate limits.
  */
 import { kindOf, type ClusterClient, type CreatableObject, type KubeKind, type KubeObject } from '../cluster/cluster-client';

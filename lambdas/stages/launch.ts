@@ -1,12 +1,13 @@
 /**
- * Launch (architecture §3.3): N runner Jobs (k6: paused, with their execution segments, and a Service
- * each); fixes the ready deadline and, for Gatling, the common start instant.
+ * Launch (architecture §3.3): N runner Jobs (k6: paused, with their execution segments); fixes the
+ * ready deadline and, for an engine whose runners start themselves (Gatling), the common start instant.
  */
 import type { V1Job } from '@kubernetes/client-node';
-import { launchAdoptions, launchManifests } from '../cluster/manifests';
+import { launchAdoptions } from '../cluster/manifests';
+import { engineAdapter } from '../engines';
 import { ENV_START_AT, RUNNER_CONTAINER } from '../core/runner-contract';
 import { readyDeadline, runnerJobDeadlineSeconds } from '../core/deadlines';
-import { Engine, RunnerRestartPolicy, RunStatus, Stage } from '../core/status';
+import { RunnerRestartPolicy, RunStatus, Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
 import type { PreparedResult } from './await-prepared';
 import { createForRun } from './create-all';
@@ -14,9 +15,6 @@ import type { StageDeps } from './deps';
 import { loadRun, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
-
-/** Gatling runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
-export const GATLING_START_LEAD_SECONDS = 60;
 
 export interface LaunchRecord {
   /** Cluster clock (epoch ms). */
@@ -31,15 +29,13 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     const run = await loadRun(deps, runId, { script: true });
     requireOpenRun(run.view, Stage.Launch);
     const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Launch);
+    const engine = engineAdapter(run.spec.engine);
     // The script was checked first: k6's initializer answered (AwaitPrepared), Gatling's ConfigMap exists (Prepare).
-    const prepared = requireOutput<PreparedResult>(run.view, run.spec.engine === Engine.k6 ? Stage.AwaitPrepared : Stage.Prepare, Stage.Launch);
+    const prepared = requireOutput<PreparedResult>(run.view, engine.inspectsScript ? Stage.AwaitPrepared : Stage.Prepare, Stage.Launch);
     const launchedAt = deps.now();
     const readyBy = readyDeadline(launchedAt, run.spec.timeouts, deadlines.totalBy);
-    const startAt =
-      run.spec.engine === Engine.gatling
-        ? ((await startAtOfEarlierAttempt(run)) ??
-          new Date(launchedAt + Math.min(GATLING_START_LEAD_SECONDS, run.spec.timeouts.ready) * 1000).toISOString())
-        : undefined;
+    const instant = engine.startInstant(launchedAt, run.spec.timeouts.ready);
+    const startAt = instant === undefined ? undefined : ((await startAtOfEarlierAttempt(run)) ?? instant);
     const plan = runnerPlan(runId, run.spec, {
       runSeconds: runnerJobDeadlineSeconds({
         launchedAt,
@@ -51,7 +47,7 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
       }),
       ...(startAt ? { startAt } : {}),
     });
-    await createForRun(deps, run, Stage.Launch, launchManifests(plan), launchAdoptions(plan));
+    await createForRun(deps, run, Stage.Launch, engine.launchManifests(plan), launchAdoptions(plan));
     await deps.ledger.setStatus(runId, RunStatus.LAUNCHING);
     return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
   });

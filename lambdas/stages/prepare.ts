@@ -1,11 +1,12 @@
 /**
- * Prepare (architecture §3.2): the script ConfigMap (inline scripts) and, for k6, the initializer Job that
- * runs `k6 inspect --execution-requirements`. Gatling has nothing to inspect, so it goes straight on.
+ * Prepare (architecture §3.2): the script ConfigMap (inline scripts) and, for an engine that inspects
+ * the script (k6), the initializer Job, whose answer AwaitPrepared waits for. Gatling has nothing to
+ * inspect, so it goes straight on.
  */
-import { prepareManifests } from '../cluster/manifests';
+import { engineAdapter } from '../engines';
 import { jobDeadlineSeconds } from '../core/deadlines';
 import { done, waiting, type StepResult } from '../core/step';
-import { Engine, Stage } from '../core/status';
+import { Stage } from '../core/status';
 import type { AdmitRecord } from './admit';
 import type { StageDeps } from './deps';
 import { createForRun } from './create-all';
@@ -23,7 +24,8 @@ export async function prepare(deps: StageDeps, runId: string): Promise<StepResul
     const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Prepare);
     const now = deps.now();
     const plan = runnerPlan(runId, run.spec, { prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy) });
-    await createForRun(deps, run, Stage.Prepare, prepareManifests(plan));
-    return run.spec.engine === Engine.k6 ? waiting(FIRST_POLL_SECONDS) : done();
+    const engine = engineAdapter(run.spec.engine);
+    await createForRun(deps, run, Stage.Prepare, engine.prepareManifests(plan));
+    return engine.inspectsScript ? waiting(FIRST_POLL_SECONDS) : done();
   });
 }

@@ -5,7 +5,8 @@
  * mean its test ran to the end.
  */
 import { isStuck, type JobFacts, type PodFacts } from '../cluster/observe';
-import { CHECKS_FAILED_EXIT_CODE, describeExitCode } from '../core/outcome-rules';
+import { describeExitCode } from '../core/outcome-rules';
+import { engineAdapter } from '../engines';
 import { Role } from '../core/runner-contract';
 import { Engine, RunnerRestartPolicy } from '../core/status';
 import { listJobs, listPods, type RunContext } from './run-context';
@@ -32,17 +33,12 @@ export async function observeRunners(run: RunContext): Promise<RunnerView[]> {
 }
 
 /**
- * Exit codes of a runner whose test ran to its end: 0, and the engine's "the load ran, a check
- * failed" (k6 99: thresholds failed; Gatling 2: assertions failed; their documented exit codes). Collect and Decide
- * report those; any other code is a runner that failed.
+ * A runner whose test ran to its end exited 0, or with the engine's "the load ran, a check failed"
+ * (k6 99: thresholds failed; Gatling 2: assertions failed; their documented exit codes). Collect and
+ * Decide report those; any other code is a runner that failed.
  */
-export const FINISHED_EXIT_CODES: Readonly<Record<Engine, ReadonlySet<number>>> = {
-  [Engine.k6]: new Set([0, CHECKS_FAILED_EXIT_CODE[Engine.k6]]),
-  [Engine.gatling]: new Set([0, CHECKS_FAILED_EXIT_CODE[Engine.gatling]]),
-};
-
 export function ranToEnd(engine: Engine, pod: PodFacts | undefined): boolean {
-  return pod?.exitCode !== undefined && FINISHED_EXIT_CODES[engine].has(pod.exitCode);
+  return pod?.exitCode === 0 || (pod?.exitCode !== undefined && pod.exitCode === engineAdapter(engine).checksFailedExitCode);
 }
 
 export const Readiness = {
@@ -50,7 +46,7 @@ export const Readiness = {
   waiting: 'waiting',
   /** Its newest pod runs and reports ready. */
   ready: 'ready',
-  /** Past ready: its pod ran and exited before AwaitReady saw it ready (Gatling only). */
+  /** Past ready: its pod ran and exited before AwaitReady saw it ready (runners that start themselves only). */
   finished: 'finished',
   /** It can never become ready. */
   broken: 'broken',
@@ -67,20 +63,20 @@ export type Readiness = (typeof Readiness)[keyof typeof Readiness];
  * replaced by its Job: waiting, unless the Job itself failed. A runner whose Job is gone is the
  * caller's to report.
  */
-export function readiness(runner: RunnerView, engine: Engine, onRunnerRestart: RunnerRestartPolicy): Readiness {
+export function readiness(runner: RunnerView, startsItself: boolean, onRunnerRestart: RunnerRestartPolicy): Readiness {
   const pod = runner.latest;
   if (pod?.disrupted && onRunnerRestart === RunnerRestartPolicy.restart && !runner.job?.failed) return Readiness.waiting;
   const ran = pod !== undefined && pod.exitCode !== undefined && !pod.disrupted && !isStuck(pod);
-  if (ran) return engine === Engine.gatling ? Readiness.finished : Readiness.broken;
+  if (ran) return startsItself ? Readiness.finished : Readiness.broken;
   if (runner.job?.failed || pod?.phase === 'Failed' || (pod && isStuck(pod))) return Readiness.broken;
   return pod?.ready ? Readiness.ready : Readiness.waiting;
 }
 
 /** `runner 2: Pending (Unschedulable: 0/3 nodes are available)`, `runner 0: Failed, exited 107 (script exception)`. */
-export function describeRunner(runner: RunnerView): string {
+export function describeRunner(runner: RunnerView, engine: Engine): string {
   const pod = runner.latest;
   if (!pod) return `runner ${runner.index}: no pod`;
-  if (pod.exitCode !== undefined) return `runner ${runner.index}: ${pod.phase}, exited ${pod.exitCode} (${describeExitCode(pod.exitCode)})`;
+  if (pod.exitCode !== undefined) return `runner ${runner.index}: ${pod.phase}, exited ${pod.exitCode} (${describeExitCode(pod.exitCode, engine)})`;
   const why = pod.reason ? ` (${pod.reason}${pod.message ? `: ${pod.message}` : ''})` : '';
   return `runner ${runner.index}: ${pod.phase}${why}`;
 }
@@ -107,8 +103,4 @@ export function runningAt(runners: RunnerView[], at: number): RunnerView[] {
   });
 }
 
-/** "runners 0, 3 and 7" / "runner 2" */
-export function runnerList(indexes: number[]): string {
-  if (indexes.length === 1) return `runner ${indexes[0]}`;
-  return `runners ${indexes.slice(0, -1).join(', ')} and ${indexes[indexes.length - 1]}`;
-}
+export { runnerList } from '../core/runner-list';

@@ -13,14 +13,13 @@
 import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
 import { countOf } from '../core/plural';
-import { ClusterUnavailable } from '../core/errors';
 import { describeExitCode } from '../core/outcome-rules';
 import { runWindow, type Replacement, type RunWindow } from '../core/restart';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
-import { Engine, Outcome, RunnerRestartPolicy, Stage } from '../core/status';
+import { Outcome, RunnerRestartPolicy, Stage } from '../core/status';
+import { engineAdapter } from '../engines';
 import type { AdmitRecord } from './admit';
 import type { StageDeps } from './deps';
-import { k6Status, patchK6Status } from './k6-api';
 import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { describeRunner, observeRunners, ranToEnd, runnerList, type RunnerView } from './runners';
@@ -64,7 +63,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
     return endsRun(
       StepPhase.timed_out,
       Outcome.TIMED_OUT,
-      `run: ${replacementsOf(window.overdue, 'pod was', 'pods were')} not running within ${formatDuration(run.spec.timeouts.ready)} of ${late.length > 1 ? 'their' : 'its'} creation (${late.map(describeRunner).join('; ')})`,
+      `run: ${replacementsOf(window.overdue, 'pod was', 'pods were')} not running within ${formatDuration(run.spec.timeouts.ready)} of ${late.length > 1 ? 'their' : 'its'} creation (${late.map((r) => describeRunner(r, run.spec.engine)).join('; ')})`,
     );
   }
   if (now >= window.runBy) {
@@ -107,10 +106,11 @@ async function stopForAbort(
   // running when the abort was asked for (runners.ts, runningAt).
   if (running.length === 0) return runOnce(deps, run.runId, Stage.Watch, async () => done());
   const givenUp = deps.now() - abort.at > ABORT_GRACE_MS || deps.now() >= started.runBy;
-  if (run.spec.engine !== Engine.k6 || givenUp) {
+  const engine = engineAdapter(run.spec.engine);
+  if (!engine.stopsGracefully || givenUp) {
     return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${abort.by}; ${countOf(running.length, runners.length, 'runner')} did not stop and ${running.length === 1 ? 'is' : 'are'} deleted`);
   }
-  await Promise.all(running.filter((r) => r.latest!.ready).map((r) => patchK6Status(run.cluster, run.namespace, r.latest!.name, { stopped: true })));
+  await Promise.all(running.filter((r) => r.latest!.ready).map((r) => engine.stop(run.cluster, run.namespace, r.latest!.name)));
   return waiting(ABORT_POLL_SECONDS);
 }
 
@@ -129,12 +129,12 @@ function runnerFailure(run: RunContext, runners: RunnerView[], started: StartRec
     const endedWell = ranToEnd(run.spec.engine, pod);
     // restart: an evicted pod's exit code is the eviction's; its Job replaces it (below), unless the Job failed.
     if (!pod?.disrupted && pod?.exitCode !== undefined && !endedWell) {
-      return `runner ${runner.index} exited ${pod.exitCode} (${describeExitCode(pod.exitCode)})`;
+      return `runner ${runner.index} exited ${pod.exitCode} (${describeExitCode(pod.exitCode, run.spec.engine)})`;
     }
     if (runner.job?.failed && !endedWell) {
       return `runner ${runner.index}'s Job failed (${runner.job.reason ?? 'no reason given'}${runner.job.message ? `: ${runner.job.message}` : ''})`;
     }
-    if (replaced && pod && isStuck(pod)) return `runner ${runner.index}'s replacement cannot start: ${describeRunner(runner)}`;
+    if (replaced && pod && isStuck(pod)) return `runner ${runner.index}'s replacement cannot start: ${describeRunner(runner, run.spec.engine)}`;
   }
   return undefined;
 }
@@ -157,22 +157,8 @@ async function startReplacements(run: RunContext, runners: RunnerView[], started
       const since = pod.startedAt ?? now;
       if (pod.exitCode !== undefined) return { ...facts, startedAt: since };
       if (!pod.ready) return facts;
-      if (run.spec.engine !== Engine.k6 || (await unpause(run, pod.name))) return { ...facts, startedAt: since };
+      if (await engineAdapter(run.spec.engine).startReplacement(run.cluster, run.namespace, pod.name)) return { ...facts, startedAt: since };
       return facts;
     }),
   );
-}
-
-/** True once the k6 runner runs its test: unpaused now, or earlier. False while its API does not answer. */
-async function unpause(run: RunContext, pod: string): Promise<boolean> {
-  const status = await k6Status(run.cluster, run.namespace, pod);
-  if (status === undefined) return false;
-  if (status.paused !== true) return true;
-  try {
-    return (await patchK6Status(run.cluster, run.namespace, pod, { paused: false })) < 400;
-  } catch (err) {
-    // 503: the pod stopped answering between the two calls; the next poll tries again.
-    if (err instanceof ClusterUnavailable && err.status === 503) return false;
-    throw err;
-  }
 }

@@ -1,9 +1,10 @@
 /**
  * The CLI's picture of a finished run: one row per runner, a total row, and the outcome. Percentiles
- * in the total row are the worst runner's, shown as an upper bound (`≤`), never as a run percentile.
+ * in the total row are the run's brackets [lo, hi] (core/percentile-bracket.ts): the run's exact
+ * percentile lies in them; a runner's own percentile is never passed off as the run's.
  */
 import type { RunResult } from '../../lambdas/core/aggregate';
-import { CHECKS_FAILED_EXIT_CODE, describeExitCode } from '../../lambdas/core/outcome-rules';
+import { checksFailedExitCode, describeExitCode } from '../../lambdas/core/outcome-rules';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import type { Outcome } from '../../lambdas/core/status';
 import { escapeText } from '../../lambdas/core/excerpt';
@@ -36,8 +37,8 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     count(result.requests),
     `${count(result.failedRequests)} (${percent(result.errorRate)})`,
     noSamples ? '-' : `${ms(latency.mean)} (weighted)`,
-    noSamples ? '-' : `≤ ${ms(latency.p95UpperBound)} (worst runner)`,
-    noSamples ? '-' : `≤ ${ms(latency.p99UpperBound)} (worst runner)`,
+    noSamples ? '-' : bracket(latency.p95),
+    noSamples ? '-' : bracket(latency.p99),
     '',
   ];
 
@@ -45,7 +46,7 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     ...columns([HEADER, ...rows, total]),
     '',
     `latency: min ${noSamples ? '-' : ms(latency.min)}, max ${noSamples ? '-' : ms(latency.max)}, ` +
-      `p90 ≤ ${noSamples ? '-' : ms(latency.p90UpperBound)} (worst runner); percentiles are per runner, never averaged`,
+      `p90 ${noSamples ? '-' : bracket(latency.p90)}; the run's percentiles lie in these brackets (from every runner's, never averaged)`,
     `iterations ${count(result.iterations)}, data received ${bytes(result.dataReceivedBytes)}, sent ${bytes(result.dataSentBytes)}, ` +
       `duration ${(result.durationMs / 1000).toFixed(1)} s${result.simulated ? ' (simulated)' : ''}`,
     ...(result.duplicateRunners.length > 0 ? [`runners reported twice (last result kept): ${result.duplicateRunners.join(', ')}`] : []),
@@ -65,7 +66,7 @@ function thresholdsCell(r: RunnerSummary): string {
   // Metric names and expressions come from the runners' logs: escaped, and each cut to a readable length.
   if (failed.length > 0) return `failed: ${failed.map((t) => `${escapeText(t.metric, 160)} ${escapeText(t.expression, 60)}`).join(', ')}`;
   // The engine said a check failed without naming it (k6 99, Gatling 2 without a summary entry).
-  if (r.exitCode === CHECKS_FAILED_EXIT_CODE[r.engine]) return 'failed (not named)';
+  if (r.exitCode === checksFailedExitCode(r.engine)) return 'failed (not named)';
   if (r.thresholds.length === 0) return 'none';
   return `${r.thresholds.length} passed`;
 }
@@ -104,4 +105,9 @@ function bytes(n: number): string {
     unit++;
   }
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** "123.4 ms" when exact, "[118.0, 131.2] ms" otherwise. */
+function bracket(b: { lo: number; hi: number }): string {
+  return ms(b.lo) === ms(b.hi) ? ms(b.hi) : `[${ms(b.lo).replace(/ ms$/, '')}, ${ms(b.hi).replace(/ ms$/, '')}] ms`;
 }

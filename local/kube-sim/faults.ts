@@ -6,7 +6,7 @@
 import { Role, SimAnnotations } from '../../lambdas/core/runner-contract';
 import { parseDuration } from './go-duration';
 import type { KindName } from './kinds';
-import { podIdentity } from './programs/wrapper-argv';
+import { podIdentity } from './programs/pod-identity';
 import { DEFAULT_FAULT_SEED, mulberry32 } from './seeded-random';
 import type { Pod } from './wire-types';
 

@@ -14,6 +14,7 @@ import { JobController } from './job-controller';
 import { KINDS, type KindName } from './kinds';
 import { Kubelet } from './kubelet';
 import { parseLabelSelector } from './label-selector';
+import { POD_SECURITY_LABELS } from './pod-security';
 import { ObjectStore } from './object-store';
 import { ResourceHandlers } from './resource-handlers';
 import { Router } from './router';
@@ -56,10 +57,19 @@ export interface KubeSim {
   close(): Promise<void>;
 }
 
-/** Namespaces a fresh kube-sim has: Kubernetes' own plus the ones the default deployment config allows on `kube-sim`. */
-function initialNamespaces(): string[] {
+/** Kubernetes' own namespaces: unlabelled, so Pod Security leaves them privileged, as on a real cluster. */
+const KUBERNETES_NAMESPACES = ['default', 'kube-system'];
+
+/**
+ * Namespaces a fresh kube-sim has: Kubernetes' own plus the ones the default deployment config allows
+ * on `kube-sim`, which enforce the Pod Security Standard "restricted" (as loadplane's namespaces are
+ * expected to on a real cluster). Every namespace also gets `kubernetes.io/metadata.name` on create.
+ */
+function initialNamespaces(): { name: string; labels?: Record<string, string> }[] {
   const allowed = DEFAULT_CONFIG.allowedClusters.find((c) => c.name === 'kube-sim')?.namespaces ?? [];
-  return [...new Set(['default', 'kube-system', ...allowed])];
+  return [...new Set([...KUBERNETES_NAMESPACES, ...allowed])].map((name) =>
+    KUBERNETES_NAMESPACES.includes(name) ? { name } : { name, labels: { [POD_SECURITY_LABELS.enforce]: 'restricted' } },
+  );
 }
 
 export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> {
@@ -82,7 +92,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
   const events = new EventRecorder(store, scheduler);
   const kubelet = new Kubelet(store, scheduler, faults, events);
   new JobController(store, scheduler, events);
-  for (const name of initialNamespaces()) store.create('Namespace', undefined, { metadata: { name } });
+  for (const metadata of initialNamespaces()) store.create('Namespace', undefined, { metadata });
 
   let address = '';
   const router = new Router(new ResourceHandlers(store, scheduler), kubelet, () => address);

@@ -4,17 +4,27 @@
  * with its tracking finalizers, so counts survive pod deletion), applies podFailurePolicy, backoffLimit
  * (with exponential backoff between retries) and activeDeadlineSeconds, and deletes finished Jobs after
  * ttlSecondsAfterFinished. All times are sim time.
+ *
+ * Its pods go through the API server's admission like any pod create (Pod Security: pod-security.ts).
+ * A refused create is recorded as kube-controller-manager does (Warning `FailedCreate`, `Error
+ * creating: <the API error>`) and retried with the Job controller's API backoff (1 s, doubling up to
+ * 1 min; reset by a successful sync), not on every event: the Job stays active without pods meanwhile.
  */
+import { ApiStatusError } from './api-status';
 import { jobPodLabels } from './defaults';
 import { SOURCES, type EventRecorder } from './event-recorder';
 import { k8sTime } from './k8s-time';
 import type { ObjectStore, StoreEvent } from './object-store';
+import { admitPodCreate } from './pod-security';
 import { isTerminal } from './pod-status';
 import type { Scheduler } from './sim-clock';
 import type { Job, JobCondition, Pod, PodFailurePolicyRule } from './wire-types';
 
 const BACKOFF_BASE_MS = 10_000;
 const BACKOFF_MAX_MS = 360_000;
+/** The Job controller's work-queue backoff after a failed sync (DefaultJobApiBackOff, MaxJobApiBackOff). */
+const API_BACKOFF_BASE_MS = 1_000;
+const API_BACKOFF_MAX_MS = 60_000;
 
 interface JobMemory {
   /** Pods already counted into succeeded/failed (or ignored by policy). */
@@ -23,6 +33,10 @@ interface JobMemory {
   deletedActive: Set<string>;
   lastFailureAt?: number;
   timersArmed: boolean;
+  /** Syncs in a row whose pod creation failed (the work queue's per-item failure count). */
+  createFailures: number;
+  /** No pod creation before this sim instant (API backoff after a failed create). */
+  createRetryAt?: number;
 }
 
 type Verdict = { action: 'count' } | { action: 'ignore' } | { action: 'fail'; message: string };
@@ -62,7 +76,7 @@ export class JobController {
   private memoryOf(jobUid: string): JobMemory {
     let m = this.memory.get(jobUid);
     if (!m) {
-      m = { counted: new Set(), deletedActive: new Set(), timersArmed: false };
+      m = { counted: new Set(), deletedActive: new Set(), timersArmed: false, createFailures: 0 };
       this.memory.set(jobUid, m);
     }
     return m;
@@ -147,9 +161,9 @@ export class JobController {
     const wanted = completions !== undefined ? Math.min(parallelism, completions - succeeded) : succeeded > 0 ? 0 : parallelism;
     const missing = wanted - active.length;
     if (missing > 0) {
-      const retryAt = this.backoffUntil(status.failed ?? 0, memory);
+      const retryAt = Math.max(this.backoffUntil(status.failed ?? 0, memory), memory.createRetryAt ?? 0);
       if (retryAt > nowMs) this.scheduler.at(retryAt, () => this.enqueue(namespace, name));
-      else for (let i = 0; i < missing; i++) this.createPod(job);
+      else this.createPods(job, missing, memory, nowMs);
     }
     this.writeStatus(job, status, active);
   }
@@ -169,10 +183,28 @@ export class JobController {
     this.scheduler.at(startMs + deadline * 1000, () => this.enqueue(namespace!, name!));
   }
 
-  private createPod(job: Job): void {
+  /**
+   * Creates `count` pods; the first refused create ends the sync (as the real controller's slow-start
+   * batch of one does) and backs the Job off before the next attempt.
+   */
+  private createPods(job: Job, count: number, memory: JobMemory, nowMs: number): void {
+    for (let i = 0; i < count; i++) {
+      if (this.createPod(job)) continue;
+      memory.createFailures += 1;
+      memory.createRetryAt = nowMs + Math.min(API_BACKOFF_MAX_MS, API_BACKOFF_BASE_MS * 2 ** (memory.createFailures - 1));
+      const { namespace, name } = job.metadata;
+      this.scheduler.at(memory.createRetryAt, () => this.enqueue(namespace!, name!));
+      return;
+    }
+    memory.createFailures = 0;
+    memory.createRetryAt = undefined;
+  }
+
+  /** Creates one pod through admission; false (and a FailedCreate event) when the API refuses it. */
+  private createPod(job: Job): boolean {
     const { name, namespace, uid } = job.metadata;
     const template = job.spec.template;
-    const pod = this.store.create('Pod', namespace, {
+    const body = {
       metadata: {
         generateName: `${name}-`,
         labels: { ...template.metadata?.labels, ...jobPodLabels(name!, uid!) },
@@ -180,8 +212,17 @@ export class JobController {
         ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: name!, uid: uid!, controller: true, blockOwnerDeletion: true }],
       },
       spec: structuredClone(template.spec),
-    });
+    };
+    let pod;
+    try {
+      pod = this.store.create('Pod', namespace, admitPodCreate(this.store, namespace, body).body);
+    } catch (err) {
+      if (!(err instanceof ApiStatusError)) throw err;
+      this.event(job, 'Warning', 'FailedCreate', `Error creating: ${err.status.message}`);
+      return false;
+    }
     this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
+    return true;
   }
 
   private writeStatus(job: Job, status: NonNullable<Job['status']>, active: Pod[]): void {

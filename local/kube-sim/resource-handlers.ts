@@ -6,7 +6,9 @@
  * Every write honours `dryRun=All` (query, or DeleteOptions' `dryRun: ["All"]`): it is validated and
  * answered exactly as the real write would be, and nothing changes (no resourceVersion, no controller
  * hears of it). Creates, replaces and patches honour `fieldValidation` (Strict: an unknown field is a
- * 400; Warn, the default: a `Warning` header; Ignore).
+ * 400; Warn, the default: a `Warning` header; Ignore). Pod creates go through Pod Security admission
+ * (pod-security.ts): a pod violating its namespace's enforced level is a 403; Job writes get its
+ * `would violate PodSecurity` warnings.
  */
 import { header, json, jsonBody, type ApiRequest, type ApiResponse } from './api-request';
 import { ApiStatusError, badRequest, failureStatus, successStatus } from './api-status';
@@ -16,10 +18,11 @@ import { apiVersionOf, type KindInfo } from './kinds';
 import { parseLabelSelector } from './label-selector';
 import type { ObjectStore, Propagation } from './object-store';
 import { applyPatch } from './patch';
+import { admitPodCreate, podControllerWarnings, withWarnings } from './pod-security';
 import type { Scheduler } from './sim-clock';
 import { asTable, wantsTable } from './table';
 import { isWatch, serveWatch } from './watch';
-import type { KubeObject } from './wire-types';
+import type { Job, KubeObject } from './wire-types';
 
 export class ResourceHandlers {
   constructor(
@@ -47,9 +50,18 @@ export class ResourceHandlers {
     if (info.namespaced && body.metadata.namespace && body.metadata.namespace !== namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    const headers = checkFields(info, body, req);
-    const created = this.store.create(info.kind, namespace, body, { dryRun: dryRunOf(req) });
-    return { ...json(created, 201), headers };
+    const fieldWarnings = checkFields(info, body, req);
+    const dryRun = dryRunOf(req);
+    // Pod Security admission: pods are refused (403) or warned about, Jobs only warned about.
+    const admitted = info.kind === 'Pod' ? admitPodCreate(this.store, namespace, body) : { body, warnings: [] };
+    const created = this.store.create(info.kind, namespace, admitted.body, { dryRun });
+    const warnings = [...admitted.warnings, ...this.workloadWarnings(info, namespace, created)];
+    return { ...json(created, 201), headers: withWarnings(fieldWarnings, warnings) };
+  }
+
+  /** Pod Security's warnings for a (validated) Job whose pod template would violate the namespace's warn level. */
+  private workloadWarnings(info: KindInfo, namespace: string | undefined, written: KubeObject): string[] {
+    return info.kind === 'Job' ? podControllerWarnings(this.store, namespace, (written as Job).spec?.template) : [];
   }
 
   get(info: KindInfo, namespace: string | undefined, name: string, req: ApiRequest): ApiResponse {
@@ -64,7 +76,8 @@ export class ResourceHandlers {
       throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`);
     }
     const headers = checkFields(info, body, req);
-    return { ...json(this.write(info, namespace, name, body, body.metadata.resourceVersion, dryRunOf(req))), headers };
+    const written = this.write(info, namespace, name, body, body.metadata.resourceVersion, dryRunOf(req));
+    return { ...json(written), headers: withWarnings(headers, this.workloadWarnings(info, namespace, written)) };
   }
 
   patch(info: KindInfo, namespace: string | undefined, name: string, req: ApiRequest): ApiResponse {
@@ -81,7 +94,8 @@ export class ResourceHandlers {
     const headers = checkFields(info, patched, req);
     const requested = patched.metadata.resourceVersion;
     const expected = requested !== current.metadata.resourceVersion ? requested : undefined;
-    return { ...json(this.write(info, namespace, name, patched, expected, dryRunOf(req))), headers };
+    const written = this.write(info, namespace, name, patched, expected, dryRunOf(req));
+    return { ...json(written), headers: withWarnings(headers, this.workloadWarnings(info, namespace, written)) };
   }
 
   /** Stores `next` in place of the object, keeping the controller-owned status. */

@@ -42,6 +42,38 @@ export interface EnvVar {
 export interface ContainerPort {
   containerPort: number;
   name?: string;
+  hostPort?: number;
+}
+
+/** A probe's or lifecycle handler's network target (only `host` is read, by Pod Security). */
+export interface ProbeHandler {
+  httpGet?: { host?: string } | null;
+  tcpSocket?: { host?: string } | null;
+}
+
+/** The security-relevant fields of a container's securityContext (read by Pod Security admission). */
+export interface SecurityContext {
+  privileged?: boolean | null;
+  allowPrivilegeEscalation?: boolean | null;
+  capabilities?: { add?: string[] | null; drop?: string[] | null } | null;
+  runAsNonRoot?: boolean | null;
+  runAsUser?: number | null;
+  procMount?: string | null;
+  seccompProfile?: { type?: string; localhostProfile?: string } | null;
+  appArmorProfile?: { type?: string; localhostProfile?: string } | null;
+  seLinuxOptions?: { user?: string; role?: string; type?: string; level?: string } | null;
+  windowsOptions?: { hostProcess?: boolean | null } | null;
+}
+
+/** The security-relevant fields of a pod's securityContext (read by Pod Security admission). */
+export interface PodSecurityContext {
+  runAsNonRoot?: boolean | null;
+  runAsUser?: number | null;
+  seccompProfile?: { type?: string; localhostProfile?: string } | null;
+  appArmorProfile?: { type?: string; localhostProfile?: string } | null;
+  seLinuxOptions?: { user?: string; role?: string; type?: string; level?: string } | null;
+  windowsOptions?: { hostProcess?: boolean | null } | null;
+  sysctls?: { name: string; value?: string }[] | null;
 }
 
 export interface Container {
@@ -52,6 +84,11 @@ export interface Container {
   env?: EnvVar[];
   ports?: ContainerPort[];
   volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
+  securityContext?: SecurityContext | null;
+  livenessProbe?: ProbeHandler | null;
+  readinessProbe?: ProbeHandler | null;
+  startupProbe?: ProbeHandler | null;
+  lifecycle?: { postStart?: ProbeHandler | null; preStop?: ProbeHandler | null } | null;
 }
 
 export interface Volume {
@@ -61,9 +98,16 @@ export interface Volume {
 
 export interface PodSpec {
   containers: Container[];
+  initContainers?: Container[] | null;
   volumes?: Volume[];
   restartPolicy?: string;
   nodeName?: string;
+  securityContext?: PodSecurityContext | null;
+  hostNetwork?: boolean | null;
+  hostPID?: boolean | null;
+  hostIPC?: boolean | null;
+  hostUsers?: boolean | null;
+  os?: { name: string } | null;
 }
 
 export interface PodCondition {

@@ -4,6 +4,27 @@ import { outcomeFromRunners } from '../../lambdas/core/outcome-rules';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import { formatResultTable, SIMULATED_NOTICE } from '../../local/cli/result-table';
 
+type Latency = RunnerSummary['latency'];
+
+/** A latency whose percentile grid holds its p90, p95 and p99 (k6 reports p50…p99.9; three levels keep the numbers readable). */
+function latency(count: number, sum: number, min: number, max: number, p90: number, p95: number, p99: number): Latency {
+  return {
+    count,
+    sum,
+    min,
+    max,
+    p90,
+    p95,
+    p99,
+    quantiles: [
+      { q: 0.9, value: p90 },
+      { q: 0.95, value: p95 },
+      { q: 0.99, value: p99 },
+    ],
+    relativeError: 0,
+  };
+}
+
 function runner(index: number, overrides: Partial<RunnerSummary> = {}): RunnerSummary {
   return {
     engine: 'k6',
@@ -13,7 +34,7 @@ function runner(index: number, overrides: Partial<RunnerSummary> = {}): RunnerSu
     durationMs: 30_000,
     requests: { count: 1200, failed: 3 },
     iterations: 600,
-    latency: { count: 1200, sum: 120_000, min: 12, max: 980, p90: 210, p95: 340, p99: 720 },
+    latency: latency(1200, 120_000, 12, 980, 210, 340, 720),
     dataReceivedBytes: 1_048_576,
     dataSentBytes: 90_000,
     thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<800', ok: true }],
@@ -39,7 +60,7 @@ describe('formatResultTable', () => {
     runner(1, {
       exitCode: 99,
       requests: { count: 800, failed: 40 },
-      latency: { count: 800, sum: 400_000, min: 20, max: 4000, p90: 1500, p95: 2100, p99: 3900 },
+      latency: latency(800, 400_000, 20, 4000, 1500, 2100, 3900),
       thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<800', ok: false }],
     }),
   ];
@@ -58,19 +79,43 @@ describe('formatResultTable', () => {
     expect(second).toMatch(/failed: http_req_duration p\(95\)<800/);
   });
 
-  it('shows totals: summed counts, the weighted mean and percentiles as the worst runner’s upper bound', () => {
+  it('shows totals: summed counts and the weighted mean, never an averaged percentile', () => {
     const total = lineStarting(text, 'total');
     expect(total).toMatch(/2\/2 reported/);
     expect(total).toMatch(/2,000/); // 1,200 + 800 requests
     expect(total).toMatch(/43 \(2\.15 %\)/); // 3 + 40 failed
     expect(total).toMatch(/260\.0 ms \(weighted\)/); // (120,000 + 400,000) / 2,000, not (100 + 500) / 2
-    expect(total).toMatch(/≤ 2100\.0 ms \(worst runner\)/);
-    expect(total).toMatch(/≤ 3900\.0 ms \(worst runner\)/);
-    expect(total).not.toMatch(/1220\.0 ms/); // the averaged p95 appears nowhere
-    expect(text).not.toMatch(/1220/);
+    expect(text).not.toMatch(/1220/); // the averaged p95 appears nowhere
+    expect(text).not.toMatch(/2310/); // nor the averaged p99
+    expect(text).not.toMatch(/worst runner|≤/); // no runner's value stands for the run's
     expect(text).toMatch(/never averaged/);
     expect(text).toMatch(/iterations 1,200/);
     expect(text).toMatch(/data received 2\.0 MiB/);
+  });
+
+  it('shows the run’s p95 and p99 in the total row, and its p90 below, as brackets [lo, hi] ms', () => {
+    const { latency: totals } = aggregateResults(2, runners);
+    // The brackets of these two runners' grids (test/core/aggregate.test.ts checks the arithmetic).
+    expect([totals.p90, totals.p95, totals.p99]).toEqual([
+      { lo: 210, hi: 1500 },
+      { lo: 340, hi: 1500 },
+      { lo: 2100, hi: 3900 },
+    ]);
+    const total = lineStarting(text, 'total');
+    expect(total).toContain('[340.0, 1500.0] ms');
+    expect(total).toContain('[2100.0, 3900.0] ms');
+    expect(total.indexOf('[340.0, 1500.0] ms')).toBeLessThan(total.indexOf('[2100.0, 3900.0] ms')); // p95, then p99
+    expect(lineStarting(text, 'latency:')).toBe(
+      "latency: min 12.0 ms, max 4000.0 ms, p90 [210.0, 1500.0] ms; the run's percentiles lie in these brackets (from every runner's, never averaged)",
+    );
+  });
+
+  it('a bracket whose ends print the same shows one value (one runner: its own percentiles)', () => {
+    const one = table(1, [runner(0)]);
+    const total = lineStarting(one, 'total');
+    expect(total).toMatch(/ 340\.0 ms {2}720\.0 ms$/);
+    expect(one).not.toContain('[');
+    expect(lineStarting(one, 'latency:')).toMatch(/p90 210\.0 ms;/);
   });
 
   it('ends with the outcome and its reason', () => {
@@ -124,9 +169,14 @@ describe('formatResultTable', () => {
 
   it('shows dashes, not NaN, when no request was made', () => {
     const idle = table(1, [
-      runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 }, thresholds: [] }),
+      runner(0, {
+        requests: { count: 0, failed: 0 },
+        latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [], relativeError: 0 },
+        thresholds: [],
+      }),
     ]);
     expect(idle).not.toMatch(/NaN/);
-    expect(lineStarting(idle, 'total')).toMatch(/0 \(0\.00 %\)/);
+    expect(lineStarting(idle, 'total')).toMatch(/0 \(0\.00 %\) +- +- +-$/);
+    expect(lineStarting(idle, 'latency:')).toMatch(/^latency: min -, max -, p90 -;/);
   });
 });

@@ -5,10 +5,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BatchV1Api, KubeConfig, type V1ConfigMap, type V1Job, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { BatchV1Api, KubeConfig, type V1ConfigMap, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterClient, type ClusterClient, type ClusterClientOptions } from '../../lambdas/cluster/cluster-client';
-import { launchAdoptions, launchManifests, prepareManifests } from '../../lambdas/cluster/manifests/index';
+import { launchAdoptions } from '../../lambdas/cluster/manifests/index';
+import { podFacts } from '../../lambdas/cluster/observe';
 import { scriptConfigMap } from '../../lambdas/cluster/manifests/script-configmap';
 import type { RunnerPlan } from '../../lambdas/cluster/plan';
 import {
@@ -20,8 +21,9 @@ import {
   ClusterUnavailable,
   isRetryable,
 } from '../../lambdas/core/errors';
-import { K6_API_PORT, Labels, Role, SimAnnotations } from '../../lambdas/core/runner-contract';
-import { parseSummaryFromLog } from '../../lambdas/core/summary';
+import { K6_API_PORT, Labels, Role, SIMULATED_OUTPUT_MARKER, SimAnnotations } from '../../lambdas/core/runner-contract';
+import type { RunnerSummary } from '../../lambdas/core/summary';
+import { engineAdapter } from '../../lambdas/engines';
 import { createAll as createStageObjects } from '../../lambdas/stages/create-all';
 import type { KubeSim } from '../../local/kube-sim/index';
 import { closeKubeSim, eventually as eventuallyInSimTime, startVirtualKubeSim } from '../kube-sim/helpers';
@@ -83,6 +85,20 @@ function eventually<T>(check: () => Promise<T | undefined>, what: string): Promi
   return eventuallyInSimTime(sim, check, what, { stepMs: 1000 });
 }
 
+/** Prepare's objects for the plan, as its engine's adapter builds them. */
+function prepareManifests(p: RunnerPlan) {
+  return engineAdapter(p.engine).prepareManifests(p);
+}
+/** Launch's objects (the runner Jobs). */
+function launchManifests(p: RunnerPlan) {
+  return engineAdapter(p.engine).launchManifests(p);
+}
+
+/** Objects of a kind the client no longer makes (Services), as kube-sim holds them for the run. */
+function servicesOf(p: RunnerPlan) {
+  return sim.list('Service', NAMESPACE, `${Labels.runId}=${p.runId}`);
+}
+
 /** What Prepare and Launch create for the plan, as they create it. */
 async function createAll(p: RunnerPlan, c: ClusterClient = client): Promise<void> {
   await createStageObjects(c, prepareManifests(p));
@@ -120,8 +136,9 @@ describe('createIfAbsent', () => {
       `lp-${p.runId}-runner-0`,
       `lp-${p.runId}-runner-1`,
     ]);
-    expect(await client.listByRun('Service', NAMESPACE, p.runId)).toHaveLength(2);
     expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
+    // Start reaches the runners through pods/proxy: no Service per runner.
+    expect(servicesOf(p)).toEqual([]);
   });
 
   it('an object of the same name that belongs to another run is a conflict (not retryable)', async () => {
@@ -150,26 +167,26 @@ describe('createAll creates only what is missing', () => {
   it('a retried Launch lists each kind once and creates what the failed attempt left, not all N', async () => {
     const p = plan({ parallelism: 6 });
     await createStageObjects(client, prepareManifests(p));
-    // The first attempt got as far as runner 2: Service and Job of runners 0, 1 and 2 exist.
-    await createStageObjects(client, launchManifests(p).slice(0, 6));
+    // The first attempt got as far as runner 2: the Jobs of runners 0, 1 and 2 exist.
+    await createStageObjects(client, launchManifests(p).slice(0, 3));
     const before = sim.requestLog.length;
     await createStageObjects(client, launchManifests(p), launchAdoptions(p));
     const creates = requestsSince(before, 'POST');
-    expect(creates).toHaveLength(6);
-    expect(creates.filter((r) => r.endsWith('/jobs'))).toHaveLength(3);
-    expect(creates.filter((r) => r.endsWith('/services'))).toHaveLength(3);
+    expect(creates).toEqual([3, 4, 5].map(() => `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`));
     expect(requestsSince(before, 'GET').filter((r) => !r.includes(`lp-${p.runId}-script`))).toEqual([
-      `GET /api/v1/namespaces/${NAMESPACE}/services`,
       `GET /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
       `GET /api/v1/namespaces/${NAMESPACE}/configmaps`,
     ]);
     expect(requestsSince(before, 'PATCH')).toEqual([`PATCH /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-script`]);
+    expect(((await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[]).map((j) => j.metadata!.name).sort()).toEqual(
+      [`lp-${p.runId}-initializer`, ...[0, 1, 2, 3, 4, 5].map((i) => `lp-${p.runId}-runner-${i}`)].sort(),
+    );
 
     // Nothing is left: a third attempt lists and writes nothing.
     const again = sim.requestLog.length;
     await createStageObjects(client, launchManifests(p), launchAdoptions(p));
     expect(requestsSince(again).filter((r) => !r.startsWith('GET'))).toEqual([]);
-    expect(requestsSince(again)).toHaveLength(3);
+    expect(requestsSince(again)).toHaveLength(2);
   });
 
   it('an injected 500 on a create is retried inside the call: one extra POST, and the stage does not fail', async () => {
@@ -180,8 +197,9 @@ describe('createAll creates only what is missing', () => {
     await createStageObjects(client, launchManifests(p), launchAdoptions(p));
     const creates = sim.requestLog.slice(before).filter((r) => r.method === 'POST');
     expect(creates.filter((r) => r.status === 500)).toHaveLength(1);
-    expect(creates.filter((r) => r.status === 201)).toHaveLength(6);
-    expect(creates).toHaveLength(7);
+    expect(creates.filter((r) => r.status === 201)).toHaveLength(3);
+    expect(creates).toHaveLength(4);
+    expect(await client.listByRun('Job', NAMESPACE, p.runId)).toHaveLength(4);
   });
 });
 
@@ -201,14 +219,13 @@ describe('ownership: every object a stage makes is owned by a Job of the run', (
     expect(cm!.metadata!.ownerReferences).toEqual([jobRef(initializer!)]);
   });
 
-  it('Launch: each Service owned by its runner Job; the ConfigMap by the initializer and every runner Job', async () => {
+  it('Launch: the runner Jobs (owned by nobody), and the ConfigMap owned by the initializer and every runner Job', async () => {
     const p = plan({ parallelism: 3 });
     await createAll(p);
     const jobs = (await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[];
-    const byName = new Map(jobs.map((j) => [j.metadata!.name!, j]));
-    for (const service of (await client.listByRun('Service', NAMESPACE, p.runId)) as V1Service[]) {
-      expect(service.metadata!.ownerReferences).toEqual([jobRef(byName.get(service.metadata!.name!)!)]);
-    }
+    expect(jobs).toHaveLength(4);
+    for (const job of jobs) expect(job.metadata!.ownerReferences ?? []).toEqual([]);
+    expect(servicesOf(p)).toEqual([]);
     const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
     const owners = cm!.metadata!.ownerReferences!.map((r) => r.name).sort();
     expect(owners).toEqual([`lp-${p.runId}-initializer`, `lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`, `lp-${p.runId}-runner-2`]);
@@ -216,7 +233,7 @@ describe('ownership: every object a stage makes is owned by a Job of the run', (
   });
 
   it('Gatling: the ConfigMap made at Prepare (no owner yet) is adopted by every runner Job at Launch', async () => {
-    const p = plan({ engine: 'gatling', image: 'loadplane/gatling-runner:3.14.3', parallelism: 2, startAt: new Date(sim.now() + 60_000).toISOString() });
+    const p = plan({ engine: 'gatling', image: 'ghcr.io/st-tech/gatling:latest', parallelism: 2, startAt: new Date(sim.now() + 60_000).toISOString() });
     await createStageObjects(client, prepareManifests(p));
     expect(((await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[])[0]!.metadata!.ownerReferences).toBeUndefined();
     await createStageObjects(client, launchManifests(p), launchAdoptions(p));
@@ -234,7 +251,7 @@ describe('ownership: every object a stage makes is owned by a Job of the run', (
     expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
   });
 
-  it('deleting the runner Jobs removes the Services and the ConfigMap through the garbage collector; the initializer alone does not', async () => {
+  it('deleting the runner Jobs removes the ConfigMap through the garbage collector; the initializer alone does not', async () => {
     const p = plan({ parallelism: 2 });
     await createAll(p);
     const batch = kc.makeApiClient(BatchV1Api);
@@ -243,10 +260,9 @@ describe('ownership: every object a stage makes is owned by a Job of the run', (
     const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
     expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
     await del(`lp-${p.runId}-runner-0`);
-    expect((await client.listByRun('Service', NAMESPACE, p.runId)).map((s) => s.metadata!.name)).toEqual([`lp-${p.runId}-runner-1`]);
+    // Still owned by runner 1.
     expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
     await del(`lp-${p.runId}-runner-1`);
-    expect(await client.listByRun('Service', NAMESPACE, p.runId)).toEqual([]);
     expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toEqual([]);
   });
 });
@@ -314,27 +330,51 @@ describe('a k6 run end to end through the interface', () => {
       expect(s.body).toMatchObject({ data: { attributes: { paused: false } } });
     }
 
-    // Collect: each runner's log ends with its result line.
+    // Collect: each runner's exit code from its pod, its result from the LOADPLANE_RESULT line at the end of its log.
     for (const runner of runners) {
-      const name = runner.metadata!.name!;
-      const summary = await eventually(async () => parseSummaryFromLog(await client.podLogTail(NAMESPACE, name, 20)), `${name} result`);
+      const summary = await resultOf(p, runner.metadata!.name!);
       expect(summary.runner).toBe(Number(runner.metadata!.labels![Labels.runnerIndex]));
       expect(summary.exitCode).toBe(0);
+      expect(summary.simulated).toBe(true);
+      expect(summary.requests.count).toBeGreaterThan(0);
+      expect(summary.latency.quantiles.length).toBeGreaterThan(0);
+      // The script's threshold, read from k6's summary export.
+      expect(summary.thresholds).toEqual([{ metric: 'http_req_duration', expression: 'p(95)<500', ok: true }]);
     }
 
-    // Cleanup. The 3 Jobs go first; their Services and the ConfigMap go with them (ownerReferences).
+    // Cleanup. The 3 Jobs go first; the ConfigMap goes with them (ownerReferences).
     const { deleted } = await client.deleteRun(NAMESPACE, p.runId);
     expect(deleted).toBeGreaterThanOrEqual(3);
     await eventually(async () => {
-      const left = await Promise.all(
-        (['Job', 'Pod', 'Service', 'ConfigMap'] as const).map((k) => client.listByRun(k, NAMESPACE, p.runId)),
-      );
+      const left = await Promise.all((['Job', 'Pod', 'ConfigMap'] as const).map((k) => client.listByRun(k, NAMESPACE, p.runId)));
       return left.every((l) => l.length === 0) ? true : undefined;
     }, 'nothing labelled with the run');
+    expect(servicesOf(p)).toEqual([]);
     expect(sim.list('Pod', NAMESPACE, `${Labels.runId}=${p.runId}`)).toHaveLength(0);
     expect(await client.deleteRun(NAMESPACE, p.runId)).toEqual({ deleted: 0 });
   });
 });
+
+/**
+ * What Collect reads of a finished runner: its exit code from the pod, and its result as the engine's
+ * adapter finds it in the end of its log (k6: the runner script's LOADPLANE_RESULT line).
+ */
+async function resultOf(p: RunnerPlan, pod: string): Promise<RunnerSummary> {
+  const engine = engineAdapter(p.engine);
+  const facts = await eventually(async () => {
+    const found = ((await client.listByRun('Pod', NAMESPACE, p.runId)) as V1Pod[]).map(podFacts).find((f) => f.name === pod);
+    return found?.exitCode !== undefined ? found : undefined;
+  }, `${pod} to exit`);
+  const log = await client.podLogTail(NAMESPACE, pod, engine.resultLogLines);
+  const summary = engine.parseResult(log, {
+    runner: facts.index!,
+    exitCode: facts.exitCode!,
+    durationMs: facts.finishedAt! - facts.startedAt!,
+    simulated: log.includes(SIMULATED_OUTPUT_MARKER),
+  });
+  expect(summary, `${pod}'s result in:\n${log}`).toBeDefined();
+  return summary!;
+}
 
 /** Waits until the run's runners are Running and answer the k6 API, then starts them all. */
 async function startRunners(p: RunnerPlan): Promise<V1Pod[]> {
@@ -360,10 +400,7 @@ describe('what the builders put on pods reaches the cluster', () => {
     const runners = await startRunners(p);
     const codes = await Promise.all(
       runners.map(async (r) => {
-        const summary = await eventually(
-          async () => parseSummaryFromLog(await client.podLogTail(NAMESPACE, r.metadata!.name!, 20)),
-          'a result line',
-        );
+        const summary = await resultOf(p, r.metadata!.name!);
         return [summary.runner, summary.exitCode];
       }),
     );

@@ -4,6 +4,41 @@ import type { RunnerSummary } from '../../lambdas/core/summary';
 
 type Latency = RunnerSummary['latency'];
 
+/** k6's percentile of sorted samples (TrendSink.P): linear interpolation between neighbouring order statistics. */
+function k6Percentile(sorted: number[], q: number): number {
+  if (sorted.length === 1) return sorted[0]!;
+  const i = q * (sorted.length - 1);
+  const lower = Math.floor(i);
+  const upper = Math.ceil(i);
+  return sorted[lower]! + (sorted[upper]! - sorted[lower]!) * (i - lower);
+}
+
+/** The levels loadplane asks k6 for, as k6 parses them: p(50)…p(99), p(99.5), p(99.9). */
+const K6_LEVELS = [...Array.from({ length: 50 }, (_, k) => (50 + k) / 100), 99.5 / 100, 99.9 / 100];
+
+/** A k6 runner's latency as k6 would report these samples, its percentile grid included. */
+function k6Latency(samples: number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    count: sorted.length,
+    sum: sorted.reduce((a, b) => a + b, 0),
+    min: sorted[0]!,
+    max: sorted.at(-1)!,
+    p90: k6Percentile(sorted, 0.9),
+    p95: k6Percentile(sorted, 0.95),
+    p99: k6Percentile(sorted, 0.99),
+    quantiles: K6_LEVELS.map((q) => ({ q, value: k6Percentile(sorted, q) })),
+    relativeError: 0,
+  };
+}
+
+/** `count` values evenly spread over [from, to]. */
+function spread(count: number, from: number, to: number): number[] {
+  return Array.from({ length: count }, (_, i) => from + ((to - from) * i) / Math.max(1, count - 1));
+}
+
+const LEVELS = { p90: 0.9, p95: 0.95, p99: 0.99 } as const;
+
 function runner(index: number, overrides: Partial<Omit<RunnerSummary, 'latency'>> & { latency?: Partial<Latency> } = {}): RunnerSummary {
   const { latency, ...rest } = overrides;
   return {
@@ -14,7 +49,7 @@ function runner(index: number, overrides: Partial<Omit<RunnerSummary, 'latency'>
     durationMs: 30_000,
     requests: { count: 100, failed: 0 },
     iterations: 50,
-    latency: { count: 100, sum: 10_000, min: 10, max: 400, p90: 150, p95: 200, p99: 300, ...latency },
+    latency: { count: 100, sum: 10_000, min: 10, max: 400, p90: 150, p95: 200, p99: 300, quantiles: [], relativeError: 0, ...latency },
     dataReceivedBytes: 1000,
     dataSentBytes: 100,
     thresholds: [],
@@ -30,18 +65,82 @@ function valuesUnder(value: unknown, key: RegExp): number[] {
 }
 
 describe('aggregateResults', () => {
-  it('never averages percentiles: the worst runner is the upper bound, per-runner values are kept', () => {
-    const result = aggregateResults(2, [
-      runner(0, { latency: { p90: 80, p95: 100, p99: 150 } }),
-      runner(1, { latency: { p90: 700, p95: 900, p99: 990 } }),
-    ]);
-    expect(result.latency.p95UpperBound).toBe(900);
-    expect(result.latency.p90UpperBound).toBe(700);
-    expect(result.latency.p99UpperBound).toBe(990);
-    expect(result.runners.map((r) => r.latency.p95)).toEqual([100, 900]);
-    // No p95 anywhere in the result is anything but a runner's own value (the average would be 500).
-    expect(new Set(valuesUnder(result, /p95/i))).toEqual(new Set([100, 900]));
-    expect(Object.keys(result.latency)).not.toContain('p95');
+  it('never averages percentiles: each bracket holds the run’s exact percentile, tighter than the worst runner’s; per-runner values are kept', () => {
+    // Runner 0: 1,000 samples over 1..1,000 ms; runner 1: 1,000 over 1,001..2,000 ms. Pooled: 1..2,000.
+    const samples = [spread(1000, 1, 1000), spread(1000, 1001, 2000)];
+    const result = aggregateResults(2, samples.map((s, i) => runner(i, { latency: k6Latency(s) })));
+    const pooled = samples.flat().sort((a, b) => a - b);
+    for (const [key, q] of Object.entries(LEVELS)) {
+      const exact = k6Percentile(pooled, q);
+      const { lo, hi } = result.latency[key as keyof typeof LEVELS];
+      expect(lo, key).toBeLessThanOrEqual(exact);
+      expect(hi, key).toBeGreaterThanOrEqual(exact);
+      expect(hi - lo, `${key} bracket [${lo}, ${hi}]`).toBeLessThan(exact / 200);
+      const perRunner = result.runners.map((r) => r.latency[key as keyof typeof LEVELS]);
+      // Neither the mean of the runners' percentiles nor the worst runner's is in it.
+      const meanOfRunners = (perRunner[0]! + perRunner[1]!) / 2;
+      expect(meanOfRunners < lo || meanOfRunners > hi, `${key}: mean ${meanOfRunners} outside [${lo}, ${hi}]`).toBe(true);
+      expect(Math.max(...perRunner), key).toBeGreaterThan(hi);
+    }
+    expect(result.latency.p95.lo).toBeGreaterThan(1890); // the exact p95 is 1,900.05; the mean of the runners' 1,450
+    expect(result.runners.map((r) => r.latency.p95)).toEqual([k6Percentile(samples[0]!, 0.95), k6Percentile(samples[1]!, 0.95)]);
+    // No p95 number anywhere in the result is anything but a runner's own value: the run's is a bracket.
+    expect(new Set(valuesUnder(result, /p95/i))).toEqual(new Set(result.runners.map((r) => r.latency.p95)));
+    expect(Object.keys(result.latency.p95).sort()).toEqual(['hi', 'lo']);
+  });
+
+  it('one runner: each bracket is its own percentile, exactly', () => {
+    const latency = k6Latency(spread(777, 3, 250));
+    const result = aggregateResults(1, [runner(0, { latency })]);
+    expect(result.latency.p90).toEqual({ lo: latency.p90, hi: latency.p90 });
+    expect(result.latency.p95).toEqual({ lo: latency.p95, hi: latency.p95 });
+    expect(result.latency.p99).toEqual({ lo: latency.p99, hi: latency.p99 });
+  });
+
+  it('runners without a percentile grid: the brackets come from count, min and max alone', () => {
+    // Runner 0: 1,000 samples in [5, 50] ms; runner 1: 10 samples in [900, 1,200] ms. 1,010 samples, so
+    // the run's p90..p99 (ranks 908..999) lie among runner 0's: between its min and max, whatever its grid.
+    const samples = [spread(1000, 5, 50), spread(10, 900, 1200)];
+    const bare = samples.map((s, i) => runner(i, { latency: { ...k6Latency(s), quantiles: [] } }));
+    const result = aggregateResults(2, bare);
+    const pooled = samples.flat().sort((a, b) => a - b);
+    expect(result.latency.p90).toEqual({ lo: 5, hi: 50 });
+    expect(result.latency.p95).toEqual({ lo: 5, hi: 50 });
+    // p99 lies between the ranks 998 and 999 of 1,010: at most 999 samples are below 50 ms, so w[999] ≥ 50
+    // and the interpolation 91 % of the way from w[998] ≥ 5 to it is at least 5 + 0.91 × 45.
+    const f = 0.99 * 1009 - 998;
+    expect(result.latency.p99.lo).toBeCloseTo(5 + 45 * f, 9);
+    expect(result.latency.p99.hi).toBe(50);
+    for (const [key, q] of Object.entries(LEVELS)) {
+      const exact = k6Percentile(pooled, q);
+      expect(result.latency[key as keyof typeof LEVELS].lo, key).toBeLessThanOrEqual(exact);
+      expect(result.latency[key as keyof typeof LEVELS].hi, key).toBeGreaterThanOrEqual(exact);
+    }
+    // Runner 1's p95 (1,185 ms), the old "worst runner" bound, is far above the run's.
+    expect(bare[1]!.latency.p95).toBeGreaterThan(1000);
+    // With samples of every runner on both sides of the level, count, min and max say no more than [min, max].
+    expect(aggregateResults(2, [runner(0), runner(1)]).latency.p95).toEqual({ lo: 10, hi: 400 });
+    // A grid makes it tight.
+    const gridded = aggregateResults(2, samples.map((s, i) => runner(i, { latency: k6Latency(s) })));
+    expect(gridded.latency.p95.hi - gridded.latency.p95.lo).toBeLessThan(1);
+  });
+
+  it('uses only the levels a runner’s grid holds: a p90 standing in for one Gatling did not print is not taken for it', () => {
+    // Gatling prints p50, p75, p95, p99 (nearest-rank order statistics, with a relative error); its p90 field is max.
+    const sorted = spread(1000, 1, 1000);
+    const nearestRank = (q: number) => sorted[Math.ceil(q * sorted.length) - 1]!;
+    const latency: Latency = {
+      ...k6Latency(sorted),
+      p90: 1000,
+      quantiles: [0.5, 0.75, 0.95, 0.99].map((q) => ({ q, value: nearestRank(q) })),
+      relativeError: 0.01,
+    };
+    const result = aggregateResults(1, [runner(0, { engine: 'gatling', latency })]);
+    const exact = k6Percentile(sorted, 0.9);
+    expect(result.latency.p90.lo).toBeLessThanOrEqual(exact);
+    expect(result.latency.p90.hi).toBeGreaterThanOrEqual(exact);
+    expect(result.latency.p90.hi).toBeLessThanOrEqual(nearestRank(0.95) * 1.01 + 1e-9);
+    expect(result.latency.p90.hi).toBeLessThan(latency.p90);
   });
 
   it('weights the mean by sample count, which differs from the mean of means on uneven runners', () => {
@@ -124,13 +223,19 @@ describe('aggregateResults', () => {
     const result = aggregateResults(2, [runner(0, { latency: { min: 12 } }), empty]);
     expect(result.latency.min).toBe(12);
     expect(result.latency.count).toBe(100);
+    // The empty runner's zeros pull no bracket down: runner 0 alone decides.
+    const latency = k6Latency(spread(100, 12, 400));
+    const alone = aggregateResults(2, [runner(0, { latency }), empty]).latency;
+    expect([alone.p90, alone.p95, alone.p99]).toEqual([latency.p90, latency.p95, latency.p99].map((v) => ({ lo: v, hi: v })));
   });
 
   it('reports zeros, not NaN, when nothing was requested', () => {
     const empty = runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 } });
     const result = aggregateResults(1, [empty]);
     expect(result.errorRate).toBe(0);
-    expect(result.latency).toEqual({ count: 0, sum: 0, min: 0, max: 0, mean: 0, p90UpperBound: 0, p95UpperBound: 0, p99UpperBound: 0 });
+    const zero = { lo: 0, hi: 0 };
+    expect(result.latency).toEqual({ count: 0, sum: 0, min: 0, max: 0, mean: 0, p90: zero, p95: zero, p99: zero });
+    expect(aggregateResults(0, []).latency).toEqual({ count: 0, sum: 0, min: 0, max: 0, mean: 0, p90: zero, p95: zero, p99: zero });
     expect(aggregateResults(2, []).missingRunners).toEqual([0, 1]);
   });
 

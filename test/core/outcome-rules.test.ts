@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateResults } from '../../lambdas/core/aggregate';
-import { describeExitCode, K6_EXIT_CODES, outcomeFromRunners } from '../../lambdas/core/outcome-rules';
-import { Outcome } from '../../lambdas/core/status';
+import { checksFailedExitCode, describeExitCode, outcomeFromRunners } from '../../lambdas/core/outcome-rules';
+import { Engine, Outcome } from '../../lambdas/core/status';
 import type { RunnerSummary } from '../../lambdas/core/summary';
+import { engineAdapter } from '../../lambdas/engines';
+import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from '../../lambdas/engines/gatling/exit-codes';
+import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from '../../lambdas/engines/k6/exit-codes';
 
 type Threshold = RunnerSummary['thresholds'][number];
 
@@ -19,7 +22,7 @@ function runner(index: number, exitCode = 0, thresholds: Threshold[] = [p95Passe
     durationMs: 30_000,
     requests: { count: 100, failed: 0 },
     iterations: 50,
-    latency: { count: 100, sum: 10_000, min: 10, max: 400, p90: 150, p95: 200, p99: 300 },
+    latency: { count: 100, sum: 10_000, min: 10, max: 400, p90: 150, p95: 200, p99: 300, quantiles: [], relativeError: 0 },
     dataReceivedBytes: 1000,
     dataSentBytes: 100,
     thresholds,
@@ -121,14 +124,32 @@ describe('describeExitCode', () => {
     [143, 'killed by signal 15'],
     [1, 'unknown exit code'],
     [110, 'unknown exit code'],
-  ])('%i → %s', (code, meaning) => {
-    expect(describeExitCode(code)).toBe(meaning);
+  ])('k6: %i → %s', (code, meaning) => {
+    expect(describeExitCode(code, Engine.k6)).toBe(meaning);
   });
 
   it('knows every code k6 documents (97..109), 255 and the kubelet’s 137', () => {
     const codes = Object.keys(K6_EXIT_CODES).map(Number);
     for (let code = 97; code <= 109; code++) expect(codes).toContain(code);
     expect(codes).toEqual(expect.arrayContaining([0, 137, 255]));
+  });
+
+  it.each(Object.values(Engine))('%s: reads the engine adapter’s own table, and nothing of the other engine’s', (engine) => {
+    const table = engineAdapter(engine).exitCodes;
+    for (const [code, meaning] of Object.entries(table)) expect(describeExitCode(Number(code), engine)).toBe(meaning);
+    const other = engine === Engine.k6 ? GATLING_EXIT_CODES : K6_EXIT_CODES;
+    for (const code of Object.keys(other).map(Number).filter((c) => table[c] === undefined)) {
+      expect(describeExitCode(code, engine)).not.toBe(other[code]);
+    }
+  });
+});
+
+describe('checksFailedExitCode: "the load ran to its end and a check failed"', () => {
+  it('is k6’s 99 (thresholds failed) and Gatling’s 2 (assertions failed), as their adapters say', () => {
+    expect(checksFailedExitCode(Engine.k6)).toBe(99);
+    expect(checksFailedExitCode(Engine.gatling)).toBe(2);
+    expect([THRESHOLDS_FAILED_EXIT_CODE, ASSERTIONS_FAILED_EXIT_CODE]).toEqual([99, 2]);
+    for (const engine of Object.values(Engine)) expect(checksFailedExitCode(engine)).toBe(engineAdapter(engine).checksFailedExitCode);
   });
 });
 
@@ -152,8 +173,24 @@ describe('Gatling exit codes (assertions failed is exit 2)', () => {
   });
 
   it('describes Gatling codes in its own terms, and an OOM kill the same for both engines', () => {
+    expect(describeExitCode(0, 'gatling')).toBe('ok');
     expect(describeExitCode(2, 'gatling')).toBe('assertions failed');
     expect(describeExitCode(1, 'gatling')).toBe('invalid arguments');
     expect(describeExitCode(137, 'gatling')).toBe('SIGKILL, usually OOM-killed');
+    expect(describeExitCode(137, 'gatling')).toBe(describeExitCode(137, 'k6'));
+    expect(GATLING_EXIT_CODES[137]).toBe(K6_EXIT_CODES[137]);
+  });
+
+  it('a k6 code on a Gatling runner means nothing Gatling documents; a signal is a signal for both', () => {
+    expect(describeExitCode(107, 'gatling')).toBe('unknown exit code');
+    expect(describeExitCode(255, 'gatling')).toBe('unknown exit code');
+    expect(describeExitCode(143, 'gatling')).toBe('killed by signal 15');
+    expect(describeExitCode(2, 'k6')).toBe('unknown exit code');
+  });
+
+  it('an OOM-killed Gatling runner fails the run, named as such', () => {
+    const { outcome, reason } = decide(2, [gatling(0), gatling(1, 137)]);
+    expect(outcome).toBe(Outcome.FAILED);
+    expect(reason).toBe('runner 1 exited 137 (SIGKILL, usually OOM-killed)');
   });
 });

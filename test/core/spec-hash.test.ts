@@ -25,7 +25,7 @@ describe('specHash', () => {
       separate: false,
       arguments: [],
       env: {},
-      runner: { image: 'loadplane/k6-runner:1.4.2', metadata: {}, nodeSelector: {}, tolerations: [], resources: {} },
+      runner: { image: 'grafana/k6:1.8.1', metadata: {}, nodeSelector: {}, tolerations: [], resources: {} },
       cluster: { name: 'kube-sim', namespace: 'loadplane' },
       timeouts: { prepare: '10m', ready: 600, total: '24h20m' },
       notify: { channels: [], policy: 'atMostOnce' },

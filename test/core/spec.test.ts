@@ -34,7 +34,7 @@ describe('validateSpec: valid specs', () => {
       arguments: [],
       env: {},
       runner: {
-        image: 'loadplane/k6-runner:1.4.2',
+        image: 'grafana/k6:1.8.1',
         resources: { requests: {}, limits: {} },
         nodeSelector: {},
         tolerations: [],
@@ -60,7 +60,7 @@ describe('validateSpec: valid specs', () => {
       arguments: ['--tag', 'suite=checkout', '--no-connection-reuse'],
       env: { TARGET_URL: 'https://shop.example.com', _DEBUG: '1' },
       runner: {
-        image: 'loadplane/k6-runner:1.4.2',
+        image: 'grafana/k6:1.8.1',
         resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '1Gi' } },
         nodeSelector: { 'node.kubernetes.io/instance-type': 'c7i.large' },
         tolerations: [
@@ -119,15 +119,29 @@ describe('validateSpec: valid specs', () => {
     expect(specOf(minimal(), config).timeouts).toEqual({ prepare: 300, ready: 120, total: 300 + 120 + 3600 });
   });
 
-  it('accepts a gatling simulation from an existing ConfigMap, with the gatling default image', () => {
+  it('accepts a gatling simulation from an existing ConfigMap, on the image it names', () => {
     const spec = specOf({
       name: 'gatling-cm',
       engine: 'gatling',
       script: { configMap: { name: 'sims', file: 'BasicSimulation.scala' } },
       parallelism: 2,
+      runner: { image: 'ghcr.io/st-tech/gatling:latest' },
     });
     expect(spec.script).toEqual({ configMap: { name: 'sims', file: 'BasicSimulation.scala' } });
-    expect(spec.runner.image).toBe('loadplane/gatling-runner:3.14.3');
+    expect(spec.runner.image).toBe('ghcr.io/st-tech/gatling:latest');
+  });
+
+  it('a gatling spec without an image: required (there is no official Gatling image), unless the deployment names a default', () => {
+    const gatling = { name: 'g', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1 };
+    expect(problemsOf(gatling)).toEqual([
+      {
+        path: 'runner.image',
+        message:
+          "required for gatling: this deployment has no default gatling image; name one with gatling.sh on its PATH (st-tech/gatling-operator's runner image is the reference; pin a tag or digest), e.g. ghcr.io/st-tech/gatling:latest",
+      },
+    ]);
+    const withDefault = { ...DEFAULT_CONFIG, defaultImages: { k6: 'grafana/k6:1.8.1', gatling: 'ghcr.io/st-tech/gatling:20260101' } };
+    expect(specOf(gatling, withDefault).runner.image).toBe('ghcr.io/st-tech/gatling:20260101');
   });
 
   it('keeps resource quantities written as YAML numbers as strings', () => {
@@ -224,7 +238,7 @@ const invalid: InvalidCase[] = [
     title: 'image outside the allow-list',
     change: (s) => (s.runner = { image: 'evil/x:1' }),
     path: 'runner.image',
-    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: loadplane/)',
+    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, ghcr.io/st-tech/gatling:)',
   },
   {
     title: 'malformed image reference',
@@ -518,9 +532,9 @@ describe('validateSpec: a missing required field says "required", never "got und
 describe('validateSpec: input is quoted short and escaped', () => {
   it('a malformed image reference is answered with the deployment\'s own default image as the example', () => {
     const [problem] = problemsOf({ ...minimal(), runner: { image: 'not an image' } });
-    expect(problem!.message).toBe('must be an image reference like loadplane/k6-runner:1.4.2, got "not an image"');
+    expect(problem!.message).toBe('must be an image reference like grafana/k6:1.8.1, got "not an image"');
     const [gatling] = problemsOf({ name: 'g', engine: 'gatling', parallelism: 1, script: { configMap: { name: 'sims', file: 'A.java' } }, runner: { image: 'bad image' } });
-    expect(gatling!.message).toContain('like loadplane/gatling-runner:3.14.3,');
+    expect(gatling!.message).toContain('like ghcr.io/st-tech/gatling:latest,');
   });
 
   it('escapes control characters and cuts long values in messages and paths', () => {

@@ -6,7 +6,7 @@
 import { ApiException, BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeSim } from '../../local/kube-sim/index';
-import { closeKubeSim, createConfigMap, createJob, eventually, http, newRunId, NS, podsOf, startVirtualKubeSim, type Json } from './helpers';
+import { closeKubeSim, createConfigMap, createJob, eventually, http, newRunId, NS, podsOf, startVirtualKubeSim, restrictedPodSpec, type Json } from './helpers';
 
 let sim: KubeSim;
 let core: CoreV1Api;
@@ -39,7 +39,7 @@ function idleJob(name: string, labels: Record<string, string>, extra: Record<str
     metadata: { name, labels },
     spec: {
       backoffLimit: 0,
-      template: { metadata: { labels }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+      template: { metadata: { labels }, spec: restrictedPodSpec({ name: 'c', image: 'busybox' }) },
       ...extra,
     },
   };

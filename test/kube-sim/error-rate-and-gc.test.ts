@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SEED, mulberry32 } from '../../local/kube-sim/seeded-random';
 import type { KubeSim } from '../../local/kube-sim/index';
-import { closeKubeSim, createConfigMap, createJob, http, newRunId, NS, startVirtualKubeSim, type Json } from './helpers';
+import { closeKubeSim, createConfigMap, createJob, http, newRunId, NS, startVirtualKubeSim, restrictedPodSpec, type Json } from './helpers';
 
 let sim: KubeSim;
 
@@ -86,7 +86,7 @@ describe('garbage collection of dependents with several owners', () => {
   async function idleJob(name: string): Promise<Json> {
     return createJob(sim, {
       metadata: { name },
-      spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+      spec: { backoffLimit: 0, template: { spec: restrictedPodSpec({ name: 'c', image: 'busybox' }) } },
     });
   }
   const ref = (job: Json) => ({ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name, uid: job.metadata.uid, controller: false, blockOwnerDeletion: false });

@@ -11,12 +11,13 @@
  */
 import {
   ENV_START_AT,
+  ENV_START_AT_EPOCH,
   Labels,
   RUNNER_CONTAINER,
   SCRIPT_MOUNT_PATH,
-  WRAPPER_ARGV_SEPARATOR,
-  WRAPPER_COMMAND,
+  WORK_DIR,
 } from '../../lambdas/core/runner-contract';
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../lambdas/engines/pod-scripts';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
 
@@ -142,9 +143,14 @@ export interface JobOptions {
   spec?: Record<string, unknown>;
 }
 
-/** A Job running the loadplane wrapper, with the script ConfigMap mounted at SCRIPT_MOUNT_PATH. */
-export function wrapperJob(o: JobOptions): Json {
-  const labels: Record<string, string> = { [Labels.runId]: o.runId, [Labels.role]: o.role };
+/**
+ * A Job shaped like loadplane's builders make it (runner-contract.ts): the engine's sh script as the
+ * command, its argv as args, the labels kube-sim recognises it by, a security context that passes the
+ * "restricted" Pod Security Standard (the test namespace enforces it), the script ConfigMap mounted at
+ * SCRIPT_MOUNT_PATH.
+ */
+export function runnerJob(o: JobOptions): Json {
+  const labels: Record<string, string> = { [Labels.runId]: o.runId, [Labels.role]: o.role, [Labels.engine]: o.engine };
   if (o.index !== undefined) labels[Labels.runnerIndex] = String(o.index);
   return {
     apiVersion: 'batch/v1',
@@ -160,14 +166,22 @@ export function wrapperJob(o: JobOptions): Json {
           containers: [
             {
               name: RUNNER_CONTAINER,
-              image: o.engine === 'k6' ? 'grafana/k6:1.4.2' : 'loadplane/gatling-runner:3.14.3',
-              command: [WRAPPER_COMMAND],
-              args: ['--engine', o.engine, '--role', o.role, '--index', String(o.index ?? 0), WRAPPER_ARGV_SEPARATOR, ...o.engineArgv],
+              image: o.engine === 'k6' ? 'grafana/k6:1.8.1' : 'ghcr.io/st-tech/gatling:latest',
+              command: o.role === 'initializer' ? shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME) : shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
+              args: o.engineArgv,
               env: Object.entries(o.env ?? {}).map(([name, value]) => ({ name, value })),
-              volumeMounts: [{ name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true }],
+              securityContext: RESTRICTED_CONTAINER_SECURITY,
+              volumeMounts: [
+                { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
+                { name: 'work', mountPath: WORK_DIR },
+              ],
             },
           ],
-          volumes: [{ name: 'script', configMap: { name: `lp-${o.runId}-script` } }],
+          securityContext: { runAsNonRoot: true, runAsUser: 12345, seccompProfile: { type: 'RuntimeDefault' } },
+          volumes: [
+            { name: 'script', configMap: { name: `lp-${o.runId}-script` } },
+            { name: 'work', emptyDir: {} },
+          ],
         },
       },
     },
@@ -187,12 +201,25 @@ export function k6RunArgv(index: number, of: number, extra: string[] = []): stri
   ];
 }
 
-export const K6_INSPECT_ARGV = ['k6', 'inspect', '--execution-requirements', `${SCRIPT_MOUNT_PATH}/test.js`];
+/** What a container must set to pass the "restricted" Pod Security Standard (with the pod's runAsNonRoot and seccomp). */
+export const RESTRICTED_CONTAINER_SECURITY = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true };
 
-export const GATLING_ARGV = ['gatling.sh', '--simulations-folder', SCRIPT_MOUNT_PATH];
+/** A restricted-compliant pod spec around one plain container (for tests of Jobs and pods as such). */
+export function restrictedPodSpec(container: { name: string; image: string }): Json {
+  return {
+    restartPolicy: 'Never',
+    securityContext: { runAsNonRoot: true, runAsUser: 12345, seccompProfile: { type: 'RuntimeDefault' } },
+    containers: [{ ...container, securityContext: RESTRICTED_CONTAINER_SECURITY }],
+  };
+}
+
+/** The k6 initializer script's parameters: `k6 archive`'s arguments (the user's, then the script). */
+export const K6_INITIALIZER_ARGS = [`${SCRIPT_MOUNT_PATH}/test.js`];
+
+export const GATLING_ARGV = ['gatling.sh', '-rm', 'local', '-sf', SCRIPT_MOUNT_PATH];
 
 export function gatlingEnv(startAt: number): Record<string, string> {
-  return { [ENV_START_AT]: new Date(startAt).toISOString() };
+  return { [ENV_START_AT]: new Date(startAt).toISOString(), [ENV_START_AT_EPOCH]: String(Math.ceil(startAt / 1000)) };
 }
 
 export async function createJob(sim: KubeSim, job: Json): Promise<Json> {

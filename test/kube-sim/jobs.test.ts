@@ -26,8 +26,9 @@ import {
   scriptConfigMap,
   simSleep,
   startVirtualKubeSim,
-  wrapperJob,
+  runnerJob,
   type Json,
+  restrictedPodSpec,
 } from './helpers';
 
 const SCRIPT = `export const options = { vus: 2, duration: '30s' };\nexport default function () {}`;
@@ -52,7 +53,7 @@ interface Setup {
   name: string;
 }
 
-async function runnerJob(
+async function startRunnerJob(
   opts: { argv?: string[]; annotations?: Record<string, string>; spec?: Record<string, unknown>; index?: number; script?: boolean } = {},
 ): Promise<Setup> {
   const runId = newRunId();
@@ -60,7 +61,7 @@ async function runnerJob(
   if (opts.script !== false) await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
   await createJob(
     sim,
-    wrapperJob({
+    runnerJob({
       runId,
       name,
       engine: 'k6',
@@ -76,7 +77,7 @@ async function runnerJob(
 
 describe('Job controller', () => {
   it('runs the template as a pod owned by the Job; success completes the Job', async () => {
-    const { runId, name } = await runnerJob();
+    const { runId, name } = await startRunnerJob();
     const job = await jobWhen(sim, name, (j) => condition(j, 'Complete'), 'Complete');
     expect(job.status).toMatchObject({ succeeded: 1, ready: 0 });
     expect(job.status.failed).toBeUndefined();
@@ -107,7 +108,7 @@ describe('Job controller', () => {
       spec: {
         parallelism: 3,
         completions: 3,
-        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+        template: { spec: restrictedPodSpec({ name: 'c', image: 'busybox' }) },
       },
     });
     const job = await jobWhen(sim, name, (j) => condition(j, 'Complete'), 'Complete');
@@ -116,13 +117,13 @@ describe('Job controller', () => {
   });
 
   it('reports active and ready pods while they run', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV });
     const job = await jobWhen(sim, name, (j) => j.status.active === 1 && j.status.ready === 1, 'one active, ready pod');
     expect(condition(job, 'Complete')).toBeUndefined();
   });
 
   it('backoffLimit 0: one failed pod fails the Job (exit-code fault 99 by annotation)', async () => {
-    const { name } = await runnerJob({ annotations: { [SimAnnotations.exitCode]: '99' } });
+    const { name } = await startRunnerJob({ annotations: { [SimAnnotations.exitCode]: '99' } });
     const job = await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
     expect(condition(job, 'Failed')).toMatchObject({ reason: 'BackoffLimitExceeded' });
     expect(job.status.failed).toBe(1);
@@ -134,7 +135,7 @@ describe('Job controller', () => {
   });
 
   it('backoffLimit 1: a failed pod is retried once (after a backoff), then the Job fails', async () => {
-    const { name } = await runnerJob({ annotations: { [SimAnnotations.exitCode]: '1' }, spec: { backoffLimit: 1 } });
+    const { name } = await startRunnerJob({ annotations: { [SimAnnotations.exitCode]: '1' }, spec: { backoffLimit: 1 } });
     const job = await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
     expect(job.status.failed).toBe(2);
     const pods = podsOf(sim, name).sort((a, b) => Date.parse(a.status.startTime) - Date.parse(b.status.startTime));
@@ -144,7 +145,7 @@ describe('Job controller', () => {
   });
 
   it('podFailurePolicy FailJob on an exit code fails the Job at once, whatever the backoffLimit', async () => {
-    const { name } = await runnerJob({
+    const { name } = await startRunnerJob({
       annotations: { [SimAnnotations.exitCode]: '99' },
       spec: { backoffLimit: 5, podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [99] } }] } },
     });
@@ -155,7 +156,7 @@ describe('Job controller', () => {
   });
 
   it('ttlSecondsAfterFinished deletes the Job and its pods that long after it finished', async () => {
-    const { name } = await runnerJob({ spec: { ttlSecondsAfterFinished: 120 } });
+    const { name } = await startRunnerJob({ spec: { ttlSecondsAfterFinished: 120 } });
     const done = await jobWhen(sim, name, (j) => condition(j, 'Complete'), 'Complete');
     expect(podsOf(sim, name)).toHaveLength(1);
     await eventually(sim, () => (sim.list('Job', NS).some((j) => j.metadata.name === name) ? undefined : true), 'the Job gone');
@@ -164,7 +165,7 @@ describe('Job controller', () => {
   });
 
   it('activeDeadlineSeconds fails a Job that runs too long and removes its pods', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV, spec: { activeDeadlineSeconds: 60 } });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV, spec: { activeDeadlineSeconds: 60 } });
     const job = await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
     expect(condition(job, 'Failed')).toMatchObject({ reason: 'DeadlineExceeded' });
     expect(job.status.failed).toBe(1);
@@ -177,7 +178,7 @@ describe('restartPod (disruption)', () => {
   const ignoreDisruptions = { podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] } };
 
   it('with podFailurePolicy Ignore on DisruptionTarget: a replacement pod with a new uid, paused again', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV, spec: ignoreDisruptions });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV, spec: ignoreDisruptions });
     const first = await podWhen(sim, name, isRunning, 'running');
     await eventually(sim, async () => ((await k6Status(sim, first.metadata.name)).status === 200 ? true : undefined), 'k6 API up');
     sim.faults.restartPod(NS, first.metadata.name);
@@ -200,7 +201,7 @@ describe('restartPod (disruption)', () => {
   });
 
   it('without a policy, backoffLimit 0: the disruption fails the Job', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV });
     const pod = await podWhen(sim, name, isRunning, 'running');
     sim.faults.restartPod(NS, pod.metadata.name);
     const job = await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
@@ -215,7 +216,7 @@ describe('restartPod (disruption)', () => {
 
 describe('pod lifecycle faults', () => {
   it('schedule delay "never" (annotation): the pod stays Pending, Unschedulable', async () => {
-    const { name } = await runnerJob({ annotations: { [SimAnnotations.scheduleDelay]: 'never' } });
+    const { name } = await startRunnerJob({ annotations: { [SimAnnotations.scheduleDelay]: 'never' } });
     const pod = await podWhen(sim, name, () => true, 'a pod');
     await simSleep(sim, 10 * 60_000);
     const [still] = podsOf(sim, name);
@@ -231,7 +232,7 @@ describe('pod lifecycle faults', () => {
     sim.faults.setScheduleDelay(300, { runId });
     const name = `lp-${runId}-runner-0`;
     await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
-    await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: PAUSED_ARGV }));
+    await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: PAUSED_ARGV }));
     const pod = await podWhen(sim, name, isRunning, 'running');
     expect(Date.parse(pod.status.startTime) - Date.parse(pod.metadata.creationTimestamp)).toBeGreaterThanOrEqual(300_000 - 1000);
   });
@@ -247,7 +248,7 @@ describe('pod lifecycle faults', () => {
     if (viaApi) sim.faults.setImagePullFailure({ runId });
     const name = `lp-${runId}-runner-0`;
     await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
-    await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: RUN_ARGV, annotations }));
+    await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: RUN_ARGV, annotations }));
     const waitingReason = (p: Json) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
     await podWhen(sim, name, (p) => waitingReason(p) === 'ErrImagePull', 'ErrImagePull');
     const pod = await podWhen(sim, name, (p) => waitingReason(p) === 'ImagePullBackOff', 'ImagePullBackOff');
@@ -258,7 +259,7 @@ describe('pod lifecycle faults', () => {
   });
 
   it('a missing script ConfigMap keeps the pod in ContainerCreating until it is created', async () => {
-    const { runId, name } = await runnerJob({ script: false, argv: PAUSED_ARGV });
+    const { runId, name } = await startRunnerJob({ script: false, argv: PAUSED_ARGV });
     const waiting = await podWhen(
       sim,
       name,
@@ -287,7 +288,7 @@ describe('on a ScaledClock (`npm start`, `loadplane kube-sim --time-scale`)', ()
       await createConfigMap(scaled, scriptConfigMap(runId, SCRIPT));
       await createJob(
         scaled,
-        wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: [...RUN_ARGV, '--duration', '2m'] }),
+        runnerJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: [...RUN_ARGV, '--duration', '2m'] }),
       );
       const job = await jobWhen(scaled, name, (j) => condition(j, 'Complete'), 'Complete', { stepMs: 10_000, limitMs: 4 * 3_600_000 });
       const simElapsed = Date.parse(job.status.completionTime) - Date.parse(job.metadata.creationTimestamp);
@@ -302,7 +303,7 @@ describe('on a ScaledClock (`npm start`, `loadplane kube-sim --time-scale`)', ()
 
 describe('objects deleted behind loadplane’s back', () => {
   it('a running pod deleted: backoffLimit 0 fails its Job', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV });
     const pod = await podWhen(sim, name, isRunning, 'running');
     sim.faults.deleteObject('Pod', NS, pod.metadata.name);
     const job = await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
@@ -311,7 +312,7 @@ describe('objects deleted behind loadplane’s back', () => {
   });
 
   it('a Job deleted takes its pods with it', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV });
     await podWhen(sim, name, isRunning, 'running');
     sim.faults.deleteObject('Job', NS, name);
     expect(sim.list('Job', NS).some((j) => j.metadata.name === name)).toBe(false);
@@ -323,7 +324,7 @@ describe('objects deleted behind loadplane’s back', () => {
   });
 
   it('a pod deleted through the API stops its container', async () => {
-    const { name } = await runnerJob({ argv: PAUSED_ARGV });
+    const { name } = await startRunnerJob({ argv: PAUSED_ARGV });
     const pod = await podWhen(sim, name, isRunning, 'running');
     const res = await http(sim, 'DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`);
     expect(res.status).toBe(200);

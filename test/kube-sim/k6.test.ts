@@ -1,11 +1,20 @@
 /**
- * Simulated k6 over HTTP: the initializer's `k6 inspect` output and script errors, runners paused
- * until started through pods/proxy, result lines that Collect can parse, exit-code faults, graceful
- * stop, and the API server's proxy errors.
+ * Simulated k6 over HTTP: the initializer's `k6 archive` + `k6 inspect` output and script errors,
+ * runners paused until started through pods/proxy, the LOADPLANE_RESULT line (k6's summary export)
+ * that Collect parses, exit-code faults, graceful stop, and the API server's proxy errors.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SimAnnotations } from '../../lambdas/core/runner-contract';
-import { parseSummaryFromLog, SUMMARY_PREFIX } from '../../lambdas/core/summary';
+import {
+  ENV_RESULT_FILE,
+  K6_SUMMARY_EXPORT_PATH,
+  Labels,
+  REQUIREMENTS_MARKER,
+  RESULT_LINE_PREFIX,
+  SIMULATED_OUTPUT_MARKER,
+  SimAnnotations,
+} from '../../lambdas/core/runner-contract';
+import type { RunnerSummary } from '../../lambdas/core/summary';
+import { k6SummaryFlags, parseK6ResultLine, runnerSummaryFromK6Export } from '../../lambdas/engines/k6/summary-export';
 import type { KubeSim } from '../../local/kube-sim/index';
 import {
   closeKubeSim,
@@ -18,7 +27,7 @@ import {
   isDone,
   isRunning,
   jobWhen,
-  K6_INSPECT_ARGV,
+  K6_INITIALIZER_ARGS,
   K6_START,
   K6_STOP,
   k6RunArgv,
@@ -30,7 +39,7 @@ import {
   scriptConfigMap,
   simSleep,
   startVirtualKubeSim,
-  wrapperJob,
+  runnerJob,
   type Json,
 } from './helpers';
 
@@ -57,18 +66,40 @@ beforeEach(() => {
   sim.faults.clear();
 });
 
-async function initializer(script: string): Promise<{ pod: Json; name: string }> {
+async function initializer(script: string, userArgs: string[] = []): Promise<{ pod: Json; name: string }> {
   const runId = newRunId();
   const name = `lp-${runId}-initializer`;
   await createConfigMap(sim, scriptConfigMap(runId, script));
-  await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV }));
+  // The initializer script's parameters: `k6 archive`'s arguments, the user's first, then the script.
+  const engineArgv = [...userArgs, ...K6_INITIALIZER_ARGS];
+  await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'initializer', engineArgv }));
   return { pod: await podWhen(sim, name, isDone, 'done'), name };
+}
+
+/**
+ * The initializer's log as the script prints it: the simulation marker, the requirements marker line,
+ * then `k6 inspect`'s JSON, and nothing else.
+ */
+async function requirementsOf(pod: Json): Promise<Json> {
+  const log = await podLog(sim, pod.metadata.name);
+  const lines = log.split('\n');
+  expect(lines.slice(0, 2)).toEqual([SIMULATED_OUTPUT_MARKER, REQUIREMENTS_MARKER]);
+  return JSON.parse(lines.slice(2).join('\n'));
 }
 
 interface Runners {
   runId: string;
   names: string[];
 }
+
+/**
+ * Runner i of n as loadplane's builder makes it (lambdas/engines/k6/manifests.ts): k6's summary export
+ * flags last in the argv, and the runner script told to print that file (ENV_RESULT_FILE).
+ */
+function k6RunnerArgv(i: number, n: number, extraArgv?: string[]): string[] {
+  return [...k6RunArgv(i, n, extraArgv), ...k6SummaryFlags(K6_SUMMARY_EXPORT_PATH)];
+}
+const RESULT_ENV = { [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH };
 
 async function runners(
   n: number,
@@ -80,8 +111,8 @@ async function runners(
   for (let i = 0; i < n; i++) {
     const name = `lp-${runId}-runner-${i}`;
     names.push(name);
-    const engineArgv = opts.argv?.(i) ?? k6RunArgv(i, n, opts.extraArgv);
-    await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: i, engineArgv, annotations: opts.annotations }));
+    const engineArgv = opts.argv?.(i) ?? k6RunnerArgv(i, n, opts.extraArgv);
+    await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'runner', index: i, engineArgv, env: RESULT_ENV, annotations: opts.annotations }));
   }
   return { runId, names };
 }
@@ -102,11 +133,28 @@ function finished(name: string): Promise<Json> {
   return podWhen(sim, name, isDone, 'finished');
 }
 
-describe('k6 initializer (k6 inspect --execution-requirements)', () => {
+/**
+ * What Collect makes of a finished runner (collect.ts): the LOADPLANE_RESULT line's export, with the
+ * container's exit code and run time as facts; undefined without a result line. The container's run
+ * time includes the paused wait, so a durationMs of exactly the test's length comes from the export.
+ */
+function collected(pod: Json, log: string): RunnerSummary | undefined {
+  const exported = parseK6ResultLine(log);
+  if (exported === undefined) return undefined;
+  const terminated = pod.status.containerStatuses[0].state.terminated;
+  return runnerSummaryFromK6Export(exported, {
+    runner: Number(pod.metadata.labels[Labels.runnerIndex]),
+    exitCode: terminated.exitCode,
+    durationMs: Date.parse(terminated.finishedAt) - Date.parse(terminated.startedAt),
+    simulated: log.includes(SIMULATED_OUTPUT_MARKER),
+  });
+}
+
+describe('k6 initializer (k6 archive, then k6 inspect --execution-requirements)', () => {
   it('prints the requirements as JSON derived from the script options and exits 0', async () => {
     const { pod, name } = await initializer(SCRIPT);
     expect(exitCodeOf(pod)).toBe(0);
-    expect(JSON.parse(await podLog(sim, pod.metadata.name))).toEqual({
+    expect(await requirementsOf(pod)).toEqual({
       scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: 10, duration: '1m0s' } },
       maxVUs: 10,
       totalDuration: '1m0s',
@@ -117,11 +165,22 @@ describe('k6 initializer (k6 inspect --execution-requirements)', () => {
 
   it('defaults to 1 VU for 30s', async () => {
     const { pod } = await initializer('export default function () {}');
-    expect(JSON.parse(await podLog(sim, pod.metadata.name))).toEqual({
+    expect(await requirementsOf(pod)).toEqual({
       scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: 1, duration: '30s' } },
       maxVUs: 1,
       totalDuration: '30s',
       thresholds: {},
+    });
+  });
+
+  it('counts the user’s arguments given to k6 archive: --vus 7 --duration 2m win over the script options', async () => {
+    const { pod } = await initializer(SCRIPT, ['--vus', '7', '--duration', '2m']);
+    expect(exitCodeOf(pod)).toBe(0);
+    expect(await requirementsOf(pod)).toMatchObject({
+      scenarios: { default: { executor: 'constant-vus', vus: 7, duration: '2m0s' } },
+      maxVUs: 7,
+      totalDuration: '2m0s',
+      thresholds: { http_req_duration: ['p(95)<500'], http_req_failed: ['rate<0.01'] },
     });
   });
 
@@ -136,6 +195,8 @@ describe('k6 initializer (k6 inspect --execution-requirements)', () => {
     const log = await podLog(sim, pod.metadata.name);
     expect(log).toMatch(message);
     expect(log).toMatch(/level=error .*hint="script exception"/);
+    // `k6 archive` failed: the script exits with its code before the marker and `k6 inspect`.
+    expect(log).not.toContain(REQUIREMENTS_MARKER);
     await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
   });
 });
@@ -149,7 +210,7 @@ describe('k6 runners', () => {
 
     await simSleep(sim, 10 * 60_000);
     expect(sim.list('Pod', NS, `job-name=${names[0]}`)[0].status.phase).toBe('Running');
-    expect(await podLog(sim, pods[0].metadata.name)).not.toContain(SUMMARY_PREFIX);
+    expect(await podLog(sim, pods[0].metadata.name)).not.toContain(RESULT_LINE_PREFIX);
 
     const started = await Promise.all(pods.map((p) => k6Status(sim, p.metadata.name, 'PATCH', K6_START)));
     for (const res of started) {
@@ -164,12 +225,16 @@ describe('k6 runners', () => {
       expect(exitCodeOf(pod)).toBe(0);
       const log = await podLog(sim, pod.metadata.name);
       expect(log).toMatch(/running \(\d+m\d+\.\ds\), 5\/5 VUs, \d+ complete and 0 interrupted iterations/);
-      const summary = parseSummaryFromLog(log);
+      const summary = collected(pod, log);
       expect(summary).toMatchObject({ engine: 'k6', runner: i, exitCode: 0, simulated: true, durationMs: 60_000 });
       expect(summary!.thresholds).toEqual([
         { metric: 'http_req_duration', expression: 'p(95)<500', ok: true },
         { metric: 'http_req_failed', expression: 'rate<0.01', ok: true },
       ]);
+      // The full trend grid loadplane asks for (--summary-trend-stats): p(50)…p(99), p(99.5), p(99.9);
+      // p99 is k6's own p(99), not the max it falls back to without it.
+      expect(summary!.latency.quantiles).toHaveLength(52);
+      expect(summary!.latency.p99).toBeLessThan(summary!.latency.max);
       summaries.push(summary!);
     }
     // Two halves of 10 VUs × 60 s at about one request per VU-second.
@@ -185,10 +250,10 @@ describe('k6 runners', () => {
     expect((await k6Status(sim, pod.metadata.name)).body.data.attributes['vus-max']).toBe(4);
     await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
     const done = await finished(names[0]!);
-    expect(parseSummaryFromLog(await podLog(sim, done.metadata.name))!.durationMs).toBe(120_000);
+    expect(collected(done, await podLog(sim, done.metadata.name))!.durationMs).toBe(120_000);
   });
 
-  it('a graceful stop through the REST API ends the test early with exit 0 and partial results', async () => {
+  it('a graceful stop through the REST API ends the test early with exit 103 and partial results', async () => {
     const { names } = await runners(1, { extraArgv: ['--duration', '10h'] });
     const [pod] = await ready(names);
     await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
@@ -196,10 +261,16 @@ describe('k6 runners', () => {
     const stopped = await k6Status(sim, pod.metadata.name, 'PATCH', K6_STOP);
     expect(stopped.body.data.attributes).toMatchObject({ stopped: true, running: false });
     const done = await finished(names[0]!);
-    expect(exitCodeOf(done)).toBe(0);
-    const summary = parseSummaryFromLog(await podLog(sim, done.metadata.name))!;
+    // Real k6's exit code for a test stopped via the REST API (ScriptStoppedFromRESTAPI).
+    expect(exitCodeOf(done)).toBe(103);
+    const log = await podLog(sim, done.metadata.name);
+    const summary = collected(done, log)!;
+    expect(summary).toMatchObject({ exitCode: 103, simulated: true });
     // On the virtual clock the stop comes exactly 60 simulated seconds after the start, on every run.
     expect(summary.durationMs).toBe(60_000);
+    // 10 VUs for 60 s at about one request per VU-second: a minute's worth, not ten hours'.
+    expect(summary.requests.count).toBeGreaterThanOrEqual(480);
+    expect(summary.requests.count).toBeLessThanOrEqual(720);
   });
 
   it.each([
@@ -211,7 +282,7 @@ describe('k6 runners', () => {
     await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
     const names = [0, 1].map((i) => `lp-${runId}-runner-${i}`);
     for (const [i, name] of names.entries()) {
-      await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'runner', index: i, engineArgv: k6RunArgv(i, 2), annotations }));
+      await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'runner', index: i, engineArgv: k6RunnerArgv(i, 2), env: RESULT_ENV, annotations }));
     }
     const pods = await ready(names);
     await Promise.all(pods.map((p) => k6Status(sim, p.metadata.name, 'PATCH', K6_START)));
@@ -219,10 +290,17 @@ describe('k6 runners', () => {
     expect(exitCodeOf(ok)).toBe(0);
     expect(exitCodeOf(failed)).toBe(99);
     expect(failed.status.phase).toBe('Failed');
-    const summary = parseSummaryFromLog(await podLog(sim, failed.metadata.name))!;
+    const failedLog = await podLog(sim, failed.metadata.name);
+    expect(failedLog).toMatch(/level=error msg="thresholds on metrics '.+' have been crossed"/);
+    const summary = collected(failed, failedLog)!;
     expect(summary.exitCode).toBe(99);
+    expect(summary.thresholds).toHaveLength(2);
     expect(summary.thresholds.every((t) => !t.ok)).toBe(true);
-    expect(parseSummaryFromLog(await podLog(sim, ok.metadata.name))!.thresholds.every((t) => t.ok)).toBe(true);
+    const okLog = await podLog(sim, ok.metadata.name);
+    expect(okLog).not.toContain('have been crossed');
+    const okSummary = collected(ok, okLog)!;
+    expect(okSummary.thresholds).toHaveLength(2);
+    expect(okSummary.thresholds.every((t) => t.ok)).toBe(true);
   });
 
   it('thresholds follow the simulated numbers: 2.4 % failed requests cross rate<0.01, and k6 exits 99', async () => {
@@ -233,7 +311,7 @@ describe('k6 runners', () => {
     expect(exitCodeOf(done)).toBe(99);
     const log = await podLog(sim, done.metadata.name);
     expect(log).toMatch(/level=error msg="thresholds on metrics 'http_req_failed' have been crossed"/);
-    const summary = parseSummaryFromLog(log)!;
+    const summary = collected(done, log)!;
     expect(summary.requests.failed / summary.requests.count).toBeGreaterThan(0.01);
     expect(summary.thresholds).toEqual([
       { metric: 'http_req_duration', expression: 'p(95)<500', ok: summary.latency.p95 < 500 },
@@ -255,7 +333,9 @@ describe('k6 runners', () => {
     await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
     const done = await finished(names[0]!);
     expect(done.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
-    expect(parseSummaryFromLog(await podLog(sim, done.metadata.name))).toBeUndefined();
+    const log = await podLog(sim, done.metadata.name);
+    expect(log).not.toContain(RESULT_LINE_PREFIX);
+    expect(collected(done, log)).toBeUndefined();
   });
 
   it('exit code 107 on a runner: k6 fails before its REST API is up, no result line', async () => {
@@ -264,7 +344,21 @@ describe('k6 runners', () => {
     expect(exitCodeOf(done)).toBe(107);
     const log = await podLog(sim, done.metadata.name);
     expect(log).toContain('script exception');
-    expect(parseSummaryFromLog(log)).toBeUndefined();
+    expect(log).not.toContain(RESULT_LINE_PREFIX);
+    expect(collected(done, log)).toBeUndefined();
+  });
+
+  it('no result line when --summary-export does not name the file LOADPLANE_RESULT_FILE names', async () => {
+    const { names } = await runners(2, {
+      argv: (i) => (i === 0 ? k6RunArgv(0, 2) : [...k6RunArgv(1, 2), ...k6SummaryFlags('/tmp/elsewhere.json')]),
+    });
+    const pods = await ready(names);
+    await Promise.all(pods.map((p) => k6Status(sim, p.metadata.name, 'PATCH', K6_START)));
+    for (const name of names) {
+      const done = await finished(name);
+      expect(exitCodeOf(done)).toBe(0);
+      expect(await podLog(sim, done.metadata.name)).not.toContain(RESULT_LINE_PREFIX);
+    }
   });
 
   it('the log endpoint honours tailLines', async () => {
@@ -275,8 +369,10 @@ describe('k6 runners', () => {
     const full = await podLog(sim, done.metadata.name);
     const last = await podLog(sim, done.metadata.name, '?tailLines=1');
     expect(full.split('\n').length).toBeGreaterThan(3);
-    expect(last).toMatch(new RegExp(`^${SUMMARY_PREFIX}.*\\n$`));
-    expect(await podLog(sim, done.metadata.name, '?tailLines=2')).toBe(full.split('\n').slice(-3).join('\n'));
+    expect(last).toMatch(new RegExp(`^${RESULT_LINE_PREFIX}\\{.*\\}\\n$`));
+    const lastTwo = await podLog(sim, done.metadata.name, '?tailLines=2');
+    expect(lastTwo).toBe(full.split('\n').slice(-3).join('\n'));
+    expect(lastTwo).toBe(`${SIMULATED_OUTPUT_MARKER}\n${last}`);
   });
 });
 

@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Labels } from '../../lambdas/core/runner-contract';
+import { ENV_RESULT_FILE, K6_SUMMARY_EXPORT_PATH, Labels, REQUIREMENTS_MARKER, RESULT_LINE_PREFIX } from '../../lambdas/core/runner-contract';
+import { RUNNER_SCRIPT_NAME } from '../../lambdas/engines/pod-scripts';
+import { k6SummaryFlags, parseK6ResultLine } from '../../lambdas/engines/k6/summary-export';
 import type { KubeSim } from '../../local/kube-sim/index';
 import {
   closeKubeSim,
@@ -20,7 +22,7 @@ import {
   createJob,
   isDone,
   isRunning,
-  K6_INSPECT_ARGV,
+  K6_INITIALIZER_ARGS,
   k6RunArgv,
   newRunId,
   NS,
@@ -34,7 +36,7 @@ import {
   scriptConfigMap,
   simSleep,
   startVirtualKubeSim,
-  wrapperJob,
+  runnerJob,
   type Json,
 } from './helpers';
 
@@ -93,9 +95,12 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
     cacheDir = await mkdtemp(join(tmpdir(), 'kube-sim-kubectl-'));
     sim = await startVirtualKubeSim();
     await createConfigMap(sim, scriptConfigMap(runId, "export const options = { vus: 2 };\nexport default function () {}"));
-    await createJob(sim, wrapperJob({ runId, name: jobNames[0]!, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV }));
+    await createJob(sim, runnerJob({ runId, name: jobNames[0]!, engine: 'k6', role: 'initializer', engineArgv: K6_INITIALIZER_ARGS }));
     for (const i of [0, 1]) {
-      await createJob(sim, wrapperJob({ runId, name: jobNames[i + 1]!, engine: 'k6', role: 'runner', index: i, engineArgv: k6RunArgv(i, 2) }));
+      // As loadplane's builder makes them: the summary export flags last, the script told to print that file.
+      const engineArgv = [...k6RunArgv(i, 2), ...k6SummaryFlags(K6_SUMMARY_EXPORT_PATH)];
+      const env = { [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH };
+      await createJob(sim, runnerJob({ runId, name: jobNames[i + 1]!, engine: 'k6', role: 'runner', index: i, engineArgv, env }));
     }
     await podWhen(sim, jobNames[1]!, isRunning, 'runner 0 running');
   });
@@ -120,7 +125,10 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
     const out = await kubectl('describe', 'job', jobNames[1]!, '-n', NS);
     expect(out).toMatch(new RegExp(`^Name:\\s+${jobNames[1]}$`, 'm'));
     expect(out).toMatch(/Pods Statuses:\s+1 Active \(1 Ready\) \/ 0 Succeeded \/ 0 Failed/);
-    expect(out).toContain('/loadplane/runner');
+    // The pod template: the runner script as the command (sh -c <script> <name>), the k6 argv as args.
+    expect(out).toMatch(new RegExp(`Command:\\n\\s+sh\\n\\s+-c\\n[\\s\\S]*\\n\\s+${RUNNER_SCRIPT_NAME}\\n\\s+Args:\\n\\s+k6\\n\\s+run\\n`));
+    expect(out).toMatch(/^\s+--execution-segment=0\/2:1\/2$/m);
+    expect(out).toMatch(new RegExp(`^\\s+${ENV_RESULT_FILE}:\\s+${K6_SUMMARY_EXPORT_PATH}$`, 'm'));
     expect(out).toMatch(/Normal\s+SuccessfulCreate\s+\S+\s+job-controller\s+Created pod: /);
     const pod = podsOf(sim, jobNames[1]!)[0];
     const described = await kubectl('describe', 'pod', pod.metadata.name, '-n', NS);
@@ -143,7 +151,7 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
   it('--dry-run=server create and delete answer as the real ones would and change nothing', async () => {
     const before = await storeVersion();
     const manifest = join(cacheDir, 'dry-run-job.yaml');
-    const job = wrapperJob({ runId, name: `lp-${runId}-dry`, engine: 'k6', role: 'runner', index: 5, engineArgv: k6RunArgv(0, 1) });
+    const job = runnerJob({ runId, name: `lp-${runId}-dry`, engine: 'k6', role: 'runner', index: 5, engineArgv: k6RunArgv(0, 1) });
     await writeFile(manifest, JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: NS } }));
     const created = JSON.parse(await kubectl('create', '-f', manifest, '--dry-run=server', '-o', 'json'));
     expect(created).toMatchObject({ kind: 'Job', metadata: { name: `lp-${runId}-dry`, namespace: NS }, spec: { parallelism: 1, completions: 1 } });
@@ -171,7 +179,7 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
     expect(await kubectl('apply', '-f', manifest)).toContain(`configmap/applied-${runId} unchanged`);
     expect(sim.list('ConfigMap', NS).find((c) => c.metadata.name === `applied-${runId}`).data).toEqual({ a: '2', b: '3' });
 
-    const job = wrapperJob({ runId, name: `lp-${runId}-applied`, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV });
+    const job = runnerJob({ runId, name: `lp-${runId}-applied`, engine: 'k6', role: 'initializer', engineArgv: K6_INITIALIZER_ARGS });
     await writeFile(manifest, JSON.stringify({ ...job, metadata: { ...job.metadata, namespace: NS }, spec: { ...job.spec, bogusField: 1 } }));
     const refused = await kubectl('apply', '-f', manifest).then(
       () => '',
@@ -183,7 +191,7 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
 
   it('get -w streams a Job’s changes as they happen', async () => {
     const name = `lp-${runId}-watched`;
-    await createJob(sim, wrapperJob({ runId, name, engine: 'k6', role: 'initializer', engineArgv: K6_INSPECT_ARGV }));
+    await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'initializer', engineArgv: K6_INITIALIZER_ARGS }));
     const w = kubectlStream('get', 'job', name, '-n', NS, '-w');
     try {
       await untilReal(() => /Running\s+0\/1/.test(w.out()), 'the Job’s first row');
@@ -210,12 +218,14 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
       await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
       await simSleep(sim, 10_000);
       await untilReal(() => /running \(00m\d\d\.\ds\), 1\/1 VUs/.test(follow.out()), 'progress lines while the test runs');
-      expect(follow.out()).not.toContain('LOADPLANE_SUMMARY');
+      expect(follow.out()).not.toContain(RESULT_LINE_PREFIX);
       expect(follow.exited()).toBeUndefined();
       await podWhen(sim, jobNames[1]!, isDone, 'runner 0 done');
       await untilReal(() => follow.exited() !== undefined, 'kubectl logs -f exits when the container ends');
       expect(follow.exited()).toBe(0);
-      expect(follow.out()).toContain('LOADPLANE_SUMMARY');
+      // The result line comes last, and is k6's summary export.
+      expect(follow.out()).toMatch(new RegExp(`\\n${RESULT_LINE_PREFIX}\\{.*\\}\\n$`));
+      expect(parseK6ResultLine(follow.out())).toMatchObject({ metrics: { vus_max: { value: 1 } } });
     } finally {
       follow.child.kill();
     }
@@ -223,7 +233,10 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
 
   it('logs shows a pod’s log; delete job removes its pods', async () => {
     const init = await podWhen(sim, jobNames[0]!, isDone, 'initializer done');
-    expect(JSON.parse(await kubectl('logs', init.metadata.name, '-n', NS))).toMatchObject({ maxVUs: 2 });
+    const log = await kubectl('logs', init.metadata.name, '-n', NS);
+    // `k6 inspect`'s JSON follows the initializer script's marker line.
+    expect(log).toContain(`\n${REQUIREMENTS_MARKER}\n`);
+    expect(JSON.parse(log.slice(log.indexOf(`${REQUIREMENTS_MARKER}\n`) + REQUIREMENTS_MARKER.length + 1))).toMatchObject({ maxVUs: 2 });
     expect(await kubectl('delete', 'job', jobNames[2]!, '-n', NS)).toContain(`job.batch "${jobNames[2]}" deleted`);
     expect(podsOf(sim, jobNames[2]!)).toEqual([]);
   });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeSim } from '../../local/kube-sim/index';
 import { WATCH_HISTORY_LENGTH } from '../../local/kube-sim/object-store';
-import { closeKubeSim, http, NS, simSleep, startVirtualKubeSim, type Json } from './helpers';
+import { closeKubeSim, http, NS, simSleep, startVirtualKubeSim, restrictedPodSpec, type Json } from './helpers';
 
 let sim: KubeSim;
 beforeAll(async () => {
@@ -113,7 +113,7 @@ describe('events', () => {
   it('expire an hour (simulated) after they were last seen', async () => {
     await http(sim, 'POST', `/api/v1/namespaces/${NS}/pods`, {
       metadata: { name: 'ev-pod' },
-      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] },
+      spec: restrictedPodSpec({ name: 'main', image: 'busybox' }),
     });
     const events = () => sim.list('Event', NS).filter((e) => e.involvedObject.name === 'ev-pod');
     await simSleep(sim, 5_000);

@@ -7,6 +7,28 @@ import { buildMessage, type MessageInput, type NotificationMessage } from '../..
 /** A path part that must never show up in a reason, an error or a log line. */
 export const SECRET_PATH = '/services/T0LOADPLANE/B0SECRET/xoxSECRETtoken42';
 
+/**
+ * A runner's latency: 1,000 samples, p95 as given (200 ms by default), its percentile grid holding its
+ * p90, p95 and p99 (k6 reports p50…p99.9; three levels keep the numbers readable).
+ */
+export function latency(p95 = 200): RunnerSummary['latency'] {
+  return {
+    count: 1000,
+    sum: 100_000,
+    min: 5,
+    max: 900,
+    p90: 150,
+    p95,
+    p99: 400,
+    quantiles: [
+      { q: 0.9, value: 150 },
+      { q: 0.95, value: p95 },
+      { q: 0.99, value: 400 },
+    ],
+    relativeError: 0,
+  };
+}
+
 export function runner(index: number, overrides: Partial<RunnerSummary> = {}): RunnerSummary {
   return {
     engine: 'k6',
@@ -16,7 +38,7 @@ export function runner(index: number, overrides: Partial<RunnerSummary> = {}): R
     durationMs: 60_000,
     requests: { count: 1000, failed: 10 },
     iterations: 500,
-    latency: { count: 1000, sum: 100_000, min: 5, max: 900, p90: 150, p95: 200, p99: 400 },
+    latency: latency(),
     dataReceivedBytes: 1_000_000,
     dataSentBytes: 100_000,
     thresholds: [],
@@ -34,7 +56,8 @@ export function input(overrides: Partial<MessageInput> = {}): MessageInput {
     startedAt: '2026-11-30T10:00:00.000Z',
     endedAt: '2026-11-30T10:12:05.000Z',
     expectedRunners: 3,
-    result: aggregateResults(3, [runner(0), runner(1, { latency: { ...runner(1).latency, p95: 321.25 } }), runner(2)]),
+    // The run's p95 lies in [200, 325.1875] ms (core/percentile-bracket.ts): the runners' p95s are 200, 321.25 and 200.
+    result: aggregateResults(3, [runner(0), runner(1, { latency: latency(321.25) }), runner(2)]),
     ...overrides,
   };
 }

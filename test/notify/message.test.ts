@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregateResults } from '../../lambdas/core/aggregate';
 import { Outcome } from '../../lambdas/core/status';
 import { buildMessage } from '../../lambdas/notify/message';
-import { input, runner } from './fixtures';
+import { input, latency, runner } from './fixtures';
 
 describe('buildMessage', () => {
   it('carries the run, the recorded outcome and the key numbers of a collected result', () => {
@@ -23,9 +23,25 @@ describe('buildMessage', () => {
     });
   });
 
-  it('reports the worst runner p95 as the upper bound, never an average', () => {
-    const m = buildMessage(input());
-    expect(m.metrics?.p95UpperBoundMs).toBe(321.25);
+  it('reports where the run’s p95 lies, [lo, hi] from every runner’s percentiles, never an average nor one runner’s', () => {
+    const i = input();
+    const m = buildMessage(i);
+    expect(m.metrics!.p95Ms).toEqual(i.result!.latency.p95);
+    expect(m.metrics!.p95Ms.lo).toBe(200);
+    expect(m.metrics!.p95Ms.hi).toBeCloseTo(325.1875, 9);
+    expect(m.metrics).not.toHaveProperty('p95UpperBoundMs');
+    // A copy: the message never shares the result's objects.
+    expect(m.metrics!.p95Ms).not.toBe(i.result!.latency.p95);
+  });
+
+  it('one runner: its own p95, both ends the same', () => {
+    const result = aggregateResults(1, [runner(0, { latency: latency(187.5) })]);
+    expect(buildMessage(input({ expectedRunners: 1, result })).metrics!.p95Ms).toEqual({ lo: 187.5, hi: 187.5 });
+  });
+
+  it('a run without a sample: [0, 0], not NaN', () => {
+    const idle = runner(0, { requests: { count: 0, failed: 0 }, latency: { ...latency(), count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [] } });
+    expect(buildMessage(input({ expectedRunners: 1, result: aggregateResults(1, [idle]) })).metrics).toMatchObject({ p95Ms: { lo: 0, hi: 0 }, errorRate: 0 });
   });
 
   it('counts runners that reported, not the ones expected', () => {

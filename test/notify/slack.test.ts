@@ -45,7 +45,7 @@ const mrkdwnTexts = (body: SlackBody) => [
 ];
 
 describe('slackBody, as received over HTTP', () => {
-  it('has a header with the outcome, and fields with the run, duration, runners, requests, error rate, p95 bound and thresholds', async () => {
+  it('has a header with the outcome, and fields with the run, duration, runners, requests, error rate, p95 bracket and thresholds', async () => {
     const body = await sentToSlack(message());
     expect(ofType(body, 'header')).toEqual([
       { type: 'header', text: { type: 'plain_text', text: ':white_check_mark: Succeeded: checkout-peak', emoji: true } },
@@ -57,7 +57,7 @@ describe('slackBody, as received over HTTP', () => {
       '*Runners*\n3 of 3 reported',
       '*Requests*\n3,000 (30 failed)',
       '*Error rate*\n1%',
-      '*p95 (≤, worst runner)*\n≤ 321.3 ms (upper bound)',
+      '*p95 (all runners)*\n200–325.2 ms (bracket)',
       '*Thresholds*\nnone defined',
     ]);
     expect(body.text).toBe(':white_check_mark: loadplane run checkout-peak Succeeded: all runners finished with exit code 0');
@@ -79,6 +79,16 @@ describe('slackBody, as received over HTTP', () => {
   it('has a distinct header for every outcome', () => {
     const headers = new Set(OUTCOMES.map((outcome) => ofType(slackBody(message({ outcome })), 'header')[0]!.text.text));
     expect(headers.size).toBe(OUTCOMES.length);
+  });
+
+  it('shows the p95 as one value when both ends of its bracket print the same', () => {
+    const p95Field = (m: NotificationMessage) => fieldTexts(slackBody(m)).find((t) => t.startsWith('*p95'));
+    const one = aggregateResults(1, [runner(0)]);
+    expect(p95Field(message({ expectedRunners: 1, result: one }))).toBe('*p95 (all runners)*\n200 ms');
+    const base = message();
+    expect(p95Field({ ...base, metrics: { ...base.metrics!, p95Ms: { lo: 199.96, hi: 200.04 } } })).toBe('*p95 (all runners)*\n200 ms');
+    expect(p95Field({ ...base, metrics: { ...base.metrics!, p95Ms: { lo: 199.9, hi: 200.04 } } })).toBe('*p95 (all runners)*\n199.9–200 ms (bracket)');
+    for (const m of [base, message({ expectedRunners: 1, result: one })]) expect(p95Field(m)).not.toMatch(/≤|worst|upper bound/);
   });
 
   it('names the failed thresholds and the runners that failed them', () => {

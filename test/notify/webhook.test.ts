@@ -57,6 +57,9 @@ describe('the JSON webhook', () => {
       result,
       links: { console: 'https://console.aws.amazon.com/states/exec' },
     });
+    // Two runners with p95 = 200 ms each: the run's p95 lies in [190, 210] ms, bounded by their grids.
+    expect(result.latency.p95.lo).toBeCloseTo(190, 9);
+    expect(result.latency.p95.hi).toBeCloseTo(210, 9);
     expect(payloadOf(await sentAsWebhook(m))).toEqual({
       type: 'loadplane.run.finished',
       version: 1,
@@ -69,7 +72,7 @@ describe('the JSON webhook', () => {
       endedAt: '2026-11-30T10:12:05.000Z',
       durationSeconds: 725,
       runners: { expected: 2, reported: 2 },
-      metrics: { requests: 2000, failedRequests: 20, errorRate: 0.01, p95UpperBoundMs: 200 },
+      metrics: { requests: 2000, failedRequests: 20, errorRate: 0.01, p95Ms: { ...result.latency.p95 } },
       thresholds: { total: 1, failed: [{ metric: 'http_req_failed', expression: 'rate<0.01', runners: [0] }] },
       simulated: false,
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },

@@ -151,8 +151,8 @@ describe('definite non-delivery releases the claim, and the retry delivers once'
 });
 
 describe('every way a run ends gets exactly one notification, with its outcome, and leaves nothing behind', () => {
-  it('fails in Launch (the API server refuses every Service): FAILED', async () => {
-    h.kubeSim.faults.failNextRequests(1000, 500, { method: 'POST', pathIncludes: '/services' });
+  it('fails in Launch (the API server refuses every patch of the script ConfigMap, which the runner Jobs adopt): FAILED', async () => {
+    h.kubeSim.faults.failNextRequests(1000, 500, { method: 'PATCH', pathIncludes: '/configmaps/' });
     const { runId, view } = await h.run(spec('launch-fails'));
     h.kubeSim.faults.clear();
     expect(view.run.outcome).toBe(Outcome.FAILED);

@@ -86,13 +86,18 @@ describe('AwaitPrepared', () => {
     expect((await viewOf(h, runId)).stages.AwaitPrepared).toBeUndefined();
   });
 
-  it('a script run with arguments that change its execution (--duration, -e, …) is not refused on what inspect saw alone', async () => {
+  it('the user’s arguments count: the initializer archives the script with them (k6 archive, then inspect), so --duration 5m makes a 2h script fit and --vus alone does not', async () => {
     const script = `export const options = { vus: 8, duration: '2h' };\nexport default function () {}\n`;
     const timeouts = { prepare: '2m', ready: '2m', run: '10m', total: '1h' };
-    for (const args of [['--duration', '5m'], ['-e', 'DURATION=5m'], ['--vus=2']]) {
-      const { runId } = await driveTo(h, k6Spec({ name: 'shortened', script: { inline: script }, arguments: args, timeouts }), Stage.Prepare);
-      expect((await poll(runId)).step.phase, args.join(' ')).toBe(StepPhase.done);
+    for (const [args, phase] of [[['--duration', '5m'], StepPhase.done], [['--duration=5m', '--vus', '20'], StepPhase.done], [['--vus=2'], StepPhase.failed]] as const) {
+      const { runId } = await driveTo(h, k6Spec({ name: 'shortened', script: { inline: script }, arguments: [...args], timeouts }), Stage.Prepare);
+      const { step } = await poll(runId);
+      expect(step.phase, args.join(' ')).toBe(phase);
+      if (phase === StepPhase.done) expect(step, args.join(' ')).toMatchObject({ requirements: { expectedDurationSeconds: 300 } });
     }
+    // --vus in the arguments is what inspect reports as maxVUs.
+    const { runId } = await driveTo(h, k6Spec({ name: 'more-vus', script: { inline: script }, arguments: ['--vus', '20', '--duration', '5m'], timeouts }), Stage.Prepare);
+    expect((await poll(runId)).step).toMatchObject({ phase: StepPhase.done, requirements: { maxVUs: 20 } });
   });
 
   it('without timeouts.run, a script longer than what is left of timeouts.total is refused too; one that fits is not', async () => {

@@ -1,14 +1,16 @@
 /**
  * Collect's contract (architecture §3.7): reads each runner's result line from its log (reads only) and
  * aggregates it — counts summed, min/max exact, the mean weighted by count, percentiles kept per
- * runner with the worst as an upper bound, never averaged. The full result is recorded in the ledger;
+ * runner and bracketed for the run, never averaged. The full result is recorded in the ledger;
  * the state machine gets only the verdict. Moves the run to COLLECTING; never runs for an ended run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
-import { Role } from '../../lambdas/core/runner-contract';
+import { percentileBracket } from '../../lambdas/core/percentile-bracket';
+import { Role, SIMULATED_OUTPUT_MARKER } from '../../lambdas/core/runner-contract';
 import { StepPhase } from '../../lambdas/core/step';
-import { parseSummaryFromLog, type RunnerSummary } from '../../lambdas/core/summary';
+import type { RunnerSummary } from '../../lambdas/core/summary';
+import { engineAdapter } from '../../lambdas/engines';
 import { Outcome, RunStatus, Stage, StageState } from '../../lambdas/core/status';
 import { collect, type CollectRecord } from '../../lambdas/stages/collect';
 import { watch } from '../../lambdas/stages/watch';
@@ -21,11 +23,20 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Each runner's result line, read from its log by the test itself, by runner index. */
+/** Each runner's result (k6's summary export on its LOADPLANE_RESULT line), read from its whole log by the test itself, by runner index. */
 async function summariesFromLogs(runId: string): Promise<RunnerSummary[]> {
   const pods = objectsOf(h, 'Pod', runId, Role.runner);
   const summaries = await Promise.all(
-    pods.map(async (pod) => parseSummaryFromLog(await (await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pod.metadata.name}/log`)).text())!),
+    pods.map(async (pod) => {
+      const log = await (await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pod.metadata.name}/log`)).text();
+      const ended = pod.status.containerStatuses[0].state.terminated;
+      return engineAdapter('k6').parseResult(log, {
+        runner: Number(pod.metadata.labels['loadplane.io/runner-index']),
+        exitCode: ended.exitCode,
+        durationMs: Date.parse(ended.finishedAt) - Date.parse(ended.startedAt),
+        simulated: log.includes(SIMULATED_OUTPUT_MARKER),
+      })!;
+    }),
   );
   return summaries.sort((a, b) => a.runner - b.runner);
 }
@@ -61,15 +72,19 @@ describe('Collect', () => {
       sum: sum(latency.map((l) => l.sum)),
       min: Math.min(...latency.map((l) => l.min)),
       max: Math.max(...latency.map((l) => l.max)),
-      p90UpperBound: Math.max(...latency.map((l) => l.p90)),
-      p95UpperBound: Math.max(...latency.map((l) => l.p95)),
-      p99UpperBound: Math.max(...latency.map((l) => l.p99)),
+      p90: percentileBracket(latency, 0.9),
+      p95: percentileBracket(latency, 0.95),
+      p99: percentileBracket(latency, 0.99),
     });
+    // Each runner's full grid reached the bracket: k6's p50…p99, p99.5, p99.9.
+    expect(runners.every((r) => r.latency.quantiles.length === 52)).toBe(true);
     expect(result.latency.mean).toBeCloseTo(sum(latency.map((l) => l.sum)) / sum(latency.map((l) => l.count)), 9);
-    // The runners' p95s differ (seeded per runner), so the worst one is not their average.
+    // The runners' p95s differ (seeded per runner); the run reports a bracket, never their average.
     const p95s = latency.map((l) => l.p95);
     expect(new Set(p95s).size).toBeGreaterThan(1);
-    expect(result.latency.p95UpperBound).not.toBeCloseTo(sum(p95s) / p95s.length, 6);
+    expect(result.latency.p95.lo).toBeLessThan(result.latency.p95.hi);
+    expect(result.latency.p95.lo).toBeGreaterThanOrEqual(result.latency.min);
+    expect(result.latency.p95.hi).toBeLessThanOrEqual(result.latency.max);
   });
 
   it('invoked again after it completed: the recorded verdict, without a single Kubernetes request', async () => {

@@ -1,15 +1,18 @@
 /**
  * Launch's contract (architecture §3.3, §7): N runner Jobs (backoffLimit 0, restartPolicy Never, a dead-man
- * deadline), k6 runners paused with their execution segments and a Service each, the script ConfigMap
- * owned by every runner Job; Gatling runners carry one common start instant. Records launchedAt and
- * the ready deadline, moves the run to LAUNCHING. A retry creates only what is missing.
+ * deadline) and nothing else (no Service: Start reaches k6 runners through pods/proxy), k6 runners paused
+ * with their execution segments, the script ConfigMap owned by every runner Job; Gatling runners carry
+ * one common start instant, on a whole second. Records launchedAt and the ready deadline, moves the run
+ * to LAUNCHING. A retry creates only what is missing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { JOB_DEADLINE_GRACE_SECONDS } from '../../lambdas/cluster/manifests/job';
-import { ENV_START_AT, Labels, MANAGED_BY, Role } from '../../lambdas/core/runner-contract';
+import { ENV_START_AT, ENV_START_AT_EPOCH, Labels, MANAGED_BY, Role } from '../../lambdas/core/runner-contract';
 import { Outcome, RunStatus, Stage, StageState } from '../../lambdas/core/status';
-import { GATLING_START_LEAD_SECONDS, launch, type LaunchRecord } from '../../lambdas/stages/launch';
+import { GATLING_START_LEAD_SECONDS } from '../../lambdas/engines/gatling/adapter';
+import { RUNNER_SCRIPT } from '../../lambdas/engines/pod-scripts';
+import { launch, type LaunchRecord } from '../../lambdas/stages/launch';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { createdOnly, driveTo, endRun, markRequests, objectsOf, viewOf } from './stage-fixture';
 
@@ -25,7 +28,7 @@ const byIndex = <T extends { metadata: { labels: Record<string, string> } }>(obj
 const segment = (i: number, n: number) => `${i === 0 ? '0' : `${i}/${n}`}:${i === n - 1 ? '1' : `${i + 1}/${n}`}`;
 
 describe('Launch', () => {
-  it('k6: creates N paused runner Jobs with their execution segments and Services, records the ready deadline, moves to LAUNCHING', async () => {
+  it('k6: creates N paused runner Jobs with their execution segments and no Service, records the ready deadline, moves to LAUNCHING', async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'launch', parallelism: 3, timeouts: TIMEOUTS }), Stage.AwaitPrepared);
     const requests = markRequests(h);
     const launchedAt = h.clock.now();
@@ -40,12 +43,13 @@ describe('Launch', () => {
       expect(job.spec).toMatchObject({ backoffLimit: 0, template: { spec: { restartPolicy: 'Never' } } });
       // The dead-man switch: what is known at Launch (ready deadline + run timeout) plus grace.
       expect(job.spec.activeDeadlineSeconds).toBe(2 * 60 + 5 * 60 + JOB_DEADLINE_GRACE_SECONDS);
-      const args: string[] = job.spec.template.spec.containers[0].args;
+      const { command, args } = job.spec.template.spec.containers[0] as { command: string[]; args: string[] };
+      expect(command).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
+      expect(args.slice(0, 2)).toEqual(['k6', 'run']);
       expect(args).toContain('--paused');
       expect(args).toContain(`--execution-segment=${segment(i, 3)}`);
     });
-    const services = byIndex(objectsOf(h, 'Service', runId));
-    expect(services.map((s) => s.metadata.ownerReferences.map((o: { uid: string }) => o.uid))).toEqual(jobs.map((j) => [j.metadata.uid]));
+    expect(objectsOf(h, 'Service', runId)).toEqual([]);
     // The script ConfigMap now lives until the last runner Job is gone, not just the initializer.
     const [configMap] = objectsOf(h, 'ConfigMap', runId);
     const owners = configMap.metadata.ownerReferences.map((o: { name: string }) => o.name);
@@ -53,25 +57,35 @@ describe('Launch', () => {
 
     const creates = requests.since().filter((r) => r.method === 'POST');
     expect(creates.filter((r) => r.path.endsWith('/jobs'))).toHaveLength(3);
-    expect(creates.filter((r) => r.path.endsWith('/services'))).toHaveLength(3);
-    expect(creates).toHaveLength(6);
+    expect(creates).toHaveLength(3);
+    // The one other write: the ConfigMap adopted by the runner Jobs.
+    expect(requests.writes().filter((r) => r.method !== 'POST').map((r) => `${r.method} ${r.path}`)).toEqual([
+      `PATCH /api/v1/namespaces/loadplane/configmaps/lp-${runId}-script`,
+    ]);
 
     const view = await viewOf(h, runId);
     expect(view.stages.Launch).toMatchObject({ state: StageState.completed, attempts: 1, output: record });
     expect(view.run.status).toBe(RunStatus.LAUNCHING);
   });
 
-  it('Gatling: every runner Job carries the one start instant the record holds', async () => {
+  it('Gatling: every runner Job carries the one start instant the record holds, on the whole second after launchedAt + 60 s', async () => {
     const { runId } = await driveTo(h, gatlingSpec({ name: 'launch-gatling', parallelism: 3 }), Stage.Prepare);
+    // Launch 250 ms past a whole second: the instant is rounded up, never early.
+    h.clock.advance(((1250 - (h.clock.now() % 1000)) % 1000) || 1000);
     const launchedAt = h.clock.now();
+    expect(launchedAt % 1000).toBe(250);
 
     const record = await launch(h.runtime.deps, runId);
 
-    expect(record.startAt).toBe(new Date(launchedAt + GATLING_START_LEAD_SECONDS * 1000).toISOString());
-    const instants = objectsOf(h, 'Job', runId, Role.runner).map(
-      (job) => (job.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>).find((e) => e.name === ENV_START_AT)?.value,
-    );
-    expect(instants).toEqual([record.startAt, record.startAt, record.startAt]);
+    expect(GATLING_START_LEAD_SECONDS).toBe(60);
+    expect(record.startAt).toBe(new Date(launchedAt + 60_000 + 750).toISOString());
+    const envOf = (job: { spec: { template: { spec: { containers: Array<{ env: Array<{ name: string; value: string }> }> } } } }, name: string) =>
+      job.spec.template.spec.containers[0]!.env.find((e) => e.name === name)?.value;
+    const jobs = objectsOf(h, 'Job', runId, Role.runner);
+    expect(jobs.map((job) => envOf(job, ENV_START_AT))).toEqual([record.startAt, record.startAt, record.startAt]);
+    const epoch = String(Date.parse(record.startAt!) / 1000);
+    expect(jobs.map((job) => envOf(job, ENV_START_AT_EPOCH))).toEqual([epoch, epoch, epoch]);
+    for (const job of jobs) expect(job.spec.template.spec.containers[0].command).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
     expect(objectsOf(h, 'Service', runId)).toEqual([]);
   });
 
@@ -85,23 +99,26 @@ describe('Launch', () => {
     expect(objectsOf(h, 'Job', runId, Role.runner)).toHaveLength(2);
   });
 
-  it('fails after creating the Jobs (every Service refused); the retry creates only the Services', async () => {
+  it('fails after creating the Jobs (the ConfigMap adoption refused); the retry creates no Job again, only adopts', async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'launch-retry', parallelism: 3 }), Stage.AwaitPrepared);
-    h.kubeSim.faults.failNextRequests(3 * 5, 500, { method: 'POST', pathIncludes: '/services' }); // every attempt of the 3 calls
+    h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps' }); // every attempt of the one call
     await expect(launch(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable' });
-    await h.clock.sleep(60_000); // the other Service calls in flight use up their attempts too
-    expect(objectsOf(h, 'Job', runId, Role.runner)).toHaveLength(3);
-    expect(objectsOf(h, 'Service', runId)).toEqual([]);
+    const jobs = objectsOf(h, 'Job', runId, Role.runner);
+    expect(jobs).toHaveLength(3);
+    const ownersOf = () => objectsOf(h, 'ConfigMap', runId)[0].metadata.ownerReferences.map((o: { name: string }) => o.name);
+    expect(ownersOf()).toEqual([`lp-${runId}-initializer`]);
     expect((await viewOf(h, runId)).stages.Launch).toMatchObject({ state: StageState.failed, error: { name: 'ClusterUnavailable' } });
 
     const requests = markRequests(h);
     await launch(h.runtime.deps, runId);
 
-    const creates = requests.since().filter((r) => r.method === 'POST');
-    expect(creates.filter((r) => r.path.endsWith('/jobs'))).toEqual([]);
-    expect(creates.filter((r) => r.path.endsWith('/services')).map((r) => r.status)).toEqual([201, 201, 201]);
+    expect(requests.since().filter((r) => r.method === 'POST')).toEqual([]);
+    expect(requests.writes().map((r) => [r.method, r.path, r.status])).toEqual([
+      ['PATCH', `/api/v1/namespaces/loadplane/configmaps/lp-${runId}-script`, 200],
+    ]);
     expect(requests.since().filter((r) => r.status === 409)).toEqual([]);
-    expect(objectsOf(h, 'Service', runId)).toHaveLength(3);
+    expect(objectsOf(h, 'Job', runId, Role.runner).map((j) => j.metadata.uid)).toEqual(jobs.map((j) => j.metadata.uid));
+    expect(ownersOf()).toEqual(expect.arrayContaining(jobs.map((j) => j.metadata.name)));
     expect((await viewOf(h, runId)).stages.Launch).toMatchObject({ state: StageState.completed, attempts: 2 });
   });
 

@@ -3,6 +3,7 @@
  * waiting, so AwaitPrepared polls); Gatling gets its ConfigMap and goes straight on (answer: done).
  * Created once; a retry creates only what is missing; never for a run that ended or was not admitted.
  */
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, shellCommand } from '../../lambdas/engines/pod-scripts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Labels, MANAGED_BY, Role } from '../../lambdas/core/runner-contract';
@@ -40,7 +41,9 @@ describe('Prepare', () => {
     expect(job.metadata.labels).toMatchObject({ [Labels.managedBy]: MANAGED_BY, [Labels.runId]: runId, [Labels.role]: Role.initializer });
     expect(job.spec.backoffLimit).toBe(0);
     expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
-    expect(job.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['k6', 'inspect', '--execution-requirements']));
+    // The initializer script (k6 archive with the user's arguments, then k6 inspect of the archive) gets the script path.
+    expect(job.spec.template.spec.containers[0].command).toEqual(shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME));
+    expect(job.spec.template.spec.containers[0].args).toEqual(['/loadplane/scripts/script.js']);
 
     const [configMap] = objectsOf(h, 'ConfigMap', runId);
     expect(objectsOf(h, 'ConfigMap', runId)).toHaveLength(1);

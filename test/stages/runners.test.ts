@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobFacts, PodFacts } from '../../lambdas/cluster/observe';
 import { Engine, RunnerRestartPolicy } from '../../lambdas/core/status';
+import { engineAdapter } from '../../lambdas/engines';
 import { describeRunner, ranToEnd, readiness, Readiness, type RunnerView } from '../../lambdas/stages/runners';
 
 const job: JobFacts = { name: 'lp-r-runner-0', role: 'runner', index: 0, complete: false, failed: false };
@@ -32,23 +33,37 @@ const exited107 = pod({ phase: 'Failed', exitCode: 107, reason: 'Error', started
 const imagePull = pod({ reason: 'ErrImagePull', message: 'not found' });
 const evicted = pod({ phase: 'Failed', exitCode: 137, disrupted: true, startedAt: 2000 });
 
+/** Runners that start themselves at a common instant (Gatling), or wait for Start's signal (k6). */
+const STARTS_ITSELF = true;
+const WAITS_FOR_START = false;
+
 describe('readiness: where a runner stands before Start', () => {
-  it.each<[string, Engine, RunnerRestartPolicy, RunnerView, Readiness]>([
-    ['no pod yet', Engine.k6, RunnerRestartPolicy.fail, runner(), Readiness.waiting],
-    ['pending', Engine.gatling, RunnerRestartPolicy.fail, runner(pending), Readiness.waiting],
-    ['running and ready', Engine.k6, RunnerRestartPolicy.fail, runner(running), Readiness.ready],
-    ['Gatling, ran and exited 0 (a short simulation): past ready', Engine.gatling, RunnerRestartPolicy.fail, runner(exited0, { ...job, complete: true }), Readiness.finished],
-    ['Gatling, ran and exited 2 (assertions failed), its Job failed by it: past ready', Engine.gatling, RunnerRestartPolicy.fail, runner(exited2, failedJob), Readiness.finished],
-    ['Gatling, ran and exited 107: past ready too (Watch judges the code)', Engine.gatling, RunnerRestartPolicy.fail, runner(exited107, failedJob), Readiness.finished],
-    ['k6, exited before Start: broken (it waits paused for Start)', Engine.k6, RunnerRestartPolicy.fail, runner(exited107, failedJob), Readiness.broken],
-    ['k6, exited 0 before Start: broken too', Engine.k6, RunnerRestartPolicy.fail, runner(exited0), Readiness.broken],
-    ['an image that cannot be pulled never ran', Engine.gatling, RunnerRestartPolicy.fail, runner(imagePull), Readiness.broken],
-    ['evicted under fail: broken (its Job failed)', Engine.gatling, RunnerRestartPolicy.fail, runner(evicted, failedJob), Readiness.broken],
-    ['evicted under restart: being replaced', Engine.gatling, RunnerRestartPolicy.restart, runner(evicted), Readiness.waiting],
-    ['evicted under restart, but its Job failed', Engine.k6, RunnerRestartPolicy.restart, runner(evicted, failedJob), Readiness.broken],
-    ['a failed Job without a pod', Engine.gatling, RunnerRestartPolicy.fail, runner(undefined, failedJob), Readiness.broken],
-  ])('%s', (_label, engine, policy, view, expected) => {
-    expect(readiness(view, engine, policy)).toBe(expected);
+  it.each<[string, boolean, RunnerRestartPolicy, RunnerView, Readiness]>([
+    ['no pod yet', WAITS_FOR_START, RunnerRestartPolicy.fail, runner(), Readiness.waiting],
+    ['no pod yet, starting itself', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(), Readiness.waiting],
+    ['pending', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(pending), Readiness.waiting],
+    ['running and ready', WAITS_FOR_START, RunnerRestartPolicy.fail, runner(running), Readiness.ready],
+    ['running and ready, starting itself', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(running), Readiness.ready],
+    ['starting itself, ran and exited 0 (a short simulation): past ready', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(exited0, { ...job, complete: true }), Readiness.finished],
+    ['starting itself, ran and exited 2 (assertions failed), its Job failed by it: past ready', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(exited2, failedJob), Readiness.finished],
+    ['starting itself, ran and exited 107: past ready too (Watch judges the code)', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(exited107, failedJob), Readiness.finished],
+    ['waiting for Start, exited before it: broken (it waits paused for Start)', WAITS_FOR_START, RunnerRestartPolicy.fail, runner(exited107, failedJob), Readiness.broken],
+    ['waiting for Start, exited 0 before it: broken too', WAITS_FOR_START, RunnerRestartPolicy.fail, runner(exited0), Readiness.broken],
+    ['an image that cannot be pulled never ran', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(imagePull), Readiness.broken],
+    ['an image that cannot be pulled never ran, waiting for Start', WAITS_FOR_START, RunnerRestartPolicy.fail, runner(imagePull), Readiness.broken],
+    ['evicted under fail: broken (its Job failed)', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(evicted, failedJob), Readiness.broken],
+    ['evicted under restart: being replaced', STARTS_ITSELF, RunnerRestartPolicy.restart, runner(evicted), Readiness.waiting],
+    ['evicted under restart: being replaced, waiting for Start', WAITS_FOR_START, RunnerRestartPolicy.restart, runner(evicted), Readiness.waiting],
+    ['evicted under restart, but its Job failed', WAITS_FOR_START, RunnerRestartPolicy.restart, runner(evicted, failedJob), Readiness.broken],
+    ['a failed Job without a pod', STARTS_ITSELF, RunnerRestartPolicy.fail, runner(undefined, failedJob), Readiness.broken],
+  ])('%s', (_label, startsItself, policy, view, expected) => {
+    expect(readiness(view, startsItself, policy)).toBe(expected);
+  });
+
+  it('Gatling’s runners start themselves (their adapter fixes a start instant), k6’s wait for Start (it has none)', () => {
+    const launchedAt = Date.UTC(2026, 11, 1, 10);
+    expect(engineAdapter(Engine.gatling).startInstant(launchedAt, 120)).toBeDefined();
+    expect(engineAdapter(Engine.k6).startInstant(launchedAt, 120)).toBeUndefined();
   });
 });
 
@@ -61,6 +76,7 @@ describe('ranToEnd: exit codes of a test that ran to its end', () => {
     [Engine.gatling, 0, true],
     [Engine.gatling, 2, true],
     [Engine.gatling, 99, false],
+    [Engine.gatling, 137, false],
     [Engine.gatling, undefined, false],
   ])('%s exit %s → %s', (engine, exitCode, expected) => {
     expect(ranToEnd(engine, exitCode === undefined ? running : pod({ exitCode }))).toBe(expected);
@@ -68,11 +84,15 @@ describe('ranToEnd: exit codes of a test that ran to its end', () => {
 });
 
 describe('describeRunner', () => {
-  it.each([
-    [runner(), 'runner 0: no pod'],
-    [runner(imagePull), 'runner 0: Pending (ErrImagePull: not found)'],
-    [runner(exited107), 'runner 0: Failed, exited 107 (script exception)'],
-  ])('%#: %s', (view, text) => {
-    expect(describeRunner(view)).toBe(text);
+  it.each<[RunnerView, Engine, string]>([
+    [runner(), Engine.k6, 'runner 0: no pod'],
+    [runner(imagePull), Engine.gatling, 'runner 0: Pending (ErrImagePull: not found)'],
+    [runner(exited107), Engine.k6, 'runner 0: Failed, exited 107 (script exception)'],
+    [runner(exited2), Engine.gatling, 'runner 0: Failed, exited 2 (assertions failed)'],
+    [runner(exited2), Engine.k6, 'runner 0: Failed, exited 2 (unknown exit code)'],
+    [runner(exited107), Engine.gatling, 'runner 0: Failed, exited 107 (unknown exit code)'],
+    [runner(evicted), Engine.gatling, 'runner 0: Failed, exited 137 (SIGKILL, usually OOM-killed)'],
+  ])('%#: %s: %s', (view, engine, text) => {
+    expect(describeRunner(view, engine)).toBe(text);
   });
 });

@@ -129,7 +129,7 @@ describe('Watch', () => {
     const { step } = await poll(runId);
 
     expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0 });
-    expect(exitCodes(runId)).toEqual([0, 0]); // k6 stops gracefully, with partial results
+    expect(exitCodes(runId)).toEqual([103, 103]); // k6 stops gracefully (103: stopped through its REST API), with partial results
     expect(h.clock.now()).toBeLessThan((steps.Start as StartRecord).expectedEndAt!);
     expect((await viewOf(h, runId)).stages.Watch).toMatchObject({ state: StageState.completed, output: step });
   });

@@ -124,5 +124,10 @@ export function gatlingSpec(overrides: Partial<RunSpecInput> = {}): RunSpecInput
     cluster: { name: 'kube-sim', namespace: 'loadplane' },
     timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' },
     ...overrides,
+    // Gatling has no default image: every Gatling spec names one.
+    runner: { image: GATLING_IMAGE, ...(overrides.runner as object | undefined) },
   } as RunSpecInput;
 }
+
+/** st-tech/gatling-operator's runner image, the reference Gatling image (on the default allow-list). */
+export const GATLING_IMAGE = 'ghcr.io/st-tech/gatling:latest';

@@ -1,4 +1,4 @@
-/** The LOADPLANE_* variables every pod gets, so scripts and the wrapper know where they run. */
+/** The LOADPLANE_* variables every pod gets, so scripts know where they run. */
 import type { RunnerPlan } from '../plan';
 
 export function loadplaneEnv(plan: RunnerPlan, index: number): Record<string, string> {

@@ -1,5 +1,5 @@
 /**
- * ownerReferences of the objects a stage makes (architecture §7: "Services and ConfigMaps are owned by a
+ * ownerReferences of the objects a stage makes (architecture §7: "ConfigMaps are owned by a
  * Job of the run, so everything stops and disappears even if the control plane never comes back").
  * Kubernetes' garbage collector deletes a dependent once ALL its owners are gone, so an object several
  * Jobs use (the script ConfigMap) names every one of them and lives as long as the last.
@@ -8,7 +8,7 @@
  * builders name the owner Job and leave the uid empty; createAll (stages/create-all.ts) creates the
  * Jobs first and fills the uids in with resolveOwners before it sends the dependents.
  */
-import type { V1ConfigMap, V1Job, V1OwnerReference, V1Service } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Job, V1OwnerReference } from '@kubernetes/client-node';
 
 /** The uid of an owner Job the builders name but the API server has not assigned yet. */
 export const UNRESOLVED_UID = '';
@@ -21,7 +21,7 @@ export function jobOwnerReference(name: string, uid: string = UNRESOLVED_UID): V
   return { apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: false, blockOwnerDeletion: false };
 }
 
-type Ownable = V1ConfigMap | V1Service | V1Job;
+type Ownable = V1ConfigMap | V1Job;
 
 /** The Jobs (by name) that must own the object: the Job owner references the builders set. */
 export function ownerJobNames(obj: Ownable): string[] {

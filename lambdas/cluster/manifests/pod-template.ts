@@ -1,40 +1,37 @@
 /**
- * The pod template every loadplane Job runs: the wrapper in one container under the restricted Pod
- * Security Standard, the script mounted read-only, a writable /tmp (the root filesystem is read-only;
- * k6's summary export and Gatling's results go there), no Kubernetes API token.
+ * The pod template every loadplane Job runs: the engine's stock image in one container, its command
+ * the engine's fixed sh script (lambdas/engines/pod-scripts.ts) and its args the engine's argv, under
+ * the Pod Security Standard "restricted" (non-root, no privilege escalation, every capability dropped,
+ * seccomp RuntimeDefault) with a read-only root filesystem: the script is mounted read-only and
+ * WORK_DIR is an emptyDir (k6's summary export and archive, Gatling's results, the JVM's temp files).
+ * No Kubernetes API token.
  */
 import type { V1Affinity, V1EnvVar, V1PodTemplateSpec, V1ResourceRequirements } from '@kubernetes/client-node';
-import {
-  Labels,
-  RUNNER_CONTAINER,
-  Role,
-  SCRIPT_MOUNT_PATH,
-  WRAPPER_ARGV_SEPARATOR,
-  WRAPPER_COMMAND,
-} from '../../core/runner-contract';
+import { Labels, RUNNER_CONTAINER, Role, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
 import type { RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
 import { scriptConfigMapName } from './script-configmap';
-
-/** The non-root user the runner images are built for (runner/Dockerfile.k6). */
-export const RUNNER_UID = 12345;
 
 /** Requests when the plan names neither a request nor a limit. */
 export const DEFAULT_REQUESTS = { cpu: '500m', memory: '1Gi' } as const;
 
 export interface PodTemplateInput {
   role: Role;
-  /** Runner index; the initializer runs as index 0 for the wrapper but carries no index label. */
+  /** Runner index (runners only). */
   index?: number;
-  engineArgv: string[];
+  /** The engine's sh script: `['sh', '-c', script, name]`. */
+  command: string[];
+  /** The engine's argv, the script's positional parameters: never seen by a shell. */
+  args: string[];
   /** LOADPLANE_* variables for this pod; they override user env of the same name. */
   loadplaneEnv: Record<string, string>;
+  /** The non-root uid of the engine's image. */
+  runAsUser: number;
   ports?: { name: string; containerPort: number }[];
 }
 
 export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTemplateSpec {
   const isRunner = input.role === Role.runner;
-  const wrapperArgs = ['--engine', plan.engine, '--role', input.role, '--index', String(input.index ?? 0)];
   return {
     metadata: {
       labels: objectLabels(plan, input.role, input.index),
@@ -49,23 +46,23 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
       ...(isRunner && plan.separate ? { affinity: separateRunnersAffinity(plan.runId) } : {}),
       securityContext: {
         runAsNonRoot: true,
-        runAsUser: RUNNER_UID,
-        runAsGroup: RUNNER_UID,
-        fsGroup: RUNNER_UID,
+        runAsUser: input.runAsUser,
+        runAsGroup: input.runAsUser,
+        fsGroup: input.runAsUser,
         seccompProfile: { type: 'RuntimeDefault' },
       },
       containers: [
         {
           name: RUNNER_CONTAINER,
           image: plan.image,
-          command: [WRAPPER_COMMAND],
-          args: [...wrapperArgs, WRAPPER_ARGV_SEPARATOR, ...input.engineArgv],
+          command: input.command,
+          args: input.args,
           env: podEnv(plan.env, input.loadplaneEnv),
           resources: resources(plan),
           ...(input.ports ? { ports: input.ports.map((p) => ({ ...p, protocol: 'TCP' })) } : {}),
           securityContext: {
             runAsNonRoot: true,
-            runAsUser: RUNNER_UID,
+            runAsUser: input.runAsUser,
             allowPrivilegeEscalation: false,
             readOnlyRootFilesystem: true,
             capabilities: { drop: ['ALL'] },
@@ -73,13 +70,13 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
           },
           volumeMounts: [
             { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
-            { name: 'tmp', mountPath: '/tmp' },
+            { name: 'work', mountPath: WORK_DIR },
           ],
         },
       ],
       volumes: [
         { name: 'script', configMap: { name: scriptConfigMapName(plan) } },
-        { name: 'tmp', emptyDir: {} },
+        { name: 'work', emptyDir: {} },
       ],
     },
   };

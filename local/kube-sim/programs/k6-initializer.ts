@@ -1,8 +1,11 @@
 /**
- * `k6 inspect --execution-requirements <script>`: prints the execution requirements as indented JSON
- * (as real k6 does) and exits 0, or logs k6's error and exits 107 (script exception: a syntax error,
- * a throw in the init context, no default function) or 104 (a malformed threshold).
+ * The k6 initializer script: `k6 archive <user arguments> <script>`, then the marker line, then `k6
+ * inspect --execution-requirements` on the archive, which prints the execution requirements as
+ * indented JSON (as real k6 does), the user's arguments (--vus, --duration, --stage) counted, and exits
+ * 0; or `k6 archive` logs k6's error and exits 107 (script exception: a syntax error, a throw in the
+ * init context, no default function) or 104 (a malformed threshold), and nothing is inspected.
  */
+import { REQUIREMENTS_MARKER, SIMULATED_OUTPUT_MARKER } from '../../../lambdas/core/runner-contract';
 import { formatGoDuration } from '../go-duration';
 import { k6LogLine, moduleNotFound } from './k6-log';
 import type { K6Argv } from './k6-argv';
@@ -38,6 +41,8 @@ export class K6Initializer implements ContainerProgram {
     // `default` constant-vus scenario); kube-sim runs every test as one such scenario.
     const scenarios = { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: plan.vus, duration: formatGoDuration(plan.durationMs) } };
     const requirements = { scenarios, thresholds, maxVUs: plan.vus, totalDuration: formatGoDuration(plan.durationMs) };
+    ctx.log(SIMULATED_OUTPUT_MARKER);
+    ctx.log(REQUIREMENTS_MARKER);
     ctx.log(JSON.stringify(requirements, null, 2));
     ctx.exit(0);
   }

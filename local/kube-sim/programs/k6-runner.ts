@@ -1,17 +1,19 @@
 /**
- * `k6 run … --paused --address=0.0.0.0:6565`: a k6 runner with its REST API. Paused until
- * `PATCH /v1/status {paused:false}`, then runs its duration in sim time, logging progress; a
- * `{stopped:true}` stops it early (exit 0, partial results). At the end it logs the
- * `LOADPLANE_SUMMARY` line the runner wrapper would print and exits with the exit code.
+ * `k6 run … --paused --address=0.0.0.0:6565` under the runner script: a k6 runner with its REST API.
+ * Paused until `PATCH /v1/status {paused:false}`, then runs its duration in sim time, logging
+ * progress; a `{stopped:true}` stops it early (exit 103, as real k6 stopped through its REST API,
+ * partial results). At the end it writes its summary export (k6's real shape, k6-summary-export.ts):
+ * when `--summary-export` names the file ENV_RESULT_FILE names, it logs the LOADPLANE_RESULT line the
+ * runner script prints, and exits with k6's exit code.
  *
  * Exit-code faults: 107 fails at start (no REST API, no summary), 108 aborts half-way (test.abort()),
- * 137 is OOM-killed half-way (no summary: the wrapper dies with k6), anything else runs to the end.
+ * 137 is OOM-killed half-way (no export: the script prints no line), anything else runs to the end.
  */
-import { Labels } from '../../../lambdas/core/runner-contract';
-import { formatSummaryLine } from '../../../lambdas/core/summary';
+import { ENV_RESULT_FILE, Labels, RESULT_LINE_PREFIX, SIMULATED_OUTPUT_MARKER } from '../../../lambdas/core/runner-contract';
 import { parseDuration } from '../go-duration';
 import type { Scheduled } from '../sim-clock';
-import type { WrapperInvocation } from './wrapper-argv';
+import type { PodIdentity } from './pod-identity';
+import { simulatedK6Export, trendStatsFromArgv } from './k6-summary-export';
 import { segmentShare, type Fraction } from './fraction';
 import type { K6Argv } from './k6-argv';
 import { EXIT_SCRIPT_EXCEPTION } from './k6-initializer';
@@ -19,7 +21,7 @@ import { k6LogLine, moduleNotFound } from './k6-log';
 import { k6Plan, type K6Plan } from './k6-plan';
 import { analyzeK6Script, type Threshold } from './k6-script';
 import type { ContainerProgram, HttpReply, ProgramContext, ProxiedRequest } from './program';
-import { EXIT_THRESHOLDS, runnerRequests, syntheticSummary } from './synthetic-summary';
+import { EXIT_THRESHOLDS, runnerRequests, syntheticSummary, type SyntheticResult } from './synthetic-summary';
 
 /**
  * Pod annotation (kube-sim's own): the share of simulated HTTP requests that fail, 0–1 (`"0.024"`),
@@ -35,6 +37,8 @@ export const HTTP_FAILURE_RATE_ANNOTATION = 'kube-sim.loadplane.io/http-failure-
 export const TEARDOWN_DURATION_ANNOTATION = 'kube-sim.loadplane.io/teardown-duration';
 
 const EXIT_ABORT = 108;
+/** k6's exit code when its test was stopped through the REST API (errext/exitcodes ScriptStoppedFromRESTAPI). */
+const EXIT_STOPPED = 103;
 const EXIT_OOM = 137;
 /** k6's lib/execution status values the REST API reports. */
 const EXECUTION_STATUS = { pausedBeforeRun: 5, running: 8, ended: 10 } as const;
@@ -57,7 +61,8 @@ export class K6Runner implements ContainerProgram {
   constructor(
     private readonly ctx: ProgramContext,
     private readonly argv: K6Argv,
-    private readonly invocation: WrapperInvocation,
+    private readonly identity: PodIdentity,
+    private readonly engineArgv: readonly string[] = [],
   ) {
     const { host, port } = splitAddress(argv.address);
     this.port = port;
@@ -163,7 +168,7 @@ export class K6Runner implements ContainerProgram {
     this.state = 'stopped';
     this.ctx.log(k6LogLine(this.ctx.now(), 'info', 'test stopped through the REST API'));
     this.timers.forEach((t) => t.cancel());
-    this.ctx.after(0, () => this.finish(this.ctx.exitCodeFault));
+    this.ctx.after(0, () => this.finish(this.ctx.exitCodeFault ?? EXIT_STOPPED));
   }
 
   private elapsed(): number {
@@ -195,9 +200,8 @@ export class K6Runner implements ContainerProgram {
     if (forced === EXIT_OOM) return ctx.exit(EXIT_OOM, 'OOMKilled');
     const rate = Number(ctx.pod.metadata.annotations?.[HTTP_FAILURE_RATE_ANNOTATION]);
     const summary = syntheticSummary({
-      engine: 'k6',
       runId: this.runId(),
-      runner: this.invocation.index ?? 0,
+      runner: this.identity.runnerIndex ?? 0,
       totalVUs: this.plan.vus,
       vus: segmentShare(this.segment, this.plan.vus),
       segment: this.segment,
@@ -211,8 +215,45 @@ export class K6Runner implements ContainerProgram {
       const names = crossed.length > 0 ? crossed.map((m) => `'${m}'`).join(', ') : "'(forced by a kube-sim exit-code fault)'";
       ctx.log(k6LogLine(ctx.now(), 'error', `thresholds on metrics ${names} have been crossed`));
     }
-    ctx.log(formatSummaryLine(summary));
+    this.printResult(summary);
     ctx.exit(summary.exitCode);
+  }
+
+  /** What the runner script prints after k6 wrote its export: the export on one line. */
+  private printResult(summary: SyntheticResult): void {
+    const { ctx } = this;
+    const exportPath = this.summaryExportPath();
+    if (exportPath === undefined || ctx.env(ENV_RESULT_FILE) !== exportPath) return;
+    const { latency } = summary;
+    const exported = simulatedK6Export(
+      {
+        requests: summary.requests.count,
+        failedRequests: summary.requests.failed,
+        iterations: summary.iterations,
+        dataReceivedBytes: summary.dataReceivedBytes,
+        dataSentBytes: summary.dataSentBytes,
+        vus: segmentShare(this.segment, this.plan.vus),
+        latencyCount: latency.count,
+        latencySum: latency.sum,
+        latencyQuantile: latency.quantile,
+      },
+      trendStatsFromArgv(this.engineArgv),
+      summary.thresholds,
+      summary.durationMs,
+    );
+    ctx.log(SIMULATED_OUTPUT_MARKER);
+    ctx.log(`${RESULT_LINE_PREFIX}${JSON.stringify(exported)}`);
+  }
+
+  /** `--summary-export=<path>` / `--summary-export <path>`, the last one given. */
+  private summaryExportPath(): string | undefined {
+    let path: string | undefined;
+    const argv = this.engineArgv;
+    for (let i = 0; i < argv.length; i++) {
+      if (argv[i] === '--summary-export') path = argv[i + 1];
+      else if (argv[i]!.startsWith('--summary-export=')) path = argv[i]!.slice('--summary-export='.length);
+    }
+    return path;
   }
 
   /**

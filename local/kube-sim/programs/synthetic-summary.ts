@@ -1,13 +1,13 @@
 /**
- * Synthetic but self-consistent runner results. Counts come from the whole test (VUs × seconds ×
+ * Synthetic but self-consistent runner results, engine-neutral: the k6 runner renders them as k6's
+ * summary export (k6-summary-export.ts), the Gatling runner as Gatling's console summary
+ * (gatling-console.ts), and Collect parses those exactly as it parses a real engine's. Counts come from the whole test (VUs × seconds ×
  * a request rate seeded by the run id) split by execution segment, so N runners add up exactly to the
  * whole; latencies are seeded by (run id, runner index), ordered min ≤ med ≤ p90 ≤ p95 ≤ p99 ≤ max.
  * The script's thresholds are evaluated on these numbers (this runner's own, as each k6 instance
  * does), and a crossed one makes the exit code 99 unless a fault forces another.
  * The same inputs always give the same summary.
  */
-import type { Engine } from '../../../lambdas/core/status';
-import type { RunnerSummary } from '../../../lambdas/core/summary';
 import { segmentShare, type Fraction } from './fraction';
 import type { Threshold } from './k6-script';
 import { baseMetric, holds, parseThresholdExpression, type MetricValues } from './k6-thresholds';
@@ -16,7 +16,6 @@ import { baseMetric, holds, parseThresholdExpression, type MetricValues } from '
 export const EXIT_THRESHOLDS = 99;
 
 export interface SyntheticRun {
-  engine: Engine;
   runId: string;
   runner: number;
   /** VUs of the whole test (all runners together). */
@@ -76,7 +75,20 @@ export function runnerRequests(run: Load): number {
   return segmentShare(run.segment, wholeRequests(run));
 }
 
-export function syntheticSummary(run: SyntheticRun): RunnerSummary {
+export interface SyntheticResult {
+  runner: number;
+  exitCode: number;
+  durationMs: number;
+  requests: { count: number; failed: number };
+  iterations: number;
+  /** Request latency (ms); all zeros without samples. `quantile(p)` for p in 0..100 interpolates the points below. */
+  latency: { count: number; sum: number; min: number; median: number; max: number; p90: number; p95: number; p99: number; quantile: (p: number) => number };
+  dataReceivedBytes: number;
+  dataSentBytes: number;
+  thresholds: { metric: string; expression: string; ok: boolean }[];
+}
+
+export function syntheticSummary(run: SyntheticRun): SyntheticResult {
   const failRate = run.failureRate ?? 0;
   const whole = wholeRequests(run);
   const count = segmentShare(run.segment, whole);
@@ -92,10 +104,23 @@ export function syntheticSummary(run: SyntheticRun): RunnerSummary {
   const mean = median * between(random, 1.05, 1.2);
   const bytesIn = between(random, 1_000, 20_000);
   const bytesOut = between(random, 100, 500);
+  // The runner's `count` samples, as sorted values: sample j of n sits at level j/(n−1) of a curve
+  // through (0, min), (50, med), (90, p90), (95, p95), (99, p99), (100, max). Its percentiles are k6's
+  // (TrendSink.P: linear interpolation between neighbouring samples), so the grid a runner reports is
+  // one that real samples produce: the run's percentile bracket (core/percentile-bracket.ts) holds.
+  const curve: [number, number][] = [[0, round3(min)], [50, round3(median)], [90, round3(p90)], [95, round3(p95)], [99, round3(p99)], [100, round3(max)]];
+  const sample = (j: number) => (count === 1 ? round3(median) : interpolate((100 * j) / (count - 1), curve));
+  const quantile = (p: number): number => {
+    if (count === 0) return 0;
+    if (count === 1) return sample(0);
+    const i = (p / 100) * (count - 1);
+    const below = sample(Math.floor(i));
+    return below + (sample(Math.ceil(i)) - below) * (i - Math.floor(i));
+  };
   const latency =
     count === 0
-      ? { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 }
-      : { count, sum: round3(mean * count), min: round3(min), max: round3(max), p90: round3(p90), p95: round3(p95), p99: round3(p99) };
+      ? { count: 0, sum: 0, min: 0, median: 0, max: 0, p90: 0, p95: 0, p99: 0, quantile }
+      : { count, sum: round3(mean * count), min: sample(0), median: quantile(50), max: sample(count - 1), p90: quantile(90), p95: quantile(95), p99: quantile(99), quantile };
 
   const seconds = run.elapsedMs / 1000;
   const perSecond = (n: number) => (seconds > 0 ? n / seconds : 0);
@@ -106,10 +131,9 @@ export function syntheticSummary(run: SyntheticRun): RunnerSummary {
           // The numbers the summary reports (rounded to µs), so its thresholds agree with its trend.
           avg: latency.sum / count,
           min: latency.min,
-          med: round3(median),
+          med: latency.median,
           max: latency.max,
-          percentile: (p) =>
-            interpolate(p, [[0, latency.min], [50, round3(median)], [90, latency.p90], [95, latency.p95], [99, latency.p99], [100, latency.max]]),
+          percentile: latency.quantile,
         };
   const received = Math.round(count * bytesIn);
   const sent = Math.round(count * bytesOut);
@@ -137,10 +161,8 @@ export function syntheticSummary(run: SyntheticRun): RunnerSummary {
   const exitCode = forced ?? (thresholds.some((t) => !t.ok) ? EXIT_THRESHOLDS : 0);
 
   return {
-    engine: run.engine,
     runner: run.runner,
     exitCode,
-    simulated: true,
     durationMs: Math.round(run.elapsedMs),
     requests: { count, failed },
     iterations: count,
@@ -156,7 +178,8 @@ function interpolate(p: number, points: [number, number][]): number {
   for (let i = 1; i < points.length; i++) {
     const [p1, v1] = points[i]!;
     const [p0, v0] = points[i - 1]!;
-    if (p <= p1) return p1 === p0 ? v1 : v0 + ((v1 - v0) * (p - p0)) / (p1 - p0);
+    if (p === p1) return v1;
+    if (p < p1) return p1 === p0 ? v1 : v0 + ((v1 - v0) * (p - p0)) / (p1 - p0);
   }
   return points[points.length - 1]![1];
 }

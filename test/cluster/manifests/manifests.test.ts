@@ -1,27 +1,55 @@
+/**
+ * What the engines' adapters build (lambdas/engines): names, labels, the restricted pod template, the
+ * fixed sh script as the command and the engine's argv as the args, Job shape, the script mount.
+ */
 import type { V1Job, V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { gatlingRunnerJob } from '../../../lambdas/cluster/manifests/gatling-runners';
-import { prepareManifests, launchManifests } from '../../../lambdas/cluster/manifests/index';
 import { JOB_DEADLINE_GRACE_SECONDS } from '../../../lambdas/cluster/manifests/job';
-import { k6InitializerJob } from '../../../lambdas/cluster/manifests/k6-initializer';
-import { k6RunnerArgv, k6RunnerJob, k6RunnerService } from '../../../lambdas/cluster/manifests/k6-runners';
 import { scriptConfigMap } from '../../../lambdas/cluster/manifests/script-configmap';
+import type { RunnerPlan } from '../../../lambdas/cluster/plan';
+import { DEFAULT_CONFIG } from '../../../lambdas/core/config';
+import { admitDeadlines, readyDeadline, runnerJobDeadlineSeconds } from '../../../lambdas/core/deadlines';
 import {
+  ENV_ARCHIVE,
+  ENV_RESULT_FILE,
   ENV_START_AT,
+  ENV_START_AT_EPOCH,
   K6_API_PORT,
+  K6_ARCHIVE_PATH,
+  K6_SUMMARY_EXPORT_PATH,
   RUNNER_CONTAINER,
   SCRIPT_MOUNT_PATH,
   SimAnnotations,
-  WRAPPER_COMMAND,
+  WORK_DIR,
 } from '../../../lambdas/core/runner-contract';
-import { DEFAULT_CONFIG } from '../../../lambdas/core/config';
-import { admitDeadlines, readyDeadline, runnerJobDeadlineSeconds } from '../../../lambdas/core/deadlines';
 import { assertValidSpec } from '../../../lambdas/core/spec';
+import { Engine } from '../../../lambdas/core/status';
+import type { EngineAdapter } from '../../../lambdas/engines/engine-adapter';
+import { GATLING_START_LEAD_SECONDS, gatlingAdapter } from '../../../lambdas/engines/gatling/adapter';
+import { GATLING_UID, gatlingRunnerArgv, gatlingRunnerJob } from '../../../lambdas/engines/gatling/manifests';
+import { engineAdapter, ENGINES } from '../../../lambdas/engines/index';
+import { archiveArguments } from '../../../lambdas/engines/k6/archive-arguments';
+import { k6Adapter } from '../../../lambdas/engines/k6/adapter';
+import { K6_UID, k6InitializerArgs, k6InitializerJob, k6RunnerArgv, k6RunnerJob } from '../../../lambdas/engines/k6/manifests';
+import { K6_SUMMARY_TREND_STATS, k6SummaryFlags } from '../../../lambdas/engines/k6/summary-export';
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../../lambdas/engines/pod-scripts';
 import { runnerPlan } from '../../../lambdas/stages/runner-plan';
 import { k6Plan } from '../fixtures/plan';
 
 const LONGEST_RUN_ID = 'z'.repeat(26);
 const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const START_AT = '2026-12-01T10:00:00.000Z';
+
+function gatlingPlan(overrides: Partial<RunnerPlan> = {}): RunnerPlan {
+  return k6Plan({
+    engine: 'gatling',
+    image: 'ghcr.io/st-tech/gatling:latest',
+    startAt: START_AT,
+    script: { kind: 'inline', file: 'CheckoutSimulation.java', content: 'class CheckoutSimulation {}' },
+    arguments: ['--simulation', 'checkout.CheckoutSimulation'],
+    ...overrides,
+  });
+}
 
 function podSpec(job: V1Job): V1PodSpec {
   return job.spec!.template.spec!;
@@ -29,20 +57,107 @@ function podSpec(job: V1Job): V1PodSpec {
 function container(job: V1Job) {
   return podSpec(job).containers[0]!;
 }
-/** The engine argv: what follows the wrapper's `--`. */
-function engineArgv(job: V1Job): string[] {
-  const args = container(job).args!;
-  return args.slice(args.indexOf('--') + 1);
+function env(job: V1Job): Record<string, string | undefined> {
+  return Object.fromEntries((container(job).env ?? []).map((e) => [e.name, e.value]));
 }
 /** matchLabels semantics: every selector label equals the pod's. */
 function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
+function jobsOf(objects: { kind?: string }[]): V1Job[] {
+  return objects.filter((o): o is V1Job => o.kind === 'Job');
+}
+
+/** Every pod template either engine builds, named, with the engine's uid: initializer and each runner. */
+function everyPodJob(parallelism = 3): { what: string; engine: Engine; job: V1Job }[] {
+  const k6 = k6Plan({ parallelism });
+  const gatling = gatlingPlan({ parallelism });
+  return [
+    { what: 'k6 initializer', engine: Engine.k6, job: k6InitializerJob(k6) },
+    ...Array.from({ length: parallelism }, (_, i) => ({ what: `k6 runner ${i}`, engine: Engine.k6, job: k6RunnerJob(k6, i) })),
+    ...Array.from({ length: parallelism }, (_, i) => ({ what: `Gatling runner ${i}`, engine: Engine.gatling, job: gatlingRunnerJob(gatling, i) })),
+  ];
+}
+
+describe('ENGINES: one adapter per engine', () => {
+  /** Every member of EngineAdapter, exactly: `satisfies` fails to compile when one is missing or unknown. */
+  const MEMBERS = {
+    runAsUser: 'number',
+    exitCodes: 'object',
+    checksFailedExitCode: 'number',
+    argumentProblem: 'function',
+    prepareManifests: 'function',
+    inspectsScript: 'boolean',
+    launchManifests: 'function',
+    startInstant: 'function',
+    answers: 'function',
+    start: 'function',
+    startReplacement: 'function',
+    stopsGracefully: 'boolean',
+    stop: 'function',
+    resultLogLines: 'number',
+    parseResult: 'function',
+  } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean'>;
+
+  it('has an adapter for every value of Engine, and no other', () => {
+    expect(Object.keys(ENGINES).sort()).toEqual(Object.values(Engine).sort());
+    expect(Object.values(Engine).length).toBeGreaterThanOrEqual(2);
+    expect(ENGINES.k6).toBe(k6Adapter);
+    expect(ENGINES.gatling).toBe(gatlingAdapter);
+  });
+
+  it.each(Object.values(Engine))('%s: engineAdapter returns it, with every member of EngineAdapter filled in', (engine) => {
+    const adapter = engineAdapter(engine);
+    expect(adapter).toBe(ENGINES[engine]);
+    for (const [member, type] of Object.entries(MEMBERS)) {
+      expect(typeof adapter[member as keyof EngineAdapter], `${engine}.${member}`).toBe(type);
+    }
+    expect(adapter.runAsUser).toBeGreaterThan(0);
+    expect(adapter.resultLogLines).toBeGreaterThan(0);
+    expect(adapter.exitCodes[adapter.checksFailedExitCode]).toBeDefined();
+    expect(adapter.exitCodes[0]).toBe('ok');
+  });
+
+  it('a missing engine or a missing method is a type error', () => {
+    // ENGINES is a Record<Engine, EngineAdapter>: an engine added to Engine without an adapter does not compile.
+    const all: Record<Engine, EngineAdapter> = ENGINES;
+    // @ts-expect-error: gatling has no adapter in this record
+    const missingEngine: Record<Engine, EngineAdapter> = { k6: k6Adapter };
+    const { parseResult: _parseResult, ...withoutParseResult } = k6Adapter;
+    // @ts-expect-error: an adapter without parseResult is not an EngineAdapter
+    const missingMethod: EngineAdapter = withoutParseResult;
+    const { start: _start, ...withoutStart } = gatlingAdapter;
+    // @ts-expect-error: nor is one without start
+    const missingStart: EngineAdapter = withoutStart;
+    expect([all, missingEngine, missingMethod, missingStart].map((x) => typeof x)).toEqual(['object', 'object', 'object', 'object']);
+    expect('parseResult' in missingMethod).toBe(false);
+  });
+
+  it('k6 inspects the script and is started through its API; Gatling starts itself at a common instant', () => {
+    expect([k6Adapter.inspectsScript, k6Adapter.stopsGracefully, k6Adapter.startInstant(Date.UTC(2026, 11, 1, 10), 120)]).toEqual([true, true, undefined]);
+    expect([gatlingAdapter.inspectsScript, gatlingAdapter.stopsGracefully]).toEqual([false, false]);
+  });
+
+  it.each([
+    ['a whole second', Date.UTC(2026, 11, 1, 10, 0, 0, 0), 600, '2026-12-01T10:01:00.000Z'],
+    ['a fraction of a second: rounded up', Date.UTC(2026, 11, 1, 10, 0, 0, 1), 600, '2026-12-01T10:01:01.000Z'],
+    ['999 ms past a second', Date.UTC(2026, 11, 1, 10, 0, 0, 999), 600, '2026-12-01T10:01:01.000Z'],
+    ['a ready timeout shorter than the lead', Date.UTC(2026, 11, 1, 10, 0, 0, 250), 20, '2026-12-01T10:00:21.000Z'],
+  ])('Gatling start instant, launched at %s: launchedAt + min(60 s, ready), on a whole second', (_, launchedAt, ready, expected) => {
+    expect(GATLING_START_LEAD_SECONDS).toBe(60);
+    const instant = gatlingAdapter.startInstant(launchedAt, ready)!;
+    expect(instant).toBe(expected);
+    expect(Date.parse(instant) % 1000).toBe(0);
+    expect(Date.parse(instant)).toBeGreaterThanOrEqual(launchedAt + Math.min(60, ready) * 1000);
+    expect(Date.parse(instant)).toBeLessThan(launchedAt + Math.min(60, ready) * 1000 + 1000);
+  });
+});
 
 describe('object names', () => {
-  it.each(['k6', 'gatling'] as const)('%s: every name is a DNS-1123 label of at most 63 characters for the longest run id and 200 runners', (engine) => {
-    const plan = k6Plan({ runId: LONGEST_RUN_ID, engine, parallelism: 200, startAt: '2026-12-01T10:00:00.000Z' });
-    const objects = [...prepareManifests(plan), ...launchManifests(plan)];
+  it.each(Object.values(Engine))('%s: every name is a DNS-1123 label of at most 63 characters for the longest run id and 200 runners', (engine) => {
+    const plan = k6Plan({ runId: LONGEST_RUN_ID, engine, parallelism: 200, startAt: START_AT });
+    const adapter = engineAdapter(engine);
+    const objects = [...adapter.prepareManifests(plan), ...adapter.launchManifests(plan)];
     expect(objects.length).toBeGreaterThan(200);
     for (const o of objects) {
       const name = o.metadata!.name!;
@@ -53,58 +168,104 @@ describe('object names', () => {
     expect(new Set(objects.map((o) => `${o.kind}/${o.metadata!.name}`)).size).toBe(objects.length);
   });
 
-  it('names follow lp-<runId>-<role>[-<i>]', () => {
+  it('names follow lp-<runId>-<role>[-<i>]; Launch makes one Job per runner and nothing else (no Service)', () => {
     const plan = k6Plan({ runId: 'abc', parallelism: 2 });
-    expect(prepareManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual([
-      'ConfigMap/lp-abc-script',
-      'Job/lp-abc-initializer',
-    ]);
-    expect(launchManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual([
-      'Service/lp-abc-runner-0',
-      'Job/lp-abc-runner-0',
-      'Service/lp-abc-runner-1',
-      'Job/lp-abc-runner-1',
-    ]);
+    expect(k6Adapter.prepareManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['ConfigMap/lp-abc-script', 'Job/lp-abc-initializer']);
+    expect(k6Adapter.launchManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
+    const gatling = gatlingPlan({ runId: 'abc', parallelism: 2 });
+    expect(gatlingAdapter.prepareManifests(gatling).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['ConfigMap/lp-abc-script']);
+    expect(gatlingAdapter.launchManifests(gatling).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
   });
 });
 
 describe('labels', () => {
   const plan = k6Plan({ runId: 'run1', podLabels: { team: 'payments', 'loadplane.io/run-id': 'spoofed' } });
+  const gatling = gatlingPlan({ runId: 'run1', podLabels: { team: 'payments', 'loadplane.io/engine': 'spoofed' } });
 
   it.each([
-    ['script ConfigMap', () => scriptConfigMap(plan)!.metadata!.labels, 'script', undefined],
-    ['initializer Job', () => k6InitializerJob(plan).metadata!.labels, 'initializer', undefined],
-    ['initializer pod', () => k6InitializerJob(plan).spec!.template.metadata!.labels, 'initializer', undefined],
-    ['runner Job', () => k6RunnerJob(plan, 2).metadata!.labels, 'runner', '2'],
-    ['runner pod', () => k6RunnerJob(plan, 2).spec!.template.metadata!.labels, 'runner', '2'],
-    ['runner Service', () => k6RunnerService(plan, 2).metadata!.labels, 'runner', '2'],
-  ])('%s carries exactly the contract labels plus user labels, ours winning', (_, labels, role, index) => {
+    ['script ConfigMap', () => scriptConfigMap(plan)!.metadata!.labels, 'script', 'k6', undefined],
+    ['initializer Job', () => k6InitializerJob(plan).metadata!.labels, 'initializer', 'k6', undefined],
+    ['initializer pod', () => k6InitializerJob(plan).spec!.template.metadata!.labels, 'initializer', 'k6', undefined],
+    ['k6 runner Job', () => k6RunnerJob(plan, 2).metadata!.labels, 'runner', 'k6', '2'],
+    ['k6 runner pod', () => k6RunnerJob(plan, 2).spec!.template.metadata!.labels, 'runner', 'k6', '2'],
+    ['Gatling runner Job', () => gatlingRunnerJob(gatling, 1).metadata!.labels, 'runner', 'gatling', '1'],
+    ['Gatling runner pod', () => gatlingRunnerJob(gatling, 1).spec!.template.metadata!.labels, 'runner', 'gatling', '1'],
+  ])('%s carries exactly the contract labels plus user labels, ours winning', (_, labels, role, engine, index) => {
     expect(labels()).toEqual({
       team: 'payments',
       'app.kubernetes.io/managed-by': 'loadplane',
       'loadplane.io/run-id': 'run1',
       'loadplane.io/role': role,
-      'loadplane.io/engine': 'k6',
+      'loadplane.io/engine': engine,
       ...(index === undefined ? {} : { 'loadplane.io/runner-index': index }),
     });
   });
+});
 
-  it('a runner Service selects exactly its runner pod', () => {
-    const p = k6Plan({ parallelism: 3 });
-    const selector = k6RunnerService(p, 1).spec!.selector!;
-    const pods = [0, 1, 2].map((i) => k6RunnerJob(p, i).spec!.template.metadata!.labels!);
-    expect(pods.map((labels) => matches(selector, labels))).toEqual([false, true, false]);
-    expect(matches(selector, k6InitializerJob(p).spec!.template.metadata!.labels!)).toBe(false);
-    expect(k6RunnerService(p, 1).spec!.ports).toEqual([
-      { name: 'k6-api', port: K6_API_PORT, targetPort: K6_API_PORT, protocol: 'TCP' },
+describe('pod template: the Pod Security Standard "restricted", the engine’s uid, a read-only root', () => {
+  it.each(everyPodJob())('$what: restricted security context, no API token, the engine’s non-root uid', ({ engine, job }) => {
+    const uid = engineAdapter(engine).runAsUser;
+    expect(uid).toBe(engine === Engine.k6 ? 12345 : 1000);
+    expect(uid).toBe(engine === Engine.k6 ? K6_UID : GATLING_UID);
+    expect(uid).not.toBe(0);
+    const spec = podSpec(job);
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec.restartPolicy).toBe('Never');
+    expect(spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: uid,
+      runAsGroup: uid,
+      fsGroup: uid,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(spec.containers).toHaveLength(1);
+    expect(spec.initContainers).toBeUndefined();
+    expect([spec.hostNetwork, spec.hostPID, spec.hostIPC]).toEqual([undefined, undefined, undefined]);
+    expect(container(job).name).toBe(RUNNER_CONTAINER);
+    expect(container(job).securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: uid,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it.each(everyPodJob())('$what: the script mounted read-only, an emptyDir at /tmp, no other volume', ({ job }) => {
+    expect(WORK_DIR).toBe('/tmp');
+    expect(container(job).volumeMounts).toEqual([
+      { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
+      { name: 'work', mountPath: '/tmp' },
     ]);
+    expect(podSpec(job).volumes).toEqual([
+      { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script` } },
+      { name: 'work', emptyDir: {} },
+    ]);
+  });
+
+  it.each(everyPodJob())('$what: every file the pod writes is under the emptyDir', ({ job }) => {
+    const written = [
+      ...Object.entries(env(job))
+        .filter(([name]) => name === ENV_RESULT_FILE || name === ENV_ARCHIVE)
+        .map(([, value]) => value!),
+      ...(container(job).args ?? []).flatMap((a, i, all) => {
+        if (a.startsWith('--summary-export=')) return [a.slice('--summary-export='.length)];
+        if (a === '-rf' || a === '-bf') return [all[i + 1]!];
+        return [];
+      }),
+    ];
+    for (const path of written) expect(path.startsWith(`${WORK_DIR}/`), path).toBe(true);
   });
 });
 
-describe('argv', () => {
-  it('k6 runner argv is k6-operator’s, exactly', () => {
+describe('command and args: a fixed sh script, the engine argv as separate entries', () => {
+  it('k6 runner: the runner script, then k6-operator’s argv, the summary flags last', () => {
     const plan = k6Plan({ parallelism: 4, arguments: ['--vus', '10', '--duration', '30s'] });
-    expect(engineArgv(k6RunnerJob(plan, 1))).toEqual([
+    const job = k6RunnerJob(plan, 1);
+    expect(container(job).command).toEqual(shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME));
+    expect(container(job).command).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
+    expect(container(job).args).toEqual([
       'k6',
       'run',
       '--quiet',
@@ -121,23 +282,108 @@ describe('argv', () => {
       'instance_id=1',
       '--tag',
       'testrun_name=checkout-smoke',
+      '--summary-export=/tmp/loadplane-summary.json',
+      `--summary-trend-stats=${K6_SUMMARY_TREND_STATS}`,
     ]);
-  });
-
-  it('the container runs the wrapper with engine, role and index before the separator', () => {
-    const job = k6RunnerJob(k6Plan(), 2);
-    expect(container(job).name).toBe(RUNNER_CONTAINER);
-    expect(container(job).command).toEqual([WRAPPER_COMMAND]);
-    expect(container(job).args!.slice(0, 7)).toEqual(['--engine', 'k6', '--role', 'runner', '--index', '2', '--']);
+    expect(container(job).args).toEqual(k6RunnerArgv(plan, 1));
     expect(container(job).ports).toEqual([{ name: 'k6-api', containerPort: K6_API_PORT, protocol: 'TCP' }]);
   });
 
-  it('k6 initializer inspects the mounted script', () => {
-    const job = k6InitializerJob(k6Plan({ arguments: ['--vus', '10'] }));
+  it('k6 runner: the summary flags stay last, after a user’s own --summary-export, and name the file the script prints', () => {
+    const plan = k6Plan({ arguments: ['--summary-export=/elsewhere.json', '--summary-trend-stats=p(99.99)', '--vus', '5'] });
+    for (let i = 0; i < plan.parallelism; i++) {
+      const job = k6RunnerJob(plan, i);
+      const args = container(job).args!;
+      expect(args.slice(-2)).toEqual(k6SummaryFlags(K6_SUMMARY_EXPORT_PATH));
+      expect(args.slice(-2)).toEqual([`--summary-export=${K6_SUMMARY_EXPORT_PATH}`, `--summary-trend-stats=${K6_SUMMARY_TREND_STATS}`]);
+      // The user's are kept (k6 takes the last --summary-export, and appends trend stats).
+      expect(args.indexOf('--summary-export=/elsewhere.json')).toBeLessThan(args.length - 2);
+      expect(args).toContain('--summary-trend-stats=p(99.99)');
+      // The file the runner script prints is the one k6 writes.
+      expect(env(job)[ENV_RESULT_FILE]).toBe(K6_SUMMARY_EXPORT_PATH);
+      expect(args.filter((a) => a.startsWith('--summary-export=')).at(-1)).toBe(`--summary-export=${env(job)[ENV_RESULT_FILE]}`);
+    }
+  });
+
+  it('k6 initializer: the initializer script, the arguments `k6 archive` accepts, then the script path', () => {
+    const plan = k6Plan({ arguments: ['--vus', '10'] });
+    const job = k6InitializerJob(plan);
+    expect(container(job).command).toEqual(shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME));
+    expect(container(job).command).toEqual(['sh', '-c', K6_INITIALIZER_SCRIPT, 'loadplane-initializer']);
+    expect(container(job).args).toEqual(['--vus', '10', `${SCRIPT_MOUNT_PATH}/test.js`]);
+    expect(container(job).args).toEqual(k6InitializerArgs(plan));
+    expect(env(job)[ENV_ARCHIVE]).toBe(K6_ARCHIVE_PATH);
+    // Neither a result file nor summary flags nor the API: it only archives and inspects.
+    expect(env(job)).not.toHaveProperty(ENV_RESULT_FILE);
+    expect(container(job).args!.some((a) => a.startsWith('--summary'))).toBe(false);
+    expect(container(job).ports).toBeUndefined();
+  });
+
+  it('k6 initializer: the arguments only `k6 run` knows are dropped, the ones that shape the execution kept, in order', () => {
+    const user = [
+      '--vus', '10',
+      '--out', 'influxdb=http://influx:8086/k6',
+      '--out=json=/tmp/out.json',
+      '-o', 'csv=a.csv',
+      '--linger',
+      '-e', 'K=V',
+      '--no-usage-report',
+      '-l',
+      '--duration', '30s',
+      '-ojson=b.json',
+      '--features', 'x',
+      '--stage', '10s:5',
+    ];
+    const kept = ['--vus', '10', '-e', 'K=V', '--duration', '30s', '--stage', '10s:5'];
+    expect(archiveArguments(user)).toEqual(kept);
+    const plan = k6Plan({ arguments: user });
+    expect(container(k6InitializerJob(plan)).args).toEqual([...kept, `${SCRIPT_MOUNT_PATH}/test.js`]);
+    // The runners still get every one of them.
+    const runnerArgs = container(k6RunnerJob(plan, 0)).args!;
+    const start = runnerArgs.indexOf('--vus');
+    expect(runnerArgs.slice(start, start + user.length)).toEqual(user);
+  });
+
+  it('k6 initializer: each `k6 run`-only argument is dropped on its own, with its value', () => {
+    const script = `${SCRIPT_MOUNT_PATH}/test.js`;
+    const initArgs = (...args: string[]) => container(k6InitializerJob(k6Plan({ arguments: args }))).args;
+    expect(initArgs('--out', 'x')).toEqual([script]);
+    expect(initArgs('--out=x')).toEqual([script]);
+    expect(initArgs('-o', 'x')).toEqual([script]);
+    expect(initArgs('--linger')).toEqual([script]);
+    expect(initArgs('--no-usage-report')).toEqual([script]);
+    expect(initArgs('--vus', '10')).toEqual(['--vus', '10', script]);
+    expect(initArgs('-e', 'K=V')).toEqual(['-e', 'K=V', script]);
+    // The value of a kept flag is never taken for a flag to drop.
+    expect(initArgs('-e', 'OUT=--out')).toEqual(['-e', 'OUT=--out', script]);
+  });
+
+  it('Gatling runner: the runner script, gatling.sh with its fixed folders, then the user’s arguments', () => {
+    const plan = gatlingPlan({ parallelism: 2 });
+    const job = gatlingRunnerJob(plan, 1);
+    expect(container(job).command).toEqual(shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME));
     expect(container(job).args).toEqual([
-      '--engine', 'k6', '--role', 'initializer', '--index', '0', '--',
-      'k6', 'inspect', '--execution-requirements', `${SCRIPT_MOUNT_PATH}/test.js`,
+      'gatling.sh',
+      '-rm',
+      'local',
+      '-bm',
+      '-sf',
+      SCRIPT_MOUNT_PATH,
+      '-rf',
+      '/tmp/gatling-results',
+      '-bf',
+      '/tmp/gatling-binaries',
+      '--simulation',
+      'checkout.CheckoutSimulation',
     ]);
+    expect(container(job).args).toEqual(gatlingRunnerArgv(plan));
+    // Never -nr/--no-reports: the "Global Information" block the runner's result is read from is printed
+    // only while Gatling generates its report (lambdas/engines/gatling/console-summary.ts).
+    expect(container(job).args).not.toContain('-nr');
+    expect(container(job).args).not.toContain('--no-reports');
+    // Its result is its console summary: no result file, no API port.
+    expect(env(job)).not.toHaveProperty(ENV_RESULT_FILE);
+    expect(container(job).ports).toBeUndefined();
   });
 
   it.each([
@@ -146,31 +392,87 @@ describe('argv', () => {
     ['`id`'],
     ["it's \"quoted\""],
     ['--tag=x; reboot'],
+    ['$HOME ${PATH} $1 "$@"'],
     ['line\nbreak'],
-  ])('user argument %j stays one literal argv entry', (arg) => {
-    const plan = k6Plan({ arguments: ['-e', arg] });
-    for (const argv of [engineArgv(k6RunnerJob(plan, 0)), k6RunnerArgv(plan, 0)]) {
-      expect(argv.filter((a) => a === arg)).toHaveLength(1);
-      expect(argv[argv.indexOf(arg) - 1]).toBe('-e');
+    ['*'],
+  ])('user argument %j stays one literal argv entry, never in the script', (arg) => {
+    const k6 = k6Plan({ arguments: ['-e', arg] });
+    const gatling = gatlingPlan({ arguments: ['-s', arg] });
+    for (const [job, flag] of [
+      [k6RunnerJob(k6, 0), '-e'],
+      [k6InitializerJob(k6), '-e'],
+      [gatlingRunnerJob(gatling, 0), '-s'],
+    ] as const) {
+      const args = container(job).args!;
+      expect(args.filter((a) => a === arg)).toHaveLength(1);
+      expect(args[args.indexOf(arg) - 1]).toBe(flag);
+      // The command is the fixed script whatever the arguments: nothing of them reaches the shell's text.
+      const command = container(job).command!;
+      expect(command.slice(0, 2)).toEqual(['sh', '-c']);
+      expect([RUNNER_SCRIPT, K6_INITIALIZER_SCRIPT]).toContain(command[2]);
+      expect(command).toHaveLength(4);
     }
-    expect(container(k6RunnerJob(plan, 0)).command).toEqual([WRAPPER_COMMAND]);
+  });
+});
+
+describe('env', () => {
+  it('k6 runner: user variables, then LOADPLANE_* (which win), the result file among them', () => {
+    const plan = k6Plan({ runId: 'r1', parallelism: 5, env: { BASE_URL: 'https://x', LOADPLANE_RUN_ID: 'spoofed', LOADPLANE_RESULT_FILE: '/etc/passwd' } });
+    expect(container(k6RunnerJob(plan, 3)).env).toEqual([
+      { name: 'BASE_URL', value: 'https://x' },
+      { name: 'LOADPLANE_RUN_ID', value: 'r1' },
+      { name: 'LOADPLANE_RESULT_FILE', value: K6_SUMMARY_EXPORT_PATH },
+      { name: 'LOADPLANE_RUNNER_INDEX', value: '3' },
+      { name: 'LOADPLANE_RUNNER_COUNT', value: '5' },
+    ]);
+  });
+
+  it('k6 initializer: the archive path', () => {
+    const plan = k6Plan({ runId: 'r1', parallelism: 5, env: { LOADPLANE_ARCHIVE: '/etc/x' } });
+    expect(env(k6InitializerJob(plan))).toEqual({
+      LOADPLANE_ARCHIVE: '/tmp/loadplane-archive.tar',
+      LOADPLANE_RUN_ID: 'r1',
+      LOADPLANE_RUNNER_INDEX: '0',
+      LOADPLANE_RUNNER_COUNT: '5',
+    });
+  });
+
+  it.each([
+    ['a whole second', START_AT, String(Date.UTC(2026, 11, 1, 10) / 1000)],
+    ['a fraction of a second: rounded up, never early', '2026-12-01T10:00:00.250Z', String(Date.UTC(2026, 11, 1, 10, 0, 1) / 1000)],
+  ])('Gatling runner at %s: the ISO instant and its epoch seconds', (_, startAt, epoch) => {
+    const plan = gatlingPlan({ runId: 'r1', parallelism: 2, startAt, env: { LOADPLANE_START_AT_EPOCH: '0' } });
+    for (const i of [0, 1]) {
+      expect(env(gatlingRunnerJob(plan, i))).toEqual({
+        LOADPLANE_START_AT_EPOCH: epoch,
+        LOADPLANE_RUN_ID: 'r1',
+        LOADPLANE_RUNNER_INDEX: String(i),
+        LOADPLANE_RUNNER_COUNT: '2',
+        LOADPLANE_START_AT: startAt,
+      });
+    }
+    expect(Number(epoch) * 1000).toBeGreaterThanOrEqual(Date.parse(startAt));
+    expect(Number(epoch) * 1000 - Date.parse(startAt)).toBeLessThan(1000);
   });
 });
 
 describe('separate: anti-affinity scoped to this run', () => {
   const mine = k6Plan({ runId: 'mine', parallelism: 3, separate: true });
   const other = k6Plan({ runId: 'other', parallelism: 3, separate: true });
-  const term = () => podSpec(k6RunnerJob(mine, 0)).affinity!.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution![0]!;
+  const term = (job: V1Job) => podSpec(job).affinity!.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution![0]!;
 
-  it('is required per node and selects on run id and role', () => {
-    expect(term().topologyKey).toBe('kubernetes.io/hostname');
-    expect(term().labelSelector).toEqual({
+  it.each([
+    ['k6', k6RunnerJob(mine, 0)],
+    ['Gatling', gatlingRunnerJob(gatlingPlan({ runId: 'mine', separate: true }), 0)],
+  ])('%s: is required per node and selects on run id and role', (_, job) => {
+    expect(term(job).topologyKey).toBe('kubernetes.io/hostname');
+    expect(term(job).labelSelector).toEqual({
       matchLabels: { 'loadplane.io/run-id': 'mine', 'loadplane.io/role': 'runner' },
     });
   });
 
   it('matches every runner of this run and no pod of another run, nor this run’s initializer', () => {
-    const selector = term().labelSelector!.matchLabels!;
+    const selector = term(k6RunnerJob(mine, 0)).labelSelector!.matchLabels!;
     const podLabels = (plan: typeof mine, i: number) => k6RunnerJob(plan, i).spec!.template.metadata!.labels!;
     expect([0, 1, 2].map((i) => matches(selector, podLabels(mine, i)))).toEqual([true, true, true]);
     expect([0, 1, 2].map((i) => matches(selector, podLabels(other, i)))).toEqual([false, false, false]);
@@ -193,7 +495,7 @@ describe('Job shape', () => {
     ['fail', undefined],
     ['restart', { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] }],
   ] as const)('onRunnerRestart=%s → podFailurePolicy %j on k6 and Gatling runners', (policy, expected) => {
-    const plan = k6Plan({ onRunnerRestart: policy, startAt: '2026-12-01T10:00:00.000Z' });
+    const plan = k6Plan({ onRunnerRestart: policy, startAt: START_AT });
     for (const job of [k6RunnerJob(plan, 0), gatlingRunnerJob({ ...plan, engine: 'gatling' }, 0)]) {
       expect(job.spec!.podFailurePolicy).toEqual(expected);
       expect(job.spec!.backoffLimit).toBe(0);
@@ -201,18 +503,16 @@ describe('Job shape', () => {
     expect(k6InitializerJob(plan).spec!.podFailurePolicy).toBeUndefined();
   });
 
-  it('runner Jobs: one pod, never retried, Never restarted, deadline + grace, TTL backstop', () => {
-    const job = k6RunnerJob(k6Plan(), 0);
+  it.each(everyPodJob(1))('$what: one pod, never retried, Never restarted, deadline + grace, TTL backstop', ({ what, job }) => {
     expect(job).toMatchObject({ apiVersion: 'batch/v1', kind: 'Job', metadata: { namespace: 'loadplane' } });
     expect(job.spec).toMatchObject({
       backoffLimit: 0,
       parallelism: 1,
       completions: 1,
-      activeDeadlineSeconds: 3600 + JOB_DEADLINE_GRACE_SECONDS,
+      activeDeadlineSeconds: (what.includes('initializer') ? 600 : 3600) + JOB_DEADLINE_GRACE_SECONDS,
       ttlSecondsAfterFinished: 86400,
     });
     expect(podSpec(job).restartPolicy).toBe('Never');
-    expect(k6InitializerJob(k6Plan()).spec!.activeDeadlineSeconds).toBe(600 + JOB_DEADLINE_GRACE_SECONDS);
   });
 
   describe('runner Jobs are sized from what Launch knows, not the run\'s total (architecture §7)', () => {
@@ -238,7 +538,7 @@ describe('Job shape', () => {
         restart: policy === 'restart',
       });
       const plan = runnerPlan('run1', { ...spec, onRunnerRestart: policy }, { runSeconds });
-      const jobs = launchManifests(plan).filter((o): o is V1Job => o.kind === 'Job');
+      const jobs = jobsOf(k6Adapter.launchManifests(plan));
       expect(jobs).toHaveLength(2);
       for (const job of jobs) {
         expect(job.spec!.activeDeadlineSeconds).toBe(seconds + JOB_DEADLINE_GRACE_SECONDS);
@@ -255,35 +555,15 @@ describe('Job shape', () => {
     });
   });
 
-  it('pods run restricted: non-root, no escalation, read-only root with a /tmp emptyDir, no capabilities, no API token', () => {
-    for (const job of [k6RunnerJob(k6Plan(), 0), k6InitializerJob(k6Plan())]) {
-      const spec = podSpec(job);
-      expect(spec.automountServiceAccountToken).toBe(false);
-      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 12345, seccompProfile: { type: 'RuntimeDefault' } });
-      expect(container(job).securityContext).toEqual({
-        runAsNonRoot: true,
-        runAsUser: 12345,
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        capabilities: { drop: ['ALL'] },
-        seccompProfile: { type: 'RuntimeDefault' },
-      });
-      expect(container(job).volumeMounts).toEqual([
-        { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
-        { name: 'tmp', mountPath: '/tmp' },
-      ]);
-      expect(spec.volumes).toContainEqual({ name: 'tmp', emptyDir: {} });
-    }
-  });
-
-  it('scheduling fields come from the plan', () => {
+  it('scheduling fields come from the plan, on every pod', () => {
     const tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'load', effect: 'NoSchedule' }];
-    const spec = podSpec(
-      k6RunnerJob(k6Plan({ nodeSelector: { pool: 'load' }, tolerations, serviceAccountName: 'runner-sa' }), 0),
-    );
-    expect(spec.nodeSelector).toEqual({ pool: 'load' });
-    expect(spec.tolerations).toEqual(tolerations);
-    expect(spec.serviceAccountName).toBe('runner-sa');
+    const scheduling = { nodeSelector: { pool: 'load' }, tolerations, serviceAccountName: 'runner-sa' };
+    for (const job of [k6RunnerJob(k6Plan(scheduling), 0), k6InitializerJob(k6Plan(scheduling)), gatlingRunnerJob(gatlingPlan(scheduling), 0)]) {
+      const spec = podSpec(job);
+      expect(spec.nodeSelector).toEqual({ pool: 'load' });
+      expect(spec.tolerations).toEqual(tolerations);
+      expect(spec.serviceAccountName).toBe('runner-sa');
+    }
     const bare = podSpec(k6RunnerJob(k6Plan(), 0));
     expect([bare.nodeSelector, bare.tolerations, bare.serviceAccountName]).toEqual([undefined, undefined, undefined]);
   });
@@ -295,16 +575,7 @@ describe('Job shape', () => {
     [{ requests: { memory: '1Gi' }, limits: { memory: '2Gi' } }, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } }],
   ])('resources %j → %j', (resources, expected) => {
     expect(container(k6RunnerJob(k6Plan({ resources }), 0)).resources).toEqual(expected);
-  });
-
-  it('env: user variables, then LOADPLANE_* (which win)', () => {
-    const plan = k6Plan({ runId: 'r1', parallelism: 5, env: { BASE_URL: 'https://x', LOADPLANE_RUN_ID: 'spoofed' } });
-    expect(container(k6RunnerJob(plan, 3)).env).toEqual([
-      { name: 'BASE_URL', value: 'https://x' },
-      { name: 'LOADPLANE_RUN_ID', value: 'r1' },
-      { name: 'LOADPLANE_RUNNER_INDEX', value: '3' },
-      { name: 'LOADPLANE_RUNNER_COUNT', value: '5' },
-    ]);
+    expect(container(gatlingRunnerJob(gatlingPlan({ resources }), 0)).resources).toEqual(expected);
   });
 
   it('user annotations (kube-sim faults) go on runner pods only', () => {
@@ -326,39 +597,37 @@ describe('script', () => {
       metadata: { name: 'lp-r1-script', namespace: 'loadplane' },
       data: { 'load.js': 'export default () => {}' },
     });
-    expect(podSpec(k6RunnerJob(plan, 0)).volumes).toContainEqual({ name: 'script', configMap: { name: 'lp-r1-script' } });
+    for (const job of [k6RunnerJob(plan, 0), k6InitializerJob(plan)]) {
+      expect(podSpec(job).volumes).toContainEqual({ name: 'script', configMap: { name: 'lp-r1-script' } });
+      expect(container(job).args).toContain(`${SCRIPT_MOUNT_PATH}/load.js`);
+    }
   });
 
   it('a referenced ConfigMap is mounted, not created', () => {
     const plan = k6Plan({ script: { kind: 'configMap', name: 'team-scripts', file: 'checkout.js' } });
     expect(scriptConfigMap(plan)).toBeUndefined();
-    expect(prepareManifests(plan).map((o) => o.kind)).toEqual(['Job']);
+    expect(k6Adapter.prepareManifests(plan).map((o) => o.kind)).toEqual(['Job']);
     expect(podSpec(k6InitializerJob(plan)).volumes).toContainEqual({ name: 'script', configMap: { name: 'team-scripts' } });
-    expect(engineArgv(k6InitializerJob(plan)).at(-1)).toBe(`${SCRIPT_MOUNT_PATH}/checkout.js`);
+    expect(container(k6InitializerJob(plan)).args!.at(-1)).toBe(`${SCRIPT_MOUNT_PATH}/checkout.js`);
+    const gatling = gatlingPlan({ script: { kind: 'configMap', name: 'team-sims', file: 'Sim.java' } });
+    expect(gatlingAdapter.prepareManifests(gatling)).toEqual([]);
+    expect(podSpec(gatlingRunnerJob(gatling, 0)).volumes).toContainEqual({ name: 'script', configMap: { name: 'team-sims' } });
   });
 });
 
 describe('Gatling', () => {
-  const plan = k6Plan({
-    engine: 'gatling',
-    image: 'loadplane/gatling-runner:3.14.3',
-    parallelism: 2,
-    startAt: '2026-12-01T10:00:00.000Z',
-    arguments: ['--simulation', 'checkout.CheckoutSimulation'],
-  });
+  const plan = gatlingPlan({ parallelism: 2 });
 
-  it('runners share the start instant and have no Service; Prepare has no initializer', () => {
-    const launched = launchManifests(plan);
-    expect(launched.map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual([
-      `Job/lp-${plan.runId}-runner-0`,
-      `Job/lp-${plan.runId}-runner-1`,
-    ]);
-    for (const job of launched as V1Job[]) {
-      expect(container(job).env).toContainEqual({ name: ENV_START_AT, value: '2026-12-01T10:00:00.000Z' });
+  it('runners share the start instant; Prepare has no initializer', () => {
+    const launched = gatlingAdapter.launchManifests(plan);
+    expect(launched.map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual([`Job/lp-${plan.runId}-runner-0`, `Job/lp-${plan.runId}-runner-1`]);
+    for (const job of launched) {
+      expect(env(job)[ENV_START_AT]).toBe(START_AT);
+      expect(env(job)[ENV_START_AT_EPOCH]).toBe(String(Date.parse(START_AT) / 1000));
       expect(job.spec!.template.metadata!.labels!['loadplane.io/engine']).toBe('gatling');
-      expect(engineArgv(job).slice(-2)).toEqual(['--simulation', 'checkout.CheckoutSimulation']);
+      expect(container(job).args!.slice(-2)).toEqual(['--simulation', 'checkout.CheckoutSimulation']);
     }
-    expect(prepareManifests(plan).map((o) => o.kind)).toEqual(['ConfigMap']);
+    expect(gatlingAdapter.prepareManifests(plan).map((o) => o.kind)).toEqual(['ConfigMap']);
   });
 
   it('refuses a plan without a start instant', () => {

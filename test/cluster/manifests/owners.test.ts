@@ -2,13 +2,19 @@
  * Ownership as the pure builders state it (architecture §7): who owns what, by Job name; the uids are filled
  * in by createAll once the Jobs exist (the HTTP side is in cluster-client.test.ts).
  */
-import type { V1ConfigMap, V1Service } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { launchAdoptions, launchManifests, prepareManifests } from '../../../lambdas/cluster/manifests/index';
+import { launchAdoptions } from '../../../lambdas/cluster/manifests/index';
+import type { RunnerPlan } from '../../../lambdas/cluster/plan';
 import { jobOwnerReference, ownerJobNames, resolveOwners, UNRESOLVED_UID } from '../../../lambdas/cluster/manifests/owners';
+import { Engine } from '../../../lambdas/core/status';
+import { engineAdapter } from '../../../lambdas/engines';
 import { k6Plan } from '../fixtures/plan';
 
 const plan = k6Plan({ runId: 'abc', parallelism: 2 });
+const k6 = engineAdapter(Engine.k6);
+const prepareManifests = (p: RunnerPlan) => k6.prepareManifests(p);
+const launchManifests = (p: RunnerPlan) => k6.launchManifests(p);
 
 describe('who owns what', () => {
   it('a reference to a Job: not the controller, never blocking the Job’s deletion', () => {
@@ -29,21 +35,24 @@ describe('who owns what', () => {
     expect(job!.metadata!.ownerReferences).toBeUndefined();
   });
 
-  it('Launch: each Service by its own runner Job; the script ConfigMap is adopted by every runner Job', () => {
-    const services = launchManifests(plan).filter((o): o is V1Service => o.kind === 'Service');
-    expect(services.map((s) => [s.metadata!.name, ownerJobNames(s)])).toEqual([
-      ['lp-abc-runner-0', ['lp-abc-runner-0']],
-      ['lp-abc-runner-1', ['lp-abc-runner-1']],
+  it('Launch: only runner Jobs, owned by nobody; the script ConfigMap is adopted by every runner Job', () => {
+    const launched = launchManifests(plan);
+    expect(launched.map((o) => [o.kind, o.metadata!.name, o.metadata!.ownerReferences])).toEqual([
+      ['Job', 'lp-abc-runner-0', undefined],
+      ['Job', 'lp-abc-runner-1', undefined],
     ]);
     expect(launchAdoptions(plan).map((cm) => [cm.metadata!.name, ownerJobNames(cm)])).toEqual([
       ['lp-abc-script', ['lp-abc-runner-0', 'lp-abc-runner-1']],
     ]);
+    expect(launchAdoptions(plan)[0]!.metadata!.ownerReferences!.every((r) => r.uid === UNRESOLVED_UID)).toBe(true);
   });
 
   it('Gatling: the script ConfigMap has no owner at Prepare (no Job yet) and is adopted at Launch', () => {
     const gatling = { ...plan, engine: 'gatling' as const, startAt: '2026-12-01T10:00:00.000Z' };
-    const [cm] = prepareManifests(gatling) as V1ConfigMap[];
-    expect(cm!.metadata!.ownerReferences).toBeUndefined();
+    const prepared = engineAdapter(Engine.gatling).prepareManifests(gatling);
+    expect(prepared.map((o) => o.kind)).toEqual(['ConfigMap']);
+    expect(prepared[0]!.metadata!.ownerReferences).toBeUndefined();
+    expect(engineAdapter(Engine.gatling).launchManifests(gatling).map((o) => o.metadata!.ownerReferences)).toEqual([undefined, undefined]);
     expect(launchAdoptions(gatling).map(ownerJobNames)).toEqual([['lp-abc-runner-0', 'lp-abc-runner-1']]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { executionSegment, executionSegmentSequence } from '../../../lambdas/cluster/manifests/k6-segments';
+import { executionSegment, executionSegmentSequence } from '../../lambdas/engines/k6/segments';
 
 /** An exact rational, normalised: k6 parses segment boundaries as big.Rat. */
 type Rat = { n: bigint; d: bigint };

@@ -2,9 +2,9 @@
  * The k6 REST API of a runner, reached through the API server's pods/proxy subresource (architecture §3.4):
  * the stage Lambda needs no route to pod IPs.
  */
-import type { ClusterClient } from '../cluster/cluster-client';
-import { ClusterUnavailable } from '../core/errors';
-import { K6_API_PORT } from '../core/runner-contract';
+import type { ClusterClient } from '../../cluster/cluster-client';
+import { ClusterUnavailable } from '../../core/errors';
+import { K6_API_PORT } from '../../core/runner-contract';
 
 const STATUS_PATH = '/v1/status';
 

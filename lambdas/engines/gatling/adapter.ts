@@ -1,0 +1,44 @@
+/**
+ * Gatling (architecture §7): no initializer (nothing to inspect), no REST API: every runner sleeps until
+ * the common instant fixed at Launch and starts itself, cannot be stopped with its result kept (an
+ * aborted runner is deleted), and prints its result as Gatling's own console summary.
+ */
+import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
+import type { EngineAdapter } from '../engine-adapter';
+import { runnerSummaryFromGatlingLog, GATLING_LOG_TAIL_LINES } from './console-summary';
+import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from './exit-codes';
+import { GATLING_UID, gatlingRunnerJob } from './manifests';
+
+/** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
+export const GATLING_START_LEAD_SECONDS = 60;
+
+export const gatlingAdapter: EngineAdapter = {
+  runAsUser: GATLING_UID,
+  exitCodes: GATLING_EXIT_CODES,
+  checksFailedExitCode: ASSERTIONS_FAILED_EXIT_CODE,
+
+  argumentProblem: () => undefined,
+
+  // The script ConfigMap alone, made at Prepare like k6's (a script the API server refuses fails the
+  // run before any runner exists); unowned until Launch, when the runner Jobs adopt it.
+  prepareManifests(plan) {
+    const configMap = scriptConfigMap(plan);
+    return configMap ? [configMap] : [];
+  },
+  inspectsScript: false,
+  launchManifests: (plan) => Array.from({ length: plan.parallelism }, (_, i) => gatlingRunnerJob(plan, i)),
+
+  // On a whole second: the runner script compares `date +%s` with it.
+  startInstant: (launchedAt, readyTimeoutSeconds) =>
+    new Date(Math.ceil((launchedAt + Math.min(GATLING_START_LEAD_SECONDS, readyTimeoutSeconds) * 1000) / 1000) * 1000).toISOString(),
+  // A running pod waits for the instant by itself: nothing more to ask it.
+  answers: async () => true,
+  start: async (ctx) => Date.parse(ctx.startAt!),
+  // A replacement's instant is past: it starts at once.
+  startReplacement: async () => true,
+  stopsGracefully: false,
+  stop: async () => {},
+
+  resultLogLines: GATLING_LOG_TAIL_LINES,
+  parseResult: runnerSummaryFromGatlingLog,
+};

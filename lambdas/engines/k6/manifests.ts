@@ -1,0 +1,100 @@
+/**
+ * k6's Jobs, on the stock grafana/k6 image (architecture §7).
+ *
+ * The initializer runs K6_INITIALIZER_SCRIPT: `k6 archive` with the user's arguments, then `k6 inspect
+ * --execution-requirements` on the archive (as k6-operator does), so --vus, --duration or -e count in
+ * the maxVUs and totalDuration AwaitPrepared reads. A bad script fails this Job, and the run ends
+ * FAILED with k6's message instead of hanging.
+ *
+ * Runner i of N runs its execution segment, paused, with the REST API on K6_API_PORT (k6-operator's
+ * argv, the user's arguments as separate entries before the script path); Start unpauses all of them at
+ * once through pods/proxy, so no Service is needed. The runner script prints k6's summary export as
+ * the result line when k6 exits.
+ */
+import type { V1Job } from '@kubernetes/client-node';
+import {
+  ENV_ARCHIVE,
+  ENV_RESULT_FILE,
+  K6_API_PORT,
+  K6_ARCHIVE_PATH,
+  K6_SUMMARY_EXPORT_PATH,
+  objectName,
+  Role,
+  SCRIPT_MOUNT_PATH,
+} from '../../core/runner-contract';
+import { loadplaneJob, runnerPodFailurePolicy } from '../../cluster/manifests/job';
+import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
+import { podTemplate } from '../../cluster/manifests/pod-template';
+import type { RunnerPlan } from '../../cluster/plan';
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
+import { archiveArguments } from './archive-arguments';
+import { executionSegment, executionSegmentSequence } from './segments';
+import { k6SummaryFlags } from './summary-export';
+
+/** grafana/k6's user (its Dockerfile: `USER 12345`). */
+export const K6_UID = 12345;
+
+function scriptPath(plan: RunnerPlan): string {
+  return `${SCRIPT_MOUNT_PATH}/${plan.script.file}`;
+}
+
+/** The initializer script's positional parameters: the arguments `k6 archive` accepts, then the script. */
+export function k6InitializerArgs(plan: RunnerPlan): string[] {
+  return [...archiveArguments(plan.arguments), scriptPath(plan)];
+}
+
+export function k6InitializerJob(plan: RunnerPlan): V1Job {
+  const role = Role.initializer;
+  return loadplaneJob(plan, {
+    name: objectName(plan.runId, role),
+    role,
+    deadlineSeconds: plan.deadlines.prepareSeconds,
+    template: podTemplate(plan, {
+      role,
+      command: shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME),
+      args: k6InitializerArgs(plan),
+      loadplaneEnv: { ...loadplaneEnv(plan, 0), [ENV_ARCHIVE]: K6_ARCHIVE_PATH },
+      runAsUser: K6_UID,
+    }),
+  });
+}
+
+export function k6RunnerArgv(plan: RunnerPlan, index: number): string[] {
+  return [
+    'k6',
+    'run',
+    '--quiet',
+    `--execution-segment=${executionSegment(index, plan.parallelism)}`,
+    `--execution-segment-sequence=${executionSegmentSequence(plan.parallelism)}`,
+    ...plan.arguments,
+    scriptPath(plan),
+    `--address=0.0.0.0:${K6_API_PORT}`,
+    '--paused',
+    '--tag',
+    `instance_id=${index}`,
+    '--tag',
+    `testrun_name=${plan.name}`,
+    // Last, so they win over the user's own.
+    ...k6SummaryFlags(K6_SUMMARY_EXPORT_PATH),
+  ];
+}
+
+export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {
+  const role = Role.runner;
+  return loadplaneJob(plan, {
+    name: objectName(plan.runId, role, index),
+    role,
+    index,
+    deadlineSeconds: plan.deadlines.runSeconds,
+    podFailurePolicy: runnerPodFailurePolicy(plan.onRunnerRestart),
+    template: podTemplate(plan, {
+      role,
+      index,
+      command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
+      args: k6RunnerArgv(plan, index),
+      loadplaneEnv: { ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
+      runAsUser: K6_UID,
+      ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],
+    }),
+  });
+}

@@ -1,0 +1,329 @@
+/**
+ * k6's `--summary-export` JSON (fixtures in k6's real shape: test/fixtures/k6-summary-export/README.md)
+ * → RunnerSummary, and the LOADPLANE_RESULT line that carries it. Expected numbers are read off the
+ * fixture files.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RESULT_LINE_PREFIX } from '../../lambdas/core/runner-contract';
+import { runnerSummarySchema, type RunnerSummary } from '../../lambdas/core/summary';
+import {
+  K6_SUMMARY_TREND_STATS,
+  k6SummaryFlags,
+  parseK6ResultLine,
+  runnerSummaryFromK6Export,
+  trendStatPercentile,
+} from '../../lambdas/engines/k6/summary-export';
+
+const DIR = join(import.meta.dirname, '../fixtures/k6-summary-export');
+const text = (name: string) => readFileSync(join(DIR, name), 'utf8');
+const load = (name: string) => JSON.parse(text(name)) as unknown;
+/** durationMs 99_999: the export's own duration (count / rate of a counter) must win over it. */
+const facts = { runner: 2, exitCode: 0, durationMs: 99_999, simulated: false };
+
+function convert(name: string, overrides: Partial<typeof facts> = {}): RunnerSummary {
+  const summary = runnerSummaryFromK6Export(load(name), { ...facts, ...overrides });
+  expect(runnerSummarySchema.parse(summary)).toEqual(summary);
+  return summary;
+}
+
+function expectSortedGrid(quantiles: { q: number; value: number }[]): void {
+  for (let i = 1; i < quantiles.length; i++) {
+    expect(quantiles[i]!.q).toBeGreaterThan(quantiles[i - 1]!.q);
+    expect(quantiles[i]!.value).toBeGreaterThanOrEqual(quantiles[i - 1]!.value);
+  }
+}
+
+describe('the flags loadplane adds to k6 run', () => {
+  it('asks for avg, min, med, max, count and p(50)…p(99), p(99.5), p(99.9)', () => {
+    const stats = K6_SUMMARY_TREND_STATS.split(',');
+    expect(stats).toHaveLength(57);
+    expect(stats.slice(0, 8)).toEqual(['avg', 'min', 'med', 'max', 'count', 'p(50)', 'p(51)', 'p(52)']);
+    expect(stats.slice(-4)).toEqual(['p(98)', 'p(99)', 'p(99.5)', 'p(99.9)']);
+    // every p(N) is one k6 accepts (metrics/sample.go parsePercentile)
+    expect(stats.slice(5).map(trendStatPercentile)).toEqual([...Array.from({ length: 50 }, (_, i) => 50 + i), 99.5, 99.9]);
+  });
+
+  it('puts the export path and the trend stats in two --flag=value arguments', () => {
+    expect(k6SummaryFlags('/tmp/loadplane-summary.json')).toEqual([
+      '--summary-export=/tmp/loadplane-summary.json',
+      `--summary-trend-stats=${K6_SUMMARY_TREND_STATS}`,
+    ]);
+  });
+
+  it.each([
+    ['p(95)', 95],
+    ['p(99.9)', 99.9],
+    ['p(0)', 0],
+    ['p(100)', 100],
+    ['p(99.90)', 99.9],
+    ['p(101)', undefined],
+    ['p(-1)', undefined],
+    ['p()', undefined],
+    ['p(x)', undefined],
+    ['med', undefined],
+    ['count', undefined],
+  ])('trend stat %s names percentile %s', (stat, p) => {
+    expect(trendStatPercentile(stat)).toBe(p);
+  });
+});
+
+describe('k6 1.x exports', () => {
+  it('thresholds passed: counts, latency, percentile grid, thresholds, run duration', () => {
+    const { latency, ...rest } = convert('k6-v1-thresholds-passed.json');
+    expect(rest).toEqual({
+      engine: 'k6',
+      runner: 2,
+      exitCode: 0,
+      simulated: false,
+      // http_reqs: 286 / 9.531899626012736 per s = 30004.5 ms
+      durationMs: 30005,
+      requests: { count: 286, failed: 0 },
+      iterations: 286,
+      dataReceivedBytes: 429407,
+      dataSentBytes: 55156,
+      thresholds: [
+        { metric: 'checks', expression: 'rate>0.99', ok: true },
+        { metric: 'http_req_duration', expression: 'p(95)<500', ok: true },
+        { metric: 'http_req_duration', expression: 'p(99)<1000', ok: true },
+        { metric: 'http_req_failed', expression: 'rate<0.01', ok: true },
+      ],
+    });
+    const { quantiles, ...trend } = latency;
+    expect(trend).toEqual({
+      count: 286,
+      sum: 40.195485629370644 * 286,
+      min: 17.656553,
+      max: 119.36872,
+      p90: 58.8883175,
+      p95: 67.17809824999999,
+      p99: 81.36321399999989,
+      relativeError: 0,
+    });
+    expect(quantiles).toHaveLength(52);
+    expect(quantiles[0]).toEqual({ q: 0.5, value: 37.4184415 });
+    expect(quantiles).toContainEqual({ q: 0.75, value: 47.272296 });
+    expect(quantiles).toContainEqual({ q: 0.99, value: 81.36321399999989 });
+    expect(quantiles.slice(-2)).toEqual([
+      { q: 99.5 / 100, value: 85.809017 },
+      { q: 99.9 / 100, value: 109.81017368500106 },
+    ]);
+    expectSortedGrid(quantiles);
+  });
+
+  it('thresholds failed: a submetric threshold, failures from http_req_failed.passes, the user’s own p(99.99)', () => {
+    const summary = convert('k6-v1-thresholds-failed.json', { exitCode: 99 });
+    expect(summary.exitCode).toBe(99);
+    // data_received (the largest counter): 3030755 / 50511.00578707019 per s = 60001.9 ms
+    expect(summary.durationMs).toBe(60002);
+    expect(summary.requests).toEqual({ count: 2208, failed: 32 });
+    expect(summary.iterations).toBe(1104);
+    expect(summary.thresholds).toEqual([
+      { metric: 'checks', expression: 'rate>0.95', ok: true },
+      { metric: 'http_req_duration{status:200}', expression: 'p(99)<300', ok: false },
+      { metric: 'http_req_failed', expression: 'rate<0.01', ok: false },
+      { metric: 'http_reqs', expression: 'count>=100', ok: true },
+    ]);
+    const { quantiles, ...trend } = summary.latency;
+    expect(trend).toEqual({
+      count: 2208,
+      sum: 91.66741685144912 * 2208,
+      min: 2.245478,
+      max: 653.467584,
+      p90: 186.93631729999998,
+      p95: 254.61164510000006,
+      p99: 370.2891147899994,
+      relativeError: 0,
+    });
+    expect(quantiles).toHaveLength(53);
+    expect(quantiles[0]).toEqual({ q: 0.5, value: 60.811623499999996 });
+    expect(quantiles.slice(-4)).toEqual([
+      { q: 0.99, value: 370.2891147899994 },
+      { q: 99.5 / 100, value: 425.58364730500034 },
+      { q: 99.9 / 100, value: 570.1497524030035 },
+      { q: 99.99 / 100, value: 646.2976975824901 },
+    ]);
+    expectSortedGrid(quantiles);
+  });
+
+  it('default trend stats (no count, no p(99)): count from http_reqs, p99 = max, grid from med, p(90), p(95)', () => {
+    const summary = convert('k6-default-trend-stats.json');
+    expect(summary.latency).toEqual({
+      count: 10,
+      sum: 19.470496 * 10,
+      min: 14.274038,
+      max: 25.474424,
+      p90: 23.1293525,
+      p95: 24.301888249999998,
+      p99: 25.474424,
+      quantiles: [
+        { q: 0.5, value: 19.801918 },
+        { q: 0.9, value: 23.1293525 },
+        { q: 0.95, value: 24.301888249999998 },
+      ],
+      relativeError: 0,
+    });
+    expect(summary.requests).toEqual({ count: 10, failed: 0 });
+    expect(summary.durationMs).toBe(10512); // 17839 / 1697.0121512418011 per s
+    expect(summary.thresholds).toEqual([]);
+  });
+
+  it('no HTTP requests at all: zeros and no grid; the threshold on the empty trend passed', () => {
+    expect(convert('k6-no-http.json')).toEqual({
+      engine: 'k6',
+      runner: 2,
+      exitCode: 0,
+      simulated: false,
+      durationMs: 10004, // iterations: 40 / 3.998473782557198 per s
+      requests: { count: 0, failed: 0 },
+      iterations: 40,
+      latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [], relativeError: 0 },
+      dataReceivedBytes: 0,
+      dataSentBytes: 0,
+      thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<200', ok: true }],
+    });
+  });
+});
+
+describe('k6 2.x exports (same format as 1.x)', () => {
+  it('thresholds passed', () => {
+    const summary = convert('k6-v2-thresholds-passed.json');
+    expect(summary.durationMs).toBe(45001);
+    expect(summary.requests).toEqual({ count: 512, failed: 13 });
+    expect(summary.iterations).toBe(512);
+    expect(summary.dataReceivedBytes).toBe(760104);
+    expect(summary.dataSentBytes).toBe(101770);
+    expect(summary.latency).toMatchObject({ count: 512, sum: 91.21351844921874 * 512, min: 2.611476, max: 331.842946 });
+    expect(summary.latency).toMatchObject({ p90: 151.10106770000002, p95: 188.35656265, p99: 237.88015273999997 });
+    expect(summary.latency.quantiles).toHaveLength(52);
+    expect(summary.latency.quantiles).toContainEqual({ q: 0.5, value: 83.6467565 });
+    expect(summary.latency.quantiles).toContainEqual({ q: 99.9 / 100, value: 307.4531204000015 });
+    expectSortedGrid(summary.latency.quantiles);
+    expect(summary.thresholds).toEqual([
+      { metric: 'http_req_duration', expression: 'avg<400', ok: true },
+      { metric: 'http_req_duration', expression: 'p(95)<800', ok: true },
+      { metric: 'http_req_failed', expression: 'rate<0.05', ok: true },
+      { metric: 'iteration_duration', expression: 'p(95)<3000', ok: true },
+    ]);
+  });
+
+  it('thresholds failed (abortOnFail): the duration is the shortened run', () => {
+    const summary = convert('k6-v2-thresholds-failed.json', { exitCode: 99 });
+    expect(summary.durationMs).toBe(12308); // data_received: 441404 / 35864.21136402521 per s
+    expect(summary.requests).toEqual({ count: 282, failed: 2 });
+    expect(summary.iterations).toBe(141);
+    expect(summary.latency).toMatchObject({ count: 282, min: 5.96503, max: 1721.733052, p90: 356.4955829, p95: 456.85130454999984 });
+    expect(summary.latency.quantiles.at(-1)).toEqual({ q: 99.9 / 100, value: 1449.6168608180492 });
+    expect(summary.thresholds).toEqual([
+      { metric: 'http_req_duration', expression: 'p(95)<150', ok: false },
+      { metric: 'http_req_duration{name:checkout}', expression: 'p(90)<250', ok: false },
+    ]);
+  });
+});
+
+describe('semantics on small exports', () => {
+  it.each([
+    ['true in the export means the threshold FAILED', true, false],
+    ['false means it passed', false, true],
+  ])('%s', (_, exported, ok) => {
+    const summary = runnerSummaryFromK6Export({ metrics: { http_req_duration: { max: 1, thresholds: { 'p(95)<1': exported } } } }, facts);
+    expect(summary.thresholds).toEqual([{ metric: 'http_req_duration', expression: 'p(95)<1', ok }]);
+  });
+
+  it('prefers state.testRunDurationMs, then a counter, then the facts', () => {
+    const counters = { http_reqs: { count: 30, rate: 3 } };
+    expect(runnerSummaryFromK6Export({ metrics: counters, state: { testRunDurationMs: 9876.5 } }, facts).durationMs).toBe(9876.5);
+    expect(runnerSummaryFromK6Export({ metrics: counters }, facts).durationMs).toBe(10_000);
+    expect(runnerSummaryFromK6Export({ metrics: { http_reqs: { count: 0, rate: 0 } } }, facts).durationMs).toBe(99_999);
+    expect(runnerSummaryFromK6Export({ metrics: {} }, { ...facts, durationMs: -5 }).durationMs).toBe(0);
+  });
+
+  it('med stands for q = 0.5 when p(50) is absent; p(50) wins when both are there', () => {
+    const trend = { count: 4, avg: 2, min: 1, max: 4, med: 2.5, 'p(75)': 3.25 };
+    expect(runnerSummaryFromK6Export({ metrics: { http_req_duration: trend } }, facts).latency.quantiles).toEqual([
+      { q: 0.5, value: 2.5 },
+      { q: 0.75, value: 3.25 },
+    ]);
+    const both = { ...trend, 'p(50)': 2.4 };
+    expect(runnerSummaryFromK6Export({ metrics: { http_req_duration: both } }, facts).latency.quantiles[0]).toEqual({ q: 0.5, value: 2.4 });
+  });
+
+  it('failed requests from the rate when passes is absent is not k6: refused', () => {
+    expect(() => runnerSummaryFromK6Export({ metrics: { http_reqs: { count: 200, rate: 2 }, http_req_failed: { value: 0.025 } } }, facts)).toThrow(
+      /metrics\["http_req_failed"\] lacks passes, fails/,
+    );
+  });
+
+  it('carries runner, exit code and simulated from the facts', () => {
+    expect(runnerSummaryFromK6Export({ metrics: {} }, { runner: 7, exitCode: 108, durationMs: 5, simulated: true })).toMatchObject({
+      runner: 7,
+      exitCode: 108,
+      simulated: true,
+      durationMs: 5,
+    });
+  });
+});
+
+describe('not k6’s export: a clear error', () => {
+  it.each([
+    ['null', null, /not k6's --summary-export JSON: \(top level\): .*expected object/],
+    ['a string', 'LOADPLANE_RESULT {}', /expected object/],
+    ['a number', 42, /expected object/],
+    ['an array', [], /expected object/],
+    ['no metrics', { root_group: {} }, /metrics: .*expected record/],
+    ['metrics not an object', { metrics: [] }, /metrics: .*expected record/],
+    ['a metric that is a number', { metrics: { http_reqs: 5 } }, /metrics\["http_reqs"\]: .*expected object/],
+    ['NaN', { metrics: { http_req_duration: { 'p(95)': NaN } } }, /metrics\["http_req_duration"\]\["p\(95\)"\]: .*received NaN/],
+    ['Infinity', { metrics: { http_req_duration: { max: Infinity } } }, /metrics\["http_req_duration"\]\["max"\]: .*received Infinity/],
+    ['null (NaN after JSON.stringify)', { metrics: { http_reqs: { count: null, rate: 1 } } }, /metrics\["http_reqs"\]\["count"\]: .*expected number/],
+    ['a threshold that is not a boolean', { metrics: { checks: { value: 1, passes: 1, fails: 0, thresholds: { 'rate>0.9': 'ok' } } } }, /\["thresholds"\]\["rate>0.9"\]: .*expected boolean/],
+    ['a counter without count', { metrics: { http_reqs: { rate: 3 } } }, /metrics\["http_reqs"\] lacks count \(k6 exports a counter as \{count, rate\}\)/],
+    ['a negative count', { metrics: { http_reqs: { count: -1, rate: 1 } } }, /impossible result \(requests\["count"\]/],
+    [
+      "k6's machine-readable summary",
+      { version: '1.0.0', config: {}, metadata: {}, results: {} },
+      /machine-readable summary \(--new-machine-readable-summary/,
+    ],
+  ])('%s', (_, exported, message) => {
+    expect(() => runnerSummaryFromK6Export(exported, facts)).toThrow(message);
+  });
+});
+
+describe('parseK6ResultLine', () => {
+  /** What the runner script prints: the prefix and the export file with CR/LF removed. */
+  const resultLine = (file: string) => RESULT_LINE_PREFIX + text(file).replace(/[\r\n]/g, '');
+
+  it('finds the line among k6 output and parses k6’s pretty-printed export squeezed onto it', () => {
+    const log = [
+      'time="2026-08-21T10:00:00Z" level=info msg="test started"',
+      'running (0m30.0s), 00/10 VUs, 286 complete and 0 interrupted iterations',
+      '     ✓ status is 200',
+      '     http_req_duration..............: avg=40.19ms min=17.65ms med=37.41ms max=119.36ms',
+      resultLine('k6-v1-thresholds-passed.json'),
+      '',
+    ].join('\n');
+    const parsed = parseK6ResultLine(log);
+    expect(parsed).toEqual(load('k6-v1-thresholds-passed.json'));
+    expect(runnerSummaryFromK6Export(parsed, facts).requests.count).toBe(286);
+  });
+
+  it('takes the last of several result lines; CRLF line ends are fine', () => {
+    const log = [`${RESULT_LINE_PREFIX}{"metrics":{},"n":1}`, 'noise', `${RESULT_LINE_PREFIX}{"metrics":{},"n":2}`, 'more noise'].join('\r\n');
+    expect(parseK6ResultLine(log)).toEqual({ metrics: {}, n: 2 });
+  });
+
+  it('a truncated last line gives undefined (an older line does not stand in for it)', () => {
+    const full = resultLine('k6-no-http.json');
+    expect(parseK6ResultLine(`${RESULT_LINE_PREFIX}{"metrics":{}}\n${full.slice(0, full.length - 40)}\n`)).toBeUndefined();
+  });
+
+  it.each([
+    ['an empty log', ''],
+    ['no result line', 'level=error msg="GoError: something"\nexit status 107\n'],
+    ['the prefix not at the start of the line', `2026-08-21T10:00:00Z ${RESULT_LINE_PREFIX}{"metrics":{}}`],
+    ['a prefix with nothing after it', RESULT_LINE_PREFIX],
+  ])('%s gives undefined', (_, log) => {
+    expect(parseK6ResultLine(log)).toBeUndefined();
+  });
+});
