@@ -2,9 +2,10 @@
  * Collect's arithmetic (architecture §3.7): one RunResult from the runners' results.
  * Counts and totals are summed, min/max are exact, the mean is weighted by sample count. Percentiles
  * cannot be combined from per-runner percentiles, so they are never averaged (the mistake of DLT):
- * each runner keeps its own, and the run reports, for p90, p95 and p99, a bracket [lo, hi] that
- * always holds the run's exact percentile (the one of all samples pooled), computed from every
- * runner's count, min, max and grid of percentiles (percentile-bracket.ts). Neither the worst
+ * each runner keeps its own, and the run reports, for p90, p95 and p99, a bracket [lo, hi] computed
+ * from every runner's count, min, max and grid of percentiles (percentile-bracket.ts): for k6's exact
+ * percentiles it always holds the run's exact one (the one of all samples pooled); for Gatling's
+ * rounded t-digest estimates (relativeError > 0) it is an estimate. Neither the worst
  * runner's value nor the range of the runners' values is such a bound under k6's interpolated
  * percentiles (two runners {0, 10} both report p90 = 9; pooled, p90 is 10).
  */
@@ -34,8 +35,8 @@ export interface RunResult {
   /** Indexes 0..expectedRunners-1 with no summary: those runners died before they printed one. */
   missingRunners: number[];
   /**
-   * Indexes that reported more than once (a replaced pod under `onRunnerRestart: restart`). The last
-   * summary given wins, since Collect reads pods oldest first and the replacement ran the segment again.
+   * Indexes given more than once. Collect reads each runner's newest pod only, so this stays empty from
+   * it; for any other caller, the last summary given for an index wins.
    */
   duplicateRunners: number[];
   /** Summaries whose index is outside 0..expectedRunners-1: not counted in any total; the run fails on them. */
@@ -108,6 +109,18 @@ function latencyTotals(runners: RunnerSummary[]): LatencyTotals {
     p95: at(0.95),
     p99: at(0.99),
   };
+}
+
+/**
+ * A RunResult read back from the ledger. One recorded before percentiles were bracketed carries the
+ * worst runner's value as `p90UpperBound`…: it reads as the bracket [min, that value], which is what it claimed.
+ */
+export function storedRunResult(stored: RunResult): RunResult {
+  const latency = stored.latency as LatencyTotals & Partial<Record<'p90UpperBound' | 'p95UpperBound' | 'p99UpperBound', number>>;
+  if (latency.p95 !== undefined) return stored;
+  const legacy = (bound: number | undefined): Bracket => ({ lo: latency.count > 0 ? latency.min : 0, hi: bound ?? latency.max });
+  const { p90UpperBound, p95UpperBound, p99UpperBound, ...rest } = latency;
+  return { ...stored, latency: { ...rest, p90: legacy(p90UpperBound), p95: legacy(p95UpperBound), p99: legacy(p99UpperBound) } };
 }
 
 function sum<T>(items: T[], pick: (item: T) => number): number {

@@ -15,8 +15,8 @@ export const deploymentConfigSchema = z.object({
   /** Clusters and namespaces runs may target. */
   allowedClusters: z.array(clusterAllowance).min(1),
   /**
-   * Runner images must start with one of these prefixes (registry/repository and `:`, e.g.
-   * `grafana/k6:`). Pods run the engine's own image unmodified (architecture §7): k6's stock image, or
+   * Runner images must start with one of these prefixes (registry/repository, then `:` for a tag or `@`
+   * for a digest, e.g. `grafana/k6:` and `grafana/k6@`). Pods run the engine's own image unmodified (architecture §7): k6's stock image, or
    * for Gatling any image with `gatling.sh` on its PATH (the team's own, or st-tech/gatling-operator's).
    */
   allowedImagePrefixes: z.array(z.string().min(1)).min(1),
@@ -66,7 +66,7 @@ export function defaultMaxSpecBytes(maxScriptBytes: number): number {
 
 export const DEFAULT_CONFIG: DeploymentConfig = {
   allowedClusters: [{ name: 'kube-sim', namespaces: ['loadplane'] }],
-  allowedImagePrefixes: ['grafana/k6:', 'ghcr.io/st-tech/gatling:'],
+  allowedImagePrefixes: ['grafana/k6:', 'grafana/k6@', 'ghcr.io/st-tech/gatling:', 'ghcr.io/st-tech/gatling@'],
   defaultImages: { k6: 'grafana/k6:1.8.1' },
   maxParallelism: 100,
   maxRunDurationSeconds: 24 * 60 * 60,

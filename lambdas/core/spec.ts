@@ -29,13 +29,7 @@ const IMAGE_REFERENCE =
   /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:\d+)?\/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(\/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:\w[\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/**
- * Engine flags loadplane sets itself on every runner (execution segments, the paused REST API, the
- * summary the wrapper reads): a user copy would break the split or the result.
- */
-const RESERVED_FLAGS = ['--execution-segment', '--execution-segment-sequence', '--address', '--paused', '--summary-export', '--summary-trend-stats'];
-
-/** Env vars the runner wrapper sets itself (e.g. LOADPLANE_START_AT). */
+/** Env vars loadplane sets on every pod itself (e.g. LOADPLANE_START_AT, LOADPLANE_RESULT_FILE). */
 const RESERVED_ENV_PREFIX = 'LOADPLANE_';
 /** Labels loadplane puts on every object it owns (architecture §7); a user label must not fake them. */
 const RESERVED_LABEL_PREFIX = 'loadplane.io/';
@@ -319,20 +313,22 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     else if (n > config.maxParallelism) add(`must be at most ${config.maxParallelism} (maxParallelism)`);
   });
 
+  /**
+   * The engine's own rules (engineAdapter(engine).specProblems: flags loadplane sets on every runner,
+   * settings that hide the result), checked where the field is, so they come with every other problem.
+   */
+  const engineProblems = (fields: { arguments: readonly string[]; env: Readonly<Record<string, string>> }) =>
+    (engine === undefined ? [] : engineAdapter(engine).specProblems(fields)).map(({ path, message }) => ({ code: 'custom' as const, message, input: undefined, path: path.slice(1) }));
+
   const argument = z.string().check((ctx) => {
     if (ctx.value.includes('\0')) ctx.issues.push({ code: 'custom', message: 'must not contain NUL bytes', input: ctx.value });
-    const flag = ctx.value.split('=')[0]!;
-    if (RESERVED_FLAGS.includes(flag)) {
-      ctx.issues.push({ code: 'custom', message: `${flag} is set by loadplane for each runner (it splits the load and starts the runners); remove it`, input: ctx.value });
-    }
   });
   const args = z.array(argument).check((ctx) => {
+    ctx.issues.push(...engineProblems({ arguments: ctx.value, env: {} }));
     const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: ctx.value });
     if (ctx.value.length > config.maxArguments) {
       add(`must have at most ${config.maxArguments} entries (maxArguments), got ${ctx.value.length}`);
     }
-    const refused = engine === undefined ? undefined : engineAdapter(engine).argumentProblem(ctx.value);
-    if (refused) add(refused);
     const bytes = ctx.value.reduce((sum, a) => sum + byteLength(a), 0);
     if (bytes > config.maxArgumentBytes) {
       add(`must be at most ${config.maxArgumentBytes} bytes in total (maxArgumentBytes), got ${bytes}`);
@@ -419,7 +415,12 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       parallelism,
       separate: z.boolean().default(false),
       arguments: args.default([]),
-      env: z.record(envName, z.string()).default({}),
+      env: z
+        .record(envName, z.string())
+        .check((ctx) => {
+          ctx.issues.push(...engineProblems({ arguments: [], env: ctx.value }));
+        })
+        .default({}),
       runner,
       cluster,
       timeouts: timeoutsSchema(config),

@@ -39,15 +39,17 @@ export interface StartContext {
 }
 
 export interface EngineAdapter {
-  /** The non-root uid the engine's image runs as (grafana/k6: 12345); the pods' runAsUser. */
-  readonly runAsUser: number;
   /** The engine's documented exit codes and what they mean. */
   readonly exitCodes: Readonly<Record<number, string>>;
   /** "The load ran to its end and a check failed" (k6 99, Gatling 2): THRESHOLDS_FAILED, not FAILED. */
   readonly checksFailedExitCode: number;
 
-  /** Why the user's arguments cannot run on this engine (they would hide the runners' results), or undefined. */
-  argumentProblem(args: readonly string[]): string | undefined;
+  /**
+   * What of the spec's arguments and env this engine cannot take, each with its path (`['arguments', 3]`,
+   * `['env', 'K6_SUMMARY_MODE']`): flags loadplane sets on every runner itself, or ones that would hide
+   * the runners' results. Empty when all are fine.
+   */
+  specProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string>> }): { path: (string | number)[]; message: string }[];
 
   /** Prepare's objects: the script ConfigMap (inline scripts) and, if the engine has one, the initializer Job. */
   prepareManifests(plan: RunnerPlan): (V1ConfigMap | V1Job)[];

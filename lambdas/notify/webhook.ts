@@ -28,7 +28,8 @@ import type { Engine, Outcome } from '../core/status';
 import type { NotificationMessage, ThresholdsSummary } from './message';
 
 export const WEBHOOK_EVENT_TYPE = 'loadplane.run.finished';
-export const WEBHOOK_PAYLOAD_VERSION = 1;
+/** 2: `metrics.p95Ms` ({ lo, hi }, where the run's p95 lies) replaced version 1's `metrics.p95UpperBoundMs`. */
+export const WEBHOOK_PAYLOAD_VERSION = 2;
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const SIGNATURE_HEADER = 'X-Loadplane-Signature';
 export const TIMESTAMP_HEADER = 'X-Loadplane-Timestamp';

@@ -7,8 +7,10 @@
  * (`onRunnerRestart: restart`) reports what its newest pod, the replacement, ran: its whole share;
  * the reason says which runners were replaced.
  */
-import { aggregateResults, type RunResult } from '../core/aggregate';
+import { aggregateResults, storedRunResult, type RunResult } from '../core/aggregate';
+import type { RunView } from '../ledger/ledger';
 import { isRetryable } from '../core/errors';
+import { escapeText } from '../core/excerpt';
 import { outcomeFromRunners } from '../core/outcome-rules';
 import { countOf } from '../core/plural';
 import { replacementNote } from '../core/restart';
@@ -19,12 +21,21 @@ import { engineAdapter } from '../engines';
 import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
-import { abortRequest, loadRun, requireOpenRun, requireOutput } from './run-context';
+import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
 import { observeRunners, runningAt } from './runners';
 
+/** How much of a parser's message a reason carries per runner (at most three runners are named). */
+const UNREADABLE_MESSAGE_CHARS = 200;
+
 export interface CollectRecord extends StepResult {
   result: RunResult;
+}
+
+/** The run's collected result, as recorded (an older record's shape read as today's), or undefined before Collect. */
+export function collectedResult(view: RunView): RunResult | undefined {
+  const result = outputOf<CollectRecord>(view, Stage.Collect)?.result;
+  return result && storedRunResult(result);
 }
 
 export async function collect(deps: StageDeps, runId: string): Promise<StepResult> {
@@ -37,16 +48,24 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const runners = await observeRunners(run);
     const engine = engineAdapter(run.spec.engine);
     // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
+    // A runner whose log holds a result that cannot be read (an unexpected shape) says why, in the reason.
+    const unreadable: string[] = [];
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
       const pod = r.latest;
       if (pod?.exitCode === undefined) return undefined;
+      let log: string;
       try {
-        const log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
-        const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
-        return engine.parseResult(log, { runner: r.index, exitCode: pod.exitCode, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
+        log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
       } catch (err) {
         // A log that is gone (pod deleted, node lost) is a runner without a result, reported as such.
         if (isRetryable(err)) throw err;
+        return undefined;
+      }
+      const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
+      try {
+        return engine.parseResult(log, { runner: r.index, exitCode: pod.exitCode, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
+      } catch (err) {
+        unreadable.push(`runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})`);
         return undefined;
       }
     });
@@ -61,7 +80,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const replaced = replacementNote(
       runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
     );
-    return { ...done(), outcome, reason: replaced ? `${reason}; ${replaced}` : reason, result };
+    const notes = [...(replaced ? [replaced] : []), ...unreadable.slice(0, 3)];
+    return { ...done(), outcome, reason: [reason, ...notes].join('; '), result };
   });
   return verdict;
 }

@@ -6,9 +6,8 @@
 import type { RunResult } from '../core/aggregate';
 import type { StepResult } from '../core/step';
 import { Outcome, Stage } from '../core/status';
-import type { CollectRecord } from './collect';
+import { collectedResult } from './collect';
 import type { StageDeps } from './deps';
-import { outputOf } from './run-context';
 import { runOnce } from './run-once';
 
 export interface DecidePayload {
@@ -28,7 +27,7 @@ export async function decide(deps: StageDeps, runId: string, payload: DecidePayl
   return runOnce(deps, runId, Stage.Decide, async () => {
     const wanted = decisionFrom(payload);
     const view = await deps.ledger.getRun(runId);
-    const result = view && outputOf<CollectRecord>(view, Stage.Collect)?.result;
+    const result = view && collectedResult(view);
     const decided = await deps.ledger.decideOutcome(runId, wanted.outcome, wanted.reason, result ? { summary: totalsOf(result) } : undefined);
     return { outcome: decided.outcome, reason: decided.reason, decidedAt: deps.now() };
   });

@@ -27,7 +27,7 @@ import {
   NotificationInProgress,
   NotificationNotDelivered,
 } from '../core/errors';
-import type { CollectRecord } from './collect';
+import { collectedResult } from './collect';
 import type { Decision } from './decide';
 import type { AdmitRecord } from './admit';
 import type { StartRecord } from './start';
@@ -164,7 +164,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
   const item = run.view.run;
   const endedAt = outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now();
   const started = outputOf<StartRecord>(run.view, Stage.Start);
-  const collected = outputOf<CollectRecord>(run.view, Stage.Collect);
+  const collected = collectedResult(run.view);
   return buildMessage({
     runId: run.runId,
     name: run.spec.name,
@@ -177,7 +177,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     startedAt: new Date(started?.startedAt ?? outputOf<AdmitRecord>(run.view, Stage.Admit)?.admittedAt ?? createdAtOnClock(item.createdAt) ?? endedAt).toISOString(),
     endedAt: new Date(endedAt).toISOString(),
     expectedRunners: run.spec.parallelism,
-    ...(collected ? { result: collected.result } : {}),
+    ...(collected ? { result: collected } : {}),
     ...(deps.notify.consoleUrl && item.executionArn ? { links: { console: deps.notify.consoleUrl(item.executionArn) } } : {}),
     ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });

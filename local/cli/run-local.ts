@@ -5,7 +5,7 @@
  */
 import { count } from '../../lambdas/core/plural';
 import { newRunId } from '../../lambdas/core/run-id';
-import type { CollectRecord } from '../../lambdas/stages/collect';
+import { collectedResult } from '../../lambdas/stages/collect';
 import { outputOf } from '../../lambdas/stages/run-context';
 import { loadConfig, loadLocalChannelSettings } from '../../lambdas/core/config';
 import type { ChannelSecret } from '../../lambdas/notify/channel-secrets';
@@ -124,8 +124,8 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const result = await execution.result.finally(stopInterrupts);
     const view = await runtime.ledger.getRun(runId);
     const outcome = view?.run.outcome;
-    const collected = view && outputOf<CollectRecord>(view, Stage.Collect);
-    if (collected && outcome) console.log(`\n${formatResultTable(collected.result, outcome, view.run.outcomeReason ?? '')}`);
+    const collected = view && collectedResult(view);
+    if (collected && outcome) console.log(`\n${formatResultTable(collected, outcome, view.run.outcomeReason ?? '')}`);
     else if (view?.run.outcomeReason) console.log(`\n${terminalSafe(view.run.outcomeReason)}`);
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
     if (notified && Object.keys(notified).length > 0) {

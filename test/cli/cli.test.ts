@@ -131,7 +131,7 @@ describe('loadplane CLI', () => {
     expect(outcome.stderr).toEqual([
       expect.stringMatching(/^name: must be lowercase letters/),
       'parallelism: must be at most 100 (maxParallelism)',
-      'runner.image: image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, ghcr.io/st-tech/gatling:)',
+      'runner.image: image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, grafana/k6@, ghcr.io/st-tech/gatling:, ghcr.io/st-tech/gatling@)',
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateResults } from '../../lambdas/core/aggregate';
+import { aggregateResults, storedRunResult, type RunResult } from '../../lambdas/core/aggregate';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 
 type Latency = RunnerSummary['latency'];
@@ -242,5 +242,15 @@ describe('aggregateResults', () => {
   it('marks the result simulated when any runner was', () => {
     expect(aggregateResults(2, [runner(0), runner(1)]).simulated).toBe(false);
     expect(aggregateResults(2, [runner(0), runner(1, { simulated: true })]).simulated).toBe(true);
+  });
+});
+
+describe('storedRunResult', () => {
+  it('reads a result recorded before brackets (the worst runner’s p90/p95/p99 as upper bounds) as [min, that bound]', () => {
+    const current = aggregateResults(1, [runner(0, {})]);
+    const { p90: _p90, p95: _p95, p99: _p99, ...rest } = current.latency;
+    const legacy = { ...current, latency: { ...rest, p90UpperBound: 70, p95UpperBound: 90, p99UpperBound: 99 } } as unknown as RunResult;
+    expect(storedRunResult(legacy).latency).toEqual({ ...rest, p90: { lo: rest.min, hi: 70 }, p95: { lo: rest.min, hi: 90 }, p99: { lo: rest.min, hi: 99 } });
+    expect(storedRunResult(current)).toBe(current);
   });
 });

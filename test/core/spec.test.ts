@@ -131,6 +131,12 @@ describe('validateSpec: valid specs', () => {
     expect(spec.runner.image).toBe('ghcr.io/st-tech/gatling:latest');
   });
 
+  it('a gatling spec may not move loadplane’s folders or turn the report (its result) off, and hears it with every other problem', () => {
+    const gatling = { name: 'BAD', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1, runner: { image: 'ghcr.io/st-tech/gatling:latest' } };
+    expect(problemsOf({ ...gatling, arguments: ['-s', 'A', '-nr', '--results-folder=/data'] }).map((p) => p.path)).toEqual(['name', 'arguments.2', 'arguments.3']);
+    expect(problemsOf({ ...gatling, name: 'ok', arguments: ['-nr'] })[0]!.message).toMatch(/^-nr is not allowed: Gatling prints the summary each runner's result is read from only while it generates its report/);
+  });
+
   it('a gatling spec without an image: required (there is no official Gatling image), unless the deployment names a default', () => {
     const gatling = { name: 'g', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1 };
     expect(problemsOf(gatling)).toEqual([
@@ -238,7 +244,7 @@ const invalid: InvalidCase[] = [
     title: 'image outside the allow-list',
     change: (s) => (s.runner = { image: 'evil/x:1' }),
     path: 'runner.image',
-    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, ghcr.io/st-tech/gatling:)',
+    message: 'image "evil/x:1" is not on the allow-list (allowed prefixes: grafana/k6:, grafana/k6@, ghcr.io/st-tech/gatling:, ghcr.io/st-tech/gatling@)',
   },
   {
     title: 'malformed image reference',
@@ -399,6 +405,30 @@ const invalid: InvalidCase[] = [
     message: '--execution-segment is set by loadplane for each runner',
   },
   { title: 'an argument loadplane sets itself (paused)', change: (s) => (s.arguments = ['--paused']), path: 'arguments.0', message: '--paused is set by loadplane' },
+  {
+    title: 'a k6 argument that suppresses the summary export (no summary)',
+    change: (s) => (s.arguments = ['--vus', '2', '--no-summary']),
+    path: 'arguments.2',
+    message: "--no-summary is not allowed: k6 would write no summary export, and each runner's result is read from it",
+  },
+  {
+    title: 'a k6 argument that suppresses the summary export (summary mode disabled, as two entries)',
+    change: (s) => (s.arguments = ['--summary-mode', 'disabled']),
+    path: 'arguments.0',
+    message: '--summary-mode=disabled is not allowed',
+  },
+  {
+    title: 'a k6 env setting that suppresses the summary export (k6 reads it when the flag is absent)',
+    change: (s) => (s.env = { K6_SUMMARY_MODE: 'disabled' }),
+    path: 'env.K6_SUMMARY_MODE',
+    message: 'K6_SUMMARY_MODE=disabled is not allowed',
+  },
+  {
+    title: 'a k6 argument that reshapes the summary export',
+    change: (s) => (s.arguments = ['--new-machine-readable-summary']),
+    path: 'arguments.0',
+    message: '--new-machine-readable-summary is not allowed: k6 would write its new summary shape',
+  },
   { title: 'argument with a NUL byte', change: (s) => (s.arguments = ['--tag', 'a\0b']), path: 'arguments.1', message: 'must not contain NUL bytes' },
   {
     title: 'arguments as one shell string',

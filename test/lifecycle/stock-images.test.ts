@@ -76,8 +76,9 @@ describe.skipIf(!hasKubectl)('stock images in a namespace enforcing "restricted"
       const role = pod.metadata.labels[Labels.role];
       if (role === 'initializer') {
         expect(container.command).toEqual(shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME));
-        // `k6 archive` gets the user's arguments, one entry each, then the script.
-        expect(container.args).toEqual(['--env', 'GREETING=hello world', '/loadplane/scripts/script.js']);
+        // `k6 archive` gets the spec's env as -e (archive does not pass the pod's environment to the
+        // script), the user's arguments, one entry each, then the script.
+        expect(container.args).toEqual(['-e', 'TARGET_URL=http://target.invalid/', '--env', 'GREETING=hello world', '/loadplane/scripts/script.js']);
       } else {
         expect(container.command).toEqual(shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME));
         expect(container.args.slice(0, 2)).toEqual(['k6', 'run']);

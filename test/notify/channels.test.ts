@@ -47,7 +47,7 @@ describe('sendNotification', () => {
     expect(JSON.parse(slack!.body.toString())).toHaveProperty('blocks');
     expect(slack!.headers).not.toHaveProperty('x-loadplane-signature');
     expect(hook!.path).toBe(`/hook${SECRET_PATH}`);
-    expect(JSON.parse(hook!.body.toString())).toMatchObject({ type: 'loadplane.run.finished', version: 1 });
+    expect(JSON.parse(hook!.body.toString())).toMatchObject({ type: 'loadplane.run.finished', version: 2 });
     expect(hook!.headers['x-loadplane-signature']).toMatch(/^sha256=/);
     expect([slack, hook].map((r) => r!.headers['idempotency-key'])).toEqual(['run-1:SUCCEEDED', 'run-1:SUCCEEDED']);
   });

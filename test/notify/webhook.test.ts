@@ -62,7 +62,7 @@ describe('the JSON webhook', () => {
     expect(result.latency.p95.hi).toBeCloseTo(210, 9);
     expect(payloadOf(await sentAsWebhook(m))).toEqual({
       type: 'loadplane.run.finished',
-      version: 1,
+      version: 2,
       runId: '01jdm5x3k7q8r9s0t1v2w3x4y5',
       name: 'checkout-peak',
       engine: 'k6',

@@ -43,7 +43,8 @@ describe('Prepare', () => {
     expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
     // The initializer script (k6 archive with the user's arguments, then k6 inspect of the archive) gets the script path.
     expect(job.spec.template.spec.containers[0].command).toEqual(shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME));
-    expect(job.spec.template.spec.containers[0].args).toEqual(['/loadplane/scripts/script.js']);
+    // The spec's env reaches the script as -e (k6 archive does not pass the pod's environment on).
+    expect(job.spec.template.spec.containers[0].args).toEqual(['-e', 'TARGET_URL=http://target.invalid/', '/loadplane/scripts/script.js']);
 
     const [configMap] = objectsOf(h, 'ConfigMap', runId);
     expect(objectsOf(h, 'ConfigMap', runId)).toHaveLength(1);

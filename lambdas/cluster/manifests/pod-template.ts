@@ -3,17 +3,14 @@
  * the engine's fixed sh script (lambdas/engines/pod-scripts.ts) and its args the engine's argv, under
  * the Pod Security Standard "restricted" (non-root, no privilege escalation, every capability dropped,
  * seccomp RuntimeDefault) with a read-only root filesystem: the script is mounted read-only and
- * WORK_DIR is an emptyDir (k6's summary export and archive, Gatling's results, the JVM's temp files).
- * No Kubernetes API token.
+ * WORK_DIR is an emptyDir (k6's summary export and archive, Gatling's results and classes, the JVM's
+ * temp files), plus the engine's other writable paths (Gatling's compiler cache). No Kubernetes API token.
  */
 import type { V1Affinity, V1EnvVar, V1PodTemplateSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { Labels, RUNNER_CONTAINER, Role, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
 import type { RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
 import { scriptConfigMapName } from './script-configmap';
-
-/** Requests when the plan names neither a request nor a limit. */
-export const DEFAULT_REQUESTS = { cpu: '500m', memory: '1Gi' } as const;
 
 export interface PodTemplateInput {
   role: Role;
@@ -28,6 +25,16 @@ export interface PodTemplateInput {
   /** The non-root uid of the engine's image. */
   runAsUser: number;
   ports?: { name: string; containerPort: number }[];
+  /** Requests when the spec names neither a request nor a limit (the engine's needs: a JVM wants more). */
+  defaultRequests: { cpu: string; memory: string };
+  /**
+   * Project the script into this sub-directory of SCRIPT_MOUNT_PATH (a ConfigMap volume's `items`),
+   * so a directory walk there sees the file alone, not the volume's `..data` links and timestamped
+   * copy (Gatling compiles every file under its simulations folder).
+   */
+  scriptDirectory?: string;
+  /** More writable emptyDirs the engine needs outside WORK_DIR (mount paths). */
+  writablePaths?: string[];
 }
 
 export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTemplateSpec {
@@ -58,7 +65,7 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
           command: input.command,
           args: input.args,
           env: podEnv(plan.env, input.loadplaneEnv),
-          resources: resources(plan),
+          resources: resources(plan, input.defaultRequests),
           ...(input.ports ? { ports: input.ports.map((p) => ({ ...p, protocol: 'TCP' })) } : {}),
           securityContext: {
             runAsNonRoot: true,
@@ -71,12 +78,20 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
           volumeMounts: [
             { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
             { name: 'work', mountPath: WORK_DIR },
+            ...(input.writablePaths ?? []).map((mountPath, i) => ({ name: `work-${i + 1}`, mountPath })),
           ],
         },
       ],
       volumes: [
-        { name: 'script', configMap: { name: scriptConfigMapName(plan) } },
+        {
+          name: 'script',
+          configMap: {
+            name: scriptConfigMapName(plan),
+            ...(input.scriptDirectory ? { items: [{ key: plan.script.file, path: `${input.scriptDirectory}/${plan.script.file}` }] } : {}),
+          },
+        },
         { name: 'work', emptyDir: {} },
+        ...(input.writablePaths ?? []).map((_, i) => ({ name: `work-${i + 1}`, emptyDir: {} })),
       ],
     },
   };
@@ -109,10 +124,10 @@ function podEnv(user: Record<string, string>, loadplane: Record<string, string>)
  * OOM-killed (exit 137, reported) instead of starving the node. CPU is not capped unless asked: a
  * throttled load generator silently produces less load.
  */
-function resources(plan: RunnerPlan): V1ResourceRequirements {
+function resources(plan: RunnerPlan, defaults: { cpu: string; memory: string }): V1ResourceRequirements {
   const { requests = {}, limits = {} } = plan.resources;
-  const cpu = requests.cpu ?? limits.cpu ?? DEFAULT_REQUESTS.cpu;
-  const memory = requests.memory ?? limits.memory ?? DEFAULT_REQUESTS.memory;
+  const cpu = requests.cpu ?? limits.cpu ?? defaults.cpu;
+  const memory = requests.memory ?? limits.memory ?? defaults.memory;
   return {
     requests: { cpu, memory },
     limits: { memory: limits.memory ?? memory, ...(limits.cpu ? { cpu: limits.cpu } : {}) },

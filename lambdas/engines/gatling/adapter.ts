@@ -6,18 +6,18 @@
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import type { EngineAdapter } from '../engine-adapter';
 import { runnerSummaryFromGatlingLog, GATLING_LOG_TAIL_LINES } from './console-summary';
+import { gatlingArgumentProblems } from './argument-rules';
 import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from './exit-codes';
-import { GATLING_UID, gatlingRunnerJob } from './manifests';
+import { gatlingRunnerJob } from './manifests';
 
 /** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
 export const GATLING_START_LEAD_SECONDS = 60;
 
 export const gatlingAdapter: EngineAdapter = {
-  runAsUser: GATLING_UID,
   exitCodes: GATLING_EXIT_CODES,
   checksFailedExitCode: ASSERTIONS_FAILED_EXIT_CODE,
 
-  argumentProblem: () => undefined,
+  specProblems: ({ arguments: args }) => gatlingArgumentProblems(args).map(({ index, message }) => ({ path: ['arguments', index], message })),
 
   // The script ConfigMap alone, made at Prepare like k6's (a script the API server refuses fails the
   // run before any runner exists); unowned until Launch, when the runner Jobs adopt it.

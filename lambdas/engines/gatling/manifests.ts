@@ -1,8 +1,10 @@
 /**
  * Gatling runner Jobs, on the user's image with `gatling.sh` (st-tech/gatling-operator's runner image is
- * the reference). Gatling has no pause/resume API, so every runner gets the same start instant
- * (ENV_START_AT_EPOCH) and the runner script sleeps until it: the start skew is the clock skew between
- * nodes, not the time N sequential API calls take.
+ * the reference: the Gatling 3.10.5 bundle at /opt/gatling, files owned by uid 1000). Gatling has no
+ * pause/resume API, so every runner gets the same start instant (ENV_START_AT_EPOCH) and the runner
+ * script sleeps until it, then starts `gatling.sh`: the runners start the launcher together, but each
+ * compiles the simulation before the load begins, so the load starts apart by the difference in
+ * compile time (seconds, more on a small CPU request), not by the clock skew alone.
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { ENV_START_AT, ENV_START_AT_EPOCH, objectName, Role, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
@@ -12,34 +14,52 @@ import { podTemplate } from '../../cluster/manifests/pod-template';
 import type { RunnerPlan } from '../../cluster/plan';
 import { RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
 
-/** The non-root user of gatling-operator's runner image (`USER 1000`). */
+/**
+ * The uid the Gatling pods run as: the reference image's `gatling` user (it declares no USER, so
+ * without this it would run as root, which "restricted" refuses). An image of your own must work as it.
+ */
 export const GATLING_UID = 1000;
 
-/** Where each runner writes simulation.log, and its compiled simulations (the root filesystem is read-only). */
+/**
+ * Requests when the spec names none: the bundle runs the simulation in a JVM with `-Xmx1G` beside the
+ * launcher's own (`-Xmx128M`), plus metaspace and Netty's off-heap buffers; 1 Gi would be OOM-killed.
+ */
+export const GATLING_DEFAULT_REQUESTS = { cpu: '1', memory: '2Gi' } as const;
+
+/**
+ * The bundle's home in the reference image. Its launcher keeps the compiler's cache in
+ * `$GATLING_HOME/target` (gatling-bundle CommandHelper.TargetDirectory), which the read-only root
+ * filesystem refuses: that directory is an emptyDir. An image with Gatling elsewhere needs its own
+ * `target` writable.
+ */
+export const GATLING_HOME = '/opt/gatling';
+
+/** Where the simulation is projected (alone: see podTemplate's scriptDirectory), results and compiled classes go. */
+export const GATLING_SIMULATIONS_DIR = `${SCRIPT_MOUNT_PATH}/simulations`;
 export const GATLING_RESULTS_DIR = `${WORK_DIR}/gatling-results`;
 export const GATLING_BINARIES_DIR = `${WORK_DIR}/gatling-binaries`;
 
 /**
- * The bundle's launcher: `-rm local` (since 3.8 it asks otherwise), `-bm` (batch mode: a question,
- * such as which simulation to run when several are mounted and `-s` names none, fails the runner at
- * once instead of waiting for input until the run's deadline), simulations from the script mount,
- * results and compiled classes in the emptyDir; the simulation class (`-s`) comes from the user's
- * arguments. Not `-nr`: Gatling prints its "Global Information" block (counts, response times,
- * percentiles: the runner's result) only while generating the HTML report (gatling-app
+ * The bundle's launcher: `-rm local` (since 3.8 it asks otherwise), the simulations folder holding the
+ * simulation alone, results and compiled classes in the emptyDir, a run description (without one
+ * Gatling asks for it on stdin, which a pod does not have), then the user's arguments (the simulation
+ * class, `-s`). Not `-nr`: Gatling prints its "Global Information" block (counts, response times,
+ * percentiles: the runner's result) only while it generates the HTML report (gatling-app
  * RunResultProcessor, 3.10–3.15); the report costs a few seconds and MB of the emptyDir.
  */
 export function gatlingRunnerArgv(plan: RunnerPlan): string[] {
+  const described = plan.arguments.some((a) => a === '-rd' || a === '--run-description' || a.startsWith('--run-description='));
   return [
     'gatling.sh',
     '-rm',
     'local',
-    '-bm',
     '-sf',
-    SCRIPT_MOUNT_PATH,
+    GATLING_SIMULATIONS_DIR,
     '-rf',
     GATLING_RESULTS_DIR,
     '-bf',
     GATLING_BINARIES_DIR,
+    ...(described ? [] : ['-rd', `loadplane run ${plan.runId}`]),
     ...plan.arguments,
   ];
 }
@@ -64,6 +84,9 @@ export function gatlingRunnerJob(plan: RunnerPlan, index: number): V1Job {
         [ENV_START_AT_EPOCH]: String(Math.ceil(Date.parse(plan.startAt) / 1000)),
       },
       runAsUser: GATLING_UID,
+      defaultRequests: GATLING_DEFAULT_REQUESTS,
+      scriptDirectory: 'simulations',
+      writablePaths: [`${GATLING_HOME}/target`],
     }),
   });
 }

@@ -7,21 +7,24 @@ import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import { ClusterUnavailable } from '../../core/errors';
 import type { EngineAdapter, ReadyPod, StartContext } from '../engine-adapter';
 import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
-import { K6_UID, k6InitializerJob, k6RunnerJob } from './manifests';
+import { k6InitializerJob, k6RunnerJob } from './manifests';
 import { k6Status, patchK6Status } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
-import { summaryArgumentProblem } from './summary-arguments';
+import { k6SpecProblems } from './argument-rules';
 
-/** The result line comes after k6's last lines; a few more cover a trailing warning. */
-const RESULT_LOG_LINES = 20;
+/**
+ * The result line comes after k6's last lines. Container runtimes split a line over 16 KiB into several
+ * log records, and tailLines counts records: 200 leave room for an export of a few MB (many tagged
+ * submetrics) and k6's closing warnings.
+ */
+const RESULT_LOG_LINES = 200;
 
 export const k6Adapter: EngineAdapter = {
-  runAsUser: K6_UID,
   exitCodes: K6_EXIT_CODES,
   checksFailedExitCode: THRESHOLDS_FAILED_EXIT_CODE,
 
-  argumentProblem: summaryArgumentProblem,
+  specProblems: k6SpecProblems,
 
   prepareManifests(plan) {
     const initializer = k6InitializerJob(plan);

@@ -21,6 +21,7 @@ import {
   objectName,
   Role,
   SCRIPT_MOUNT_PATH,
+  WORK_DIR,
 } from '../../core/runner-contract';
 import { loadplaneJob, runnerPodFailurePolicy } from '../../cluster/manifests/job';
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
@@ -34,13 +35,26 @@ import { k6SummaryFlags } from './summary-export';
 /** grafana/k6's user (its Dockerfile: `USER 12345`). */
 export const K6_UID = 12345;
 
+/** Requests when the spec names none: k6 is a single Go process. */
+export const K6_DEFAULT_REQUESTS = { cpu: '500m', memory: '1Gi' } as const;
+
+/**
+ * Env every k6 pod gets: k6 1.x's automatic extension resolution caches binaries under the home
+ * directory's `.cache`, which the read-only root filesystem refuses; /tmp is the emptyDir.
+ */
+const K6_ENV = { XDG_CACHE_HOME: `${WORK_DIR}/.cache` };
+
 function scriptPath(plan: RunnerPlan): string {
   return `${SCRIPT_MOUNT_PATH}/${plan.script.file}`;
 }
 
-/** The initializer script's positional parameters: the arguments `k6 archive` accepts, then the script. */
+/**
+ * The initializer script's positional parameters: the spec's env as `-e` (k6 archive and inspect do not
+ * pass the pod's environment to the script, so options computed from __ENV would be the script's
+ * defaults; k6-operator does the same), the arguments `k6 archive` accepts, then the script.
+ */
 export function k6InitializerArgs(plan: RunnerPlan): string[] {
-  return [...archiveArguments(plan.arguments), scriptPath(plan)];
+  return [...Object.entries(plan.env).flatMap(([name, value]) => ['-e', `${name}=${value}`]), ...archiveArguments(plan.arguments), scriptPath(plan)];
 }
 
 export function k6InitializerJob(plan: RunnerPlan): V1Job {
@@ -53,8 +67,9 @@ export function k6InitializerJob(plan: RunnerPlan): V1Job {
       role,
       command: shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME),
       args: k6InitializerArgs(plan),
-      loadplaneEnv: { ...loadplaneEnv(plan, 0), [ENV_ARCHIVE]: K6_ARCHIVE_PATH },
+      loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, 0), [ENV_ARCHIVE]: K6_ARCHIVE_PATH },
       runAsUser: K6_UID,
+      defaultRequests: K6_DEFAULT_REQUESTS,
     }),
   });
 }
@@ -92,8 +107,9 @@ export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {
       index,
       command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
       args: k6RunnerArgv(plan, index),
-      loadplaneEnv: { ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
+      loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
       runAsUser: K6_UID,
+      defaultRequests: K6_DEFAULT_REQUESTS,
       ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],
     }),
   });

@@ -50,8 +50,8 @@ import { runnerSummarySchema, type RunnerSummary } from '../../core/summary';
  * The trend stats loadplane asks k6 for: `count` (k6's static resolvers are avg, min, med, max, count)
  * and every percentile from p(50) to p(99) plus p(99.5) and p(99.9) (k6 accepts `p(<float in
  * 0..100>)`: `metrics/sample.go` `parsePercentile`). k6 computes them all from one sorted copy of the
- * samples. Repeating `--summary-trend-stats` APPENDS to the list (pflag StringSlice), so a user's own
- * stats are kept next to these; the export then has the union.
+ * samples. The spec may not pass its own `--summary-trend-stats` (argument-rules.ts); the command line
+ * wins over a script's `options.summaryTrendStats`, so a script's own handleSummary sees these stats.
  */
 export const K6_SUMMARY_TREND_STATS: string = [
   'avg',
@@ -92,8 +92,17 @@ export interface K6RunFacts {
 }
 
 const thresholdsSchema = z.record(z.string(), z.boolean());
-/** One flattened metric: numbers, plus `thresholds` (expression → failed). */
-const metricSchema = z.object({ thresholds: thresholdsSchema.optional() }).catchall(z.number());
+/**
+ * One flattened metric: numbers, plus `thresholds` (expression → failed). A value that is not a number
+ * (k6 writes `null` for a custom trend that saw Infinity) is dropped rather than failing the runner's
+ * whole result: only the built-in metrics read here must be whole (REQUIRED below).
+ */
+const metricSchema = z
+  .object({ thresholds: thresholdsSchema.optional() })
+  .catchall(z.unknown())
+  .transform((metric) => Object.fromEntries(Object.entries(metric).filter(([key, value]) => key === 'thresholds' || (typeof value === 'number' && Number.isFinite(value))))) as unknown as z.ZodType<
+  { thresholds?: Record<string, boolean> } & Record<string, number>
+>;
 type ExportedMetric = z.infer<typeof metricSchema>;
 const exportSchema = z
   .object({

@@ -258,7 +258,7 @@ export class K6Runner implements ContainerProgram {
 
   /**
    * k6 dies before its REST API is up: error line, exit 107. No summary line: k6 wrote no summary
-   * export, so the wrapper prints none (runner/wrapper.ts).
+   * export, so the runner script prints none (lambdas/engines/pod-scripts.ts).
    */
   private crash(message: string, hint = 'script exception', exitCode = EXIT_SCRIPT_EXCEPTION): void {
     this.state = 'ended';

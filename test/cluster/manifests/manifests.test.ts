@@ -82,10 +82,9 @@ function everyPodJob(parallelism = 3): { what: string; engine: Engine; job: V1Jo
 describe('ENGINES: one adapter per engine', () => {
   /** Every member of EngineAdapter, exactly: `satisfies` fails to compile when one is missing or unknown. */
   const MEMBERS = {
-    runAsUser: 'number',
     exitCodes: 'object',
     checksFailedExitCode: 'number',
-    argumentProblem: 'function',
+    specProblems: 'function',
     prepareManifests: 'function',
     inspectsScript: 'boolean',
     launchManifests: 'function',
@@ -112,7 +111,6 @@ describe('ENGINES: one adapter per engine', () => {
     for (const [member, type] of Object.entries(MEMBERS)) {
       expect(typeof adapter[member as keyof EngineAdapter], `${engine}.${member}`).toBe(type);
     }
-    expect(adapter.runAsUser).toBeGreaterThan(0);
     expect(adapter.resultLogLines).toBeGreaterThan(0);
     expect(adapter.exitCodes[adapter.checksFailedExitCode]).toBeDefined();
     expect(adapter.exitCodes[0]).toBe('ok');
@@ -204,9 +202,8 @@ describe('labels', () => {
 
 describe('pod template: the Pod Security Standard "restricted", the engine’s uid, a read-only root', () => {
   it.each(everyPodJob())('$what: restricted security context, no API token, the engine’s non-root uid', ({ engine, job }) => {
-    const uid = engineAdapter(engine).runAsUser;
+    const uid = engine === Engine.k6 ? K6_UID : GATLING_UID;
     expect(uid).toBe(engine === Engine.k6 ? 12345 : 1000);
-    expect(uid).toBe(engine === Engine.k6 ? K6_UID : GATLING_UID);
     expect(uid).not.toBe(0);
     const spec = podSpec(job);
     expect(spec.automountServiceAccountToken).toBe(false);
@@ -232,15 +229,23 @@ describe('pod template: the Pod Security Standard "restricted", the engine’s u
     });
   });
 
-  it.each(everyPodJob())('$what: the script mounted read-only, an emptyDir at /tmp, no other volume', ({ job }) => {
+  it.each(everyPodJob())('$what: the script mounted read-only, emptyDirs at /tmp (and Gatling’s compile cache), no other volume', ({ engine, job }) => {
     expect(WORK_DIR).toBe('/tmp');
+    const gatling = engine === Engine.gatling;
     expect(container(job).volumeMounts).toEqual([
       { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
       { name: 'work', mountPath: '/tmp' },
+      // The bundle keeps its compiler cache in $GATLING_HOME/target, on the read-only root otherwise.
+      ...(gatling ? [{ name: 'work-1', mountPath: '/opt/gatling/target' }] : []),
     ]);
     expect(podSpec(job).volumes).toEqual([
-      { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script` } },
+      // Gatling: the simulation alone in a sub-directory (a walk of the volume root would also find the
+      // ConfigMap volume's ..data links and compile the file three times).
+      gatling
+        ? { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script`, items: [{ key: expect.any(String), path: expect.stringMatching(/^simulations\/[^/]+$/) }] } }
+        : { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script` } },
       { name: 'work', emptyDir: {} },
+      ...(gatling ? [{ name: 'work-1', emptyDir: {} }] : []),
     ]);
   });
 
@@ -366,17 +371,21 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
       'gatling.sh',
       '-rm',
       'local',
-      '-bm',
       '-sf',
-      SCRIPT_MOUNT_PATH,
+      `${SCRIPT_MOUNT_PATH}/simulations`,
       '-rf',
       '/tmp/gatling-results',
       '-bf',
       '/tmp/gatling-binaries',
+      // Without a run description Gatling asks for one on stdin, which a pod does not have.
+      '-rd',
+      `loadplane run ${plan.runId}`,
       '--simulation',
       'checkout.CheckoutSimulation',
     ]);
     expect(container(job).args).toEqual(gatlingRunnerArgv(plan));
+    // A description of the user's own replaces ours.
+    expect(gatlingRunnerArgv(gatlingPlan({ arguments: ['-rd', 'nightly'] })).filter((a) => a === '-rd')).toHaveLength(1);
     // Never -nr/--no-reports: the "Global Information" block the runner's result is read from is printed
     // only while Gatling generates its report (lambdas/engines/gatling/console-summary.ts).
     expect(container(job).args).not.toContain('-nr');
@@ -422,6 +431,8 @@ describe('env', () => {
       { name: 'BASE_URL', value: 'https://x' },
       { name: 'LOADPLANE_RUN_ID', value: 'r1' },
       { name: 'LOADPLANE_RESULT_FILE', value: K6_SUMMARY_EXPORT_PATH },
+      // k6's extension cache, off the read-only root.
+      { name: 'XDG_CACHE_HOME', value: '/tmp/.cache' },
       { name: 'LOADPLANE_RUNNER_INDEX', value: '3' },
       { name: 'LOADPLANE_RUNNER_COUNT', value: '5' },
     ]);
@@ -430,6 +441,7 @@ describe('env', () => {
   it('k6 initializer: the archive path', () => {
     const plan = k6Plan({ runId: 'r1', parallelism: 5, env: { LOADPLANE_ARCHIVE: '/etc/x' } });
     expect(env(k6InitializerJob(plan))).toEqual({
+      XDG_CACHE_HOME: '/tmp/.cache',
       LOADPLANE_ARCHIVE: '/tmp/loadplane-archive.tar',
       LOADPLANE_RUN_ID: 'r1',
       LOADPLANE_RUNNER_INDEX: '0',
@@ -575,7 +587,11 @@ describe('Job shape', () => {
     [{ requests: { memory: '1Gi' }, limits: { memory: '2Gi' } }, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } }],
   ])('resources %j → %j', (resources, expected) => {
     expect(container(k6RunnerJob(k6Plan({ resources }), 0)).resources).toEqual(expected);
-    expect(container(gatlingRunnerJob(gatlingPlan({ resources }), 0)).resources).toEqual(expected);
+    // Gatling's defaults are a JVM's (2 CPUs' worth of heap and off-heap): the same rules, other numbers.
+    const gatling = JSON.parse(JSON.stringify(expected).replaceAll('"500m"', '"1"'));
+    const given = resources as { requests?: { memory?: string }; limits?: { memory?: string } };
+    if (!given.requests?.memory && !given.limits?.memory) gatling.requests.memory = gatling.limits.memory = '2Gi';
+    expect(container(gatlingRunnerJob(gatlingPlan({ resources }), 0)).resources).toEqual(gatling);
   });
 
   it('user annotations (kube-sim faults) go on runner pods only', () => {
@@ -611,7 +627,10 @@ describe('script', () => {
     expect(container(k6InitializerJob(plan)).args!.at(-1)).toBe(`${SCRIPT_MOUNT_PATH}/checkout.js`);
     const gatling = gatlingPlan({ script: { kind: 'configMap', name: 'team-sims', file: 'Sim.java' } });
     expect(gatlingAdapter.prepareManifests(gatling)).toEqual([]);
-    expect(podSpec(gatlingRunnerJob(gatling, 0)).volumes).toContainEqual({ name: 'script', configMap: { name: 'team-sims' } });
+    expect(podSpec(gatlingRunnerJob(gatling, 0)).volumes).toContainEqual({
+      name: 'script',
+      configMap: { name: 'team-sims', items: [{ key: 'Sim.java', path: 'simulations/Sim.java' }] },
+    });
   });
 });
 
