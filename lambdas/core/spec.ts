@@ -43,8 +43,9 @@ const MAX_CHANNEL_NAME_LENGTH = 40;
 const SCRIPT_FILE: Record<Engine, { pattern: RegExp; rule: string }> = {
   k6: { pattern: /^[A-Za-z0-9_][A-Za-z0-9._-]*\.(js|mjs|ts)$/, rule: 'a script file name like script.js (.js, .mjs or .ts)' },
   gatling: {
-    pattern: /^[A-Za-z_][A-Za-z0-9_]*\.(java|scala|kt)$/,
-    rule: 'a simulation file name like BasicSimulation.java (.java, .scala or .kt, named after the class)',
+    // Not .kt: the Gatling bundle compiles only .java and .scala (gatling-compiler ZincCompiler, 3.10).
+    pattern: /^[A-Za-z_][A-Za-z0-9_]*\.(java|scala)$/,
+    rule: 'a simulation file name like BasicSimulation.java (.java or .scala, named after the class)',
   },
 };
 /** A ConfigMap key, for when the engine is unknown (the engine field then reports its own problem). */

@@ -49,7 +49,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const engine = engineAdapter(run.spec.engine);
     // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
     // A runner whose log holds a result that cannot be read (an unexpected shape) says why, in the reason.
-    const unreadable: string[] = [];
+    const unreadable: { runner: number; note: string }[] = [];
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
       const pod = r.latest;
       if (pod?.exitCode === undefined) return undefined;
@@ -65,7 +65,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       try {
         return engine.parseResult(log, { runner: r.index, exitCode: pod.exitCode, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
       } catch (err) {
-        unreadable.push(`runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})`);
+        unreadable.push({ runner: r.index, note: `runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})` });
         return undefined;
       }
     });
@@ -80,7 +80,9 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const replaced = replacementNote(
       runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
     );
-    const notes = [...(replaced ? [replaced] : []), ...unreadable.slice(0, 3)];
+    // By runner index (the logs are read concurrently), three at most, then how many more.
+    const unread = unreadable.sort((a, b) => a.runner - b.runner).map((u) => u.note);
+    const notes = [...(replaced ? [replaced] : []), ...unread.slice(0, 3), ...(unread.length > 3 ? [`and ${unread.length - 3} more unreadable results`] : [])];
     return { ...done(), outcome, reason: [reason, ...notes].join('; '), result };
   });
   return verdict;

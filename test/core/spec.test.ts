@@ -134,6 +134,10 @@ describe('validateSpec: valid specs', () => {
   it('a gatling spec may not move loadplane’s folders or turn the report (its result) off, and hears it with every other problem', () => {
     const gatling = { name: 'BAD', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1, runner: { image: 'ghcr.io/st-tech/gatling:latest' } };
     expect(problemsOf({ ...gatling, arguments: ['-s', 'A', '-nr', '--results-folder=/data'] }).map((p) => p.path)).toEqual(['name', 'arguments.2', 'arguments.3']);
+    // …nor hide the result through its env, nor move the bundle's home; and Kotlin is not compiled by the bundle.
+    expect(problemsOf({ ...gatling, name: 'ok', env: { GATLING_HOME: '/x', JAVA_OPTS: '-Xmx2g -Dgatling.charting.noReports=true' } }).map((p) => p.path)).toEqual(['env.GATLING_HOME', 'env.JAVA_OPTS']);
+    expect(specOf({ ...gatling, name: 'ok', env: { JAVA_OPTS: '-Xmx2g' } }).env).toEqual({ JAVA_OPTS: '-Xmx2g' });
+    expect(problemsOf({ ...gatling, name: 'ok', script: { inline: 'class A', filename: 'A.kt' } }).map((p) => p.path)).toEqual(['script.filename']);
     expect(problemsOf({ ...gatling, name: 'ok', arguments: ['-nr'] })[0]!.message).toMatch(/^-nr is not allowed: Gatling prints the summary each runner's result is read from only while it generates its report/);
   });
 

@@ -28,11 +28,12 @@ export interface PodTemplateInput {
   /** Requests when the spec names neither a request nor a limit (the engine's needs: a JVM wants more). */
   defaultRequests: { cpu: string; memory: string };
   /**
-   * Project the script into this sub-directory of SCRIPT_MOUNT_PATH (a ConfigMap volume's `items`),
-   * so a directory walk there sees the file alone, not the volume's `..data` links and timestamped
-   * copy (Gatling compiles every file under its simulations folder).
+   * Mount the script file a second time, alone, at `<this>/simulations/<file>` (a ConfigMap volume's
+   * `items` into a sub-directory): a directory walk there sees the file once, not the volume's `..data`
+   * links and timestamped copy (Gatling compiles every file under its simulations folder). The whole
+   * ConfigMap stays at SCRIPT_MOUNT_PATH (feeders, bodies).
    */
-  scriptDirectory?: string;
+  scriptAloneAt?: string;
   /** More writable emptyDirs the engine needs outside WORK_DIR (mount paths). */
   writablePaths?: string[];
 }
@@ -78,19 +79,17 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
           volumeMounts: [
             { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
             { name: 'work', mountPath: WORK_DIR },
+            ...(input.scriptAloneAt ? [{ name: 'script-alone', mountPath: input.scriptAloneAt, readOnly: true }] : []),
             ...(input.writablePaths ?? []).map((mountPath, i) => ({ name: `work-${i + 1}`, mountPath })),
           ],
         },
       ],
       volumes: [
-        {
-          name: 'script',
-          configMap: {
-            name: scriptConfigMapName(plan),
-            ...(input.scriptDirectory ? { items: [{ key: plan.script.file, path: `${input.scriptDirectory}/${plan.script.file}` }] } : {}),
-          },
-        },
+        { name: 'script', configMap: { name: scriptConfigMapName(plan) } },
         { name: 'work', emptyDir: {} },
+        ...(input.scriptAloneAt
+          ? [{ name: 'script-alone', configMap: { name: scriptConfigMapName(plan), items: [{ key: plan.script.file, path: `simulations/${plan.script.file}` }] } }]
+          : []),
         ...(input.writablePaths ?? []).map((_, i) => ({ name: `work-${i + 1}`, emptyDir: {} })),
       ],
     },

@@ -6,7 +6,7 @@
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import type { EngineAdapter } from '../engine-adapter';
 import { runnerSummaryFromGatlingLog, GATLING_LOG_TAIL_LINES } from './console-summary';
-import { gatlingArgumentProblems } from './argument-rules';
+import { gatlingArgumentProblems, gatlingEnvProblems } from './argument-rules';
 import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from './exit-codes';
 import { gatlingRunnerJob } from './manifests';
 
@@ -17,7 +17,10 @@ export const gatlingAdapter: EngineAdapter = {
   exitCodes: GATLING_EXIT_CODES,
   checksFailedExitCode: ASSERTIONS_FAILED_EXIT_CODE,
 
-  specProblems: ({ arguments: args }) => gatlingArgumentProblems(args).map(({ index, message }) => ({ path: ['arguments', index], message })),
+  specProblems: ({ arguments: args, env }) => [
+    ...gatlingArgumentProblems(args).map(({ index, message }) => ({ path: ['arguments', index], message })),
+    ...gatlingEnvProblems(env).map(({ name, message }) => ({ path: ['env', name], message })),
+  ],
 
   // The script ConfigMap alone, made at Prepare like k6's (a script the API server refuses fails the
   // run before any runner exists); unowned until Launch, when the runner Jobs adopt it.

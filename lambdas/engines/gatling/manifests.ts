@@ -34,27 +34,35 @@ export const GATLING_DEFAULT_REQUESTS = { cpu: '1', memory: '2Gi' } as const;
  */
 export const GATLING_HOME = '/opt/gatling';
 
-/** Where the simulation is projected (alone: see podTemplate's scriptDirectory), results and compiled classes go. */
-export const GATLING_SIMULATIONS_DIR = `${SCRIPT_MOUNT_PATH}/simulations`;
+/**
+ * Where the simulation is (alone: podTemplate's scriptAloneAt), and the whole script ConfigMap as the
+ * resources folder (feeders, bodies: `csv("users.csv")`); results and compiled classes.
+ */
+export const GATLING_SIMULATION_MOUNT = '/loadplane/simulation';
+export const GATLING_SIMULATIONS_DIR = `${GATLING_SIMULATION_MOUNT}/simulations`;
+export const GATLING_RESOURCES_DIR = SCRIPT_MOUNT_PATH;
 export const GATLING_RESULTS_DIR = `${WORK_DIR}/gatling-results`;
 export const GATLING_BINARIES_DIR = `${WORK_DIR}/gatling-binaries`;
 
 /**
  * The bundle's launcher: `-rm local` (since 3.8 it asks otherwise), the simulations folder holding the
- * simulation alone, results and compiled classes in the emptyDir, a run description (without one
+ * simulation alone, the whole script ConfigMap as resources, results and compiled classes in the emptyDir, a run description (without one
  * Gatling asks for it on stdin, which a pod does not have), then the user's arguments (the simulation
  * class, `-s`). Not `-nr`: Gatling prints its "Global Information" block (counts, response times,
  * percentiles: the runner's result) only while it generates the HTML report (gatling-app
  * RunResultProcessor, 3.10–3.15); the report costs a few seconds and MB of the emptyDir.
  */
 export function gatlingRunnerArgv(plan: RunnerPlan): string[] {
-  const described = plan.arguments.some((a) => a === '-rd' || a === '--run-description' || a.startsWith('--run-description='));
+  // Only the exact tokens: the bundle forwards `-rd x` to the app but drops `--run-description=x`.
+  const described = plan.arguments.some((a) => a === '-rd' || a === '--run-description');
   return [
     'gatling.sh',
     '-rm',
     'local',
     '-sf',
     GATLING_SIMULATIONS_DIR,
+    '-rsf',
+    GATLING_RESOURCES_DIR,
     '-rf',
     GATLING_RESULTS_DIR,
     '-bf',
@@ -85,7 +93,7 @@ export function gatlingRunnerJob(plan: RunnerPlan, index: number): V1Job {
       },
       runAsUser: GATLING_UID,
       defaultRequests: GATLING_DEFAULT_REQUESTS,
-      scriptDirectory: 'simulations',
+      scriptAloneAt: GATLING_SIMULATION_MOUNT,
       writablePaths: [`${GATLING_HOME}/target`],
     }),
   });

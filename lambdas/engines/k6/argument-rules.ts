@@ -16,9 +16,12 @@ const HIDES_RESULT: Readonly<Record<string, string>> = {
 };
 
 /** The env twins of HIDES_RESULT and `--summary-mode` (k6 reads them when the flag is not given). */
+/** Go's strconv.ParseBool true values, as k6 reads a boolean flag's value or env var. */
+const GO_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+
 const ENV_HIDES_RESULT: Readonly<Record<string, (value: string) => boolean>> = {
-  K6_NO_SUMMARY: (v) => v !== '' && v !== 'false' && v !== '0',
-  K6_NEW_MACHINE_READABLE_SUMMARY: (v) => v !== '' && v !== 'false' && v !== '0',
+  K6_NO_SUMMARY: (v) => GO_TRUE.has(v),
+  K6_NEW_MACHINE_READABLE_SUMMARY: (v) => GO_TRUE.has(v),
   K6_SUMMARY_MODE: (v) => v === 'disabled',
 };
 
@@ -37,7 +40,7 @@ export function k6ArgumentProblems(args: readonly string[]): { index: number; me
     const inline = eq < 0 ? undefined : arg.slice(eq + 1);
     if (SET_BY_LOADPLANE.has(flag)) {
       problems.push({ index, message: `${flag} is set by loadplane for each runner (it splits the load and starts the runners); remove it` });
-    } else if (HIDES_RESULT[flag] !== undefined && inline !== 'false') {
+    } else if (HIDES_RESULT[flag] !== undefined && (inline === undefined || GO_TRUE.has(inline))) {
       problems.push({ index, message: `${flag} is not allowed: ${HIDES_RESULT[flag]}` });
     } else if (flag === '--summary-mode' && (inline ?? args[index + 1]) === 'disabled') {
       problems.push({ index, message: "--summary-mode=disabled is not allowed: k6 would write no summary export, and each runner's result is read from it" });

@@ -235,17 +235,26 @@ describe('pod template: the Pod Security Standard "restricted", the engine’s u
     expect(container(job).volumeMounts).toEqual([
       { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
       { name: 'work', mountPath: '/tmp' },
-      // The bundle keeps its compiler cache in $GATLING_HOME/target, on the read-only root otherwise.
-      ...(gatling ? [{ name: 'work-1', mountPath: '/opt/gatling/target' }] : []),
+      // Gatling: the simulation alone (for the compiler's walk); the bundle keeps its compiler cache in
+      // $GATLING_HOME/target, on the read-only root otherwise.
+      ...(gatling
+        ? [
+            { name: 'script-alone', mountPath: '/loadplane/simulation', readOnly: true },
+            { name: 'work-1', mountPath: '/opt/gatling/target' },
+          ]
+        : []),
     ]);
     expect(podSpec(job).volumes).toEqual([
       // Gatling: the simulation alone in a sub-directory (a walk of the volume root would also find the
       // ConfigMap volume's ..data links and compile the file three times).
-      gatling
-        ? { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script`, items: [{ key: expect.any(String), path: expect.stringMatching(/^simulations\/[^/]+$/) }] } }
-        : { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script` } },
+      { name: 'script', configMap: { name: `lp-${k6Plan().runId}-script` } },
       { name: 'work', emptyDir: {} },
-      ...(gatling ? [{ name: 'work-1', emptyDir: {} }] : []),
+      ...(gatling
+        ? [
+            { name: 'script-alone', configMap: { name: `lp-${k6Plan().runId}-script`, items: [{ key: expect.any(String), path: expect.stringMatching(/^simulations\/[^/]+$/) }] } },
+            { name: 'work-1', emptyDir: {} },
+          ]
+        : []),
     ]);
   });
 
@@ -372,7 +381,10 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
       '-rm',
       'local',
       '-sf',
-      `${SCRIPT_MOUNT_PATH}/simulations`,
+      '/loadplane/simulation/simulations',
+      // The whole script ConfigMap: feeders and bodies beside the simulation.
+      '-rsf',
+      SCRIPT_MOUNT_PATH,
       '-rf',
       '/tmp/gatling-results',
       '-bf',
@@ -386,6 +398,8 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
     expect(container(job).args).toEqual(gatlingRunnerArgv(plan));
     // A description of the user's own replaces ours.
     expect(gatlingRunnerArgv(gatlingPlan({ arguments: ['-rd', 'nightly'] })).filter((a) => a === '-rd')).toHaveLength(1);
+    // The bundle drops `--run-description=x` on its way to the app: ours is still given.
+    expect(gatlingRunnerArgv(gatlingPlan({ arguments: ['--run-description=nightly'] }))).toContain('-rd');
     // Never -nr/--no-reports: the "Global Information" block the runner's result is read from is printed
     // only while Gatling generates its report (lambdas/engines/gatling/console-summary.ts).
     expect(container(job).args).not.toContain('-nr');
@@ -587,7 +601,7 @@ describe('Job shape', () => {
     [{ requests: { memory: '1Gi' }, limits: { memory: '2Gi' } }, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } }],
   ])('resources %j → %j', (resources, expected) => {
     expect(container(k6RunnerJob(k6Plan({ resources }), 0)).resources).toEqual(expected);
-    // Gatling's defaults are a JVM's (2 CPUs' worth of heap and off-heap): the same rules, other numbers.
+    // Gatling's defaults are a JVM's (1 CPU, and room for two JVMs' heap and off-heap): the same rules, other numbers.
     const gatling = JSON.parse(JSON.stringify(expected).replaceAll('"500m"', '"1"'));
     const given = resources as { requests?: { memory?: string }; limits?: { memory?: string } };
     if (!given.requests?.memory && !given.limits?.memory) gatling.requests.memory = gatling.limits.memory = '2Gi';
@@ -627,8 +641,9 @@ describe('script', () => {
     expect(container(k6InitializerJob(plan)).args!.at(-1)).toBe(`${SCRIPT_MOUNT_PATH}/checkout.js`);
     const gatling = gatlingPlan({ script: { kind: 'configMap', name: 'team-sims', file: 'Sim.java' } });
     expect(gatlingAdapter.prepareManifests(gatling)).toEqual([]);
+    expect(podSpec(gatlingRunnerJob(gatling, 0)).volumes).toContainEqual({ name: 'script', configMap: { name: 'team-sims' } });
     expect(podSpec(gatlingRunnerJob(gatling, 0)).volumes).toContainEqual({
-      name: 'script',
+      name: 'script-alone',
       configMap: { name: 'team-sims', items: [{ key: 'Sim.java', path: 'simulations/Sim.java' }] },
     });
   });
