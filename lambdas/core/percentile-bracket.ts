@@ -91,7 +91,6 @@ export interface Bracket {
   lo: number;
   hi: number;
 }
-export type PercentileBracket = Bracket;
 
 /** Outward margin on relativeError bounds, for the float rounding of x/(1+e) and x(1+e). */
 const ROUNDING_SLACK = 1e-12;
@@ -222,7 +221,7 @@ function firstIndex(values: number[], ok: (v: number) => boolean): number {
  * Prepares the runners once and returns a function giving the bracket of the merged
  * q-quantile for any level q in [0, 1] in O(log F); undefined when no runner has samples.
  */
-export function percentileBracketer(runners: RunnerQuantiles[]): ((q: number) => PercentileBracket) | undefined {
+export function percentileBracketer(runners: RunnerQuantiles[]): ((q: number) => Bracket) | undefined {
   const sampled = runners.filter((r) => r.count > 0);
   if (sampled.length === 0) return undefined;
   const total = sampled.reduce((acc, r) => acc + r.count, 0);
@@ -256,7 +255,7 @@ export function percentileBracketer(runners: RunnerQuantiles[]): ((q: number) =>
   const pooledMin = Math.min(...sampled.map((r) => r.min));
   const pooledMax = Math.max(...sampled.map((r) => r.max));
 
-  return (q: number): PercentileBracket => {
+  return (q: number): Bracket => {
     if (!(q >= 0 && q <= 1)) throw new RangeError(`percentile level must be in [0, 1], got ${q}`);
     const rank = q * (total - 1);
     const below = Math.floor(rank);
@@ -276,12 +275,12 @@ export function percentileBracketer(runners: RunnerQuantiles[]): ((q: number) =>
 }
 
 /** The bracket of the merged q-quantile (q in [0, 1]); undefined when no runner has samples. */
-export function percentileBracket(runners: RunnerQuantiles[], q: number): PercentileBracket | undefined {
+export function percentileBracket(runners: RunnerQuantiles[], q: number): Bracket | undefined {
   return percentileBracketer(runners)?.(q);
 }
 
 /** Brackets at several levels, sharing the preparation; empty when no runner has samples. */
-export function bracketsAt(runners: RunnerQuantiles[], levels: number[]): ({ q: number } & PercentileBracket)[] {
+export function bracketsAt(runners: RunnerQuantiles[], levels: number[]): ({ q: number } & Bracket)[] {
   const bracket = percentileBracketer(runners);
   return bracket ? levels.map((q) => ({ q, ...bracket(q) })) : [];
 }

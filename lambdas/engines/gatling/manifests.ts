@@ -7,12 +7,10 @@
  * compile time (seconds, more on a small CPU request), not by the clock skew alone.
  */
 import type { V1Job } from '@kubernetes/client-node';
-import { ENV_START_AT, ENV_START_AT_EPOCH, objectName, Role, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
-import { loadplaneJob, runnerPodFailurePolicy } from '../../cluster/manifests/job';
+import { ENV_START_AT, ENV_START_AT_EPOCH, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
-import { podTemplate } from '../../cluster/manifests/pod-template';
 import type { RunnerPlan } from '../../cluster/plan';
-import { RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
+import { runnerJob } from '../runner-job';
 
 /**
  * The uid the Gatling pods run as: the reference image's `gatling` user (it declares no USER, so
@@ -74,27 +72,16 @@ export function gatlingRunnerArgv(plan: RunnerPlan): string[] {
 
 export function gatlingRunnerJob(plan: RunnerPlan, index: number): V1Job {
   if (!plan.startAt) throw new Error(`gatling run ${plan.runId} has no start instant`);
-  const role = Role.runner;
-  return loadplaneJob(plan, {
-    name: objectName(plan.runId, role, index),
-    role,
-    index,
-    deadlineSeconds: plan.deadlines.runSeconds,
-    podFailurePolicy: runnerPodFailurePolicy(plan.onRunnerRestart),
-    template: podTemplate(plan, {
-      role,
-      index,
-      command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
-      args: gatlingRunnerArgv(plan),
-      loadplaneEnv: {
-        ...loadplaneEnv(plan, index),
-        [ENV_START_AT]: plan.startAt,
-        [ENV_START_AT_EPOCH]: String(Math.ceil(Date.parse(plan.startAt) / 1000)),
-      },
-      runAsUser: GATLING_UID,
-      defaultRequests: GATLING_DEFAULT_REQUESTS,
-      scriptAloneAt: GATLING_SIMULATION_MOUNT,
-      writablePaths: [`${GATLING_HOME}/target`],
-    }),
+  return runnerJob(plan, index, {
+    args: gatlingRunnerArgv(plan),
+    loadplaneEnv: {
+      ...loadplaneEnv(plan, index),
+      [ENV_START_AT]: plan.startAt,
+      [ENV_START_AT_EPOCH]: String(Math.ceil(Date.parse(plan.startAt) / 1000)),
+    },
+    runAsUser: GATLING_UID,
+    defaultRequests: GATLING_DEFAULT_REQUESTS,
+    scriptAloneAt: GATLING_SIMULATION_MOUNT,
+    writablePaths: [`${GATLING_HOME}/target`],
   });
 }

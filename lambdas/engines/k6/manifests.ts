@@ -23,11 +23,12 @@ import {
   SCRIPT_MOUNT_PATH,
   WORK_DIR,
 } from '../../core/runner-contract';
-import { loadplaneJob, runnerPodFailurePolicy } from '../../cluster/manifests/job';
+import { loadplaneJob } from '../../cluster/manifests/job';
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
 import { podTemplate } from '../../cluster/manifests/pod-template';
 import type { RunnerPlan } from '../../cluster/plan';
-import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, shellCommand } from '../pod-scripts';
+import { runnerJob } from '../runner-job';
 import { archiveArguments } from './archive-arguments';
 import { executionSegment, executionSegmentSequence } from './segments';
 import { k6SummaryFlags } from './summary-export';
@@ -95,22 +96,11 @@ export function k6RunnerArgv(plan: RunnerPlan, index: number): string[] {
 }
 
 export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {
-  const role = Role.runner;
-  return loadplaneJob(plan, {
-    name: objectName(plan.runId, role, index),
-    role,
-    index,
-    deadlineSeconds: plan.deadlines.runSeconds,
-    podFailurePolicy: runnerPodFailurePolicy(plan.onRunnerRestart),
-    template: podTemplate(plan, {
-      role,
-      index,
-      command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
-      args: k6RunnerArgv(plan, index),
-      loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
-      runAsUser: K6_UID,
-      defaultRequests: K6_DEFAULT_REQUESTS,
-      ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],
-    }),
+  return runnerJob(plan, index, {
+    args: k6RunnerArgv(plan, index),
+    loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
+    runAsUser: K6_UID,
+    defaultRequests: K6_DEFAULT_REQUESTS,
+    ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],
   });
 }

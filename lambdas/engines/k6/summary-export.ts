@@ -45,6 +45,7 @@
 import { z } from 'zod';
 import { RESULT_LINE_PREFIX } from '../../core/runner-contract';
 import { runnerSummarySchema, type RunnerSummary } from '../../core/summary';
+import type { RunnerFacts } from '../engine-adapter';
 
 /**
  * The trend stats loadplane asks k6 for: `count` (k6's static resolvers are avg, min, med, max, count)
@@ -81,14 +82,6 @@ export function trendStatPercentile(stat: string): number | undefined {
   if (!m || !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(m[1]!)) return undefined;
   const p = Number(m[1]);
   return Number.isFinite(p) && p >= 0 && p <= 100 ? p : undefined;
-}
-
-export interface K6RunFacts {
-  runner: number;
-  exitCode: number;
-  /** Fallback run time (ms) when the export does not tell it (see runnerSummaryFromK6Export). */
-  durationMs: number;
-  simulated: boolean;
 }
 
 const thresholdsSchema = z.record(z.string(), z.boolean());
@@ -161,7 +154,7 @@ const REQUIRED: Readonly<Record<string, { fields: string[]; type: string }>> = {
  *   built-in counter (count / rate, k6 divides by that duration: `metrics/sink.go` CounterSink.Rate),
  *   rounded to ms; else facts.durationMs.
  */
-export function runnerSummaryFromK6Export(exported: unknown, facts: K6RunFacts): RunnerSummary {
+export function runnerSummaryFromK6Export(exported: unknown, facts: RunnerFacts): RunnerSummary {
   const { metrics, state } = parseExport(exported);
   for (const [name, { fields, type }] of Object.entries(REQUIRED)) {
     const metric = metrics[name];

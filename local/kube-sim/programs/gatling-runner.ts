@@ -20,9 +20,6 @@ const DEFAULT_SIMULATION = 'loadplane.Simulation';
 const EXIT_OOM = 137;
 const EXIT_ASSERTIONS = 2;
 
-/** The line a Gatling runner logs when its simulation starts (Gatling's own). */
-export const GATLING_STARTED_PREFIX = 'Simulation ';
-
 export class GatlingRunner implements ContainerProgram {
   constructor(
     private readonly ctx: ProgramContext,
