@@ -24,7 +24,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { ClusterConflict, ClusterUnavailable } from '../core/errors';
-import { Labels, RUNNER_CONTAINER } from '../core/runner-contract';
+import { Labels, MANAGED_BY, RUNNER_CONTAINER } from '../core/runner-contract';
 import {
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
@@ -55,6 +55,11 @@ export interface ClusterClient {
   createIfAbsent(obj: CreatableObject): Promise<CreateResult>;
   /** One list call with labelSelector `loadplane.io/run-id=<runId>`; items carry `kind`. */
   listByRun(kind: KubeKind, namespace: string, runId: string): Promise<KubeObject[]>;
+  /**
+   * One list call for every loadplane object of `kind` in the namespace, whatever its run (managed-by
+   * loadplane and carrying a run-id label); items carry `kind`. The sweeper groups them by run.
+   */
+  listManaged(kind: KubeKind, namespace: string): Promise<KubeObject[]>;
   /**
    * Adds the owners the object does not have yet (by uid) with one PATCH, keeping the ones it has;
    * nothing is sent when it has them all. Kubernetes deletes it when the last of its owners is gone.
@@ -231,6 +236,12 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
     },
 
     listByRun,
+
+    async listManaged(kind, namespace) {
+      const selector = `${Labels.managedBy}=${MANAGED_BY},${Labels.runId}`;
+      const items = await call(`list loadplane ${kind}s in ${namespace}`, true, (o) => api.list(kind, namespace, selector, o));
+      return items.map((item) => ({ ...item, kind }));
+    },
 
     async addOwners(kind, namespace, name, owners) {
       const ref = `${kind} ${namespace}/${name}`;

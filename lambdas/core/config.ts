@@ -136,3 +136,24 @@ export function loadLocalChannelSettings(env: NodeJS.ProcessEnv = process.env): 
     ...(env.LOADPLANE_SLACK_WEBHOOK_URL ? { slackWebhookUrl: env.LOADPLANE_SLACK_WEBHOOK_URL } : {}),
   };
 }
+
+/** The run state machine the API and the sweeper start executions of (set by the CDK app). */
+export interface StepFunctionsSettings {
+  stateMachineArn: string;
+  /** Set for the local engine's Step Functions API (`loadplane serve`). */
+  endpoint?: string;
+  region: string;
+}
+
+export function loadStepFunctionsSettings(env: NodeJS.ProcessEnv = process.env): StepFunctionsSettings {
+  return {
+    stateMachineArn: env.LOADPLANE_STATE_MACHINE_ARN ?? '',
+    endpoint: env.LOADPLANE_STEPFUNCTIONS_ENDPOINT || undefined,
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+  };
+}
+
+/** The CLI: the API it talks to (`--api` overrides it). */
+export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): { api?: string } {
+  return env.LOADPLANE_API ? { api: env.LOADPLANE_API } : {};
+}

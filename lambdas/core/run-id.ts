@@ -24,7 +24,8 @@ const HASH_CHARS = MAX_RUN_ID_LENGTH - 1;
  * millisecond differ in 80 random bits and need no order among themselves.
  */
 export function newRunId(now: number = Date.now()): string {
-  return ulid(now).toLowerCase();
+  // A simulated clock may stand between milliseconds (retry jitter); ulid wants a whole one.
+  return ulid(Math.floor(now)).toLowerCase();
 }
 
 /** The run id for an API request carrying an idempotency key, scoped to the calling principal. */

@@ -574,3 +574,8 @@ function toProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
     return [{ path: formatPath(issue.path), message: issue.message }];
   });
 }
+
+/** The spec's schema for documentation (the API's OpenAPI document): either engine, as written (`io: 'input'`). */
+export function runSpecDocumentationSchema(config: DeploymentConfig) {
+  return runSpecSchema(config, undefined);
+}

@@ -5,29 +5,38 @@
  */
 import { EKSClient } from '@aws-sdk/client-eks';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { stepFunctionsExecutions, type Executions } from '../api/executions';
 import { createClusterClient } from '../cluster/cluster-client';
 import { describeClusterEndpoint } from '../cluster/eks-endpoint';
 import { eksKubeConfig } from '../cluster/eks-kubeconfig';
 import { EksTokenSource } from '../cluster/eks-token';
-import { loadConfig, loadLedgerSettings } from '../core/config';
+import { loadConfig, loadLedgerSettings, loadStepFunctionsSettings } from '../core/config';
 import { createDocumentClient } from '../ledger/client';
 import { Ledger } from '../ledger/ledger';
 import { secretsManagerChannelSecrets } from '../notify/secrets-manager-channel-secrets';
 import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type NotifyDeps, type StageDeps } from '../stages/deps';
 
-const config = loadConfig();
+export const config = loadConfig();
 const settings = loadLedgerSettings();
-const ledger = new Ledger({
+export const ledger = new Ledger({
   client: createDocumentClient({ region: settings.region, ...(settings.endpoint ? { endpoint: settings.endpoint } : {}) }),
   tableName: settings.tableName,
 });
+const stepFunctions = loadStepFunctionsSettings();
+/** The run state machine's executions (the API and the sweeper start and stop them). */
+export const executions: Executions = stepFunctionsExecutions(
+  new SFNClient({ region: stepFunctions.region, ...(stepFunctions.endpoint ? { endpoint: stepFunctions.endpoint } : {}) }),
+  stepFunctions.stateMachineArn,
+);
+export const consoleUrl = (arn: string) => `https://${settings.region}.console.aws.amazon.com/states/home?region=${settings.region}#/v2/executions/details/${arn}`;
 const eks = new EKSClient({ region: settings.region });
 const tokens = new Map<string, EksTokenSource>();
 const notify: NotifyDeps = {
   secrets: secretsManagerChannelSecrets({ client: new SecretsManagerClient({ region: settings.region }), prefix: config.notify.secretPrefix }),
   leaseMs: NOTIFY_LEASE_MS,
   timeoutMs: NOTIFY_TIMEOUT_MS,
-  consoleUrl: (arn) => `https://${settings.region}.console.aws.amazon.com/states/home?region=${settings.region}#/v2/executions/details/${arn}`,
+  consoleUrl,
 };
 
 async function clusterFor(name: string) {

@@ -25,6 +25,8 @@ export type RunDeadlines = Record<string, string>;
 
 const runItemSchema = z.object({
   runId: z.string(),
+  /** The spec's name, copied out of it for the byName index (absent on runs recorded before it). */
+  runName: z.string().optional(),
   spec: jsonMap,
   specHash: z.string(),
   trigger: runTriggerSchema,

@@ -21,12 +21,22 @@ const byStatusToken = z.strictObject({
   after: z.strictObject({ pk: z.string(), sk: z.string(), status: z.enum(RunStatus), createdKey: z.string() }),
 });
 
+const byNameToken = z.strictObject({
+  name: z.string(),
+  status: z.enum(RunStatus).optional(),
+  after: z.strictObject({ pk: z.string(), sk: z.string(), runName: z.string(), createdKey: z.string() }),
+});
+
 export type ByTimeToken = z.infer<typeof byTimeToken>;
 export type ByStatusToken = z.infer<typeof byStatusToken>;
+export type ByNameToken = z.infer<typeof byNameToken>;
 
 /** `after` is the query's LastEvaluatedKey as DynamoDB returned it; decoding checks its shape. */
 export function encodeToken(
-  token: { bucket: string; after?: Record<string, unknown> } | { status: RunStatus; after: Record<string, unknown> },
+  token:
+    | { bucket: string; after?: Record<string, unknown> }
+    | { status: RunStatus; after: Record<string, unknown> }
+    | { name: string; status?: RunStatus; after: Record<string, unknown> },
 ): string {
   return Buffer.from(JSON.stringify(token)).toString('base64url');
 }
@@ -54,6 +64,14 @@ export function decodeByStatusToken(token: string, status: RunStatus): ByStatusT
   const decoded = decode(byStatusToken, token);
   if (decoded.status !== status || decoded.after.status !== status) {
     throw invalid(`belongs to a listing of status ${decoded.status}, not ${status}`);
+  }
+  return decoded;
+}
+
+export function decodeByNameToken(token: string, name: string, status: RunStatus | undefined): ByNameToken {
+  const decoded = decode(byNameToken, token);
+  if (decoded.name !== name || decoded.after.runName !== name || decoded.status !== status) {
+    throw invalid('belongs to another listing (name or status changed)');
   }
   return decoded;
 }

@@ -16,7 +16,7 @@ import {
   type StoredRunItem,
 } from './items';
 import { NOTIFY_SK_PREFIX, RUN_SK, SCRIPT_SK_PREFIX, STAGE_SK_PREFIX, previousBucket, runPk, timeBucket } from './keys';
-import { decodeByStatusToken, decodeByTimeToken, encodeToken } from './next-token';
+import { decodeByNameToken, decodeByStatusToken, decodeByTimeToken, encodeToken } from './next-token';
 import { queryAll, queryPage, isoNow, type LedgerContext, type RawItem } from './store';
 import { RunIndex } from './table';
 
@@ -29,6 +29,8 @@ export interface RunView {
 
 export interface ListRunsInput {
   status?: RunStatus;
+  /** The spec's name: only the runs of that test (byName index; with `status`, filtered by it). */
+  name?: string;
   /** 1–100, default 20. */
   limit?: number;
   nextToken?: string;
@@ -117,9 +119,30 @@ export async function listRuns(ctx: LedgerContext, input: ListRunsInput = {}): P
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new SpecInvalid([{ path: 'limit', message: `must be an integer from 1 to ${MAX_LIST_LIMIT}` }]);
   }
+  if (input.name !== undefined) return listByName(ctx, input.name, input.status, limit, input.nextToken);
   return input.status === undefined
     ? listByTime(ctx, limit, input.nextToken)
     : listByStatus(ctx, input.status, limit, input.nextToken);
+}
+
+/**
+ * The runs of one name, newest first; with a status, filtered by it. A filter applies after the read,
+ * so a filtered page may hold fewer than `limit` runs (even none) and still have a next token.
+ */
+async function listByName(ctx: LedgerContext, name: string, status: RunStatus | undefined, limit: number, nextToken?: string): Promise<ListRunsPage> {
+  const after = nextToken === undefined ? undefined : decodeByNameToken(nextToken, name, status).after;
+  const page = await queryPage(ctx, `listRuns name=${name}`, {
+    IndexName: RunIndex.byName,
+    KeyConditionExpression: '#runName = :name',
+    ...(status !== undefined ? { FilterExpression: '#status = :status' } : {}),
+    ExpressionAttributeValues: { ':name': name, ...(status !== undefined ? { ':status': status } : {}) },
+    ScanIndexForward: false,
+    Limit: limit,
+    ExclusiveStartKey: after,
+  });
+  const runs = page.items.map(parseRunSummary);
+  if (!page.lastKey) return { runs };
+  return { runs, nextToken: encodeToken({ name, ...(status !== undefined ? { status } : {}), after: page.lastKey }) };
 }
 
 async function listByStatus(ctx: LedgerContext, status: RunStatus, limit: number, nextToken?: string): Promise<ListRunsPage> {

@@ -41,6 +41,7 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
   const item = {
     ...runKey(input.runId),
     runId: input.runId,
+    ...(typeof input.spec.name === 'string' ? { runName: input.spec.name } : {}),
     spec,
     inlineScript: script?.ref,
     specHash: input.specHash,

@@ -10,6 +10,8 @@ export const RunIndex = {
   byTime: 'byTime',
   /** pk `status`, sk `createdKey`: runs in one status, newest first. */
   byStatus: 'byStatus',
+  /** pk `runName` (the spec's name), sk `createdKey`: the runs of one test, newest first. */
+  byName: 'byName',
 } as const;
 
 /** TTL attribute (epoch seconds). Enabled by the CDK app; dynalite ignores TTL. */
@@ -24,6 +26,7 @@ export const RUN_RETENTION_DAYS = 90;
  */
 export const RUN_SUMMARY_ATTRIBUTES = [
   'runId',
+  'runName',
   'status',
   'outcome',
   'outcomeReason',
@@ -46,6 +49,7 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
       { AttributeName: 'timeBucket', AttributeType: 'S' },
       { AttributeName: 'createdKey', AttributeType: 'S' },
       { AttributeName: 'status', AttributeType: 'S' },
+      { AttributeName: 'runName', AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: 'pk', KeyType: 'HASH' },
@@ -67,6 +71,14 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
           { AttributeName: 'createdKey', KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: nonKey(['status', 'createdKey']) },
+      },
+      {
+        IndexName: RunIndex.byName,
+        KeySchema: [
+          { AttributeName: 'runName', KeyType: 'HASH' },
+          { AttributeName: 'createdKey', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: nonKey(['runName', 'createdKey']) },
       },
     ],
   };

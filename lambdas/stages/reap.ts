@@ -33,7 +33,8 @@ export type ReapResult =
 const ENDINGS: Record<string, { outcome: OutcomeType; phase: 'failed' | 'timed_out' | 'aborted'; describe: (c: ExecutionStatusChange) => string }> = {
   FAILED: { outcome: Outcome.FAILED, phase: StepPhase.failed, describe: (c) => `the execution failed (${c.error ?? 'no error'}${c.cause ? `: ${c.cause}` : ''})` },
   TIMED_OUT: { outcome: Outcome.TIMED_OUT, phase: StepPhase.timed_out, describe: () => 'the execution reached the state machine timeout (the deployment maximum run duration)' },
-  ABORTED: { outcome: Outcome.ABORTED, phase: StepPhase.aborted, describe: () => 'the execution was stopped' },
+  // StopExecution's cause says who stopped it and why (the sweeper's: an abort that outlived its grace).
+  ABORTED: { outcome: Outcome.ABORTED, phase: StepPhase.aborted, describe: (c) => `the execution was stopped${c.cause ? `: ${c.cause.slice(0, 300)}` : ''}` },
 };
 
 export async function reap(deps: StageDeps, change: ExecutionStatusChange): Promise<ReapResult> {

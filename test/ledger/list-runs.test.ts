@@ -19,6 +19,7 @@ const NOW = '2026-03-20T00:00:00.000Z';
 
 interface Created {
   runId: string;
+  name: string;
   createdAt: string;
   status: RunStatus;
 }
@@ -47,11 +48,12 @@ describeOnLedgerBackends((table) => {
         const clock = testClock(`${month}-0${1 + (i % 9)}T${String(i).padStart(2, '0')}:00:00.000Z`);
         const writer = ledgerOn(table(), clock);
         const runId = newRunId();
-        await writer.createRun({ runId, spec: { engine: 'k6', script: 'x'.repeat(1000) }, specHash: 'h', trigger: apiTrigger });
+        const name = i % 2 === 0 ? 'alpha' : 'beta';
+        await writer.createRun({ runId, spec: { name, engine: 'k6', script: 'x'.repeat(1000) }, specHash: 'h', trigger: apiTrigger });
         let status: RunStatus = RunStatus.PENDING;
         if (i % 3 === 1) status = (await writer.setStatus(runId, RunStatus.RUNNING)).run.status;
         if (i % 4 === 3) status = (await writer.decideOutcome(runId, Outcome.SUCCEEDED, 'ok')).run.status;
-        created.push({ runId, createdAt: new Date(clock.now()).toISOString(), status });
+        created.push({ runId, name, createdAt: new Date(clock.now()).toISOString(), status });
       }
     }
     ledger = ledgerOn(table(), testClock(NOW));
@@ -122,5 +124,29 @@ describeOnLedgerBackends((table) => {
     const error = await ledger.listRuns({ limit }).catch((e) => e);
     expect(error).toBeInstanceOf(SpecInvalid);
     expect(error.problems[0].path).toBe('limit');
+  });
+
+  it.each([1, 4, 100])('name filter, %i per page: the runs of that name only, newest first, across every month', async (limit) => {
+    const pages = await allPages(ledger, { name: 'beta', limit });
+    const expected = newestFirst(created.filter((r) => r.name === 'beta'));
+    expect(pages.flat().map((r) => r.runId)).toEqual(expected);
+    expect(pages.flat().every((r) => r.runName === 'beta')).toBe(true);
+  });
+
+  it('name and status together: filtered by status (a page may hold fewer than the limit), newest first', async () => {
+    const pages = await allPages(ledger, { name: 'alpha', status: RunStatus.RUNNING, limit: 2 });
+    for (const page of pages) expect(page.length).toBeLessThanOrEqual(2);
+    const expected = newestFirst(created.filter((r) => r.name === 'alpha' && r.status === RunStatus.RUNNING));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(pages.flat().map((r) => r.runId)).toEqual(expected);
+  });
+
+  it('a token from a name listing is rejected by another name, another status or a listing by time', async () => {
+    const { nextToken } = await ledger.listRuns({ name: 'alpha', limit: 1 });
+    expect(nextToken).toBeDefined();
+    await expect(ledger.listRuns({ name: 'beta', nextToken })).rejects.toBeInstanceOf(SpecInvalid);
+    await expect(ledger.listRuns({ name: 'alpha', status: RunStatus.RUNNING, nextToken })).rejects.toBeInstanceOf(SpecInvalid);
+    await expect(ledger.listRuns({ nextToken })).rejects.toBeInstanceOf(SpecInvalid);
+    await expect(ledger.listRuns({ status: RunStatus.RUNNING, nextToken })).rejects.toBeInstanceOf(SpecInvalid);
   });
 });

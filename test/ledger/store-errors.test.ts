@@ -51,13 +51,14 @@ describe('store failures reach callers as our errors, never SDK exceptions', () 
     expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
   });
 
-  it('the embedded store creates the ledger table (default name) with both GSIs ACTIVE', async () => {
+  it('the embedded store creates the ledger table (default name) with its three GSIs ACTIVE', async () => {
     const store = await startEmbeddedStore();
     try {
       expect(store.tableName).toBe('loadplane');
       const { Table } = await store.client.send(new DescribeTableCommand({ TableName: 'loadplane' }));
       expect(Table?.TableStatus).toBe('ACTIVE');
       expect(Table?.GlobalSecondaryIndexes?.map((i) => [i.IndexName, i.IndexStatus]).sort()).toEqual([
+        ['byName', 'ACTIVE'],
         ['byStatus', 'ACTIVE'],
         ['byTime', 'ACTIVE'],
       ]);

@@ -59,6 +59,14 @@ describe('reap', () => {
     expect(h.leftovers(runId)).toEqual({});
   });
 
+  it("an ABORTED execution's reason carries StopExecution's cause (who stopped it and why)", async () => {
+    const s = spec('reap-stopped-cause');
+    const { runId } = await driveTo(h, s, Stage.Start);
+    const cause = 'abort requested by arn:aws:iam::1:user/alice at 2026-12-01T10:00:00Z did not end the run within 600 s';
+    const result = await reap(h.runtime.deps, ended('ABORTED', runId, localInput(s), { error: 'AbortGraceExpired', cause }));
+    expect(result).toMatchObject({ kind: 'reaped', outcome: Outcome.ABORTED, reason: `the execution was stopped: ${cause}` });
+  });
+
   it('a duplicate event for a run already reaped changes nothing: no request, no second notification', async () => {
     const s = spec('reap-twice');
     const { runId } = await driveTo(h, s, Stage.Launch);

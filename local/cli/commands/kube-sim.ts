@@ -3,7 +3,7 @@ import { MAX_KUBE_SIM_TIME_SCALE, parseKubeSimTimeScale } from './run';
 
 export { MAX_KUBE_SIM_TIME_SCALE };
 
-function parsePort(value: string): number {
+export function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected a port 0-65535');
   return port;

@@ -1,0 +1,23 @@
+/**
+ * What the API handler works with, built once per container on AWS (handlers/api.ts) and per
+ * `loadplane serve` locally (local/serve): the same ledger and deployment config as the stages, and
+ * the run state machine's executions through the real SFNClient (architecture §2, §8).
+ */
+import type { DeploymentConfig } from '../core/config';
+import type { Ledger } from '../ledger/ledger';
+import type { Executions } from '../core/executions';
+
+export interface ApiDeps {
+  ledger: Ledger;
+  config: DeploymentConfig;
+  executions: Executions;
+  /**
+   * Epoch ms on the cluster's clock, as the stages' `now`: an abort's time is compared with when the
+   * runners exited. On AWS the wall clock; under `serve` on kube-sim, its (scaled) clock.
+   */
+  now(): number;
+  /** The execution's page in the AWS console (absent locally). */
+  consoleUrl?: (executionArn: string) => string;
+  /** Problems the caller does not see (a failed StartExecution the sweeper will heal). Never secrets. */
+  log(event: { message: string; [field: string]: unknown }): void;
+}

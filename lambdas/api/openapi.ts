@@ -1,0 +1,113 @@
+/**
+ * The API's OpenAPI 3.1 document, generated from the same zod schemas the handler answers with
+ * (resources.ts, read-runs.ts) and the run spec's own schema (core/spec.ts), so it cannot drift from
+ * the code. `GET /openapi.json` serves it for the deployment's config; docs/openapi.json is the one
+ * for the default config, kept current by a test.
+ */
+import { z } from 'zod';
+import packageJson from '../../package.json' with { type: 'json' };
+import type { DeploymentConfig } from '../core/config';
+import { runSpecDocumentationSchema } from '../core/spec';
+import { listQuerySchema } from './read-runs';
+import { apiSchemas } from './resources';
+import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, SPEC_MEDIA_TYPES } from './submit-run';
+
+type Json = Record<string, unknown>;
+const ref = (id: string): Json => ({ $ref: `#/components/schemas/${id}` });
+const jsonBody = (id: string, description: string): Json => ({ description, content: { 'application/json': { schema: ref(id) } } });
+const error = (description: string) => jsonBody('Error', description);
+
+/** A JSON Schema for OpenAPI: no `$schema`/`$id` of its own (the document's dialect applies). */
+function component(schema: Json): Json {
+  const { $schema: _schema, $id: _id, ...rest } = schema;
+  return rest;
+}
+
+export function openApiDocument(config: DeploymentConfig): Json {
+  const named = z.toJSONSchema(apiSchemas, { uri: (id) => `#/components/schemas/${id}`, target: 'draft-2020-12' }) as { schemas: Record<string, Json> };
+  const schemas: Record<string, Json> = Object.fromEntries(Object.entries(named.schemas).map(([id, s]) => [id, component(s)]));
+  schemas.RunSpec = component(z.toJSONSchema(runSpecDocumentationSchema(config), { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json);
+  const query = z.toJSONSchema(listQuerySchema, { io: 'input', target: 'draft-2020-12' }) as { properties: Record<string, Json & { description?: string }> };
+  const runId: Json = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', maxLength: 26 } };
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'loadplane',
+      version: packageJson.version,
+      description:
+        'Distributed load tests (k6, Gatling) on Kubernetes. Every request is signed with AWS SigV4 (IAM authorization). ' +
+        'Every 4xx body is `{ errors: [{ path, message }] }`, naming the field, header or parameter at fault and its limit.',
+    },
+    security: [{ sigv4: [] }],
+    paths: {
+      '/runs': {
+        post: {
+          operationId: 'createRun',
+          summary: 'Start a run from a run spec',
+          parameters: [
+            {
+              name: IDEMPOTENCY_KEY_HEADER,
+              in: 'header',
+              required: false,
+              description:
+                'Makes retries safe: the same key from the same caller is the same run (200); with another spec, 409 and the run is untouched.',
+              schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7e]+$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: `A run spec, at most ${config.maxSpecBytes} bytes (maxSpecBytes), as JSON or YAML.`,
+            content: Object.fromEntries(SPEC_MEDIA_TYPES.map((t) => [t, { schema: ref('RunSpec') }])),
+          },
+          responses: {
+            '201': jsonBody('Run', 'Created; the execution is started'),
+            '200': jsonBody('Run', 'The same Idempotency-Key with the same spec: the run created before'),
+            '202': jsonBody('Run', 'Recorded, but StartExecution failed: a retry of this request or the sweeper starts it'),
+            '400': error('Invalid spec or header: each problem names its field and limit'),
+            '409': error('The Idempotency-Key was used with another spec; `run` is that run, untouched'),
+            '413': error(`The body is larger than maxSpecBytes (${config.maxSpecBytes})`),
+            '415': error('Content-Type is not JSON or YAML'),
+          },
+        },
+        get: {
+          operationId: 'listRuns',
+          summary: 'Runs, newest first, one page at a time',
+          parameters: Object.entries(query.properties).map(([name, schema]) => {
+            const { description, ...rest } = schema;
+            return { name, in: 'query', required: false, ...(description ? { description } : {}), schema: rest };
+          }),
+          responses: { '200': jsonBody('RunList', 'A page of runs'), '400': error('An unknown, repeated or invalid parameter') },
+        },
+      },
+      '/runs/{id}': {
+        get: {
+          operationId: 'getRun',
+          summary: 'A run: status, outcome, reason, stages with times, results, links',
+          parameters: [runId],
+          responses: { '200': jsonBody('Run', 'The run'), '400': error('Not a run id'), '404': error('No such run') },
+        },
+        delete: {
+          operationId: 'abortRun',
+          summary: 'Abort a run: the runners stop, partial results are collected, the run ends ABORTED',
+          parameters: [runId],
+          responses: {
+            '202': jsonBody('AbortAccepted', 'Recorded (again: harmless); if the runners have not stopped within the grace period, the execution is stopped hard'),
+            '400': error('Not a run id'),
+            '404': error('No such run'),
+            '409': error('The run already ended; `run` has its state'),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: { operationId: 'openApi', summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } },
+      },
+    },
+    components: {
+      schemas,
+      securitySchemes: {
+        sigv4: { type: 'apiKey', name: 'Authorization', in: 'header', 'x-amazon-apigateway-authtype': 'awsSigv4' },
+      },
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * `GET /runs/{id}` and `GET /runs` (issue 11): one run as the API shows it (resources.ts), and runs
+ * newest first, one page at a time with an opaque token. Parameters are checked strictly: an unknown
+ * or repeated parameter is a 400 naming it, so a typo (`?stauts=`) never silently lists everything.
+ */
+import { z } from 'zod';
+import { SpecInvalid, type Problem } from '../core/errors';
+import { isValidRunId } from '../core/run-id';
+import { RunStatus } from '../core/status';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../ledger/queries';
+import { escapeText } from '../core/excerpt';
+import type { ApiDeps } from './api-deps';
+import { HttpProblem } from './http-problem';
+import { runResource, runSummaryResource, type RunList, type RunResource } from './resources';
+
+/** A run id in a path: malformed is a 400 naming `id`, well-formed but unknown a 404. */
+export function checkRunId(id: string): string {
+  if (!isValidRunId(id)) {
+    throw new SpecInvalid([{ path: 'id', message: `is not a run id (lowercase letters, digits and '-', 1 to 26 characters), got ${escapeText(id, 40, true)}` }]);
+  }
+  return id;
+}
+
+export function runNotFound(id: string): HttpProblem {
+  return new HttpProblem(404, [{ path: 'id', message: `no run ${id} (runs are kept 90 days)` }]);
+}
+
+export async function getRunResource(deps: ApiDeps, id: string): Promise<RunResource> {
+  const view = await deps.ledger.getRun(checkRunId(id));
+  if (!view) throw runNotFound(id);
+  return runResource(view, { now: deps.now, ...(deps.consoleUrl ? { consoleUrl: deps.consoleUrl } : {}) });
+}
+
+export const listQuerySchema = z.strictObject({
+  status: z.enum(RunStatus).optional().meta({ description: 'Only runs in this status' }),
+  name: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/)
+    .optional()
+    .meta({ description: "Only runs of this spec name (newest first; with status, filtered, so a page may hold fewer than limit)" }),
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional().meta({ description: `1 to ${MAX_LIST_LIMIT}, default ${DEFAULT_LIST_LIMIT}` }),
+  next: z.string().min(1).max(2048).optional().meta({ description: 'The `next` of the previous page' }),
+});
+export type ListQuery = z.infer<typeof listQuerySchema>;
+
+const PARAMETER_RULES: Record<string, string> = {
+  status: `must be one of ${Object.values(RunStatus).join(', ')}`,
+  name: 'must be a run spec name: a lowercase DNS label (a-z, 0-9, -), at most 63 characters',
+  limit: `must be an integer from 1 to ${MAX_LIST_LIMIT}`,
+  next: 'must be the `next` token of a previous page',
+};
+
+/** The query string as API Gateway gives it (single and multi-value maps) → a checked query. */
+export function parseListQuery(single: Record<string, string | undefined> | null, multi: Record<string, string[] | undefined> | null): ListQuery {
+  const problems: Problem[] = [];
+  for (const [name, values] of Object.entries(multi ?? {})) {
+    if ((values?.length ?? 0) > 1) problems.push({ path: name, message: 'is given more than once' });
+  }
+  const raw = Object.fromEntries(Object.entries(single ?? {}).filter(([, v]) => v !== undefined));
+  for (const name of Object.keys(raw)) {
+    if (!(name in PARAMETER_RULES)) problems.push({ path: escapeText(name, 40), message: `is not a parameter of GET /runs (known: ${Object.keys(PARAMETER_RULES).join(', ')})` });
+  }
+  if (problems.length === 0) {
+    const parsed = listQuerySchema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) {
+      const name = String(issue.path[0] ?? '(query)');
+      problems.push({ path: name, message: PARAMETER_RULES[name] ?? issue.message });
+    }
+  }
+  throw new SpecInvalid(problems);
+}
+
+export async function listRunResources(deps: ApiDeps, query: ListQuery): Promise<RunList> {
+  try {
+    const page = await deps.ledger.listRuns({
+      ...(query.status !== undefined ? { status: query.status } : {}),
+      ...(query.name !== undefined ? { name: query.name } : {}),
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(query.next !== undefined ? { nextToken: query.next } : {}),
+    });
+    return { runs: page.runs.map(runSummaryResource), ...(page.nextToken !== undefined ? { next: page.nextToken } : {}) };
+  } catch (err) {
+    // The ledger names the token `nextToken`; the API's parameter is `next`.
+    if (err instanceof SpecInvalid) throw new SpecInvalid(err.problems.map((p) => (p.path === 'nextToken' ? { ...p, path: 'next' } : p)));
+    throw err;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The REST API's routes on Powertools for AWS Lambda's HTTP router (event-handler/http), for API
+ * Gateway REST proxy events (issue 11). Each route reads what it needs from the request and calls one
+ * function; errors become statuses in one place (`problemResponse`), so no route can answer a 5xx
+ * for bad input or leak a stack trace.
+ *
+ * Request validation is done here, not with the router's Standard-Schema validation: a spec may be
+ * YAML (the router's body validation parses JSON only), its problems must carry the spec's own paths,
+ * and the router answers validation failures with 422 where this API's contract is 400.
+ */
+import { Router } from '@aws-lambda-powertools/event-handler/http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { RunConflict, RunNotFound, SpecInvalid, type Problem } from '../core/errors';
+import { abortRun } from './abort-run';
+import type { ApiDeps } from './api-deps';
+import { HttpProblem } from './http-problem';
+import { openApiDocument } from './openapi';
+import { getRunResource, listRunResources, parseListQuery } from './read-runs';
+import type { ErrorBody } from './resources';
+import { IDEMPOTENCY_KEY_HEADER, submitRun } from './submit-run';
+
+const JSON_TYPE = 'application/json';
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': JSON_TYPE, ...headers } });
+}
+
+function problems(status: number, list: Problem[], extra: Omit<ErrorBody, 'errors'> = {}): Response {
+  return json(status, { errors: list, ...extra } satisfies ErrorBody);
+}
+
+/** The IAM principal of an IAM-authorized request; `anonymous` only where no authorizer runs (never on AWS). */
+export function callerOf(event: APIGatewayProxyEvent): string {
+  const identity = event.requestContext?.identity;
+  return identity?.userArn || identity?.caller || 'anonymous';
+}
+
+/** Every error a route can raise, as the status and body the caller sees; anything else is a 500 without details. */
+export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
+  if (err instanceof HttpProblem) return problems(err.status, err.problems, err.run ? { run: err.run } : {});
+  if (err instanceof SpecInvalid) return problems(400, err.problems);
+  if (err instanceof RunNotFound) return problems(404, [{ path: 'id', message: err.message }]);
+  if (err instanceof RunConflict) return problems(409, [{ path: 'id', message: err.message }]);
+  // The router decodes path parameters: a malformed percent-escape (`/runs/%ZZ`) is the caller's.
+  if (err instanceof URIError) return problems(400, [{ path: '(path)', message: 'holds a malformed percent-escape' }]);
+  log({ message: 'request failed', error: (err as Error)?.name ?? typeof err });
+  return problems(500, [{ path: '(server)', message: 'the request could not be completed; retrying it is safe (with the same Idempotency-Key for POST /runs)' }]);
+}
+
+/** The routes' paths and methods, for 405 answers (kept beside the routes below). */
+const ROUTES = [
+  { path: /^\/runs\/?$/, methods: ['GET', 'POST'] },
+  { path: /^\/runs\/[^/]+\/?$/, methods: ['GET', 'DELETE'] },
+  { path: /^\/openapi\.json$/, methods: ['GET'] },
+];
+
+export function buildRouter(deps: ApiDeps): Router {
+  const app = new Router();
+  const event = (reqCtx: { event: unknown }) => reqCtx.event as APIGatewayProxyEvent;
+
+  app.post('/runs', async (reqCtx) => {
+    const e = event(reqCtx);
+    const headers = reqCtx.req.headers;
+    const result = await submitRun(deps, {
+      body: e.body,
+      isBase64Encoded: e.isBase64Encoded === true,
+      contentType: headers.get('content-type') ?? undefined,
+      idempotencyKey: headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
+      caller: callerOf(e),
+    });
+    return json(result.status, result.run, { location: result.run.links.self });
+  });
+
+  app.get('/runs', async (reqCtx) => {
+    const e = event(reqCtx);
+    return json(200, await listRunResources(deps, parseListQuery(e.queryStringParameters, e.multiValueQueryStringParameters)));
+  });
+
+  app.get('/runs/:id', async (reqCtx) => json(200, await getRunResource(deps, reqCtx.params.id!)));
+
+  app.delete('/runs/:id', async (reqCtx) => json(202, await abortRun(deps, reqCtx.params.id!, callerOf(event(reqCtx)))));
+
+  app.get('/openapi.json', () => json(200, openApiDocument(deps.config)));
+
+  app.notFound(async (_err, reqCtx) => {
+    const path = new URL(reqCtx.req.url).pathname;
+    // The router answers 404 for a known path with another method: that is a 405 with the methods allowed.
+    const allowed = ROUTES.find((r) => r.path.test(path))?.methods;
+    if (allowed) {
+      return json(405, { errors: [{ path: '(method)', message: `${reqCtx.req.method} is not allowed on ${path.slice(0, 100)}; allowed: ${allowed.join(', ')}` }] }, { allow: allowed.join(', ') });
+    }
+    return problems(404, [{ path: '(path)', message: `no such resource: ${path.slice(0, 100)} (see GET /openapi.json)` }]);
+  });
+  app.methodNotAllowed(async (_err, reqCtx) =>
+    problems(405, [{ path: '(method)', message: `${reqCtx.req.method} is not allowed here (see GET /openapi.json)` }]),
+  );
+  app.errorHandler(Error, async (err) => problemResponse(err, deps.log));
+  return app;
+}
+
+/** Methods whose body the router cannot carry (a Web Request refuses one); API Gateway passes it anyway. */
+const BODYLESS = new Set(['GET', 'HEAD']);
+
+/** The Lambda's entry point over a router built once per container. */
+export function makeApiHandler(deps: ApiDeps): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
+  const app = buildRouter(deps);
+  return async (e, context) => {
+    const event = BODYLESS.has(e.httpMethod?.toUpperCase()) && e.body ? { ...e, body: null, isBase64Encoded: false } : e;
+    try {
+      return await app.resolve(event, context);
+    } catch (err) {
+      // The router answers every error a route raises; what reaches here failed while the request was
+      // being turned into a Web Request (a header value or a path it cannot represent): the caller's.
+      deps.log({ message: 'request not readable', error: (err as Error)?.name ?? typeof err });
+      const body: ErrorBody = { errors: [{ path: '(request)', message: 'could not be read: a header or the path holds characters HTTP does not allow' }] };
+      return { statusCode: 400, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) };
+    }
+  };
+}

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { parsePort } from './kube-sim';
+import { DEFAULT_TIME_SCALE, parseTimeScale } from './run';
+
+/** The port `serve` listens on unless told otherwise (LOADPLANE_API's usual value locally). */
+export const DEFAULT_SERVE_PORT = 8787;
+
+interface ServeCliOptions {
+  port: number;
+  timeScale: number;
+  kubeconfig?: string;
+  context?: string;
+}
+
+/**
+ * `loadplane serve`: the REST API on 127.0.0.1 over the embedded default (local/serve/serve.ts), in
+ * the foreground until SIGINT/SIGTERM; runs in flight are stopped with it.
+ */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the REST API on 127.0.0.1 over the embedded default (local engine, embedded DynamoDB, kube-sim), until interrupted')
+    .option('--port <n>', 'port to listen on (0 = random)', parsePort, DEFAULT_SERVE_PORT)
+    .option('--time-scale <x>', 'kube-sim: simulated seconds per real second (at most 100)', parseTimeScale, DEFAULT_TIME_SCALE)
+    .option('--kubeconfig <file>', 'target the cluster of this kubeconfig instead of kube-sim')
+    .option('--context <name>', 'the kubeconfig context to use (implies a real cluster)')
+    .action(async (opts: ServeCliOptions) => {
+      const { startServe } = await import('../../serve/serve');
+      const serve = await startServe({
+        port: opts.port,
+        timeScale: opts.timeScale,
+        ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+        ...(opts.context !== undefined ? { context: opts.context } : {}),
+      });
+      const sim = serve.runtime.kubeSim;
+      const cluster = sim ? `kube-sim at ${sim.url} (time ×${serve.runtime.timeScale})` : `kubeconfig ${opts.context ?? '(current context)'}`;
+      console.log(`loadplane serve: API at ${serve.url}`);
+      console.log(`  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/openapi.json`);
+      console.log(`  Step Functions API: ${serve.stepFunctions.endpoint} (state machine ${serve.stepFunctions.stateMachineArn})`);
+      console.log(`  ledger: embedded DynamoDB (dynalite) · cluster: ${cluster}`);
+      console.log(`try: LOADPLANE_API=${serve.url} npx loadplane run examples/k6-smoke.yaml --follow`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await serve.close();
+      console.log('loadplane serve: stopped');
+    });
+}
