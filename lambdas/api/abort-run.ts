@@ -9,7 +9,8 @@ import { RunNotFound } from '../core/errors';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
 import { checkRunId, runNotFound } from './read-runs';
-import { runSummaryResource, type AbortResponse } from './resources';
+import type { AbortResponse } from './resources';
+import { runItemSummary } from './run-resource';
 
 export async function abortRun(deps: ApiDeps, id: string, caller: string): Promise<AbortResponse> {
   let result;
@@ -24,7 +25,7 @@ export async function abortRun(deps: ApiDeps, id: string, caller: string): Promi
     throw new HttpProblem(
       409,
       [{ path: 'id', message: `run ${id} already ended ${result.outcome}${run.outcomeReason ? `: ${run.outcomeReason}` : ''}` }],
-      runSummaryResource({ ...run, runName: run.runName ?? (run.spec as { name?: string }).name }),
+      runItemSummary(run),
     );
   }
   return {

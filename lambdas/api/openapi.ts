@@ -16,6 +16,7 @@ type Json = Record<string, unknown>;
 const ref = (id: string): Json => ({ $ref: `#/components/schemas/${id}` });
 const jsonBody = (id: string, description: string): Json => ({ description, content: { 'application/json': { schema: ref(id) } } });
 const error = (description: string) => jsonBody('Error', description);
+const SERVER_ERROR = error('The service failed (never the input): no details; retrying is safe');
 
 /** A JSON Schema for OpenAPI: no `$schema`/`$id` of its own (the document's dialect applies). */
 function component(schema: Json): Json {
@@ -37,7 +38,9 @@ export function openApiDocument(config: DeploymentConfig): Json {
       version: packageJson.version,
       description:
         'Distributed load tests (k6, Gatling) on Kubernetes. Every request is signed with AWS SigV4 (IAM authorization). ' +
-        'Every 4xx body is `{ errors: [{ path, message }] }`, naming the field, header or parameter at fault and its limit.',
+        'Every 4xx body is `{ errors: [{ path, message }] }`, naming the field, header or parameter at fault and its limit. ' +
+        'A method a path does not list is a 405 naming the methods allowed; an unknown path a 404. ' +
+        'A 500 is a failure of the service itself (never of the input), carries no details, and may be retried (POST /runs with the same Idempotency-Key).',
     },
     security: [{ sigv4: [] }],
     paths: {
@@ -63,11 +66,12 @@ export function openApiDocument(config: DeploymentConfig): Json {
           responses: {
             '201': jsonBody('Run', 'Created; the execution is started'),
             '200': jsonBody('Run', 'The same Idempotency-Key with the same spec: the run created before'),
-            '202': jsonBody('Run', 'Recorded, but StartExecution failed: a retry of this request or the sweeper starts it'),
+            '202': jsonBody('Run', 'Recorded, but StartExecution failed: a retry of this request with the same Idempotency-Key, or the sweeper within minutes, starts it'),
             '400': error('Invalid spec or header: each problem names its field and limit'),
             '409': error('The Idempotency-Key was used with another spec; `run` is that run, untouched'),
             '413': error(`The body is larger than maxSpecBytes (${config.maxSpecBytes})`),
             '415': error('Content-Type is not JSON or YAML'),
+            '500': SERVER_ERROR,
           },
         },
         get: {
@@ -77,7 +81,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
             const { description, ...rest } = schema;
             return { name, in: 'query', required: false, ...(description ? { description } : {}), schema: rest };
           }),
-          responses: { '200': jsonBody('RunList', 'A page of runs'), '400': error('An unknown, repeated or invalid parameter') },
+          responses: { '200': jsonBody('RunList', 'A page of runs'), '400': error('An unknown, repeated or invalid parameter'), '500': SERVER_ERROR },
         },
       },
       '/runs/{id}': {
@@ -85,7 +89,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
           operationId: 'getRun',
           summary: 'A run: status, outcome, reason, stages with times, results, links',
           parameters: [runId],
-          responses: { '200': jsonBody('Run', 'The run'), '400': error('Not a run id'), '404': error('No such run') },
+          responses: { '200': jsonBody('Run', 'The run'), '400': error('Not a run id'), '404': error('No such run'), '500': SERVER_ERROR },
         },
         delete: {
           operationId: 'abortRun',
@@ -96,6 +100,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
             '400': error('Not a run id'),
             '404': error('No such run'),
             '409': error('The run already ended; `run` has its state'),
+            '500': SERVER_ERROR,
           },
         },
       },

@@ -7,11 +7,13 @@ import { z } from 'zod';
 import { SpecInvalid, type Problem } from '../core/errors';
 import { isValidRunId } from '../core/run-id';
 import { RunStatus } from '../core/status';
+import { runNameProblem } from '../core/spec';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../ledger/queries';
 import { escapeText } from '../core/excerpt';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
-import { runResource, runSummaryResource, type RunList, type RunResource } from './resources';
+import type { RunList, RunResource } from './resources';
+import { runResource, runSummaryResource } from './run-resource';
 
 /** A run id in a path: malformed is a 400 naming `id`, well-formed but unknown a 404. */
 export function checkRunId(id: string): string {
@@ -35,7 +37,7 @@ export const listQuerySchema = z.strictObject({
   status: z.enum(RunStatus).optional().meta({ description: 'Only runs in this status' }),
   name: z
     .string()
-    .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/)
+    .refine((v) => runNameProblem(v) === undefined)
     .optional()
     .meta({ description: "Only runs of this spec name (newest first; with status, filtered, so a page may hold fewer than limit)" }),
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional().meta({ description: `1 to ${MAX_LIST_LIMIT}, default ${DEFAULT_LIST_LIMIT}` }),
@@ -45,7 +47,7 @@ export type ListQuery = z.infer<typeof listQuerySchema>;
 
 const PARAMETER_RULES: Record<string, string> = {
   status: `must be one of ${Object.values(RunStatus).join(', ')}`,
-  name: 'must be a run spec name: a lowercase DNS label (a-z, 0-9, -), at most 63 characters',
+  name: "must be a run's name: lowercase letters, digits and '-', starting with a letter, at most 40 characters",
   limit: `must be an integer from 1 to ${MAX_LIST_LIMIT}`,
   next: 'must be the `next` token of a previous page',
 };
@@ -65,7 +67,8 @@ export function parseListQuery(single: Record<string, string | undefined> | null
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) {
       const name = String(issue.path[0] ?? '(query)');
-      problems.push({ path: name, message: PARAMETER_RULES[name] ?? issue.message });
+      const nameProblem = name === 'name' && typeof raw.name === 'string' ? runNameProblem(raw.name) : undefined;
+      problems.push({ path: name, message: nameProblem ?? PARAMETER_RULES[name] ?? issue.message });
     }
   }
   throw new SpecInvalid(problems);

@@ -1,14 +1,11 @@
 /**
- * What the REST API answers (issue 11), as zod schemas: the handler builds its bodies from them, the
- * CLI parses answers with them, and docs/openapi.json is generated from them (openapi.ts). Ledger
- * items never leave the API as they are: `runResource` and `runSummaryResource` choose the fields.
+ * What the REST API answers (issue 11), as zod schemas: the handler's bodies have these types, the
+ * CLI parses answers with them, and docs/openapi.json is generated from them (openapi.ts). Nothing
+ * here imports the ledger or the stages, so the CLI's remote commands load only this; the bodies are
+ * built from ledger items by run-resource.ts.
  */
 import { z } from 'zod';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
-import type { RunSummary, RunView } from '../ledger/ledger';
-import { collectedResult } from '../stages/collect';
-import { outputOf } from '../stages/run-context';
-import type { StartRecord } from '../stages/start';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
 export const apiSchemas = z.registry<{ id: string; description?: string }>();
@@ -52,7 +49,10 @@ export const runSummaryResourceSchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     decidedAt: z.string().optional(),
-    abortRequestedAt: z.string().optional(),
+    abortRequestedAt: z
+      .string()
+      .optional()
+      .meta({ description: 'On the cluster clock, as `test` (the times it is compared with); the other times are the ledger clock. Both are the wall clock on AWS; under kube-sim the cluster clock is simulated' }),
   })
   .register(apiSchemas, { id: 'RunSummary' });
 
@@ -94,8 +94,6 @@ export const errorBodySchema = z
     errors: z.array(problemSchema).min(1),
     /** 409: the run the request collided with, as it is. */
     run: runSummaryResourceSchema.optional(),
-    /** 202 after a failed start: the run the sweeper will start. */
-    runId: z.string().optional(),
   })
   .register(apiSchemas, { id: 'Error' });
 
@@ -115,60 +113,3 @@ export type RunResource = z.infer<typeof runResourceSchema>;
 export type RunList = z.infer<typeof runListSchema>;
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 export type AbortResponse = z.infer<typeof abortResponseSchema>;
-
-const STAGE_ORDER = Object.values(Stage);
-const iso = (ms: number) => new Date(ms).toISOString();
-
-export function runSummaryResource(run: RunSummary): RunSummaryResource {
-  return {
-    runId: run.runId,
-    ...(run.runName !== undefined ? { name: run.runName } : {}),
-    status: run.status,
-    ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
-    ...(run.outcomeReason !== undefined ? { reason: run.outcomeReason } : {}),
-    trigger: run.trigger,
-    createdAt: run.createdAt,
-    updatedAt: run.updatedAt,
-    ...(run.decidedAt !== undefined ? { decidedAt: run.decidedAt } : {}),
-    ...(run.abortRequestedAt !== undefined ? { abortRequestedAt: run.abortRequestedAt } : {}),
-  };
-}
-
-export interface RunResourceOptions {
-  /** The execution's page in the AWS console (absent locally). */
-  consoleUrl?: (executionArn: string) => string;
-  /** The cluster's clock (epoch ms), the one the test's times are on. */
-  now: () => number;
-}
-
-export function runResource(view: RunView, links: RunResourceOptions): RunResource {
-  const { run } = view;
-  const spec = run.spec as { name?: string; engine?: string; parallelism?: number };
-  const started = outputOf<StartRecord>(view, Stage.Start);
-  const results = collectedResult(view);
-  return {
-    ...runSummaryResource({ ...run, runName: spec.name }),
-    engine: String(spec.engine),
-    parallelism: Number(spec.parallelism),
-    ...(run.abortRequestedBy !== undefined ? { abortRequestedBy: run.abortRequestedBy } : {}),
-    ...(started
-      ? {
-          test: {
-            startedAt: iso(started.startedAt),
-            ...(started.expectedEndAt !== undefined ? { expectedEndAt: iso(started.expectedEndAt) } : {}),
-            observedAt: iso(links.now()),
-          },
-        }
-      : {}),
-    stages: STAGE_ORDER.flatMap((name) => {
-      const s = view.stages[name];
-      if (!s) return [];
-      return [{ stage: s.stage, state: s.state, attempts: s.attempts, startedAt: s.startedAt, ...(s.endedAt ? { endedAt: s.endedAt } : {}), ...(s.error ? { error: s.error } : {}) }];
-    }),
-    ...(results ? { results: results as unknown as Record<string, unknown> } : {}),
-    links: {
-      self: `/runs/${run.runId}`,
-      ...(run.executionArn && links.consoleUrl ? { execution: links.consoleUrl(run.executionArn) } : {}),
-    },
-  };
-}

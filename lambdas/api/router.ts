@@ -29,10 +29,22 @@ function problems(status: number, list: Problem[], extra: Omit<ErrorBody, 'error
   return json(status, { errors: list, ...extra } satisfies ErrorBody);
 }
 
-/** The IAM principal of an IAM-authorized request; `anonymous` only where no authorizer runs (never on AWS). */
-export function callerOf(event: APIGatewayProxyEvent): string {
+/** The IAM principal of an IAM-authorized request, as API Gateway reports it; `anonymous` where no authorizer runs (never on AWS). */
+export function principalOf(event: APIGatewayProxyEvent): string {
   const identity = event.requestContext?.identity;
   return identity?.userArn || identity?.caller || 'anonymous';
+}
+
+const ASSUMED_ROLE_SESSION = /^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.+$/;
+
+/**
+ * The scope of an Idempotency-Key: the principal, and for an assumed role the role without its
+ * session name. SDKs and CI name sessions by time (`botocore-session-<ts>`), so a retry after the
+ * credentials were refreshed comes from another session of the same role, and must find its run.
+ */
+export function idempotencyScopeOf(event: APIGatewayProxyEvent): string {
+  const principal = principalOf(event);
+  return ASSUMED_ROLE_SESSION.exec(principal)?.[1] ?? principal;
 }
 
 /** Every error a route can raise, as the status and body the caller sees; anything else is a 500 without details. */
@@ -66,7 +78,7 @@ export function buildRouter(deps: ApiDeps): Router {
       isBase64Encoded: e.isBase64Encoded === true,
       contentType: headers.get('content-type') ?? undefined,
       idempotencyKey: headers.get(IDEMPOTENCY_KEY_HEADER) ?? undefined,
-      caller: callerOf(e),
+      caller: idempotencyScopeOf(e),
     });
     return json(result.status, result.run, { location: result.run.links.self });
   });
@@ -78,7 +90,7 @@ export function buildRouter(deps: ApiDeps): Router {
 
   app.get('/runs/:id', async (reqCtx) => json(200, await getRunResource(deps, reqCtx.params.id!)));
 
-  app.delete('/runs/:id', async (reqCtx) => json(202, await abortRun(deps, reqCtx.params.id!, callerOf(event(reqCtx)))));
+  app.delete('/runs/:id', async (reqCtx) => json(202, await abortRun(deps, reqCtx.params.id!, principalOf(event(reqCtx)))));
 
   app.get('/openapi.json', () => json(200, openApiDocument(deps.config)));
 

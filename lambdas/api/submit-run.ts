@@ -22,7 +22,8 @@ import { escapeText } from '../core/excerpt';
 import type { RunItem } from '../ledger/ledger';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
-import { runResource, runSummaryResource, type RunResource } from './resources';
+import type { RunResource } from './resources';
+import { runItemSummary, runResource } from './run-resource';
 
 /** Media types a spec may be sent as (a parameter such as `charset=utf-8` is allowed; UTF-8 only). */
 export const SPEC_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'] as const;
@@ -39,7 +40,7 @@ export interface SubmitRequest {
   isBase64Encoded: boolean;
   contentType: string | undefined;
   idempotencyKey: string | undefined;
-  /** The authenticated principal (the IAM ARN from the request context): the key's scope. */
+  /** The key's scope: the authenticated principal (an assumed role without its session name, router.ts). */
   caller: string;
 }
 
@@ -72,7 +73,7 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
       throw new HttpProblem(
         409,
         [{ path: IDEMPOTENCY_KEY_HEADER, message: `was used for run ${runId} with a different spec; a run's spec cannot change: send the same spec, or use a new key` }],
-        runSummaryResource({ ...current, runName: current.runName ?? (current.spec as { name?: string }).name }),
+        runItemSummary(current),
       );
     }
     throw err;

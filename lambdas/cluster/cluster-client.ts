@@ -99,8 +99,8 @@ export interface ClusterClientOptions {
 /** Well under the Tasks' TimeoutSeconds (30 s and more), so a hung call fails its attempt, not the Task. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-/** Deletion order: Jobs first (their pods go with them), then what the pods used, then stragglers. */
-const DELETE_ORDER: readonly KubeKind[] = ['Job', 'ConfigMap', 'Pod'];
+/** The kinds a run makes, in deletion order: Jobs first (their pods go with them), then what the pods used, then stragglers. */
+export const RUN_OBJECT_KINDS: readonly KubeKind[] = ['Job', 'ConfigMap', 'Pod'];
 
 /** For plain-http servers (kube-sim) the kubeconfig's cluster needs `skipTLSVerify: true`. */
 export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
@@ -277,7 +277,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
 
     async deleteRun(namespace, runId) {
       let deleted = 0;
-      for (const kind of DELETE_ORDER) {
+      for (const kind of RUN_OBJECT_KINDS) {
         const items = await listByRun(kind, namespace, runId);
         const results = await Promise.all(items.map(async (item) => ((await deleteObject(kind, namespace, item.metadata!.name!)) ? 1 : 0)));
         deleted += results.reduce<number>((a, b) => a + b, 0);

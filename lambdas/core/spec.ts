@@ -241,14 +241,17 @@ function imageExample(config: DeploymentConfig, engine: Engine | undefined): str
 }
 
 /** The spec's shape for one deployment. `engine` (when the input names a valid one) selects the script file rules. */
+/** What is wrong with a run's name (`name`; also the API's `?name=` filter), or undefined. */
+export function runNameProblem(value: string): string | undefined {
+  if (value.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}`;
+  if (!/^[a-z]([a-z0-9-]*[a-z0-9])?$/.test(value)) {
+    return "must be lowercase letters, digits and '-', starting with a letter and ending with a letter or digit";
+  }
+  return undefined;
+}
+
 function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
-  const name = checkedString((value) => {
-    if (value.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}`;
-    if (!/^[a-z]([a-z0-9-]*[a-z0-9])?$/.test(value)) {
-      return "must be lowercase letters, digits and '-', starting with a letter and ending with a letter or digit";
-    }
-    return undefined;
-  });
+  const name = checkedString(runNameProblem);
 
   const scriptFileName = checkedString((value) => {
     if (engine) return SCRIPT_FILE[engine].pattern.test(value) ? undefined : `must be ${SCRIPT_FILE[engine].rule}`;
@@ -480,7 +483,31 @@ export function validateSpec(input: unknown, config: DeploymentConfig): SpecVali
     return { ok: false, problems: [{ path: '(root)', message }] };
   }
   const parsed = schema.safeParse(input, { error: friendlyMessage });
-  return parsed.success ? { ok: true, spec: parsed.data } : { ok: false, problems: capProblems(toProblems(parsed.error.issues)) };
+  if (!parsed.success) return { ok: false, problems: capProblems(toProblems(parsed.error.issues)) };
+  const tooLarge = storedSizeProblem(parsed.data);
+  return tooLarge ? { ok: false, problems: [tooLarge] } : { ok: true, spec: parsed.data };
+}
+
+/**
+ * Most bytes of a spec besides its inline script (env, arguments, labels, annotations, …). The run is
+ * one DynamoDB item, at most 400 KB with its status, deadlines and result totals; the inline script
+ * lives in chunk items of its own (architecture §4), the rest of the spec does not.
+ */
+export const MAX_SPEC_FIELDS_BYTES = 256 * 1024;
+
+/** The rest of a spec past MAX_SPEC_FIELDS_BYTES, named by its largest top-level field. */
+function storedSizeProblem(spec: RunSpec): Problem | undefined {
+  const fields = Object.entries(spec).map(([name, value]) => {
+    const stored = name === 'script' && 'inline' in (value as object) ? { ...(value as object), inline: '' } : value;
+    return { name, bytes: Buffer.byteLength(JSON.stringify(stored) ?? '', 'utf8') };
+  });
+  const total = fields.reduce((sum, f) => sum + f.bytes, 0);
+  if (total <= MAX_SPEC_FIELDS_BYTES) return undefined;
+  const largest = fields.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  return {
+    path: largest.name,
+    message: `is ${largest.bytes} bytes; a spec's fields besides its inline script may take at most ${MAX_SPEC_FIELDS_BYTES} bytes in all (${total} here): put large data in the script or a ConfigMap`,
+  };
 }
 
 /** Values visited at most by nestingProblem (a 1 MiB spec has far fewer; shared YAML aliases could have more). */

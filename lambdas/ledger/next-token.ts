@@ -7,24 +7,33 @@ import { SpecInvalid } from '../core/errors';
 import { RunStatus } from '../core/status';
 
 const BUCKET = /^runs#\d{4}-(0[1-9]|1[0-2])$/;
+/**
+ * A LastEvaluatedKey's table key and sort key as this ledger writes them (keys.ts): a run item's
+ * `run#<runId>`/`run` and `<ISO instant>#<runId>`. Anything else (an empty string, another item's key)
+ * would reach DynamoDB as ExclusiveStartKey and be refused there as a server error, not a caller's.
+ */
+const RUN_PK = z.string().regex(/^run#[a-z0-9][a-z0-9-]{0,25}$/);
+const RUN_SK = z.literal('run');
+const CREATED_KEY = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[a-z0-9][a-z0-9-]{0,25}$/);
+const RUN_NAME = z.string().min(1).max(63);
 
 const byTimeToken = z.strictObject({
   /** The month bucket to continue in. */
   bucket: z.string().regex(BUCKET),
   /** The GSI's LastEvaluatedKey within that bucket; absent to start at the bucket's newest run. */
   after: z
-    .strictObject({ pk: z.string(), sk: z.string(), timeBucket: z.string().regex(BUCKET), createdKey: z.string() })
+    .strictObject({ pk: RUN_PK, sk: RUN_SK, timeBucket: z.string().regex(BUCKET), createdKey: CREATED_KEY })
     .optional(),
 });
 const byStatusToken = z.strictObject({
   status: z.enum(RunStatus),
-  after: z.strictObject({ pk: z.string(), sk: z.string(), status: z.enum(RunStatus), createdKey: z.string() }),
+  after: z.strictObject({ pk: RUN_PK, sk: RUN_SK, status: z.enum(RunStatus), createdKey: CREATED_KEY }),
 });
 
 const byNameToken = z.strictObject({
-  name: z.string(),
+  name: RUN_NAME,
   status: z.enum(RunStatus).optional(),
-  after: z.strictObject({ pk: z.string(), sk: z.string(), runName: z.string(), createdKey: z.string() }),
+  after: z.strictObject({ pk: RUN_PK, sk: RUN_SK, runName: RUN_NAME, createdKey: CREATED_KEY }),
 });
 
 export type ByTimeToken = z.infer<typeof byTimeToken>;

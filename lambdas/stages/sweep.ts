@@ -27,7 +27,7 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { Executions } from '../core/executions';
-import type { KubeKind, KubeObject } from '../cluster/cluster-client';
+import { RUN_OBJECT_KINDS, type KubeObject } from '../cluster/cluster-client';
 import { stateMachineTimeoutSeconds } from '../core/deadlines';
 import { NotificationInProgress, StageBusy } from '../core/errors';
 import { Labels } from '../core/runner-contract';
@@ -393,7 +393,7 @@ async function deleteLeftovers(deps: SweepDeps, opts: SweepOptions, result: Swee
       const where = { cluster: clusterName, namespace };
       let byRun: Map<string, KubeObject[]>;
       try {
-        byRun = await objectsByRun(await Promise.all(KINDS.map((kind) => cluster.listManaged(kind, namespace))));
+        byRun = await objectsByRun(await Promise.all(RUN_OBJECT_KINDS.map((kind) => cluster.listManaged(kind, namespace))));
       } catch (err) {
         fail({ step: 'objects', ...where }, err);
         continue;
@@ -416,7 +416,6 @@ async function deleteLeftovers(deps: SweepDeps, opts: SweepOptions, result: Swee
   for (const [runId, count] of deleted) result.objectsDeleted.push({ runId, count });
 }
 
-const KINDS: readonly KubeKind[] = ['Job', 'ConfigMap', 'Pod'];
 
 /** Live objects (not already being deleted) by their run-id label. */
 function objectsByRun(lists: KubeObject[][]): Map<string, KubeObject[]> {
@@ -463,7 +462,8 @@ function createdAt(metadata: V1ObjectMeta | undefined): number {
 
 /**
  * Runs in the given statuses from the byStatus index, newest first, page by page: `take`n ones are
- * returned, `stop` ends the status's listing; at most `max` runs are looked at in all.
+ * returned, `stop` ends the status's listing; at most `max` runs are looked at per status, so a busy
+ * status (hundreds of SUCCEEDED runs a day) cannot use up the budget of the others (FAILED, ABORTED).
  */
 async function listRuns(
   deps: SweepDeps,
@@ -472,13 +472,13 @@ async function listRuns(
   pick: (run: RunSummary) => 'take' | 'skip' | 'stop',
 ): Promise<RunSummary[]> {
   const taken: RunSummary[] = [];
-  let looked = 0;
   for (const status of statuses) {
     let nextToken: string | undefined;
+    let looked = 0;
     listing: do {
       const page = await deps.ledger.listRuns({ status, limit: MAX_LIST_LIMIT, ...(nextToken !== undefined ? { nextToken } : {}) });
       for (const run of page.runs) {
-        if (looked++ >= max) return taken;
+        if (looked++ >= max) break listing;
         // The index may lag a status change: each step reads the run again before acting.
         const verdict = pick(run);
         if (verdict === 'stop') break listing;

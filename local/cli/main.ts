@@ -3,15 +3,20 @@
  * registers itself on the program; main() returns the process exit code.
  *
  * Start-up matters (`validate` is run by hand and in CI): bin/loadplane.mjs runs a bundle of this
- * file (scripts/build-cli.mjs), and the commands that start a run or kube-sim import their engine,
- * the AWS SDK, dynalite and kube-sim inside their action, so `validate`, `--help` and `--version`
- * never load them.
+ * file (scripts/build-cli.mjs), and the commands that start a run, serve or kube-sim import their
+ * engine, the AWS SDK, dynalite and kube-sim inside their action, and those that talk to the REST API
+ * (`run` without --local, `status`, `list`, `abort`) its client and, for a signed URL only, the AWS
+ * credential chain and signer: `validate`, `--help` and `--version` never load them.
  */
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { registerValidate } from './commands/validate';
 import { registerStart } from './commands/start';
 import { registerRun } from './commands/run';
+import { registerServe } from './commands/serve';
+import { registerStatus } from './commands/status';
+import { registerList } from './commands/list';
+import { registerAbort } from './commands/abort';
 import { registerKubeSim } from './commands/kube-sim';
 import { registerNotBuiltYet } from './commands/not-built-yet';
 
@@ -45,6 +50,10 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerStart(program);
   registerRun(program);
+  registerStatus(program);
+  registerList(program);
+  registerAbort(program);
+  registerServe(program);
   registerKubeSim(program);
   registerNotBuiltYet(program);
   usageErrors(program, 'loadplane');

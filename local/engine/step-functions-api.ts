@@ -36,6 +36,8 @@ export interface StepFunctionsApi {
   stateMachineArn: string;
   /** Stops the server; executions already started run on in the runtime. */
   close(): Promise<void>;
+  /** Stops every open execution hard (as StopExecution would), for a runtime about to close under them. */
+  stopAll(): void;
 }
 
 export interface StepFunctionsApiOptions {
@@ -447,6 +449,9 @@ export async function startStepFunctionsApi(runtime: Pick<LocalRuntime, 'startEx
   return {
     endpoint: `http://127.0.0.1:${port}`,
     stateMachineArn: STATE_MACHINE_ARN,
+    stopAll: () => {
+      for (const e of byArn.values()) e.stop?.();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -40,7 +40,9 @@ function single(multi: Record<string, string[]>): Record<string, string> | null 
 }
 
 export async function toProxyEvent(req: IncomingMessage, stage = 'local'): Promise<APIGatewayProxyEvent> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  // Concatenated, not resolved: `//runs` is a path, as API Gateway sees it, not a host.
+  const target = req.url?.startsWith('/') ? req.url : '/';
+  const url = new URL('http://localhost' + target);
   const body = await readBody(req);
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) (multiValueHeaders[req.rawHeaders[i]!] ??= []).push(req.rawHeaders[i + 1]!);

@@ -113,6 +113,9 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
         listening.closeAllConnections();
         await new Promise<void>((resolve) => listening.close(() => resolve()));
         sfn.destroy();
+        // Runs in flight end with the process (the ledger and kube-sim are in memory): their executions
+        // are stopped, so none goes on retrying against servers that are gone.
+        sfnApi.stopAll();
         await sfnApi.close();
         await runtime.close();
       },

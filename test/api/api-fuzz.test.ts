@@ -40,6 +40,8 @@ const validSpec = fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z
 const brokenSpec = fc.tuple(validSpec, fc.constantFrom('name', 'engine', 'script', 'parallelism', 'arguments', 'env', 'runner', 'cluster', 'timeouts', 'notify', 'cleanup', 'labels', 'bogus'), fc.jsonValue({ maxDepth: 3 })).map(([spec, field, value]) => ({ ...spec, [field]: value }));
 const body = fc.oneof(
   validSpec.map((s) => JSON.stringify(s)),
+  // Within maxSpecBytes but more than a run item holds besides the script.
+  validSpec.map((s) => JSON.stringify({ ...s, env: { BIG: 'x'.repeat(300_000) } })),
   validSpec.map((s) => stringify(s)),
   brokenSpec.map((s) => JSON.stringify(s)),
   fc.json({ maxDepth: 4 }),
@@ -48,7 +50,18 @@ const body = fc.oneof(
   fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
   fc.constant(undefined),
 );
+/** Page tokens of the right shape whose keys are anything: they must not reach DynamoDB as a start key. */
+const craftedToken = fc
+  .oneof(
+    fc.record({ bucket: fc.constantFrom('runs#2026-12', 'runs#2026-11'), after: fc.record({ pk: fc.string(), sk: fc.string(), timeBucket: fc.constant('runs#2026-12'), createdKey: fc.string() }) }),
+    fc.record({ status: fc.constant('RUNNING'), after: fc.record({ pk: fc.string(), sk: fc.string(), status: fc.constant('RUNNING'), createdKey: fc.string() }) }),
+    fc.record({ name: fc.constant('x'), after: fc.record({ pk: fc.string(), sk: fc.string(), runName: fc.constant('x'), createdKey: fc.string() }) }),
+  )
+  .map((t) => Buffer.from(JSON.stringify(t)).toString('base64url'));
 const path = fc.oneof(
+  craftedToken.map((t) => `/runs?next=${t}`),
+  craftedToken.map((t) => `/runs?status=RUNNING&next=${t}`),
+  craftedToken.map((t) => `/runs?name=x&next=${t}`),
   fc.constantFrom('/runs', '/runs/', '/openapi.json', '/', '/runs/01aaaaaaaaaaaaaaaaaaaaaaaa', '/runs/x/y', '/runs/%ZZ', '/runs?limit=5'),
   fc.string({ maxLength: 40 }).map((s) => `/runs/${encodeURIComponent(s)}`),
   fc.webPath(),

@@ -105,7 +105,21 @@ describe('POST /runs', () => {
     const a = runResourceSchema.parse((await post(spec, { 'Idempotency-Key': 'shared' }, ALICE)).json);
     const b = runResourceSchema.parse((await post(spec, { 'Idempotency-Key': 'shared' }, BOB)).json);
     expect(a.runId).not.toBe(b.runId);
-    expect(b.trigger.caller).toBe(BOB);
+    expect(b.trigger.caller).toBe(BOB.replace(/\/[^/]+$/, ''));
+  });
+
+  it('an assumed role is one caller across its sessions: a retry with refreshed credentials finds its run', async () => {
+    const spec = k6Spec({ name: 'api-sessions' });
+    const session = (name: string) => `arn:aws:sts::123456789012:assumed-role/ci-deployer/${name}`;
+    const first = await post(spec, { 'Idempotency-Key': 'deploy-7' }, session('botocore-session-1796119200'));
+    const retry = await post(spec, { 'Idempotency-Key': 'deploy-7' }, session('botocore-session-1796122800'));
+    expect([first.statusCode, retry.statusCode]).toEqual([201, 200]);
+    expect(runResourceSchema.parse(retry.json).runId).toBe(runResourceSchema.parse(first.json).runId);
+    expect(runResourceSchema.parse(first.json).trigger.caller).toBe('arn:aws:sts::123456789012:assumed-role/ci-deployer');
+    // Who aborts is recorded in full, session included.
+    const aborted = await call({ method: 'DELETE', path: `/runs/${runResourceSchema.parse(first.json).runId}`, callerArn: session('alice') });
+    expect(abortResponseSchema.parse(aborted.json).abortRequestedBy).toBe(session('alice'));
+    await finished(runResourceSchema.parse(first.json).runId);
   });
 
   it('400: every problem names its field and the limit; nothing is created', async () => {

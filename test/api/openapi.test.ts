@@ -38,10 +38,10 @@ describe('the OpenAPI document', () => {
 
   it('lists the routes and statuses of issue 11', () => {
     const statuses = (path: string, method: string) => Object.keys(committed.paths[path][method].responses).sort();
-    expect(statuses('/runs', 'post')).toEqual(['200', '201', '202', '400', '409', '413', '415']);
-    expect(statuses('/runs', 'get')).toEqual(['200', '400']);
-    expect(statuses('/runs/{id}', 'get')).toEqual(['200', '400', '404']);
-    expect(statuses('/runs/{id}', 'delete')).toEqual(['202', '400', '404', '409']);
+    expect(statuses('/runs', 'post')).toEqual(['200', '201', '202', '400', '409', '413', '415', '500']);
+    expect(statuses('/runs', 'get')).toEqual(['200', '400', '500']);
+    expect(statuses('/runs/{id}', 'get')).toEqual(['200', '400', '404', '500']);
+    expect(statuses('/runs/{id}', 'delete')).toEqual(['202', '400', '404', '409', '500']);
     expect(committed.paths['/runs'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'name', 'next', 'status']);
     expect(committed.components.schemas.RunSpec.properties.parallelism).toBeDefined();
   });

@@ -26,7 +26,7 @@ function loadplane(...args: string[]): Promise<Outcome> {
 
 function loadplaneWith(nodeArgs: string[], ...args: string[]): Promise<Outcome> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...nodeArgs, BIN, ...args], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...nodeArgs, BIN, ...args], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '', LOADPLANE_API: '' } }, (err, stdout, stderr) => {
       const lines = (text: string) => text.split('\n').filter((l) => l !== '');
       resolve({ code: err ? Number(err.code) : 0, stdout: lines(stdout), stderr: lines(stderr) });
     });
@@ -68,7 +68,7 @@ describe('loadplane CLI: usage', () => {
     [['validat', 'x.yaml'], "loadplane: unknown command 'validat'; did you mean validate? (see 'loadplane --help')"],
     [['validate'], "loadplane: missing required argument 'file' (see 'loadplane validate --help')"],
     [['run', '--local'], "loadplane: missing required argument 'spec' (see 'loadplane run --help')"],
-    [['run', 'x.yaml'], "loadplane: required option '--local' not specified (see 'loadplane run --help')"],
+    [['run', 'x.yaml'], "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')"],
     [['validate', 'a.yaml', 'b.yaml'], expect.stringMatching(/^loadplane: too many arguments for 'validate'.* \(see 'loadplane validate --help'\)$/)],
     [['kube-sim', '--port', '99999'], expect.stringMatching(/^loadplane: option '--port <n>' argument '99999' is invalid.* \(see 'loadplane kube-sim --help'\)$/)],
   ])('%j is a usage error: exit 2, one line naming the problem and pointing to --help', async (args, message) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { SpecInvalid } from '../../lambdas/core/errors';
-import { assertValidSpec, parseSpecText, validateSpec, type RunSpec } from '../../lambdas/core/spec';
+import { assertValidSpec, MAX_SPEC_FIELDS_BYTES, parseSpecText, validateSpec, type RunSpec } from '../../lambdas/core/spec';
 
 const SCRIPT = "import http from 'k6/http';\nexport default function () { http.get(__ENV.TARGET_URL); }\n";
 const KIB = 1024;
@@ -635,5 +635,24 @@ describe('validateSpec: inline scripts', () => {
     const [problem] = problemsOf(withScript('let \u202e = 1;\nexport default function () {}'));
     expect(problem!.path).toBe('script.inline');
     expect(problem!.message).not.toMatch(/\u202e/);
+  });
+});
+
+describe('the stored size of a spec besides its inline script', () => {
+  const base = { name: 'sized', engine: 'k6', parallelism: 1, script: { inline: `export default function () {}\n${'//'.padEnd(200_000, 'x')}\n` }, cluster: { name: 'kube-sim', namespace: 'loadplane' } };
+
+  it('a large inline script does not count (it is stored in chunks of its own)', () => {
+    expect(validateSpec(base, DEFAULT_CONFIG).ok).toBe(true);
+  });
+
+  it.each([
+    ['one large env value', { env: { BIG: 'x'.repeat(300_000) } }, 'env'],
+    ['many env entries', { env: Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`E${i}`, 'y'.repeat(80)])) }, 'env'],
+    ['annotations and env together', { runner: { metadata: { annotations: { 'example.com/blob': 'z'.repeat(200_000) } } }, env: { MORE: 'w'.repeat(100_000) } }, 'runner'],
+  ])('%s past MAX_SPEC_FIELDS_BYTES: refused, naming the largest field and the limit', (_, extra, field) => {
+    const result = validateSpec({ ...base, ...extra }, DEFAULT_CONFIG);
+    expect(result.ok).toBe(false);
+    const problems = result.ok ? [] : result.problems;
+    expect(problems).toEqual([{ path: field, message: expect.stringContaining(`at most ${MAX_SPEC_FIELDS_BYTES} bytes`) }]);
   });
 });

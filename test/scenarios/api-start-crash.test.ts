@@ -4,6 +4,7 @@
  * failing, or the API Lambda dying while it waits — leaves a PENDING run that the caller's retry (the
  * same Idempotency-Key) or the sweeper starts, exactly once, whichever comes first or both.
  */
+import { ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Executions } from '../../lambdas/core/executions';
@@ -62,6 +63,17 @@ async function pendingRun(name: string): Promise<string> {
   }
 }
 
+/** Executions of the run state machine for this run, as Step Functions lists them (the local engine's API). */
+async function executionsOf(runId: string): Promise<number> {
+  const sfn = new SFNClient({ endpoint: serve.stepFunctions.endpoint, region: 'local', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+  try {
+    const { executions } = await sfn.send(new ListExecutionsCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, maxResults: 1000 }));
+    return (executions ?? []).filter((e) => e.name === runId).length;
+  } finally {
+    sfn.destroy();
+  }
+}
+
 async function ended(runId: string) {
   for (;;) {
     const view = await serve.runtime.ledger.getRun(runId);
@@ -91,6 +103,8 @@ describe.each<Crash>(['start fails', 'api dies'])('a crash between the ledger wr
     expect((await submit(api.handler, `retried-${slug}`)).statusCode).toBe(200);
     expect((await serve.runtime.ledger.listRuns({ name: `retried-${slug}` })).runs).toHaveLength(1);
     expect(view.run.executionArn).toMatch(new RegExp(`:${runId}$`));
+    expect(await executionsOf(runId)).toBe(1);
+    expect(view.stages.Admit?.attempts).toBe(1);
   }, 60_000);
 
   it('without a retry, the sweeper starts it once, after its grace', async () => {
@@ -110,6 +124,7 @@ describe.each<Crash>(['start fails', 'api dies'])('a crash between the ledger wr
     // The caller's late retry finds the run, and starts nothing.
     const late = await submit(api.handler, `swept-${slug}`);
     expect(late.statusCode).toBe(200);
+    expect(await executionsOf(runId)).toBe(1);
     expect(runResourceSchema.parse(JSON.parse(late.body)).outcome).toBe(Outcome.SUCCEEDED);
   }, 60_000);
 });

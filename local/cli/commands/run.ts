@@ -1,4 +1,5 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadCliSettings } from '../../../lambdas/core/config';
 import type { RunLocalOptions } from '../run-local';
 
 /** kube-sim runs the test this many times faster than real time unless told otherwise. */
@@ -59,18 +60,114 @@ export function withLocalRunOptions(command: Command): Command {
     .option('--slack-webhook-url <url>', 'notify this Slack incoming webhook when the run ends (or LOADPLANE_SLACK_WEBHOOK_URL)', parseWebhookUrl);
 }
 
+/** What every command that talks to the API says about its exit codes (README "Command line"). */
+export const API_EXIT_CODES_HELP = `
+Exit codes: 0 success (run/status: the run SUCCEEDED; without --follow: accepted, or not failed);
+1 the run FAILED, THRESHOLDS_FAILED, TIMED_OUT or was ABORTED (abort: the run had already ended);
+2 something to fix: invalid spec or option, or the API refused the request (400, 403, 404, 409, 413,
+415, printed as "loadplane: <path>: <message>"); 3 the API cannot be reached (connection refused,
+DNS, timeout, 5xx after retries).`;
+
+/** The API's base URL (`--api`, LOADPLANE_API): http(s), no query or fragment. */
+export function parseApiUrl(value: string): string {
+  if (!URL.canParse(value)) throw new InvalidArgumentError('must be the API\'s base URL, e.g. https://<id>.execute-api.<region>.amazonaws.com/<stage> or http://127.0.0.1:8787');
+  const url = new URL(value);
+  if (!/^https?:$/.test(url.protocol)) throw new InvalidArgumentError('must be an http(s) URL');
+  if (url.search || url.hash) throw new InvalidArgumentError("must be the API's base URL, without a query or fragment");
+  return value;
+}
+
+/** Idempotency-Key values the API accepts (submit-run.ts): 1 to 256 printable ASCII characters, no spaces. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
+
+export function parseIdempotencyKey(value: string): string {
+  if (!/^[\x21-\x7e]+$/.test(value) || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new InvalidArgumentError(`must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without spaces`);
+  }
+  return value;
+}
+
+/** `--api <url>` on a command that talks to the API. */
+export function withApiOption(command: Command): Command {
+  return command.option('--api <url>', "the REST API's base URL (default: LOADPLANE_API); requests are SigV4-signed unless it is a local http://127.0.0.1 serve", parseApiUrl);
+}
+
+/**
+ * The API a command talks to: --api, else LOADPLANE_API; neither is a usage error (exit 2) saying
+ * how to give one. `apiHint` is what the output's next-step hints add: ` --api <url>` when given so.
+ */
+export function apiTarget(
+  command: Command,
+  api: string | undefined,
+  missing = 'no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`)',
+): { api: string; apiHint: string } {
+  if (api !== undefined) return { api, apiHint: ` --api ${/^[\w@%+=:,./-]+$/.test(api) ? api : `'${api.replace(/'/g, "'\\''")}'`}` };
+  const fromEnv = loadCliSettings().api;
+  if (fromEnv === undefined) {
+    command.error(`error: ${missing}`);
+  }
+  try {
+    return { api: parseApiUrl(fromEnv), apiHint: '' };
+  } catch (err) {
+    command.error(`error: LOADPLANE_API ${(err as Error).message}`);
+  }
+}
+
+/** Options only a local run has: given without --local, they are a usage error. */
+const LOCAL_ONLY: Record<string, string> = {
+  timeScale: '--time-scale',
+  webhookUrl: '--webhook-url',
+  slackWebhookUrl: '--slack-webhook-url',
+  kubeconfig: '--kubeconfig',
+  context: '--context',
+};
+
+interface RunCliOptions extends RunLocalOptions {
+  local?: boolean;
+  api?: string;
+  follow?: boolean;
+  key?: string;
+  json?: boolean;
+}
+
 export function registerRun(program: Command): void {
-  withLocalRunOptions(
+  const command = withLocalRunOptions(
     program
       .command('run <spec>')
-      .description('run a load test from a spec file (YAML or JSON), end to end; exit 0 when it SUCCEEDED, 1 otherwise, 2 for an invalid spec')
-      .requiredOption('--local', 'on the embedded default: local Step Functions engine, embedded DynamoDB, kube-sim (the only mode so far)'),
+      .description(
+        'run a load test from a spec file (YAML or JSON, - for stdin): on the REST API (--api or LOADPLANE_API), or with --local on the embedded default; exit 0 when it SUCCEEDED (or was accepted, without --follow), 1 otherwise, 2 invalid spec or request, 3 API unreachable',
+      )
+      .option('--local', 'run it here, on the embedded default: local Step Functions engine, embedded DynamoDB, kube-sim'),
   )
-    .option('--kubeconfig <file>', 'target the cluster of this kubeconfig instead of kube-sim')
-    .option('--context <name>', 'the kubeconfig context to use (implies a real cluster)')
-    .action(async (spec: string, opts: RunLocalOptions) => {
-      // Loaded only when a run starts: the engine, the AWS SDK, dynalite and kube-sim are most of the CLI.
-      const { runLocal } = await import('../run-local');
-      process.exitCode = await runLocal(spec, opts);
+    .option('--kubeconfig <file>', 'with --local: target the cluster of this kubeconfig instead of kube-sim')
+    .option('--context <name>', 'with --local: the kubeconfig context to use (implies a real cluster)');
+  withApiOption(command);
+  command
+    .addOption(new Option('--follow', 'follow the run on the API to its end: stages, test progress, results; exit by its outcome').conflicts('local'))
+    .addOption(
+      new Option('--key <key>', 'the Idempotency-Key: the same key and spec again is the same run, never a second one (default: a new random key)')
+        .argParser(parseIdempotencyKey)
+        .conflicts('local'),
+    )
+    .addOption(new Option('--json', 'print the Run resource as JSON on stdout (the final one with --follow), nothing else').conflicts('local'))
+    .addHelpText('after', API_EXIT_CODES_HELP)
+    .action(async (spec: string, opts: RunCliOptions, cmd: Command) => {
+      if (opts.local) {
+        if (opts.api !== undefined) cmd.error("error: option '--api <url>' cannot be used with option '--local'");
+        // Loaded only when a run starts: the engine, the AWS SDK, dynalite and kube-sim are most of the CLI.
+        const { runLocal } = await import('../run-local');
+        process.exitCode = await runLocal(spec, opts);
+        return;
+      }
+      const localOnly = Object.keys(LOCAL_ONLY).filter((k) => cmd.getOptionValueSource(k) === 'cli');
+      if (localOnly.length > 0) cmd.error(`error: ${localOnly.map((k) => LOCAL_ONLY[k]).join(', ')} ${localOnly.length > 1 ? 'are options' : 'is an option'} of a local run: add --local`);
+      const target = apiTarget(cmd, opts.api, 'no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default');
+      const { submitRemote } = await import('../remote-run');
+      process.exitCode = await submitRemote(spec, {
+        ...target,
+        ...(opts.follow ? { follow: true } : {}),
+        ...(opts.key !== undefined ? { key: opts.key } : {}),
+        ...(opts.json ? { json: true } : {}),
+      });
     });
 }

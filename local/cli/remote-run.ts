@@ -1,0 +1,348 @@
+/**
+ * The commands that talk to the REST API (issue 11): `run` without --local, `status`, `list`,
+ * `abort`, against a deployed API (`https://<id>.execute-api.<region>.amazonaws.com/<stage>`, SigV4
+ * signed with the default AWS credentials) or a local `loadplane serve` (a loopback http URL,
+ * unsigned). Loaded by those commands' actions only (scripts/build-cli.mjs).
+ *
+ * Exit codes: 0 success (a run or status: the run SUCCEEDED, or without --follow the request was
+ * accepted / the run has not failed); 1 the run FAILED, THRESHOLDS_FAILED, TIMED_OUT or ABORTED (and
+ * the abort of a run that had already ended); 2 anything the caller must fix (an invalid spec, a 4xx
+ * from the API, no credentials); 3 the API could not be reached (connection refused, DNS, a timeout, a
+ * 5xx after retries, an answer that is not the API's).
+ *
+ * `--json` prints exactly one JSON document on stdout: the API's answer as sent (the final Run with
+ * --follow, or the error document of a refusal); progress and messages go to stderr.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import packageJson from '../../package.json' with { type: 'json' };
+import type { RunResource } from '../../lambdas/api/resources';
+import { loadConfig, loadStepFunctionsSettings, type DeploymentConfig } from '../../lambdas/core/config';
+import { SpecInvalid, type Problem } from '../../lambdas/core/errors';
+import { isTerminal } from '../../lambdas/core/status';
+import { capProblems } from '../../lambdas/core/excerpt';
+import { validateSpec } from '../../lambdas/core/spec';
+import { decodeSpecBytes, parseSpecText } from '../../lambdas/core/spec-text';
+import { API_GATEWAY_MAX_PAYLOAD_BYTES } from '../serve/api-gateway-event';
+import { ApiClient, ApiRefused, ApiSigningFailed, ApiUnreachable, type Answer, type ApiClientOptions, type ListRunsQuery } from './api-client';
+import { cell, exitCodeOf, finishedRunText, followRun, isoSeconds, runDetailsText, runTitle, consoleLine, shellWord, type Out } from './follow-run';
+import { terminalSafe } from './progress';
+import { readSpecBytes, readSpecStream, STDIN, EXIT_SPEC_INVALID } from './spec-file';
+
+export const EXIT_OK = 0;
+export const EXIT_RUN_NOT_SUCCEEDED = 1;
+export const EXIT_CALLER_MUST_FIX = 2;
+export const EXIT_API_UNREACHABLE = 3;
+/** Ctrl-C while following: the run goes on. */
+export const EXIT_INTERRUPTED = 130;
+
+export interface Io {
+  stdout: Out;
+  stderr: Out;
+}
+
+const processIo: Io = { stdout: process.stdout, stderr: process.stderr };
+
+export interface ApiTarget {
+  /** The API's base URL. */
+  api: string;
+  /** How the hints name it: ` --api <url>` when it came from --api, '' from LOADPLANE_API. */
+  apiHint?: string;
+  /** Client settings for tests (timeouts, attempts, backoff). */
+  client?: Omit<ApiClientOptions, 'baseUrl' | 'sign'>;
+}
+
+/**
+ * Whether requests to `url` go unsigned: a loopback `http://` URL is a local `loadplane serve`, which
+ * verifies no signature (and loads no credentials chain to make one).
+ */
+export function isLocalServeUrl(url: URL): boolean {
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** A client of the API at `target.api`: signed with SigV4 (sigv4.ts, loaded here only) unless it is a local serve. */
+export async function connect(target: ApiTarget, io: Io = processIo): Promise<ApiClient> {
+  const url = new URL(target.api);
+  let sign: ApiClientOptions['sign'];
+  if (!isLocalServeUrl(url)) {
+    const { defaultSignerFor } = await import('./sigv4');
+    sign = await defaultSignerFor(url, loadStepFunctionsSettings().region);
+  }
+  return new ApiClient({
+    userAgent: `loadplane-cli/${packageJson.version}`,
+    onRetry: (note) =>
+      io.stderr.write(`loadplane: ${note.reason}; retrying in ${(note.delayMs / 1000).toFixed(1)} s (attempt ${note.attempt + 1} of ${note.attempts})\n`),
+    ...target.client,
+    baseUrl: url,
+    ...(sign ? { sign } : {}),
+  });
+}
+
+/**
+ * The config the spec is checked against before it is sent: the API checks it against its
+ * deployment's allow-lists and limits, which this machine does not know (LOADPLANE_CONFIG describes
+ * the embedded default's). So everything the same everywhere is checked here — YAML/JSON, fields,
+ * types, names, durations, the script's syntax — and the deployment-specific rules are left open
+ * (the spec's own cluster allowed, any image, no limits): a spec the API would accept is never
+ * refused here, and the API names the same paths for the rest (400, exit 2).
+ */
+export function precheckConfig(base: DeploymentConfig, input: unknown): DeploymentConfig {
+  const open = Number.MAX_SAFE_INTEGER;
+  const cluster = (input as { cluster?: { name?: unknown; namespace?: unknown } } | null)?.cluster;
+  const own = typeof cluster?.name === 'string' && typeof cluster.namespace === 'string' ? [{ name: cluster.name, namespaces: [cluster.namespace] }] : [];
+  return {
+    ...base,
+    allowedClusters: [...own, ...base.allowedClusters],
+    allowedImagePrefixes: [''],
+    defaultImages: { ...base.defaultImages, gatling: base.defaultImages.gatling ?? 'the-deployment-default' },
+    maxParallelism: open,
+    maxRunDurationSeconds: open,
+    maxPrepareSeconds: open,
+    maxReadySeconds: open,
+    maxScriptBytes: open,
+    maxSpecBytes: open,
+    maxArguments: open,
+    maxArgumentBytes: open,
+  };
+}
+
+export type SpecToSend = { ok: true; bytes: Uint8Array; contentType: string } | { ok: false; problems: Problem[] };
+
+/** Reads the spec (a file or stdin, at most API Gateway's payload limit) and checks it (precheckConfig). */
+export async function readSpecToSend(file: string, stdin: Readable = process.stdin): Promise<SpecToSend> {
+  const name = file === STDIN ? 'stdin' : file;
+  const read = file === STDIN ? await readSpecStream(stdin, API_GATEWAY_MAX_PAYLOAD_BYTES) : await readSpecBytes(file, API_GATEWAY_MAX_PAYLOAD_BYTES);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  let text: string;
+  let input: unknown;
+  try {
+    text = decodeSpecBytes(read.bytes, name);
+    input = parseSpecText(text, name);
+  } catch (err) {
+    if (err instanceof SpecInvalid) return { ok: false, problems: capProblems(err.problems) };
+    throw err;
+  }
+  const checked = validateSpec(input, precheckConfig(loadConfig(), input));
+  if (!checked.ok) return { ok: false, problems: checked.problems };
+  return { ok: true, bytes: read.bytes, contentType: `${isJson(text) ? 'application/json' : 'application/yaml'}; charset=utf-8` };
+}
+
+/** JSON (the text parses as JSON); otherwise the spec goes as YAML (JSON is YAML too, but it says what it is). */
+function isJson(text: string): boolean {
+  const start = text.replace(/^\uFEFF/, '').trimStart()[0];
+  if (start !== '{' && start !== '[') return false;
+  try {
+    JSON.parse(text.replace(/^\uFEFF/, ''));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const json = (io: Io, raw: unknown) => io.stdout.write(`${JSON.stringify(raw, null, 2)}\n`);
+
+/**
+ * A failure as the CLI reports it, and its exit code: the API's problems as `loadplane: <path>:
+ * <message>` lines (with --json its error document on stdout too), unreachable (3), no credentials (2).
+ * `abortOfFinished`: a 409 to DELETE is "the run had already ended", exit 1.
+ */
+export function reportFailure(err: unknown, io: Io, options: { json?: boolean; conflictExit?: number; hint?: string } = {}): number {
+  if (err instanceof ApiRefused) {
+    for (const p of err.errors) io.stderr.write(`loadplane: ${terminalSafe(p.path)}: ${terminalSafe(p.message)}\n`);
+    // The run collided with (409), unless the message says its state already.
+    const run = err.run;
+    if (run && !err.errors.some((p) => p.message.includes(run.status))) io.stderr.write(`loadplane: run ${terminalSafe(run.runId)} is ${run.status}\n`);
+    if (options.json) json(io, err.body ?? { errors: err.errors });
+    return err.status === 409 && options.conflictExit !== undefined ? options.conflictExit : EXIT_CALLER_MUST_FIX;
+  }
+  if (err instanceof ApiSigningFailed) {
+    io.stderr.write(`loadplane: ${err.message}\n`);
+    io.stderr.write('loadplane: configure AWS credentials (AWS_PROFILE, `aws sso login`, AWS_ACCESS_KEY_ID…); a local `loadplane serve` on http://127.0.0.1 needs none\n');
+    return EXIT_CALLER_MUST_FIX;
+  }
+  if (err instanceof ApiUnreachable) {
+    io.stderr.write(`loadplane: ${err.message}\n`);
+    if (options.hint) io.stderr.write(`loadplane: ${options.hint}\n`);
+    return EXIT_API_UNREACHABLE;
+  }
+  throw err;
+}
+
+export interface SubmitOptions extends ApiTarget {
+  follow?: boolean;
+  /** The Idempotency-Key; default a random one for this invocation (its own retries stay idempotent). */
+  key?: string;
+  json?: boolean;
+}
+
+const SUBMITTED: Record<number, string> = {
+  201: 'created',
+  200: 'already submitted with this key and spec: the same run',
+  202: 'recorded; its start is deferred (a retry with the same key, or the sweeper, starts it)',
+};
+
+/** `loadplane run <spec>` on the API. */
+export async function submitRemote(specFile: string, options: SubmitOptions, io: Io = processIo): Promise<number> {
+  const label = specFile === STDIN ? 'stdin' : specFile;
+  const spec = await readSpecToSend(specFile);
+  if (!spec.ok) {
+    io.stderr.write(`${terminalSafe(label)} is invalid:\n`);
+    for (const p of spec.problems) io.stderr.write(`${p.path}: ${p.message}\n`);
+    return EXIT_SPEC_INVALID;
+  }
+  const key = options.key ?? randomUUID();
+  const hint = options.apiHint ?? '';
+  let answer: Answer<RunResource>;
+  let client: ApiClient;
+  try {
+    client = await connect(options, io);
+    answer = await client.submitRun(spec.bytes, spec.contentType, key);
+  } catch (err) {
+    return reportFailure(err, io, {
+      ...(options.json ? { json: true } : {}),
+      hint: `to retry without risking a second run, use the same key: loadplane run ${shellWord(specFile)} --key ${shellWord(key)}${hint}`,
+    });
+  }
+  const run = answer.value;
+  // With --json, stdout holds the document only: the rest goes to stderr.
+  const say = options.json ? io.stderr : io.stdout;
+  say.write(`loadplane: ${runTitle(run)} submitted to ${client.displayUrl}: ${SUBMITTED[answer.status] ?? `HTTP ${answer.status}`}\n`);
+  say.write(`  status ${run.status} · ${consoleLine(run)}\n`);
+  if (options.key === undefined) say.write(`  Idempotency-Key ${key} (submit again with --key ${key} to get this run, not a second one)\n`);
+  if (!options.follow) {
+    say.write(`  follow it: loadplane status ${terminalSafe(run.runId)} --follow${hint} · abort it: loadplane abort ${terminalSafe(run.runId)}${hint}\n`);
+    if (options.json) json(io, answer.raw);
+    return EXIT_OK;
+  }
+  return follow(client, answer, options, io);
+}
+
+/** Follows a run to its end; prints the result and the outcome line (or the final Run with --json). */
+async function follow(client: ApiClient, first: Answer<RunResource>, options: ApiTarget & { json?: boolean }, io: Io): Promise<number> {
+  const runId = terminalSafe(first.value.runId);
+  const hint = options.apiHint ?? '';
+  const out = options.json ? io.stderr : io.stdout;
+  const onInterrupt = () => {
+    io.stderr.write(`\nloadplane: stopped following run ${runId}; it goes on: loadplane status ${runId} --follow${hint} · loadplane abort ${runId}${hint}\n`);
+    process.exit(EXIT_INTERRUPTED);
+  };
+  process.once('SIGINT', onInterrupt);
+  let last: Answer<RunResource>;
+  try {
+    last = await followRun(client, first, { out });
+  } catch (err) {
+    return reportFailure(err, io, {
+      ...(options.json ? { json: true } : {}),
+      hint: `the run goes on without this CLI: loadplane status ${runId} --follow${hint}`,
+    });
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+  out.write(finishedRunText(last.value));
+  if (options.json) json(io, last.raw);
+  return exitCodeOf(last.value);
+}
+
+export interface StatusOptions extends ApiTarget {
+  follow?: boolean;
+  json?: boolean;
+}
+
+/** `loadplane status <id>`: the run now (exit 1 if it ended other than SUCCEEDED), or followed to its end. */
+export async function statusRemote(id: string, options: StatusOptions, io: Io = processIo): Promise<number> {
+  let client: ApiClient;
+  let answer: Answer<RunResource>;
+  try {
+    client = await connect(options, io);
+    answer = await client.getRun(id);
+  } catch (err) {
+    return reportFailure(err, io, options.json ? { json: true } : {});
+  }
+  if (options.follow) {
+    const run = answer.value;
+    const say = options.json ? io.stderr : io.stdout;
+    say.write(`loadplane: ${runTitle(run)} · status ${run.status} · ${consoleLine(run)}\n`);
+    return follow(client, answer, options, io);
+  }
+  if (options.json) json(io, answer.raw);
+  else io.stdout.write(runDetailsText(answer.value));
+  return exitCodeOf(answer.value);
+}
+
+export interface ListOptions extends ApiTarget, ListRunsQuery {
+  json?: boolean;
+}
+
+/** `loadplane list`: one page of runs, newest first, as a table; the command for the next page. */
+export async function listRemote(options: ListOptions, io: Io = processIo): Promise<number> {
+  const query: ListRunsQuery = {
+    ...(options.status !== undefined ? { status: options.status } : {}),
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    ...(options.next !== undefined ? { next: options.next } : {}),
+  };
+  let answer;
+  try {
+    const client = await connect(options, io);
+    answer = await client.listRuns(query);
+  } catch (err) {
+    return reportFailure(err, io, options.json ? { json: true } : {});
+  }
+  if (options.json) {
+    json(io, answer.raw);
+    return EXIT_OK;
+  }
+  const { runs, next } = answer.value;
+  if (runs.length === 0) io.stdout.write(options.next === undefined ? 'no runs\n' : 'no more runs\n');
+  else {
+    const rows = runs.map((r) => [
+      cell(r.runId, 40),
+      cell(r.name, 63),
+      r.abortRequestedAt && !isTerminal(r.status) ? `${r.status} (aborting)` : r.status,
+      isoSeconds(r.createdAt),
+      cell(r.reason, 60),
+    ]);
+    io.stdout.write(table([['run', 'name', 'status', 'created', 'reason'], ...rows]));
+  }
+  if (next !== undefined) {
+    const filters = [
+      query.status !== undefined ? ` --status ${shellWord(query.status)}` : '',
+      query.name !== undefined ? ` --name ${shellWord(query.name)}` : '',
+      query.limit !== undefined ? ` --limit ${query.limit}` : '',
+    ].join('');
+    io.stdout.write(`more: loadplane list${filters} --next ${shellWord(terminalSafe(next))}${options.apiHint ?? ''}\n`);
+  }
+  return EXIT_OK;
+}
+
+/** Left-aligned columns, two spaces apart, no trailing blanks (result-table.ts's layout). */
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...(row[i] ?? '')].length)));
+  return rows.map((row) => row.map((c, i) => c + ' '.repeat(Math.max(0, widths[i]! - [...c].length))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+export interface AbortOptions extends ApiTarget {
+  json?: boolean;
+}
+
+/** `loadplane abort <id>`: 0 recorded; 1 the run had already ended (409); 2 no such run. */
+export async function abortRemote(id: string, options: AbortOptions, io: Io = processIo): Promise<number> {
+  let answer;
+  try {
+    const client = await connect(options, io);
+    answer = await client.abortRun(id);
+  } catch (err) {
+    return reportFailure(err, io, { ...(options.json ? { json: true } : {}), conflictExit: EXIT_RUN_NOT_SUCCEEDED });
+  }
+  if (options.json) {
+    json(io, answer.raw);
+    return EXIT_OK;
+  }
+  const a = answer.value;
+  const runId = terminalSafe(a.runId);
+  io.stdout.write(`loadplane: run ${runId} (status ${a.status}): ${terminalSafe(a.message)}\n`);
+  io.stdout.write(`  follow it: loadplane status ${runId} --follow${options.apiHint ?? ''}\n`);
+  return EXIT_OK;
+}
