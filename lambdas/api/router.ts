@@ -17,7 +17,8 @@ import { HttpProblem } from './http-problem';
 import { openApiDocument } from './openapi';
 import { getRunResource, listRunResources, parseListQuery } from './read-runs';
 import type { ErrorBody } from './resources';
-import { IDEMPOTENCY_KEY_HEADER, submitRun } from './submit-run';
+import { IDEMPOTENCY_KEY_HEADER } from './resources';
+import { submitRun } from './submit-run';
 
 const JSON_TYPE = 'application/json';
 

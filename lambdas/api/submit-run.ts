@@ -22,15 +22,11 @@ import { escapeText } from '../core/excerpt';
 import type { RunItem } from '../ledger/ledger';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
-import type { RunResource } from './resources';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey, type RunResource } from './resources';
 import { runItemSummary, runResource } from './run-resource';
 
 /** Media types a spec may be sent as (a parameter such as `charset=utf-8` is allowed; UTF-8 only). */
 export const SPEC_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'] as const;
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/** Keys are opaque to the API: 1–256 printable ASCII characters (a UUID, a CI job id, a commit hash). */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
-const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 /** The body is named so in problems: `(body): line 3, column 1: …`. */
 const BODY = '(body)';
 
@@ -111,10 +107,8 @@ function checkContentType(header: string | undefined): void {
 
 function checkIdempotencyKey(key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !PRINTABLE_ASCII.test(key)) {
-    throw new SpecInvalid([
-      { path: IDEMPOTENCY_KEY_HEADER, message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without spaces, got ${key.length} characters` },
-    ]);
+  if (!isValidIdempotencyKey(key)) {
+    throw new SpecInvalid([{ path: IDEMPOTENCY_KEY_HEADER, message: `${IDEMPOTENCY_KEY_RULE}, got ${key.length} characters` }]);
   }
   return key;
 }

@@ -240,7 +240,6 @@ function imageExample(config: DeploymentConfig, engine: Engine | undefined): str
   return config.defaultImages[e] ?? (e === Engine.gatling ? 'ghcr.io/st-tech/gatling:latest' : 'grafana/k6:1.8.1');
 }
 
-/** The spec's shape for one deployment. `engine` (when the input names a valid one) selects the script file rules. */
 /** What is wrong with a run's name (`name`; also the API's `?name=` filter), or undefined. */
 export function runNameProblem(value: string): string | undefined {
   if (value.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}`;
@@ -250,6 +249,7 @@ export function runNameProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** The spec's shape for one deployment. `engine` (when the input names a valid one) selects the script file rules. */
 function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   const name = checkedString(runNameProblem);
 

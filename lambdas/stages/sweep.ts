@@ -74,7 +74,7 @@ export interface SweepOptions {
    * a run of another deployment sharing the namespace, whose ledger this one cannot see).
    */
   orphanGraceMs: number;
-  /** Most runs each ledger step looks at per invocation (newest first): bounds one sweep's work. */
+  /** Most runs each ledger step looks at per status and invocation (newest first): bounds one sweep's work. */
   maxRuns: number;
 }
 

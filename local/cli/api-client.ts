@@ -17,6 +17,7 @@ import type { z } from 'zod';
 import type { Problem } from '../../lambdas/core/errors';
 import { escapeText } from '../../lambdas/core/excerpt';
 import {
+  IDEMPOTENCY_KEY_HEADER,
   abortResponseSchema,
   errorBodySchema,
   runListSchema,
@@ -27,8 +28,6 @@ import {
   type RunSummaryResource,
 } from '../../lambdas/api/resources';
 
-/** The header that makes POST /runs idempotent (submit-run.ts's IDEMPOTENCY_KEY_HEADER). */
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /** A request as it is signed: the signer returns the headers to send. */
 export interface ApiRequestToSign {

@@ -20,6 +20,7 @@ import type { RunResource } from '../../lambdas/api/resources';
 import { loadConfig, loadStepFunctionsSettings, type DeploymentConfig } from '../../lambdas/core/config';
 import { SpecInvalid, type Problem } from '../../lambdas/core/errors';
 import { isTerminal } from '../../lambdas/core/status';
+import { isValidRunId } from '../../lambdas/core/run-id';
 import { capProblems } from '../../lambdas/core/excerpt';
 import { validateSpec } from '../../lambdas/core/spec';
 import { decodeSpecBytes, parseSpecText } from '../../lambdas/core/spec-text';
@@ -27,6 +28,7 @@ import { API_GATEWAY_MAX_PAYLOAD_BYTES } from '../serve/api-gateway-event';
 import { ApiClient, ApiRefused, ApiSigningFailed, ApiUnreachable, type Answer, type ApiClientOptions, type ListRunsQuery } from './api-client';
 import { cell, exitCodeOf, finishedRunText, followRun, isoSeconds, runDetailsText, runTitle, consoleLine, shellWord, type Out } from './follow-run';
 import { terminalSafe } from './progress';
+import { columns } from './result-table';
 import { readSpecBytes, readSpecStream, STDIN, EXIT_SPEC_INVALID } from './spec-file';
 
 export const EXIT_OK = 0;
@@ -143,31 +145,58 @@ function isJson(text: string): boolean {
 
 const json = (io: Io, raw: unknown) => io.stdout.write(`${JSON.stringify(raw, null, 2)}\n`);
 
+export interface FailureOptions {
+  json?: boolean;
+  /** The exit code of a 409 (`abort` of a run that had already ended: 1); default 2. */
+  conflictExit?: number;
+  /** How to go on (retry with the same key, follow again): printed after any failure but a refusal of the input. */
+  hint?: string;
+  /** Added to the --json document, so a script can go on: the run id, the Idempotency-Key sent. */
+  context?: Record<string, string>;
+}
+
+/** Refusals of the request itself (its spec, header, parameters): retrying it unchanged cannot help. */
+const INPUT_REFUSED = new Set([400, 404, 409, 413, 415]);
+
 /**
  * A failure as the CLI reports it, and its exit code: the API's problems as `loadplane: <path>:
- * <message>` lines (with --json its error document on stdout too), unreachable (3), no credentials (2).
- * `abortOfFinished`: a 409 to DELETE is "the run had already ended", exit 1.
+ * <message>` lines, unreachable (3), no credentials (2). With --json, stdout gets one document whatever
+ * failed: the API's error document, or `{ errors: [{ path, message }] }` in its shape, plus `context`.
  */
-export function reportFailure(err: unknown, io: Io, options: { json?: boolean; conflictExit?: number; hint?: string } = {}): number {
+export function reportFailure(err: unknown, io: Io, options: FailureOptions = {}): number {
+  const document = (body: unknown) => options.json && json(io, { ...(body as object), ...options.context });
   if (err instanceof ApiRefused) {
     for (const p of err.errors) io.stderr.write(`loadplane: ${terminalSafe(p.path)}: ${terminalSafe(p.message)}\n`);
     // The run collided with (409), unless the message says its state already.
     const run = err.run;
     if (run && !err.errors.some((p) => p.message.includes(run.status))) io.stderr.write(`loadplane: run ${terminalSafe(run.runId)} is ${run.status}\n`);
-    if (options.json) json(io, err.body ?? { errors: err.errors });
+    // A 401/403 (an expired session) may come after an attempt that created the run: say how to go on.
+    if (options.hint && !INPUT_REFUSED.has(err.status)) io.stderr.write(`loadplane: ${options.hint}\n`);
+    document(err.body ?? { errors: err.errors });
     return err.status === 409 && options.conflictExit !== undefined ? options.conflictExit : EXIT_CALLER_MUST_FIX;
   }
   if (err instanceof ApiSigningFailed) {
     io.stderr.write(`loadplane: ${err.message}\n`);
     io.stderr.write('loadplane: configure AWS credentials (AWS_PROFILE, `aws sso login`, AWS_ACCESS_KEY_ID…); a local `loadplane serve` on http://127.0.0.1 needs none\n');
+    document({ errors: [{ path: '(credentials)', message: err.message }] });
     return EXIT_CALLER_MUST_FIX;
   }
   if (err instanceof ApiUnreachable) {
     io.stderr.write(`loadplane: ${err.message}\n`);
     if (options.hint) io.stderr.write(`loadplane: ${options.hint}\n`);
+    document({ errors: [{ path: '(api)', message: err.message }] });
     return EXIT_API_UNREACHABLE;
   }
   throw err;
+}
+
+/** A run id given on the command line, checked before anything is sent (`.` would name another route). */
+function badRunId(id: string, io: Io, json: boolean | undefined): number | undefined {
+  if (isValidRunId(id)) return undefined;
+  const message = `is not a run id (lowercase letters, digits and '-', 1 to 26 characters), got ${JSON.stringify(terminalSafe(id))}`;
+  io.stderr.write(`loadplane: id: ${message}\n`);
+  if (json) io.stdout.write(`${JSON.stringify({ errors: [{ path: 'id', message }] }, null, 2)}\n`);
+  return EXIT_CALLER_MUST_FIX;
 }
 
 export interface SubmitOptions extends ApiTarget {
@@ -190,10 +219,14 @@ export async function submitRemote(specFile: string, options: SubmitOptions, io:
   if (!spec.ok) {
     io.stderr.write(`${terminalSafe(label)} is invalid:\n`);
     for (const p of spec.problems) io.stderr.write(`${p.path}: ${p.message}\n`);
+    if (options.json) json(io, { errors: spec.problems });
     return EXIT_SPEC_INVALID;
   }
   const key = options.key ?? randomUUID();
   const hint = options.apiHint ?? '';
+  // Said before anything is sent: whatever happens next (an expired session, Ctrl-C during a retry),
+  // the key that may have created the run is on the screen.
+  if (options.key === undefined) io.stderr.write(`loadplane: Idempotency-Key ${key} (submit again with --key ${key} to get this run, not a second one)\n`);
   let answer: Answer<RunResource>;
   let client: ApiClient;
   try {
@@ -203,6 +236,7 @@ export async function submitRemote(specFile: string, options: SubmitOptions, io:
     return reportFailure(err, io, {
       ...(options.json ? { json: true } : {}),
       hint: `to retry without risking a second run, use the same key: loadplane run ${shellWord(specFile)} --key ${shellWord(key)}${hint}`,
+      context: { idempotencyKey: key },
     });
   }
   const run = answer.value;
@@ -210,7 +244,6 @@ export async function submitRemote(specFile: string, options: SubmitOptions, io:
   const say = options.json ? io.stderr : io.stdout;
   say.write(`loadplane: ${runTitle(run)} submitted to ${client.displayUrl}: ${SUBMITTED[answer.status] ?? `HTTP ${answer.status}`}\n`);
   say.write(`  status ${run.status} · ${consoleLine(run)}\n`);
-  if (options.key === undefined) say.write(`  Idempotency-Key ${key} (submit again with --key ${key} to get this run, not a second one)\n`);
   if (!options.follow) {
     say.write(`  follow it: loadplane status ${terminalSafe(run.runId)} --follow${hint} · abort it: loadplane abort ${terminalSafe(run.runId)}${hint}\n`);
     if (options.json) json(io, answer.raw);
@@ -236,6 +269,7 @@ async function follow(client: ApiClient, first: Answer<RunResource>, options: Ap
     return reportFailure(err, io, {
       ...(options.json ? { json: true } : {}),
       hint: `the run goes on without this CLI: loadplane status ${runId} --follow${hint}`,
+      context: { runId: first.value.runId },
     });
   } finally {
     process.off('SIGINT', onInterrupt);
@@ -252,6 +286,8 @@ export interface StatusOptions extends ApiTarget {
 
 /** `loadplane status <id>`: the run now (exit 1 if it ended other than SUCCEEDED), or followed to its end. */
 export async function statusRemote(id: string, options: StatusOptions, io: Io = processIo): Promise<number> {
+  const bad = badRunId(id, io, options.json);
+  if (bad !== undefined) return bad;
   let client: ApiClient;
   let answer: Answer<RunResource>;
   try {
@@ -317,10 +353,8 @@ export async function listRemote(options: ListOptions, io: Io = processIo): Prom
   return EXIT_OK;
 }
 
-/** Left-aligned columns, two spaces apart, no trailing blanks (result-table.ts's layout). */
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...(row[i] ?? '')].length)));
-  return rows.map((row) => row.map((c, i) => c + ' '.repeat(Math.max(0, widths[i]! - [...c].length))).join('  ').trimEnd()).join('\n') + '\n';
+  return columns(rows).join('\n') + '\n';
 }
 
 export interface AbortOptions extends ApiTarget {
@@ -329,6 +363,8 @@ export interface AbortOptions extends ApiTarget {
 
 /** `loadplane abort <id>`: 0 recorded; 1 the run had already ended (409); 2 no such run. */
 export async function abortRemote(id: string, options: AbortOptions, io: Io = processIo): Promise<number> {
+  const bad = badRunId(id, io, options.json);
+  if (bad !== undefined) return bad;
   let answer;
   try {
     const client = await connect(options, io);

@@ -72,11 +72,13 @@ function thresholdsCell(r: RunnerSummary): string {
 }
 
 /** Left-aligned columns, two spaces apart, no trailing blanks. */
-function columns(rows: string[][]): string[] {
-  const widths = HEADER.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+/** Left-aligned columns, two spaces apart, no trailing blanks; widths in code points (µ, …, ✓ are one each). */
+export function columns(rows: string[][]): string[] {
+  const length = (cell: string) => [...cell].length;
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((row) => length(row[i] ?? ''))));
   return rows.map((row) =>
     row
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .map((cell, i) => cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - length(cell))))
       .join('  ')
       .trimEnd(),
   );

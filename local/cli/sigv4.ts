@@ -7,7 +7,7 @@
  * Loaded only by the commands that talk to an API, and only for a URL that is signed: the credential
  * chain is large, and `validate` and `--help` must start fast (scripts/build-cli.mjs). A loopback
  * `http://` URL is a local `loadplane serve`, which checks no signature: requests to it go unsigned
- * (api-client.ts decides, with `needsSigning`).
+ * (remote-run.ts decides, with `isLocalServeUrl`).
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/protocol-http';

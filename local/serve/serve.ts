@@ -22,7 +22,7 @@ import { PayloadTooLarge, toProxyEvent, writeProxyResult, API_GATEWAY_MAX_PAYLOA
 /** How often the sweeper runs (the CDK app schedules it every 5 minutes; locally more often). */
 export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 
-export interface ServeOptions extends Pick<LocalRuntimeOptions, 'clock' | 'timeScale' | 'kubeconfig' | 'context' | 'channels' | 'log' | 'random'> {
+export interface ServeOptions extends Pick<LocalRuntimeOptions, 'clock' | 'timeScale' | 'kubeconfig' | 'context' | 'channels' | 'log' | 'random' | 'invokeStage'> {
   /** 0 (default) picks a free port. */
   port?: number;
   config?: DeploymentConfig;
@@ -56,6 +56,7 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
     ...(options.channels ? { channels: options.channels } : {}),
     ...(options.log ? { log: options.log } : {}),
     ...(options.random ? { random: options.random } : {}),
+    ...(options.invokeStage ? { invokeStage: options.invokeStage } : {}),
   });
   let stepFunctions: StepFunctionsApi | undefined;
   let server: Server | undefined;

@@ -7,9 +7,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunResource } from '../../lambdas/api/resources';
-import { MAX_IDEMPOTENCY_KEY_LENGTH as API_MAX_KEY_LENGTH } from '../../lambdas/api/submit-run';
+import { IDEMPOTENCY_KEY_RULE, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../lambdas/api/resources';
 import { ApiBadAnswer, ApiClient, ApiRefused, ApiSigningFailed, ApiUnreachable, type ApiClientOptions } from '../../local/cli/api-client';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../local/cli/commands/run';
+import { parseIdempotencyKey } from '../../local/cli/commands/run';
 
 const RUN: RunResource = {
   runId: 'kq5w7amd6z3qdyxmzs29vfk978',
@@ -241,7 +241,9 @@ describe('ApiClient: URLs', () => {
     expect(new URL(seen[1]!.url, base).searchParams.get('next')).toBe('a+b/c= d&x=1');
   });
 
-  it("the CLI's --key limit is the API's", () => {
-    expect(MAX_IDEMPOTENCY_KEY_LENGTH).toBe(API_MAX_KEY_LENGTH);
+  it("the CLI's --key takes what the API takes, and refuses the rest with the API's rule", () => {
+    const longest = 'k'.repeat(MAX_IDEMPOTENCY_KEY_LENGTH);
+    expect(parseIdempotencyKey(longest)).toBe(longest);
+    for (const bad of [longest + 'k', 'has space', '', 'tab\there', 'naïve']) expect(() => parseIdempotencyKey(bad), bad).toThrow(IDEMPOTENCY_KEY_RULE);
   });
 });

@@ -15,6 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { abortResponseSchema, errorBodySchema, runListSchema, runResourceSchema, type RunResource } from '../../lambdas/api/resources';
 import { SIMULATED_NOTICE } from '../../local/cli/result-table';
 import { startServe, type Serve } from '../../local/serve/serve';
+import { VirtualClock } from '../../local/clock/virtual-clock';
+import { dispatchStage } from '../../lambdas/stages/dispatch';
+import type { StageDeps } from '../../lambdas/stages/deps';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -23,12 +26,34 @@ const dir = mkdtempSync(join(tmpdir(), 'loadplane-remote-cli-'));
 const RUN_ID = /[0-9a-z]{26}/;
 const STAGES = ['Admit', 'Prepare', 'AwaitPrepared', 'Launch', 'AwaitReady', 'Start', 'Watch', 'Collect', 'Decide', 'Notify', 'Cleanup'];
 
+/** Runs of this name have their Watch held until an abort is recorded: the test is running when the CLI aborts it. */
+const HELD_UNTIL_ABORTED = 'long-test';
+
+/**
+ * The Lambda boundary: a Watch of a HELD_UNTIL_ABORTED run waits (in real time, as a working actor, so
+ * the virtual clock stands still and its runners keep running) until the run's abort is recorded.
+ */
+async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
+  const { stage, runId } = payload as { stage?: string; runId?: string };
+  if (stage === 'Watch' && runId) {
+    for (let view = await deps.ledger.getRun(runId); view?.run.spec.name === HELD_UNTIL_ABORTED && !view.run.abortRequestedAt; view = await deps.ledger.getRun(runId)) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return dispatchStage(deps, payload);
+}
+
 let serve: Serve;
+let clock: VirtualClock;
 beforeAll(async () => {
-  serve = await startServe({ port: 0, timeScale: 20, sweepIntervalMs: 0 });
+  // Simulated time moves only when every execution waits on it: no outcome here depends on how fast
+  // the machine is, and a 30-second test takes as long as the control plane's work does.
+  clock = new VirtualClock();
+  serve = await startServe({ port: 0, clock, sweepIntervalMs: 0, invokeStage });
 }, 60_000);
 afterAll(async () => {
   await serve?.close();
+  clock?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -37,8 +62,12 @@ interface Outcome {
   stdout: string;
   stderr: string;
   lines: string[];
+  /** stderr's lines but the notice of a generated Idempotency-Key (`keys`), printed before every submission. */
   errors: string[];
+  keys: string[];
 }
+
+const KEY_NOTICE = /^loadplane: Idempotency-Key (\S+) \(submit again with --key \1 to get this run, not a second one\)$/;
 
 /** The CLI's environment: no LOADPLANE_API of the caller's, the default deployment config. */
 function environment(api: string | undefined): NodeJS.ProcessEnv {
@@ -55,7 +84,15 @@ function loadplane(args: string[], options: { api?: string | null; stdin?: strin
   const api = options.api === null ? undefined : (options.api ?? serve.url);
   return new Promise((resolve) => {
     const child = execFile(process.execPath, [BIN, ...args], { cwd: dir, env: environment(api), maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number(err.code) : 0, stdout, stderr, lines: linesOf(stdout), errors: linesOf(stderr) });
+      const errors = linesOf(stderr);
+      resolve({
+        code: err ? Number(err.code) : 0,
+        stdout,
+        stderr,
+        lines: linesOf(stdout),
+        errors: errors.filter((l) => !KEY_NOTICE.test(l)),
+        keys: errors.flatMap((l) => KEY_NOTICE.exec(l)?.[1] ?? []),
+      });
     });
     if (options.stdin !== undefined) child.stdin!.end(options.stdin);
     else child.stdin!.end();
@@ -87,6 +124,8 @@ describe('loadplane run on the API', () => {
   it('run <spec> --follow reaches SUCCEEDED: every stage as it completes, the result table, the outcome line; exit 0', async () => {
     const outcome = await loadplane(['run', EXAMPLE, '--follow']);
     expect(outcome.errors).toEqual([]);
+    // The generated key is said before anything is sent (whatever fails next, it is on the screen).
+    expect(outcome.keys).toHaveLength(1);
     expect(outcome.code).toBe(0);
     expect(outcome.lines[0]).toMatch(/^loadplane: run ([0-9a-z]{26}): k6-smoke \(k6, 4 runners\) submitted to http:\/\/127\.0\.0\.1:\d+: created$/);
     followed = RUN_ID.exec(outcome.lines[0]!)![0];
@@ -191,7 +230,7 @@ describe('loadplane status and list', () => {
 
 describe('loadplane abort', () => {
   it('abort mid-run: recorded (exit 0); status --follow ends ABORTED with partial results (exit 1); abort again: 409, exit 1', async () => {
-    const file = specFile('long-test', '10m');
+    const file = specFile(HELD_UNTIL_ABORTED, '10m');
     const created = await loadplane(['run', file, '--json']);
     expect(created.code).toBe(0);
     const id = runResourceSchema.parse(JSON.parse(created.stdout)).runId;
@@ -259,6 +298,30 @@ describe('failures, and their exit codes', () => {
     expect(outcome.errors.at(-1)).toMatch(new RegExp(`^loadplane: to retry without risking a second run, use the same key: loadplane run \\S+ --key [0-9a-f-]{36} --api http://127\\.0\\.0\\.1:${port}$`));
     const status = await loadplane(['status', '00000000000000000000000000'], { api: `http://127.0.0.1:${port}` });
     expect(status.code).toBe(3);
+    // With --json a script still gets one document: the problem, and the key to retry with.
+    const json = await loadplane(['run', EXAMPLE, '--json', '--api', `http://127.0.0.1:${port}`], { api: null });
+    expect(json.code).toBe(3);
+    const document = JSON.parse(json.stdout);
+    expect(document).toEqual({ errors: [{ path: '(api)', message: expect.stringContaining('connection refused') }], idempotencyKey: json.keys[0] });
+  }, 60_000);
+
+  it('a run id that is not one is refused before anything is sent (`.` would be another route): exit 2, with --json a document', async () => {
+    for (const id of ['.', '..', 'Not_An_Id']) {
+      const outcome = await loadplane(['status', id]);
+      expect(outcome, id).toMatchObject({ code: 2, stdout: '' });
+      expect(outcome.errors[0]).toMatch(/^loadplane: id: is not a run id/);
+    }
+    const json = await loadplane(['abort', '.', '--json']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout).errors[0].path).toBe('id');
+  }, 60_000);
+
+  it('an invalid spec with --json: its problems as the one document on stdout', async () => {
+    const bad = join(dir, 'bad-json.yaml');
+    writeFileSync(bad, 'name: Bad_Name\nengine: k6\n');
+    const outcome = await loadplane(['run', bad, '--json']);
+    expect(outcome.code).toBe(2);
+    expect(JSON.parse(outcome.stdout).errors.map((e: { path: string }) => e.path)).toContain('name');
   }, 60_000);
 
   it.each([
@@ -270,6 +333,7 @@ describe('failures, and their exit codes', () => {
     [['run', 'x.yaml', '--local', '--follow'], "loadplane: option '--follow' cannot be used with option '--local' (see 'loadplane run --help')"],
     [['run', 'x.yaml', '--local', '--api', 'http://127.0.0.1:1'], "loadplane: option '--api <url>' cannot be used with option '--local' (see 'loadplane run --help')"],
     [['list', '--api', 'ftp://example.com'], "loadplane: option '--api <url>' argument 'ftp://example.com' is invalid. must be an http(s) URL (see 'loadplane list --help')"],
+    [['list', '--api', 'http://user:s3cret@127.0.0.1:1'], "loadplane: option '--api <url>' argument 'http://user:s3cret@127.0.0.1:1' is invalid. must not hold a user name or password: requests are signed with your AWS credentials (see 'loadplane list --help')"],
   ])('%j without a usable API is a usage error: exit 2, one line', async (args, message) => {
     expect(await loadplane(args, { api: null })).toMatchObject({ code: 2, stdout: '', errors: [message] });
   }, 60_000);

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../../lambdas/api/resources';
 import { loadCliSettings } from '../../../lambdas/core/config';
 import type { RunLocalOptions } from '../run-local';
 
@@ -74,16 +75,14 @@ export function parseApiUrl(value: string): string {
   const url = new URL(value);
   if (!/^https?:$/.test(url.protocol)) throw new InvalidArgumentError('must be an http(s) URL');
   if (url.search || url.hash) throw new InvalidArgumentError("must be the API's base URL, without a query or fragment");
+  // Credentials belong in the AWS credential chain, never in a URL (which is printed in hints and errors).
+  if (url.username || url.password) throw new InvalidArgumentError('must not hold a user name or password: requests are signed with your AWS credentials');
   return value;
 }
 
-/** Idempotency-Key values the API accepts (submit-run.ts): 1 to 256 printable ASCII characters, no spaces. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
-
+/** Idempotency-Key values the API accepts (resources.ts). */
 export function parseIdempotencyKey(value: string): string {
-  if (!/^[\x21-\x7e]+$/.test(value) || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new InvalidArgumentError(`must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without spaces`);
-  }
+  if (!isValidIdempotencyKey(value)) throw new InvalidArgumentError(IDEMPOTENCY_KEY_RULE);
   return value;
 }
 
