@@ -292,26 +292,27 @@ describe('failures, and their exit codes', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const outcome = await loadplane(['run', EXAMPLE, '--api', `http://127.0.0.1:${port}`], { api: null });
+    // Each waits out the client's retries (about 7 s): the two run side by side.
+    const [outcome, json] = await Promise.all([
+      loadplane(['run', EXAMPLE, '--api', `http://127.0.0.1:${port}`], { api: null }),
+      loadplane(['run', EXAMPLE, '--json', '--api', `http://127.0.0.1:${port}`], { api: null }),
+    ]);
     expect(outcome).toMatchObject({ code: 3, stdout: '' });
     expect(outcome.errors).toContain(`loadplane: cannot reach the API at http://127.0.0.1:${port}: connection refused (4 attempts)`);
     expect(outcome.errors.at(-1)).toMatch(new RegExp(`^loadplane: to retry without risking a second run, use the same key: loadplane run \\S+ --key [0-9a-f-]{36} --api http://127\\.0\\.0\\.1:${port}$`));
-    const status = await loadplane(['status', '00000000000000000000000000'], { api: `http://127.0.0.1:${port}` });
-    expect(status.code).toBe(3);
     // With --json a script still gets one document: the problem, and the key to retry with.
-    const json = await loadplane(['run', EXAMPLE, '--json', '--api', `http://127.0.0.1:${port}`], { api: null });
     expect(json.code).toBe(3);
     const document = JSON.parse(json.stdout);
     expect(document).toEqual({ errors: [{ path: '(api)', message: expect.stringContaining('connection refused') }], idempotencyKey: json.keys[0] });
   }, 60_000);
 
   it('a run id that is not one is refused before anything is sent (`.` would be another route): exit 2, with --json a document', async () => {
-    for (const id of ['.', '..', 'Not_An_Id']) {
-      const outcome = await loadplane(['status', id]);
-      expect(outcome, id).toMatchObject({ code: 2, stdout: '' });
+    const ids = ['.', '..', 'Not_An_Id'];
+    const [json, ...outcomes] = await Promise.all([loadplane(['abort', '.', '--json']), ...ids.map((id) => loadplane(['status', id]))]);
+    outcomes.forEach((outcome, i) => {
+      expect(outcome, ids[i]).toMatchObject({ code: 2, stdout: '' });
       expect(outcome.errors[0]).toMatch(/^loadplane: id: is not a run id/);
-    }
-    const json = await loadplane(['abort', '.', '--json']);
+    });
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stdout).errors[0].path).toBe('id');
   }, 60_000);
@@ -324,18 +325,21 @@ describe('failures, and their exit codes', () => {
     expect(JSON.parse(outcome.stdout).errors.map((e: { path: string }) => e.path)).toContain('name');
   }, 60_000);
 
-  it.each([
-    [['run', 'x.yaml'], "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')"],
-    [['status', 'x'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane status --help')"],
-    [['list'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane list --help')"],
-    [['abort', 'x'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane abort --help')"],
-    [['run', 'x.yaml', '--time-scale', '5'], "loadplane: --time-scale is an option of a local run: add --local (see 'loadplane run --help')"],
-    [['run', 'x.yaml', '--local', '--follow'], "loadplane: option '--follow' cannot be used with option '--local' (see 'loadplane run --help')"],
-    [['run', 'x.yaml', '--local', '--api', 'http://127.0.0.1:1'], "loadplane: option '--api <url>' cannot be used with option '--local' (see 'loadplane run --help')"],
-    [['list', '--api', 'ftp://example.com'], "loadplane: option '--api <url>' argument 'ftp://example.com' is invalid. must be an http(s) URL (see 'loadplane list --help')"],
-    [['list', '--api', 'http://user:s3cret@127.0.0.1:1'], "loadplane: option '--api <url>' argument 'http://user:s3cret@127.0.0.1:1' is invalid. must not hold a user name or password: requests are signed with your AWS credentials (see 'loadplane list --help')"],
-  ])('%j without a usable API is a usage error: exit 2, one line', async (args, message) => {
-    expect(await loadplane(args, { api: null })).toMatchObject({ code: 2, stdout: '', errors: [message] });
+  it('without a usable API, every command is a usage error: exit 2, one line naming what to do', async () => {
+    const cases: Array<[string[], string]> = [
+      [['run', 'x.yaml'], "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')"],
+      [['status', 'x'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane status --help')"],
+      [['list'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane list --help')"],
+      [['abort', 'x'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane abort --help')"],
+      [['run', 'x.yaml', '--time-scale', '5'], "loadplane: --time-scale is an option of a local run: add --local (see 'loadplane run --help')"],
+      [['run', 'x.yaml', '--local', '--follow'], "loadplane: option '--follow' cannot be used with option '--local' (see 'loadplane run --help')"],
+      [['run', 'x.yaml', '--local', '--api', 'http://127.0.0.1:1'], "loadplane: option '--api <url>' cannot be used with option '--local' (see 'loadplane run --help')"],
+      [['list', '--api', 'ftp://example.com'], "loadplane: option '--api <url>' argument 'ftp://example.com' is invalid. must be an http(s) URL (see 'loadplane list --help')"],
+      [['list', '--api', 'http://user:s3cret@127.0.0.1:1'], "loadplane: option '--api <url>' argument 'http://user:s3cret@127.0.0.1:1' is invalid. must not hold a user name or password: requests are signed with your AWS credentials (see 'loadplane list --help')"],
+    ];
+    // Independent processes: spawned together (each is a node start-up, slow on a busy machine).
+    const outcomes = await Promise.all(cases.map(([args]) => loadplane(args, { api: null })));
+    outcomes.forEach((outcome, i) => expect(outcome, JSON.stringify(cases[i]![0])).toMatchObject({ code: 2, stdout: '', errors: [cases[i]![1]] }));
   }, 60_000);
 });
 
