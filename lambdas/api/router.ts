@@ -16,8 +16,7 @@ import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
 import { openApiDocument } from './openapi';
 import { getRunResource, listRunResources, parseListQuery } from './read-runs';
-import type { ErrorBody } from './resources';
-import { IDEMPOTENCY_KEY_HEADER } from './resources';
+import { IDEMPOTENCY_KEY_HEADER, type ErrorBody } from './resources';
 import { submitRun } from './submit-run';
 
 const JSON_TYPE = 'application/json';
@@ -56,7 +55,8 @@ export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
   if (err instanceof RunConflict) return problems(409, [{ path: 'id', message: err.message }]);
   // The router decodes path parameters: a malformed percent-escape (`/runs/%ZZ`) is the caller's.
   if (err instanceof URIError) return problems(400, [{ path: '(path)', message: 'holds a malformed percent-escape' }]);
-  log({ message: 'request failed', error: (err as Error)?.name ?? typeof err });
+  // For the operator, not the caller: the error's name and message (SDK and store errors carry no secrets).
+  log({ message: 'request failed', error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
   return problems(500, [{ path: '(server)', message: 'the request could not be completed; retrying it is safe (with the same Idempotency-Key for POST /runs)' }]);
 }
 
