@@ -9,7 +9,8 @@ import packageJson from '../../package.json' with { type: 'json' };
 import type { DeploymentConfig } from '../core/config';
 import { runSpecDocumentationSchema } from '../core/spec';
 import { listQuerySchema } from './read-runs';
-import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, apiSchemas } from './resources';
+import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key';
+import { apiSchemas } from './resources';
 import { SPEC_MEDIA_TYPES } from './submit-run';
 
 type Json = Record<string, unknown>;

@@ -7,16 +7,6 @@
 import { z } from 'zod';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
-/** The header that makes `POST /runs` idempotent, and what its value may be (the CLI checks the same). */
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/** Keys are opaque to the API: 1–256 printable ASCII characters (a UUID, a CI job id, a commit hash). */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
-export const IDEMPOTENCY_KEY_RULE = `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without spaces`;
-
-export function isValidIdempotencyKey(key: string): boolean {
-  return key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH && /^[\x21-\x7e]+$/.test(key);
-}
-
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
 export const apiSchemas = z.registry<{ id: string; description?: string }>();
 

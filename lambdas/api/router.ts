@@ -16,7 +16,8 @@ import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
 import { openApiDocument } from './openapi';
 import { getRunResource, listRunResources, parseListQuery } from './read-runs';
-import { IDEMPOTENCY_KEY_HEADER, type ErrorBody } from './resources';
+import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key';
+import type { ErrorBody } from './resources';
 import { submitRun } from './submit-run';
 
 const JSON_TYPE = 'application/json';

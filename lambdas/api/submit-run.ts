@@ -22,7 +22,8 @@ import { escapeText } from '../core/excerpt';
 import type { RunItem } from '../ledger/ledger';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey, type RunResource } from './resources';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from './idempotency-key';
+import type { RunResource } from './resources';
 import { runItemSummary, runResource } from './run-resource';
 
 /** Media types a spec may be sent as (a parameter such as `charset=utf-8` is allowed; UTF-8 only). */

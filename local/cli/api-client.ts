@@ -16,8 +16,8 @@
 import type { z } from 'zod';
 import type { Problem } from '../../lambdas/core/errors';
 import { escapeText } from '../../lambdas/core/excerpt';
+import { IDEMPOTENCY_KEY_HEADER } from '../../lambdas/api/idempotency-key';
 import {
-  IDEMPOTENCY_KEY_HEADER,
   abortResponseSchema,
   errorBodySchema,
   runListSchema,

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunResource } from '../../lambdas/api/resources';
-import { IDEMPOTENCY_KEY_RULE, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../lambdas/api/resources';
+import { IDEMPOTENCY_KEY_RULE, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../lambdas/api/idempotency-key';
 import { ApiBadAnswer, ApiClient, ApiRefused, ApiSigningFailed, ApiUnreachable, type ApiClientOptions } from '../../local/cli/api-client';
 import { parseIdempotencyKey } from '../../local/cli/commands/run';
 

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../../lambdas/api/resources';
+import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../../lambdas/api/idempotency-key';
 import { loadCliSettings } from '../../../lambdas/core/config';
 import type { RunLocalOptions } from '../run-local';
 
