@@ -560,30 +560,20 @@ function pageSize(body: Body): number {
 }
 
 // JSON null is an absent member in AWS's JSON protocols; a member of the wrong type cannot be deserialized.
-function optionalString(body: Body, field: string): string | undefined {
+function optionalMember<T>(body: Body, field: string, is: (value: unknown) => value is T, kind: string): T | undefined {
   const value = body[field];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new ApiError('SerializationException', `'${field}' must be a string`);
+  if (!is(value)) throw new ApiError('SerializationException', `'${field}' must be ${kind}`);
   return value;
 }
+
+const optionalString = (body: Body, field: string) => optionalMember(body, field, (v): v is string => typeof v === 'string', 'a string');
+const optionalInteger = (body: Body, field: string) => optionalMember(body, field, (v): v is number => Number.isInteger(v), 'an integer');
+const optionalBoolean = (body: Body, field: string) => optionalMember(body, field, (v): v is boolean => typeof v === 'boolean', 'a boolean');
 
 function requiredString(body: Body, field: string): string {
   const value = optionalString(body, field);
   if (value === undefined) throw validation(field, 'Member must not be null', null);
-  return value;
-}
-
-function optionalInteger(body: Body, field: string): number | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ApiError('SerializationException', `'${field}' must be an integer`);
-  return value;
-}
-
-function optionalBoolean(body: Body, field: string): boolean | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'boolean') throw new ApiError('SerializationException', `'${field}' must be a boolean`);
   return value;
 }
 

@@ -11,10 +11,9 @@ import type { Executions } from '../../lambdas/core/executions';
 import { runSelector } from '../../lambdas/cluster/manifests/labels';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Labels, Role } from '../../lambdas/core/runner-contract';
-import { assertValidSpec, type RunSpecInput } from '../../lambdas/core/spec';
-import { specHash } from '../../lambdas/core/spec-hash';
+import type { RunSpecInput } from '../../lambdas/core/spec';
 import { STAGE_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
-import { CleanupPolicy, NotificationState, NotifyPolicy, Outcome, RunStatus, Stage, TriggerKind, type NotifyPolicy as Policy } from '../../lambdas/core/status';
+import { CleanupPolicy, NotificationState, NotifyPolicy, Outcome, RunStatus, Stage, type NotifyPolicy as Policy } from '../../lambdas/core/status';
 import { NOTIFY_LEASE_MS, type StageDeps } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { notify } from '../../lambdas/stages/notify';
@@ -22,7 +21,7 @@ import { DEFAULT_SWEEP_OPTIONS, sweep, type SweepOptions, type SweepResult } fro
 import { ExecutionStatus } from '../../local/engine/local-execution';
 import type { LocalRun } from '../../local/runtime/local-runtime';
 import { driveTo, endRun, NAMESPACE } from '../stages/stage-fixture';
-import { k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { k6Spec, recordAsApi, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /** Real ms a send waits for an answer: only the hanging receiver waits it out. */
@@ -103,18 +102,7 @@ async function untilRunning(runId: string): Promise<void> {
 
 const spec = (name: string, extra: Partial<RunSpecInput> = {}) => k6Spec({ name, parallelism: 2, notify: { channels: ['webhook'] }, ...extra });
 
-/** What the API writes before StartExecution: the run, PENDING, trigger `api`. */
-async function recordedByApi(input: RunSpecInput): Promise<string> {
-  const runId = newRunId();
-  const valid = assertValidSpec(input, h.runtime.deps.config);
-  await h.runtime.ledger.createRun({
-    runId,
-    spec: valid as unknown as Record<string, unknown>,
-    specHash: specHash(valid),
-    trigger: { kind: TriggerKind.api, caller: 'arn:aws:iam::000000000000:user/ci' },
-  });
-  return runId;
-}
+const recordedByApi = (input: RunSpecInput) => recordAsApi(h.runtime, input);
 
 const runnerPhases = (runId: string): string[] =>
   h.kubeSim.list('Pod', NAMESPACE, `${Labels.runId}=${runId},${Labels.role}=${Role.runner}`).map((p: { status?: { phase?: string } }) => p.status?.phase ?? '');

@@ -11,15 +11,14 @@ import type { Executions } from '../../lambdas/core/executions';
 import type { ClusterClient } from '../../lambdas/cluster/cluster-client';
 import { runSelector } from '../../lambdas/cluster/manifests/labels';
 import { newRunId } from '../../lambdas/core/run-id';
-import { assertValidSpec, type RunSpecInput } from '../../lambdas/core/spec';
-import { specHash } from '../../lambdas/core/spec-hash';
-import { CleanupPolicy, NotificationState, NotifyPolicy, Outcome, RunStatus, Stage, StageState, TriggerKind, type NotifyPolicy as Policy } from '../../lambdas/core/status';
+import type { RunSpecInput } from '../../lambdas/core/spec';
+import { CleanupPolicy, NotificationState, NotifyPolicy, Outcome, RunStatus, Stage, StageState, type NotifyPolicy as Policy } from '../../lambdas/core/status';
 import { admit } from '../../lambdas/stages/admit';
 import { NOTIFY_LEASE_MS } from '../../lambdas/stages/deps';
 import { notify } from '../../lambdas/stages/notify';
 import { DEFAULT_SWEEP_OPTIONS, orphanGraceMsFor, sweep, SweepIncomplete, SWEEPER_CALLER, type SweepOptions } from '../../lambdas/stages/sweep';
 import { executionArnFor } from '../../local/engine/local-execution';
-import { k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { k6Spec, recordAsApi, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { admitPayload, createdOnly, endRun, NAMESPACE, viewOf } from './stage-fixture';
 
@@ -69,18 +68,7 @@ function sweepWith(executions: Executions, options: Partial<SweepOptions> = {}) 
 
 const spec = (name: string, extra: Partial<RunSpecInput> = {}) => k6Spec({ name, parallelism: 2, ...extra });
 
-/** A run as the API records it before StartExecution: PENDING, trigger `api`, no execution. */
-async function apiRun(input: RunSpecInput): Promise<string> {
-  const runId = newRunId(h.clock.now());
-  const valid = assertValidSpec(input, h.runtime.deps.config);
-  await h.runtime.ledger.createRun({
-    runId,
-    spec: valid as unknown as Record<string, unknown>,
-    specHash: specHash(valid),
-    trigger: { kind: TriggerKind.api, caller: 'arn:aws:iam::000000000000:user/ci' },
-  });
-  return runId;
-}
+const apiRun = (input: RunSpecInput) => recordAsApi(h.runtime, input);
 
 /** A run admitted by an execution (PREPARING, with its executionArn), nothing on the cluster yet. */
 async function admitted(input: RunSpecInput): Promise<{ runId: string; execution: string }> {

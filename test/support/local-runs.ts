@@ -3,6 +3,9 @@
  * stages, dynalite, kube-sim over HTTP. Tests start one runtime per file and many runs in it.
  */
 import { newRunId } from '../../lambdas/core/run-id';
+import { assertValidSpec } from '../../lambdas/core/spec';
+import { specHash } from '../../lambdas/core/spec-hash';
+import { TriggerKind } from '../../lambdas/core/status';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import type { RunView } from '../../lambdas/ledger/ledger';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
@@ -86,6 +89,19 @@ export default function () {
   http.get(__ENV.TARGET_URL);
 }
 `;
+
+/** A run as the API records it before StartExecution (submit-run.ts): PENDING, trigger `api`, no execution. */
+export async function recordAsApi(runtime: LocalRuntime, input: RunSpecInput): Promise<string> {
+  const runId = newRunId(runtime.clock.now());
+  const valid = assertValidSpec(input, runtime.deps.config);
+  await runtime.ledger.createRun({
+    runId,
+    spec: valid as unknown as Record<string, unknown>,
+    specHash: specHash(valid),
+    trigger: { kind: TriggerKind.api, caller: 'arn:aws:iam::000000000000:user/ci' },
+  });
+  return runId;
+}
 
 /** A valid k6 spec on kube-sim; `overrides` replace top-level fields. */
 export function k6Spec(overrides: Partial<RunSpecInput> & { annotations?: Record<string, string> } = {}): RunSpecInput {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { untilInterrupted } from '../interrupted';
 import { MAX_KUBE_SIM_TIME_SCALE, parseKubeSimTimeScale } from './run';
 
 export { MAX_KUBE_SIM_TIME_SCALE };
@@ -21,15 +22,7 @@ export function registerKubeSim(program: Command): void {
       const sim = await startKubeSim({ port: opts.port, timeScale: opts.timeScale });
       console.log(`kube-sim listening on ${sim.url} (time scale ${sim.timeScale}x)`);
       console.log(`try: kubectl --server ${sim.url} get jobs -A`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await untilInterrupted();
       await sim.close();
       console.log('kube-sim stopped');
     });

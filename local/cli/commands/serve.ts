@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { untilInterrupted } from '../interrupted';
 import { parsePort } from './kube-sim';
 import { DEFAULT_TIME_SCALE, parseTimeScale } from './run';
 
@@ -39,15 +40,7 @@ export function registerServe(program: Command): void {
       console.log(`  Step Functions API: ${serve.stepFunctions.endpoint} (state machine ${serve.stepFunctions.stateMachineArn})`);
       console.log(`  ledger: embedded DynamoDB (dynalite) · cluster: ${cluster}`);
       console.log(`try: LOADPLANE_API=${serve.url} npx loadplane run examples/k6-smoke.yaml --follow`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await untilInterrupted();
       await serve.close();
       console.log('loadplane serve: stopped');
     });
