@@ -1,12 +1,16 @@
 /**
  * The run state machine (run.asl.json) is the one definition used on AWS and locally. It stays
- * plain, valid JSON; this module fills in what differs per deployment: the stage Lambda's ARN in
- * every Task `Resource` (`${StageFunctionArn}`) and the machine's TimeoutSeconds (the longest run
- * the deployment allows plus its finish phases: stateMachineTimeoutSeconds, architecture §6).
+ * plain, valid JSON; this module fills in what differs per deployment: the machine's TimeoutSeconds
+ * (the longest run the deployment allows plus its finish phases: stateMachineTimeoutSeconds,
+ * architecture §6) and, locally, each Task's `Resource`. Every Task names its stage's own function
+ * (`${AdmitFunctionArn}`, …): each stage has a Lambda whose timeout is that Task's TimeoutSeconds, so
+ * an invocation is dead before its lease lapses (architecture §6). On AWS the CDK app binds the
+ * placeholders with `definitionSubstitutions`.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { stateMachineTimeoutSeconds, type PhaseLimits } from '../lambdas/core/deadlines';
+import type { Stage } from '../lambdas/core/status';
 
 export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', import.meta.url));
 
@@ -25,8 +29,19 @@ export const PLATFORM_RETRYABLE_ERRORS = [
   'States.Timeout',
 ] as const;
 
+/** The name of the placeholder a stage's Task Resource holds: `AdmitFunctionArn` for `${AdmitFunctionArn}`. */
+export function stageFunctionSubstitution(stage: Stage): string {
+  return `${stage}FunctionArn`;
+}
+
+/** The Resource every Task of `stage` holds in run.asl.json. */
+export function stageFunctionPlaceholder(stage: Stage): string {
+  return `\${${stageFunctionSubstitution(stage)}}`;
+}
+
 export interface RunDefinitionParams {
-  stageFunctionArn: string;
+  /** The function each stage's Tasks invoke; without it the placeholders stay (for definitionSubstitutions). */
+  stageFunctionArn?: (stage: Stage) => string;
   /** The deployment's phase limits: the machine's TimeoutSeconds is stateMachineTimeoutSeconds of them (architecture §6). */
   limits: PhaseLimits;
 }
@@ -70,8 +85,11 @@ export function readRunDefinition(): AslDefinition {
 export function renderRunDefinition(params: RunDefinitionParams): AslDefinition {
   const definition = readRunDefinition();
   definition.TimeoutSeconds = stateMachineTimeoutSeconds(params.limits);
-  for (const state of Object.values(definition.States)) {
-    if (state.Resource === '${StageFunctionArn}') state.Resource = params.stageFunctionArn;
+  const arnOf = params.stageFunctionArn;
+  if (arnOf) {
+    for (const state of Object.values(definition.States)) {
+      if (state.Type === 'Task') state.Resource = arnOf(state.Parameters?.stage as Stage);
+    }
   }
   return definition;
 }

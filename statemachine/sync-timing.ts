@@ -1,5 +1,5 @@
 /**
- * `npm run asl:sync`: rewrites run.asl.json's Task timeouts and Retry entries from the stage timing
+ * `npm run asl:sync`: rewrites run.asl.json's Task resources, timeouts and Retry entries from the stage timing
  * table, keeping everything else as written.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -8,4 +8,4 @@ import { withStageTiming } from './task-policy';
 
 const current = JSON.parse(readFileSync(RUN_DEFINITION_PATH, 'utf8')) as AslDefinition;
 writeFileSync(RUN_DEFINITION_PATH, `${JSON.stringify(withStageTiming(current), null, 2)}\n`);
-console.log(`${RUN_DEFINITION_PATH}: Task timeouts and retries written from lambdas/core/stage-timing.ts`);
+console.log(`${RUN_DEFINITION_PATH}: Task resources, timeouts and retries written from lambdas/core/stage-timing.ts`);

@@ -6,7 +6,7 @@
 import { RETRYABLE_ERROR_NAMES } from '../lambdas/core/errors';
 import { BUSY_ERROR_NAMES, STAGE_TIMEOUT_SECONDS, TRANSIENT_RETRY, busyRetry } from '../lambdas/core/stage-timing';
 import type { Stage } from '../lambdas/core/status';
-import { PLATFORM_RETRYABLE_ERRORS, type AslDefinition, type AslRetrier } from './run-definition';
+import { PLATFORM_RETRYABLE_ERRORS, stageFunctionPlaceholder, type AslDefinition, type AslRetrier } from './run-definition';
 
 const busy: readonly string[] = BUSY_ERROR_NAMES;
 
@@ -18,12 +18,13 @@ export function taskRetry(stage: Stage): AslRetrier[] {
   ];
 }
 
-/** The definition with every Task's TimeoutSeconds and Retry set from the table (a copy). */
+/** The definition with every Task's Resource (its stage's function), TimeoutSeconds and Retry set from the table (a copy). */
 export function withStageTiming(definition: AslDefinition): AslDefinition {
   const copy = structuredClone(definition);
   for (const state of Object.values(copy.States)) {
     if (state.Type !== 'Task') continue;
     const stage = state.Parameters?.stage as Stage;
+    state.Resource = stageFunctionPlaceholder(stage);
     state.TimeoutSeconds = STAGE_TIMEOUT_SECONDS[stage];
     state.Retry = taskRetry(stage);
   }

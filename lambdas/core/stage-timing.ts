@@ -126,3 +126,17 @@ export function reaperRetry(): RetryTiming {
 export function retryDelaySeconds(retry: Omit<RetryTiming, 'JitterStrategy' | 'MaxAttempts'>, attempt: number): number {
   return Math.min(retry.IntervalSeconds * retry.BackoffRate ** attempt, retry.MaxDelaySeconds);
 }
+
+/**
+ * The reaper's function timeout: it runs Decide, Notify and Cleanup one after another (reap.ts), each
+ * within its own stage's time.
+ */
+export function reaperTimeoutSeconds(): number {
+  return STAGE_TIMEOUT_SECONDS[Stage.Decide] + STAGE_TIMEOUT_SECONDS[Stage.Notify] + STAGE_TIMEOUT_SECONDS[Stage.Cleanup];
+}
+
+/** The sweeper's function timeout: its per-status budgets keep one sweep well inside it (sweep.ts). */
+export const SWEEPER_TIMEOUT_SECONDS = 300;
+
+/** The API function's timeout: API Gateway's own integration timeout is 29 s. */
+export const API_TIMEOUT_SECONDS = 29;

@@ -139,7 +139,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const invokeStage = options.invokeStage ?? dispatchStage;
   // The machine's TimeoutSeconds runs on the cluster's clock, like the run's own deadlines.
   const machine = new LocalStateMachine(
-    renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:local:000000000000:function:loadplane-stage', limits: config }),
+    renderRunDefinition({ stageFunctionArn: (stage) => `arn:aws:lambda:local:000000000000:function:loadplane-${stage}`, limits: config }),
   );
 
   return {

@@ -9,6 +9,7 @@ import {
   PLATFORM_RETRYABLE_ERRORS,
   readRunDefinition,
   renderRunDefinition,
+  stageFunctionPlaceholder,
   type AslState,
 } from '../../statemachine/run-definition';
 
@@ -60,7 +61,7 @@ describe('statemachine/run.asl.json', () => {
   it.each(tasks)('Task %s names a stage, has its timeout and retries from the stage timing table, and catches everything', (_name, task) => {
     const stage = task.Parameters?.stage as Stage;
     expect(Object.values(Stage)).toContain(stage);
-    expect(task.Resource).toBe('${StageFunctionArn}');
+    expect(task.Resource).toBe(stageFunctionPlaceholder(stage));
     expect(task.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[stage]);
     expect(task.Retry).toEqual(taskRetry(stage));
     // Every retryable name of ours and every platform error is retried, each by exactly one entry.
@@ -104,14 +105,19 @@ describe('statemachine/run.asl.json', () => {
     }
   });
 
-  it('renders the stage function ARN and the deployment maximum into the definition', () => {
+  it("renders each stage's function ARN and the deployment maximum into the definition", () => {
     const limits = { maxPrepareSeconds: 600, maxReadySeconds: 900, maxRunDurationSeconds: 7200 };
-    const rendered = renderRunDefinition({ stageFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:stage', limits });
+    const arn = (stage: Stage) => `arn:aws:lambda:eu-west-1:123456789012:function:loadplane-${stage}`;
+    const rendered = renderRunDefinition({ stageFunctionArn: arn, limits });
     // The longest admissible run (every phase at its limit) plus the finish budget: its own deadline fires first.
     expect(rendered.TimeoutSeconds).toBe(stateMachineTimeoutSeconds(limits));
     expect(rendered.TimeoutSeconds).toBe(600 + 900 + 7200 + FINISH_PHASES_SECONDS);
-    const resources = Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : []));
-    expect(new Set(resources)).toEqual(new Set(['arn:aws:lambda:eu-west-1:123456789012:function:stage']));
+    for (const state of Object.values(rendered.States)) {
+      if (state.Type === 'Task') expect(state.Resource).toBe(arn(state.Parameters?.stage as Stage));
+    }
+    expect(new Set(Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : [])))).toEqual(new Set(Object.values(Stage).map(arn)));
+    // Without ARNs, the placeholders stay for the CDK app's definitionSubstitutions.
+    expect(JSON.stringify(renderRunDefinition({ limits }))).toContain(stageFunctionPlaceholder(Stage.Admit));
     expect(aslValidator(structuredClone(rendered)).isValid).toBe(true);
   });
 });

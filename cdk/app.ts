@@ -1,0 +1,30 @@
+/**
+ * The CDK app (`npx cdk synth|deploy`): reads the deployment config named by the context key
+ * `config` (cdk.json names `loadplane.config.yaml`; `-c config=<file>` another), builds the stack,
+ * and runs cdk-nag's AwsSolutions checks on every synth. A bad config ends synth with its problems,
+ * one per line, and exit code 1: no stack trace.
+ */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { DeployConfigError, loadDeployConfig, type DeployConfig } from './config/deploy-config';
+import { LoadplaneStack } from './loadplane-stack';
+
+const app = new App();
+const configPath = String(app.node.tryGetContext('config') ?? 'loadplane.config.yaml');
+let config: DeployConfig;
+try {
+  config = loadDeployConfig(configPath);
+} catch (err) {
+  if (!(err instanceof DeployConfigError)) throw err;
+  console.error(`loadplane: ${err.message}`);
+  process.exit(1);
+}
+new LoadplaneStack(app, config.stackName, {
+  config,
+  env: {
+    account: config.env?.account ?? process.env.CDK_DEFAULT_ACCOUNT,
+    region: config.env?.region ?? process.env.CDK_DEFAULT_REGION,
+  },
+});
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+app.synth();

@@ -1,0 +1,292 @@
+/**
+ * The deployment's configuration file (YAML or JSON, named by the CDK context key `config`): what a
+ * platform team reviews before `npx cdk deploy`. Validated with zod like a run spec; a bad file fails
+ * synth with every problem as `<key>: <reason>`, never a stack trace (DeployConfigError).
+ *
+ * The limits, allow-lists and notification defaults become the functions' DeploymentConfig
+ * (lambdas/core/config.ts, `LOADPLANE_CONFIG`), checked by the same schema the functions use; a
+ * schedule's spec is checked by the same validateSpec the API uses, so a schedule that could never
+ * run fails here rather than every night.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { DEFAULT_CONFIG, defaultMaxSpecBytes, deploymentConfigSchema, type DeploymentConfig } from '../../lambdas/core/config';
+import { runNameProblem, validateSpec } from '../../lambdas/core/spec';
+import { parseSpecText } from '../../lambdas/core/spec-text';
+
+/** Step Functions' log levels that still record an execution's failure (the failure alarm reads them). */
+export const STATE_MACHINE_LOG_LEVELS = ['ALL', 'ERROR', 'FATAL'] as const;
+/** Powertools' log levels (POWERTOOLS_LOG_LEVEL). */
+export const FUNCTION_LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+/** Log retention choices (days) CloudWatch Logs accepts, the common ones. */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653] as const;
+/** EventBridge Scheduler's largest target input. */
+export const MAX_SCHEDULE_INPUT_BYTES = 256 * 1024;
+
+const dns1123Label = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name (lowercase letters, digits and -)')
+  .max(63, 'must be at most 63 characters');
+const awsId = (what: string, pattern: RegExp) => z.string().regex(pattern, `must be ${what}`);
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const cluster = z.strictObject({
+  /** The EKS cluster's name (it exists already; the stack does not create clusters). */
+  name: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'must be an EKS cluster name (letters, digits, - and _, at most 100)'),
+  /** Namespaces runs may use there: the control plane gets RBAC in these only. */
+  namespaces: z.array(dns1123Label).min(1, 'must name at least one namespace'),
+  /**
+   * Create the EKS access entry that maps the control plane's roles into the cluster (needs the
+   * cluster's authentication mode API or API_AND_CONFIG_MAP). `false`: the cluster's admins map them.
+   */
+  accessEntry: z.boolean().default(true),
+});
+
+const schedule = z.strictObject({
+  /** The schedule's name: also its runs' name prefix and the key of its dedupe (a double delivery is one run). */
+  name: z.string().refine((v) => runNameProblem(v) === undefined, { error: (i) => runNameProblem(String(i.input)) ?? 'invalid' }),
+  /** `cron(...)`, `rate(...)` or `at(...)`, as EventBridge Scheduler takes them. */
+  expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, 'must be cron(...), rate(...) or at(...)'),
+  /** IANA time zone of a cron or at expression. */
+  timeZone: z
+    .string()
+    .refine((tz) => isTimeZone(tz), { error: (i) => `${JSON.stringify(i.input)} is not an IANA time zone (e.g. Europe/Berlin, UTC)` })
+    .default('UTC'),
+  enabled: z.boolean().default(true),
+  /** The run spec, inline… */
+  spec: z.unknown().optional(),
+  /** …or a spec file, relative to the config file. */
+  specFile: z.string().min(1).optional(),
+});
+
+export const deployConfigSchema = z
+  .strictObject({
+    /** The CloudFormation stack's name. */
+    stackName: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a stack name (letters, digits, -; starting with a letter)').default('loadplane'),
+    /** Where to deploy; without it, the AWS CLI profile's account and region (CDK_DEFAULT_*). */
+    env: z
+      .strictObject({
+        account: awsId('a 12-digit AWS account id', /^\d{12}$/).optional(),
+        region: awsId('an AWS region such as eu-west-1', /^[a-z]{2}(-[a-z]+)+-\d+$/).optional(),
+      })
+      .optional(),
+    clusters: z.array(cluster).min(1, 'must name at least one cluster'),
+    /**
+     * Place the functions that reach the clusters in these subnets (for a private cluster endpoint).
+     * The subnets need a way to DynamoDB, STS, EKS, Secrets Manager and Step Functions (NAT or VPC endpoints).
+     */
+    vpc: z
+      .strictObject({
+        vpcId: awsId('a VPC id (vpc-…)', /^vpc-[0-9a-f]{8,17}$/),
+        subnetIds: z.array(awsId('a subnet id (subnet-…)', /^subnet-[0-9a-f]{8,17}$/)).min(1),
+        securityGroupIds: z.array(awsId('a security group id (sg-…)', /^sg-[0-9a-f]{8,17}$/)).min(1),
+      })
+      .optional(),
+    images: z
+      .strictObject({
+        /** Runner images must start with one of these (registry/repository then `:` or `@`). */
+        allowedPrefixes: z.array(z.string().min(1)).min(1).default(DEFAULT_CONFIG.allowedImagePrefixes),
+        /** The image per engine when a spec names none (pin a tag or digest). */
+        defaults: z.strictObject({ k6: z.string().min(1), gatling: z.string().min(1).optional() }).default(DEFAULT_CONFIG.defaultImages),
+      })
+      .prefault({}),
+    /** Upper bounds of every run spec (lambdas/core/config.ts documents each). */
+    limits: z
+      .strictObject({
+        maxParallelism: z.number().optional(),
+        maxRunDurationSeconds: z.number().optional(),
+        maxPrepareSeconds: z.number().optional(),
+        maxReadySeconds: z.number().optional(),
+        maxScriptBytes: z.number().optional(),
+        maxSpecBytes: z.number().optional(),
+        maxArguments: z.number().optional(),
+        maxArgumentBytes: z.number().optional(),
+      })
+      .prefault({}),
+    notify: z
+      .strictObject({
+        /** Channels every run notifies besides its own (e.g. `slack-platform`). */
+        defaultChannels: z.array(z.string().min(1)).default([]),
+        /** Secret id prefix: channel `slack` reads the secret `<prefix>slack`. Only this prefix is readable. */
+        secretPrefix: z
+          .string()
+          .regex(/^[A-Za-z0-9/_+=.@-]+$/, 'must be a Secrets Manager name prefix (letters, digits, /_+=.@-)')
+          .default(DEFAULT_CONFIG.notify.secretPrefix),
+        /** A customer-managed KMS key the channel secrets are encrypted with (its ARN), if not AWS's own. */
+        secretsKmsKeyArn: awsId('a KMS key ARN', /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/).optional(),
+      })
+      .prefault({}),
+    schedules: z.array(schedule).default([]),
+    logging: z
+      .strictObject({
+        /** The functions' log level (Powertools). */
+        level: z.enum(FUNCTION_LOG_LEVELS).default('INFO'),
+        /** The state machine's log level; execution data (specs, outputs) is never logged. */
+        stateMachineLevel: z.enum(STATE_MACHINE_LOG_LEVELS).default('ALL'),
+        retentionDays: z.union(LOG_RETENTION_DAYS.map((d) => z.literal(d))).default(90),
+      })
+      .prefault({}),
+    api: z
+      .strictObject({
+        /** Steady requests per second and burst, for the whole API (stage-level throttling). */
+        rateLimit: z.number().positive().default(10),
+        burstLimit: z.number().int().positive().default(20),
+      })
+      .prefault({}),
+    sweeper: z.strictObject({ everyMinutes: z.number().int().min(1).max(60).default(5) }).prefault({}),
+    alarms: z
+      .strictObject({
+        /** Subscribe this address to the alarm topic (a confirmation mail is sent). */
+        email: z.email('must be an email address').optional(),
+      })
+      .prefault({}),
+  })
+  .check((ctx) => {
+    const c = ctx.value;
+    const seen = new Set<string>();
+    c.clusters.forEach((cl, i) => {
+      if (seen.has(cl.name)) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'name'], message: `names ${cl.name} twice`, input: cl.name });
+      seen.add(cl.name);
+    });
+    const names = new Set<string>();
+    c.schedules.forEach((s, i) => {
+      if (names.has(s.name)) ctx.issues.push({ code: 'custom', path: ['schedules', i, 'name'], message: `names ${s.name} twice`, input: s.name });
+      names.add(s.name);
+      if ((s.spec === undefined) === (s.specFile === undefined)) {
+        ctx.issues.push({ code: 'custom', path: ['schedules', i], message: 'must have exactly one of spec and specFile', input: s });
+      }
+    });
+  });
+
+export type DeployConfigInput = z.input<typeof deployConfigSchema>;
+type ParsedDeployConfig = z.output<typeof deployConfigSchema>;
+
+/** A schedule with its spec read and checked. */
+export interface ConfiguredSchedule {
+  name: string;
+  expression: string;
+  timeZone: string;
+  enabled: boolean;
+  /** The validated spec as written (the target's input carries it; Admit checks it again). */
+  spec: unknown;
+}
+
+/** The checked deployment configuration the stack is built from. */
+export interface DeployConfig extends Omit<ParsedDeployConfig, 'schedules'> {
+  /** What the functions receive as LOADPLANE_CONFIG. */
+  runtime: DeploymentConfig;
+  schedules: ConfiguredSchedule[];
+}
+
+/** A configuration that cannot be deployed: every problem as `<key>: <reason>`. */
+export class DeployConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: string[],
+  ) {
+    super(`${source} is not a valid loadplane deployment config:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'DeployConfigError';
+  }
+}
+
+const key = (path: readonly PropertyKey[]) => path.map(String).join('.') || '(root)';
+
+/** The runtime DeploymentConfig of a parsed file: its own schema's checks, keys named as in the file. */
+function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; problems: string[] } {
+  const limits = Object.fromEntries(Object.entries(c.limits).filter(([, v]) => v !== undefined));
+  const merged = {
+    ...DEFAULT_CONFIG,
+    allowedClusters: c.clusters.map(({ name, namespaces }) => ({ name, namespaces })),
+    allowedImagePrefixes: c.images.allowedPrefixes,
+    defaultImages: c.images.defaults,
+    ...limits,
+    notify: { defaultChannels: c.notify.defaultChannels, secretPrefix: c.notify.secretPrefix },
+  };
+  if (limits.maxSpecBytes === undefined && typeof merged.maxScriptBytes === 'number') merged.maxSpecBytes = defaultMaxSpecBytes(merged.maxScriptBytes);
+  const parsed = deploymentConfigSchema.safeParse(merged);
+  if (parsed.success) return { config: parsed.data, problems: [] };
+  // Name each problem by the file's key, not the runtime field's.
+  const fileKey: Record<string, string> = {
+    allowedClusters: 'clusters',
+    allowedImagePrefixes: 'images.allowedPrefixes',
+    defaultImages: 'images.defaults',
+    notify: 'notify',
+  };
+  const problems = parsed.error.issues.map((issue) => {
+    const [head, ...rest] = issue.path.map(String);
+    const prefix = head === undefined ? '(root)' : (fileKey[head] ?? `limits.${head}`);
+    return `${[prefix, ...rest].join('.')}: ${issue.message}`;
+  });
+  return { problems };
+}
+
+function readScheduleSpec(s: ParsedDeployConfig['schedules'][number], baseDir: string): { spec?: unknown; problem?: string } {
+  if (s.specFile === undefined) return { spec: s.spec };
+  const path = resolve(baseDir, s.specFile);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return { problem: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  }
+  try {
+    return { spec: parseSpecText(text, s.specFile) };
+  } catch (err) {
+    return { problem: (err as Error).message };
+  }
+}
+
+/** Checks a parsed config document (`source` names it in errors; spec files resolve against `baseDir`). */
+export function checkDeployConfig(document: unknown, source: string, baseDir = process.cwd()): DeployConfig {
+  const parsed = deployConfigSchema.safeParse(document);
+  if (!parsed.success) throw new DeployConfigError(source, parsed.error.issues.map((i) => `${key(i.path)}: ${i.message}`));
+  const { config: runtime, problems } = runtimeConfigOf(parsed.data);
+  if (!runtime) throw new DeployConfigError(source, problems);
+  const schedules: ConfiguredSchedule[] = [];
+  parsed.data.schedules.forEach((s, i) => {
+    const where = `schedules.${i}`;
+    const { spec, problem } = readScheduleSpec(s, baseDir);
+    if (problem) return void problems.push(`${where}.specFile: ${problem}`);
+    const checked = validateSpec(spec, runtime);
+    if (!checked.ok) return void problems.push(...checked.problems.map((p) => `${where}.spec.${p.path}: ${p.message}`));
+    const inputBytes = Buffer.byteLength(JSON.stringify({ spec, schedule: { name: s.name, scheduledTime: '<aws.scheduler.scheduled-time>' } }));
+    if (inputBytes > MAX_SCHEDULE_INPUT_BYTES) {
+      return void problems.push(`${where}.spec: makes a schedule input of ${inputBytes} bytes, more than EventBridge Scheduler's ${MAX_SCHEDULE_INPUT_BYTES}`);
+    }
+    schedules.push({ name: s.name, expression: s.expression, timeZone: s.timeZone, enabled: s.enabled, spec });
+  });
+  if (problems.length > 0) throw new DeployConfigError(source, problems);
+  return { ...parsed.data, runtime, schedules };
+}
+
+/** Reads and checks the config file at `path` (YAML or JSON). */
+export function loadDeployConfig(path: string): DeployConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new DeployConfigError(path, [
+      code === 'ENOENT'
+        ? '(file): not found; copy examples/deploy/loadplane.config.yaml to it and edit it, or name another with -c config=<file>'
+        : `(file): cannot be read (${code ?? (err as Error).message})`,
+    ]);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text, { maxAliasCount: 100 });
+  } catch (err) {
+    throw new DeployConfigError(path, [`(file): not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`]);
+  }
+  return checkDeployConfig(document, path, dirname(resolve(path)));
+}

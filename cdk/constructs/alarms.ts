@@ -1,0 +1,76 @@
+/**
+ * The alarms a platform team is paged by, each to one SNS topic (optionally with an email
+ * subscription): run executions that timed out or failed for a control-plane reason (not a test's
+ * own failure: those end at RunDidNotSucceed), a reaper that gave up, sweeper errors, anything in a
+ * dead-letter queue, and API 5xx answers.
+ */
+import { Duration, Validations } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { DeployConfig } from '../config/deploy-config';
+
+/** The Fail state a run ends at when its test did not succeed: an outcome, not an alarm. */
+export const TEST_OUTCOME_FAIL_ERROR = 'RunDidNotSucceed';
+export const METRIC_NAMESPACE = 'loadplane';
+
+export interface AlarmsProps {
+  config: DeployConfig;
+  runStateMachine: StateMachine;
+  runLogGroup: ILogGroup;
+  reaperMachine: StateMachine;
+  sweeper: NodejsFunction;
+  deadLetterQueues: Record<string, Queue>;
+  api: RestApi;
+}
+
+export class Alarms extends Construct {
+  readonly topic: Topic;
+
+  constructor(scope: Construct, id: string, props: AlarmsProps) {
+    super(scope, id);
+    this.topic = new Topic(this, 'Topic', { displayName: 'loadplane alarms', enforceSSL: true });
+    Validations.of(this.topic).acknowledge({
+      id: 'AwsSolutions-SNS2',
+      reason: "Alarm notifications carry alarm names and metric values only; CloudWatch cannot publish to a topic under AWS's managed SNS key, and a customer key would be the only thing it protects.",
+    });
+    if (props.config.alarms.email) this.topic.addSubscription(new EmailSubscription(props.config.alarms.email));
+    const action = new SnsAction(this.topic);
+    const alarm = (alarmId: string, metric: IMetric, description: string) => {
+      const a = new Alarm(this, alarmId, {
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: description,
+      });
+      a.addAlarmAction(action);
+      return a;
+    };
+    const period = Duration.minutes(5);
+
+    alarm('RunTimedOut', props.runStateMachine.metricTimedOut({ period, statistic: 'Sum' }), "A run's execution reached the state machine's timeout: its own deadlines should have ended it first.");
+    const failures = new MetricFilter(this, 'ControlPlaneFailures', {
+      logGroup: props.runLogGroup,
+      metricNamespace: METRIC_NAMESPACE,
+      metricName: 'RunExecutionsFailedByControlPlane',
+      filterPattern: FilterPattern.all(FilterPattern.stringValue('$.type', '=', 'ExecutionFailed'), FilterPattern.stringValue('$.details.error', '!=', TEST_OUTCOME_FAIL_ERROR)),
+      metricValue: '1',
+    });
+    alarm('RunFailed', failures.metric({ period, statistic: 'Sum' }), `A run's execution failed for a reason other than its test's outcome (${TEST_OUTCOME_FAIL_ERROR}): a stage, the cluster or a notification.`);
+    alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
+    alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
+    for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
+      alarm(`${name}DeadLetters`, queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), `Messages wait in the ${name} dead-letter queue.`);
+    }
+    alarm('Api5xx', props.api.metricServerError({ period, statistic: 'Sum' }), 'The API answered 5xx (its log names the error).');
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The IAM statements the control plane's functions need, each named after what the code calls, so
+ * roles are assembled from them and a test can compare a role's actions with the SDK commands its
+ * handler's code sends (test/cdk/iam-actions.test.ts). No statement grants `*` actions.
+ */
+import { ArnFormat, Stack, Token, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+import type { DeployConfig } from '../config/deploy-config';
+
+/** lambdas/ledger: GetCommand, PutCommand, UpdateCommand, QueryCommand (lib-dynamodb). */
+export const LEDGER_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'] as const;
+
+export function ledgerStatement(resourceArns: string[]): PolicyStatement {
+  return new PolicyStatement({ actions: [...LEDGER_ACTIONS], resources: resourceArns });
+}
+
+/** lambdas/cluster/eks-endpoint.ts: DescribeClusterCommand, for the configured clusters only. */
+export function describeClustersStatement(scope: Construct, clusterNames: string[]): PolicyStatement {
+  const stack = Stack.of(scope);
+  return new PolicyStatement({
+    actions: ['eks:DescribeCluster'],
+    resources: clusterNames.map((name) => stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: name })),
+  });
+}
+
+/**
+ * lambdas/notify/secrets-manager-channel-secrets.ts: GetSecretValueCommand for `<prefix><channel>`.
+ * A secret's ARN ends in a random suffix Secrets Manager adds, and a run's channels are named by its
+ * spec: the prefix is the boundary, so the resource ends in `*` (the reason is given to cdk-nag).
+ */
+export function channelSecretsStatement(scope: Construct, secretPrefix: string): PolicyStatement {
+  const stack = Stack.of(scope);
+  return new PolicyStatement({
+    actions: ['secretsmanager:GetSecretValue'],
+    resources: [stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${secretPrefix}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+  });
+}
+
+/**
+ * Only the functions that run Notify (the stages, the reaper, the sweeper for stale claims) may read
+ * the channel secrets; with a customer-managed key on them, Decrypt through Secrets Manager only.
+ */
+export function grantChannelSecretsRead(role: Role, config: DeployConfig): void {
+  role.addToPrincipalPolicy(channelSecretsStatement(role, config.notify.secretPrefix));
+  if (config.notify.secretsKmsKeyArn) {
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: [config.notify.secretsKmsKeyArn],
+        conditions: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } },
+      }),
+    );
+  }
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::${nagArn(role, 'secretsmanager', `secret:${config.notify.secretPrefix}*`)}]`,
+    reason: `Channel secrets are read by name (<prefix><channel>; channels are named in run specs) and a secret's ARN ends in a random suffix: the grant is the prefix ${config.notify.secretPrefix} followed by *.`,
+  });
+}
+
+/**
+ * An ARN of this stack's account and region as cdk-nag names it in a finding (`<AWS::Region>` while
+ * the stack is environment-agnostic), for acknowledging exactly that finding.
+ */
+export function nagArn(scope: Construct, service: string, resource: string): string {
+  const stack = Stack.of(scope);
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  return `arn:<AWS::Partition>:${service}:${region}:${account}:${resource}`;
+}
+
+/** lambdas/api/executions.ts: StartExecutionCommand / StopExecutionCommand on the run state machine. */
+export function startExecutionStatement(stateMachineArn: string): PolicyStatement {
+  return new PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] });
+}
+
+/**
+ * StopExecution takes an execution ARN: `arn:…:execution:<machine name>:<execution name>`. Executions
+ * are named by run id, so the grant is this machine's executions: its name, then `*`.
+ */
+export function stopExecutionStatement(role: Role, stateMachineName: string): PolicyStatement {
+  const stack = Stack.of(role);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::${nagArn(role, 'states', `execution:${stateMachineName}:*`)}]`,
+    reason: "StopExecution's resource is an execution, named by its run id at run time: the grant is this state machine's executions (its name, then *).",
+  });
+  return new PolicyStatement({
+    actions: ['states:StopExecution'],
+    resources: [stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * The reaper's delivery (architecture §6): an EventBridge rule on this run state machine's
+ * executions that FAILED, TIMED_OUT or were ABORTED starts a small Standard state machine that
+ * invokes the reaper function with exactly the retry the stage timing table computes (reaperRetry:
+ * long enough to outlast every lease Decide, Notify and Cleanup can meet, and Admit's give-up time).
+ * Lambda's own asynchronous retries (two, a few minutes) could not promise that. What still fails
+ * goes to a dead-letter queue, as does an event EventBridge could not deliver.
+ */
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
+import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { reaperRetry, reaperTimeoutSeconds } from '../../lambdas/core/stage-timing';
+import type { DeployConfig } from '../config/deploy-config';
+
+/** The execution statuses the reaper finishes runs for (lambdas/stages/reap.ts). */
+export const REAPED_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+
+/** The reaper machine's definition, with `${ReaperFunctionArn}` and `${DeadLetterQueueUrl}` to bind. */
+export function reaperDefinition(): Record<string, unknown> {
+  return {
+    Comment: 'loadplane reaper: finishes a run whose execution ended without its own fail path',
+    StartAt: 'Reap',
+    States: {
+      Reap: {
+        Type: 'Task',
+        Resource: '${ReaperFunctionArn}',
+        TimeoutSeconds: reaperTimeoutSeconds(),
+        Retry: [{ ErrorEquals: ['States.ALL'], ...reaperRetry() }],
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.reaperError', Next: 'NotReaped' }],
+        End: true,
+      },
+      NotReaped: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::sqs:sendMessage',
+        Parameters: { QueueUrl: '${DeadLetterQueueUrl}', 'MessageBody.$': '$' },
+        Next: 'ReaperGaveUp',
+      },
+      ReaperGaveUp: { Type: 'Fail', Error: 'ReaperGaveUp', Cause: 'the reaper kept failing; the event is in the dead-letter queue' },
+    },
+  };
+}
+
+export interface ReaperProps {
+  config: DeployConfig;
+  reaper: NodejsFunction;
+  runStateMachineArn: string;
+}
+
+export class Reaper extends Construct {
+  readonly machine: StateMachine;
+  readonly deadLetterQueue: Queue;
+
+  constructor(scope: Construct, id: string, props: ReaperProps) {
+    super(scope, id);
+    this.deadLetterQueue = new Queue(this, 'DeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is the dead-letter queue of the reaper (events it could not finish); its depth raises an alarm.',
+    });
+    const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('states.amazonaws.com'), description: 'loadplane reaper machine' });
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.reaper.functionArn] }));
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.deadLetterQueue.queueArn] }));
+    const logs = new LogGroup(this, 'Logs', { retention: props.config.logging.retentionDays as RetentionDays });
+    this.machine = new StateMachine(this, 'StateMachine', {
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromString(JSON.stringify(reaperDefinition(), null, 2)),
+      definitionSubstitutions: { ReaperFunctionArn: props.reaper.functionArn, DeadLetterQueueUrl: this.deadLetterQueue.queueUrl },
+      role,
+      logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
+      tracingEnabled: true,
+      comment: 'loadplane reaper',
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Step Functions log delivery and X-Ray take no resource ARN; AWS documents Resource * for both.',
+    });
+
+    const rule = new Rule(this, 'ExecutionEnded', {
+      description: 'loadplane: a run execution failed, timed out or was stopped → the reaper',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: [...REAPED_STATUSES], stateMachineArn: [props.runStateMachineArn] },
+      },
+    });
+    rule.addTarget(
+      new SfnStateMachine(this.machine, {
+        input: RuleTargetInput.fromEventPath('$'),
+        deadLetterQueue: this.deadLetterQueue,
+        retryAttempts: 185,
+        maxEventAge: Duration.hours(24),
+      }),
+    );
+  }
+}

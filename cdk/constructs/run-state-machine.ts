@@ -1,0 +1,67 @@
+/**
+ * The run state machine: statemachine/run.asl.json inlined (DefinitionBody.fromString, so template
+ * tests see the definition), its TimeoutSeconds from the deployment's limits, every `${<Stage>FunctionArn}`
+ * bound to that stage's function by definitionSubstitutions (TimeoutSeconds is stateMachineTimeoutSeconds of the limits); logs (no execution data: specs and
+ * outputs stay out of the logs) and X-Ray.
+ */
+import { Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { Stage } from '../../lambdas/core/status';
+import { renderRunDefinition, stageFunctionSubstitution } from '../../statemachine/run-definition';
+import type { DeployConfig } from '../config/deploy-config';
+
+export interface RunStateMachineProps {
+  config: DeployConfig;
+  stageFunctions: Record<Stage, NodejsFunction>;
+}
+
+/** The definition as deployed: placeholders kept for definitionSubstitutions, the timeout of these limits. */
+export function deployedRunDefinition(config: DeployConfig): string {
+  return JSON.stringify(renderRunDefinition({ limits: config.runtime }), null, 2);
+}
+
+export function runStateMachineName(config: DeployConfig): string {
+  return `${config.stackName}-run`;
+}
+
+export class RunStateMachine extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: RunStateMachineProps) {
+    super(scope, id);
+    const { config, stageFunctions } = props;
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('states.amazonaws.com'),
+      description: 'loadplane run state machine: invokes the stage functions',
+    });
+    // The Tasks invoke the unqualified function ARNs: no `:*` for versions or aliases.
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(stageFunctions).map((f) => f.functionArn) }));
+    this.logGroup = new LogGroup(this, 'Logs', { retention: config.logging.retentionDays as RetentionDays });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineType: StateMachineType.STANDARD,
+      // Named, so the sweeper's StopExecution grant can name its executions (execution:<name>:*).
+      stateMachineName: runStateMachineName(config),
+      definitionBody: DefinitionBody.fromString(deployedRunDefinition(config)),
+      definitionSubstitutions: Object.fromEntries(Object.values(Stage).map((stage) => [stageFunctionSubstitution(stage), stageFunctions[stage].functionArn])),
+      role,
+      logs: { destination: this.logGroup, level: LogLevel[config.logging.stateMachineLevel], includeExecutionData: false },
+      tracingEnabled: true,
+      comment: 'loadplane: one load test run',
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, Describe*) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) take no resource ARN; AWS documents Resource * for both.',
+    });
+    if (config.logging.stateMachineLevel !== 'ALL') {
+      Validations.of(this.stateMachine).acknowledge({
+        id: 'AwsSolutions-SF1',
+        reason: `The deployment config sets the state machine's log level to ${config.logging.stateMachineLevel} (logging.stateMachineLevel); failures are still logged.`,
+      });
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The sweeper (lambdas/stages/sweep.ts) on an EventBridge schedule: starts API runs left PENDING,
+ * stops executions whose abort outlived its grace, resolves stale notification claims (it runs the
+ * Notify stage, so it reads the channel secrets), and deletes what finished runs left on the
+ * clusters. Its own role: the ledger, the clusters, the channel secrets, and starting and stopping
+ * this state machine's executions only. A missed or failed sweep is retried by the next one.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import { SWEEPER_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
+import type { DeployConfig } from '../config/deploy-config';
+import { ControlPlaneFunction } from './control-plane-function';
+import type { LedgerTable } from './ledger-table';
+import {
+  describeClustersStatement,
+  grantChannelSecretsRead,
+  ledgerStatement,
+  startExecutionStatement,
+  stopExecutionStatement,
+} from './permissions';
+import { CLUSTER_FUNCTION_MEMORY_MIB } from './stage-functions';
+
+export interface SweeperProps {
+  config: DeployConfig;
+  ledger: LedgerTable;
+  stateMachineArn: string;
+  stateMachineName: string;
+  environment: Record<string, string>;
+}
+
+export class Sweeper extends Construct {
+  readonly role: Role;
+  readonly fn: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: SweeperProps) {
+    super(scope, id);
+    const { config } = props;
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'loadplane sweeper: the ledger, the configured clusters, channel secrets, starting and stopping run executions',
+    });
+    this.role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
+    this.role.addToPrincipalPolicy(describeClustersStatement(this, config.clusters.map((c) => c.name)));
+    this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
+    this.role.addToPrincipalPolicy(stopExecutionStatement(this.role, props.stateMachineName));
+    grantChannelSecretsRead(this.role, config);
+    this.fn = new ControlPlaneFunction(this, 'Handler', {
+      kind: 'sweeper',
+      timeoutSeconds: SWEEPER_TIMEOUT_SECONDS,
+      memoryMiB: CLUSTER_FUNCTION_MEMORY_MIB,
+      role: this.role,
+      environment: { ...props.environment, LOADPLANE_STATE_MACHINE_ARN: props.stateMachineArn },
+      config,
+      inVpc: true,
+      description: 'loadplane sweeper',
+    }).fn;
+    new Rule(this, 'Schedule', {
+      description: 'loadplane: the sweeper',
+      schedule: Schedule.rate(Duration.minutes(config.sweeper.everyMinutes)),
+      targets: [new LambdaFunction(this.fn, { retryAttempts: 0 })],
+    });
+  }
+}

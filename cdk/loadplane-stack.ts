@@ -1,0 +1,55 @@
+/**
+ * The loadplane stack: the ledger, the stage and reaper functions, the run state machine, the REST
+ * API, the reaper's and the sweeper's delivery, the configured schedules, cluster access and alarms.
+ * Each piece is a construct of its own under cdk/constructs; this file only wires them.
+ */
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { DeployConfig } from './config/deploy-config';
+import { Alarms } from './constructs/alarms';
+import { ClusterAccess } from './constructs/cluster-access';
+import { ConfigSchedules } from './constructs/config-schedules';
+import { LedgerTable } from './constructs/ledger-table';
+import { Reaper } from './constructs/reaper';
+import { LoadplaneRestApi } from './constructs/rest-api';
+import { RunStateMachine, runStateMachineName } from './constructs/run-state-machine';
+import { StageFunctions } from './constructs/stage-functions';
+import { Sweeper } from './constructs/sweeper';
+
+export interface LoadplaneStackProps extends StackProps {
+  config: DeployConfig;
+}
+
+export class LoadplaneStack extends Stack {
+  constructor(scope: Construct, id: string, props: LoadplaneStackProps) {
+    super(scope, id, { description: 'loadplane: distributed load tests on EKS, driven by Step Functions', ...props });
+    const { config } = props;
+    const ledger = new LedgerTable(this, 'Ledger');
+    // What every function reads at start (lambdas/core/config.ts): the checked limits and allow-lists, the table.
+    const environment = { LOADPLANE_CONFIG: JSON.stringify(config.runtime), LOADPLANE_TABLE: ledger.table.tableName };
+
+    const stages = new StageFunctions(this, 'Stages', { config, ledger, environment });
+    const run = new RunStateMachine(this, 'Run', { config, stageFunctions: stages.byStage });
+    const stateMachineArn = run.stateMachine.stateMachineArn;
+    const api = new LoadplaneRestApi(this, 'Api', { config, ledger, stateMachineArn, environment });
+    const reaper = new Reaper(this, 'Reaper', { config, reaper: stages.reaper, runStateMachineArn: stateMachineArn });
+    const sweeper = new Sweeper(this, 'Sweeper', { config, ledger, stateMachineArn, stateMachineName: runStateMachineName(config), environment });
+    const schedules = new ConfigSchedules(this, 'Schedules', { config, stateMachine: run.stateMachine });
+    new ClusterAccess(this, 'ClusterAccess', { config, roles: { Stages: stages.role, Sweeper: sweeper.role } });
+    const alarms = new Alarms(this, 'Alarms', {
+      config,
+      runStateMachine: run.stateMachine,
+      runLogGroup: run.logGroup,
+      reaperMachine: reaper.machine,
+      sweeper: sweeper.fn,
+      deadLetterQueues: { Reaper: reaper.deadLetterQueue, Schedules: schedules.deadLetterQueue },
+      api: api.api,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { description: 'LOADPLANE_API for the CLI (loadplane run --api)', value: api.api.url });
+    new CfnOutput(this, 'StateMachineArn', { description: 'Start runs by hand here (the console input is in the README)', value: stateMachineArn });
+    new CfnOutput(this, 'LedgerTable', { value: ledger.table.tableName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
+    new CfnOutput(this, 'ScheduleGroup', { value: schedules.group.scheduleGroupName });
+  }
+}
