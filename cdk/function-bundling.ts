@@ -27,5 +27,4 @@ export const LAMBDA_BUNDLING: BundlingOptions = {
   minify: true,
   sourceMap: false,
   externalModules: [],
-  // The handlers read no files of their own; nothing else to copy.
 };

@@ -18,7 +18,7 @@ import { registerStatus } from './commands/status';
 import { registerList } from './commands/list';
 import { registerAbort } from './commands/abort';
 import { registerKubeSim } from './commands/kube-sim';
-import { registerNotBuiltYet } from './commands/not-built-yet';
+import { registerRbac } from './commands/rbac';
 
 /** Exit code of every usage error: unknown command or option, missing or excess argument, invalid option value. */
 export const EXIT_USAGE = 2;
@@ -55,7 +55,7 @@ export function buildProgram(): Command {
   registerAbort(program);
   registerServe(program);
   registerKubeSim(program);
-  registerNotBuiltYet(program);
+  registerRbac(program);
   usageErrors(program, 'loadplane');
   for (const command of program.commands) usageErrors(command, `loadplane ${command.name()}`);
   return program;
