@@ -13,8 +13,12 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { DEFAULT_CONFIG, defaultMaxSpecBytes, deploymentConfigSchema, type DeploymentConfig } from '../../lambdas/core/config';
+import { SpecInvalid } from '../../lambdas/core/errors';
+import { describeValue, escapeText, excerpt } from '../../lambdas/core/excerpt';
 import { runNameProblem, validateSpec } from '../../lambdas/core/spec';
+import { NotifyPolicy } from '../../lambdas/core/status';
 import { parseSpecText } from '../../lambdas/core/spec-text';
+import { channelKind } from '../../lambdas/notify/channels';
 
 /** Step Functions' log levels that still record an execution's failure (the failure alarm reads them). */
 export const STATE_MACHINE_LOG_LEVELS = ['ALL', 'ERROR', 'FATAL'] as const;
@@ -30,6 +34,16 @@ const dns1123Label = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name (lowercase letters, digits and -)')
   .max(63, 'must be at most 63 characters');
 const awsId = (what: string, pattern: RegExp) => z.string().regex(pattern, `must be ${what}`);
+
+/** Whether the Notify stage can deliver to a channel of this name (lambdas/notify/channels.ts). */
+function isChannelName(name: string): boolean {
+  try {
+    channelKind(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function isTimeZone(tz: string): boolean {
   try {
@@ -116,12 +130,16 @@ export const deployConfigSchema = z
     notify: z
       .strictObject({
         /** Channels every run notifies besides its own (e.g. `slack-platform`). */
-        defaultChannels: z.array(z.string().min(1)).default([]),
+        defaultChannels: z
+          .array(z.string().refine(isChannelName, 'must be a channel name: slack, webhook, slack-<suffix> or webhook-<suffix> (lowercase letters, digits, -)'))
+          .default([]),
         /** Secret id prefix: channel `slack` reads the secret `<prefix>slack`. Only this prefix is readable. */
         secretPrefix: z
           .string()
           .regex(/^[A-Za-z0-9/_+=.@-]+$/, 'must be a Secrets Manager name prefix (letters, digits, /_+=.@-)')
           .default(DEFAULT_CONFIG.notify.secretPrefix),
+        /** The policy of a spec that names none: atMostOnce never re-sends after an ambiguous send (architecture §5). */
+        defaultPolicy: z.enum(NotifyPolicy).default(DEFAULT_CONFIG.notify.defaultPolicy),
         /** A customer-managed KMS key the channel secrets are encrypted with (its ARN), if not AWS's own. */
         secretsKmsKeyArn: awsId('a KMS key ARN', /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/).optional(),
       })
@@ -133,7 +151,12 @@ export const deployConfigSchema = z
         level: z.enum(FUNCTION_LOG_LEVELS).default('INFO'),
         /** The state machine's log level; execution data (specs, outputs) is never logged. */
         stateMachineLevel: z.enum(STATE_MACHINE_LOG_LEVELS).default('ALL'),
-        retentionDays: z.union(LOG_RETENTION_DAYS.map((d) => z.literal(d))).default(90),
+        retentionDays: z
+          .union(
+            LOG_RETENTION_DAYS.map((d) => z.literal(d)),
+            { error: (i) => `must be one of ${LOG_RETENTION_DAYS.join(', ')} (days CloudWatch Logs keeps), got ${describeValue(i.input)}` },
+          )
+          .default(90),
       })
       .prefault({}),
     api: z
@@ -141,6 +164,11 @@ export const deployConfigSchema = z
         /** Steady requests per second and burst, for the whole API (stage-level throttling). */
         rateLimit: z.number().positive().default(10),
         burstLimit: z.number().int().positive().default(20),
+        /**
+         * Set API Gateway's account-level CloudWatch role in this region (access and execution logs need
+         * one). `false` when the account has one already: the stack then leaves it alone.
+         */
+        cloudWatchRole: z.boolean().default(true),
       })
       .prefault({}),
     sweeper: z.strictObject({ everyMinutes: z.number().int().min(1).max(60).default(5) }).prefault({}),
@@ -155,12 +183,22 @@ export const deployConfigSchema = z
     const c = ctx.value;
     const seen = new Set<string>();
     c.clusters.forEach((cl, i) => {
-      if (seen.has(cl.name)) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'name'], message: `names ${cl.name} twice`, input: cl.name });
+      if (seen.has(cl.name)) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'name'], message: `names ${excerpt(cl.name)} twice`, input: cl.name });
       seen.add(cl.name);
     });
+    // A default image is what a run without runner.image gets: it must pass the allow-list like any other.
+    for (const [engine, image] of Object.entries(c.images.defaults)) {
+      if (image === undefined || c.images.allowedPrefixes.some((prefix) => image.startsWith(prefix))) continue;
+      ctx.issues.push({
+        code: 'custom',
+        path: ['images', 'defaults', engine],
+        message: `image ${excerpt(image)} does not start with any of images.allowedPrefixes (${c.images.allowedPrefixes.map((p) => excerpt(p)).join(', ')})`,
+        input: image,
+      });
+    }
     const names = new Set<string>();
     c.schedules.forEach((s, i) => {
-      if (names.has(s.name)) ctx.issues.push({ code: 'custom', path: ['schedules', i, 'name'], message: `names ${s.name} twice`, input: s.name });
+      if (names.has(s.name)) ctx.issues.push({ code: 'custom', path: ['schedules', i, 'name'], message: `names ${excerpt(s.name)} twice`, input: s.name });
       names.add(s.name);
       if ((s.spec === undefined) === (s.specFile === undefined)) {
         ctx.issues.push({ code: 'custom', path: ['schedules', i], message: 'must have exactly one of spec and specFile', input: s });
@@ -199,7 +237,42 @@ export class DeployConfigError extends Error {
   }
 }
 
-const key = (path: readonly PropertyKey[]) => path.map(String).join('.') || '(root)';
+/** A key path as the file writes it; a segment that is not a plain name is quoted and escaped (one line). */
+const key = (path: readonly PropertyKey[]) =>
+  path.map((segment) => (typeof segment === 'number' || /^[A-Za-z0-9_-]+$/.test(String(segment)) ? String(segment) : escapeText(String(segment), 40, true))).join('.') ||
+  '(root)';
+
+/** What a zod type is called in a message. */
+const kindOf = (expected: string) => (expected === 'array' ? 'a list' : expected === 'object' ? 'a mapping' : `a ${expected}`);
+
+/** zod's default messages ("Invalid input: expected array, received undefined") rewritten for the file's author. */
+const configMessage: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return `required (${kindOf(issue.expected)})`;
+      if (issue.expected === 'int') return `must be a whole number, got ${describeValue(issue.input)}`;
+      return `expected ${kindOf(issue.expected)}, got ${describeValue(issue.input)}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => excerpt(v)).join(', ')}, got ${describeValue(issue.input)}`;
+    case 'too_small':
+      return `must be ${issue.inclusive === false ? 'more than' : 'at least'} ${String(issue.minimum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}`;
+    case 'too_big':
+      return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}${issue.origin === 'array' ? ' entries' : issue.origin === 'string' ? ' characters' : ''}`;
+    case 'unrecognized_keys':
+      return issue.inst instanceof z.ZodObject ? `unknown key (allowed: ${Object.keys(issue.inst.shape).join(', ')})` : 'unknown key';
+    default:
+      return undefined;
+  }
+};
+
+/** `<key>: <reason>` per issue; an unknown key is named by its own path. */
+function problemsOf(issues: readonly z.core.$ZodIssue[], keyOf: (path: readonly PropertyKey[]) => string = key): string[] {
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((k) => `${keyOf([...issue.path, k])}: ${issue.message}`)
+      : [`${keyOf(issue.path)}: ${issue.message}`],
+  );
+}
 
 /** The runtime DeploymentConfig of a parsed file: its own schema's checks, keys named as in the file. */
 function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; problems: string[] } {
@@ -210,10 +283,10 @@ function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; pr
     allowedImagePrefixes: c.images.allowedPrefixes,
     defaultImages: c.images.defaults,
     ...limits,
-    notify: { defaultChannels: c.notify.defaultChannels, secretPrefix: c.notify.secretPrefix },
+    notify: { defaultChannels: c.notify.defaultChannels, secretPrefix: c.notify.secretPrefix, defaultPolicy: c.notify.defaultPolicy },
   };
   if (limits.maxSpecBytes === undefined && typeof merged.maxScriptBytes === 'number') merged.maxSpecBytes = defaultMaxSpecBytes(merged.maxScriptBytes);
-  const parsed = deploymentConfigSchema.safeParse(merged);
+  const parsed = deploymentConfigSchema.safeParse(merged, { error: configMessage });
   if (parsed.success) return { config: parsed.data, problems: [] };
   // Name each problem by the file's key, not the runtime field's.
   const fileKey: Record<string, string> = {
@@ -222,41 +295,43 @@ function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; pr
     defaultImages: 'images.defaults',
     notify: 'notify',
   };
-  const problems = parsed.error.issues.map((issue) => {
-    const [head, ...rest] = issue.path.map(String);
-    const prefix = head === undefined ? '(root)' : (fileKey[head] ?? `limits.${head}`);
-    return `${[prefix, ...rest].join('.')}: ${issue.message}`;
+  const problems = problemsOf(parsed.error.issues, (path) => {
+    const [head, ...rest] = path;
+    return head === undefined ? '(root)' : [fileKey[String(head)] ?? `limits.${String(head)}`, key(rest)].filter((k) => k !== '(root)').join('.');
   });
   return { problems };
 }
 
-function readScheduleSpec(s: ParsedDeployConfig['schedules'][number], baseDir: string): { spec?: unknown; problem?: string } {
+function readScheduleSpec(s: ParsedDeployConfig['schedules'][number], baseDir: string): { spec?: unknown; problems?: string[] } {
   if (s.specFile === undefined) return { spec: s.spec };
   const path = resolve(baseDir, s.specFile);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    return { problem: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+    const code = (err as NodeJS.ErrnoException).code;
+    return { problems: [`cannot read ${escapeText(path, 200)}: ${code === 'ENOENT' ? 'not found' : (code ?? escapeText((err as Error).message, 120))}`] };
   }
   try {
     return { spec: parseSpecText(text, s.specFile) };
   } catch (err) {
-    return { problem: (err as Error).message };
+    // parseSpecText names the file (`(file)`) and the line: the problem is the spec file's.
+    if (err instanceof SpecInvalid) return { problems: err.problems.map((p) => p.message) };
+    return { problems: [escapeText((err as Error).message, 200)] };
   }
 }
 
 /** Checks a parsed config document (`source` names it in errors; spec files resolve against `baseDir`). */
 export function checkDeployConfig(document: unknown, source: string, baseDir = process.cwd()): DeployConfig {
-  const parsed = deployConfigSchema.safeParse(document);
-  if (!parsed.success) throw new DeployConfigError(source, parsed.error.issues.map((i) => `${key(i.path)}: ${i.message}`));
+  const parsed = deployConfigSchema.safeParse(document, { error: configMessage });
+  if (!parsed.success) throw new DeployConfigError(source, problemsOf(parsed.error.issues));
   const { config: runtime, problems } = runtimeConfigOf(parsed.data);
   if (!runtime) throw new DeployConfigError(source, problems);
   const schedules: ConfiguredSchedule[] = [];
   parsed.data.schedules.forEach((s, i) => {
     const where = `schedules.${i}`;
-    const { spec, problem } = readScheduleSpec(s, baseDir);
-    if (problem) return void problems.push(`${where}.specFile: ${problem}`);
+    const { spec, problems: fileProblems } = readScheduleSpec(s, baseDir);
+    if (fileProblems) return void problems.push(...fileProblems.map((p) => `${where}.specFile: ${p}`));
     const checked = validateSpec(spec, runtime);
     if (!checked.ok) return void problems.push(...checked.problems.map((p) => `${where}.spec.${p.path}: ${p.message}`));
     const inputBytes = Buffer.byteLength(JSON.stringify({ spec, schedule: { name: s.name, scheduledTime: '<aws.scheduler.scheduled-time>' } }));

@@ -1,7 +1,8 @@
 /**
  * The alarms a platform team is paged by, each to one SNS topic (optionally with an email
  * subscription): run executions that timed out or failed for a control-plane reason (not a test's
- * own failure: those end at RunDidNotSucceed), a reaper that gave up, sweeper errors, anything in a
+ * own failure: a run that did not succeed ends at the Fail state RunDidNotSucceed, whose error is the
+ * run's outcome, e.g. THRESHOLDS_FAILED), a reaper that gave up, sweeper errors, anything in a
  * dead-letter queue, and API 5xx answers.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
@@ -15,10 +16,14 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { OUTCOMES, Outcome } from '../../lambdas/core/status';
 import type { DeployConfig } from '../config/deploy-config';
 
-/** The Fail state a run ends at when its test did not succeed: an outcome, not an alarm. */
-export const TEST_OUTCOME_FAIL_ERROR = 'RunDidNotSucceed';
+/**
+ * The errors an execution fails with when its run ended without succeeding: the outcome itself
+ * (run.asl.json's RunDidNotSucceed takes its error from `$.decision.outcome`). Outcomes, not alarms.
+ */
+export const TEST_OUTCOME_ERRORS: readonly string[] = OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED);
 export const METRIC_NAMESPACE = 'loadplane';
 
 export interface AlarmsProps {
@@ -62,10 +67,13 @@ export class Alarms extends Construct {
       logGroup: props.runLogGroup,
       metricNamespace: METRIC_NAMESPACE,
       metricName: 'RunExecutionsFailedByControlPlane',
-      filterPattern: FilterPattern.all(FilterPattern.stringValue('$.type', '=', 'ExecutionFailed'), FilterPattern.stringValue('$.details.error', '!=', TEST_OUTCOME_FAIL_ERROR)),
+      filterPattern: FilterPattern.all(
+        FilterPattern.stringValue('$.type', '=', 'ExecutionFailed'),
+        ...TEST_OUTCOME_ERRORS.map((outcome) => FilterPattern.stringValue('$.details.error', '!=', outcome)),
+      ),
       metricValue: '1',
     });
-    alarm('RunFailed', failures.metric({ period, statistic: 'Sum' }), `A run's execution failed for a reason other than its test's outcome (${TEST_OUTCOME_FAIL_ERROR}): a stage, the cluster or a notification.`);
+    alarm('RunFailed', failures.metric({ period, statistic: 'Sum' }), `A run's execution failed for a reason other than its test's outcome (${TEST_OUTCOME_ERRORS.join(', ')}): a stage, the cluster or a notification.`);
     alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
     alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {

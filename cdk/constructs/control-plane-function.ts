@@ -4,9 +4,9 @@
  * knows what the function calls; nothing is inferred), and Powertools' environment.
  */
 import { join } from 'node:path';
-import { Duration, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet } from 'aws-cdk-lib/aws-ec2';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Policy, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -25,7 +25,7 @@ export interface ControlPlaneFunctionProps {
   role: Role;
   environment: Record<string, string>;
   config: DeployConfig;
-  /** Place it in the configured VPC (the functions that reach a private cluster endpoint). */
+  /** Place it in the configured VPC (the functions that reach a private cluster endpoint; their role needs grantNetworkInterfaces). */
   inVpc: boolean;
   description: string;
 }
@@ -71,32 +71,60 @@ export class ControlPlaneFunction extends Construct {
       description: props.description,
       ...(vpc ? { vpc: vpc.vpc, vpcSubnets: { subnets: vpc.subnets }, securityGroups: vpc.securityGroups } : {}),
     });
-    if (vpc) {
-      props.role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: [
-            'ec2:CreateNetworkInterface',
-            'ec2:DescribeNetworkInterfaces',
-            'ec2:DeleteNetworkInterface',
-            'ec2:AssignPrivateIpAddresses',
-            'ec2:UnassignPrivateIpAddresses',
-          ],
-          resources: ['*'],
-        }),
-      );
-      Validations.of(props.role).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'Lambda manages the network interfaces of a function in a VPC with its role; these EC2 actions take no resource ARN (AWSLambdaVPCAccessExecutionRole grants the same on *).',
-      });
-    }
   }
 }
 
-function vpcPlacement(scope: Construct, config: NonNullable<DeployConfig['vpc']>): { vpc: ReturnType<typeof Vpc.fromVpcAttributes>; subnets: ISubnet[]; securityGroups: ISecurityGroup[] } {
-  const vpc = Vpc.fromVpcAttributes(scope, 'Vpc', { vpcId: config.vpcId, availabilityZones: config.subnetIds.map((_, i) => `az-${i}`), privateSubnetIds: config.subnetIds });
-  return {
-    vpc,
-    subnets: config.subnetIds.map((id, i) => Subnet.fromSubnetId(scope, `Subnet${i}`, id)),
-    securityGroups: config.securityGroupIds.map((id, i) => SecurityGroup.fromSecurityGroupId(scope, `SecurityGroup${i}`, id, { mutable: false })),
-  };
+/**
+ * The configured VPC's subnets and security groups, imported once per stack and shared by every
+ * function placed there.
+ */
+function vpcPlacement(scope: Construct, config: NonNullable<DeployConfig['vpc']>): { vpc: IVpc; subnets: ISubnet[]; securityGroups: ISecurityGroup[] } {
+  const stack = Stack.of(scope);
+  const existing = stack.node.tryFindChild(PLACEMENT_ID) as FunctionPlacement | undefined;
+  return existing ?? new FunctionPlacement(stack, PLACEMENT_ID, config);
+}
+
+const PLACEMENT_ID = 'FunctionPlacement';
+
+class FunctionPlacement extends Construct {
+  readonly vpc: IVpc;
+  readonly subnets: ISubnet[];
+  readonly securityGroups: ISecurityGroup[];
+
+  constructor(scope: Construct, id: string, config: NonNullable<DeployConfig['vpc']>) {
+    super(scope, id);
+    this.vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpcId, availabilityZones: config.subnetIds.map((_, i) => `az-${i}`), privateSubnetIds: config.subnetIds });
+    this.subnets = config.subnetIds.map((subnetId, i) => Subnet.fromSubnetId(this, `Subnet${i}`, subnetId));
+    this.securityGroups = config.securityGroupIds.map((sg, i) => SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, sg, { mutable: false }));
+    Validations.of(this).acknowledge({
+      id: '@aws-cdk/aws-ec2:noSubnetRouteTableId',
+      reason: 'The subnets are only where the functions run; nothing in the stack reads or adds routes, so their route tables are not needed.',
+    });
+  }
+}
+
+/**
+ * Lambda manages the network interfaces of a function in a VPC with the function's role. These EC2
+ * actions take no resource ARN, so they are a policy of their own, and only it is acknowledged.
+ */
+export function grantNetworkInterfaces(scope: Construct, role: Role): void {
+  const policy = new Policy(scope, 'NetworkInterfaces', {
+    roles: [role],
+    statements: [
+      new PolicyStatement({
+        actions: [
+          'ec2:CreateNetworkInterface',
+          'ec2:DescribeNetworkInterfaces',
+          'ec2:DeleteNetworkInterface',
+          'ec2:AssignPrivateIpAddresses',
+          'ec2:UnassignPrivateIpAddresses',
+        ],
+        resources: ['*'],
+      }),
+    ],
+  });
+  Validations.of(policy).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: "Lambda manages a VPC function's network interfaces with its role; these EC2 actions take no resource ARN (AWS's AWSLambdaVPCAccessExecutionRole grants the same on *).",
+  });
 }

@@ -75,12 +75,14 @@ export class LoadplaneRestApi extends Construct {
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: config.logging.retentionDays as RetentionDays });
     this.api = new RestApi(this, 'Api', {
+      restApiName: `${config.stackName}-api`,
       description: 'loadplane: start, read and abort load test runs',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
-      // Access and execution logs need API Gateway's account-level CloudWatch role (one per region).
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Access and execution logs need API Gateway's account-level CloudWatch role (one per region);
+      // with api.cloudWatchRole false the account's own is used. Retained: other APIs may log through it.
+      cloudWatchRole: config.api.cloudWatchRole,
+      ...(config.api.cloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
         stageName: 'v1',
         throttlingRateLimit: config.api.rateLimit,
@@ -111,11 +113,13 @@ export class LoadplaneRestApi extends Construct {
         reason: 'The gateway validates the required path parameters; the body (JSON or YAML) is validated by the function before anything is written, with errors naming the spec field and limit, which a JSON Schema model at the gateway cannot give.',
       },
       { id: 'AwsSolutions-COG4', reason: 'Callers are AWS principals (CI roles, engineers through the CLI) authorized by IAM, not Cognito users.' },
-      {
+    );
+    if (config.api.cloudWatchRole) {
+      Validations.of(this.api).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason: "API Gateway's account-level CloudWatch role uses AWS's policy made for it; access and execution logs need that role.",
-      },
-    );
+      });
+    }
   }
 }
 

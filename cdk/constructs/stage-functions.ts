@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { STAGE_TIMEOUT_SECONDS, reaperTimeoutSeconds } from '../../lambdas/core/stage-timing';
 import { Stage } from '../../lambdas/core/status';
 import type { DeployConfig } from '../config/deploy-config';
-import { ControlPlaneFunction } from './control-plane-function';
+import { ControlPlaneFunction, grantNetworkInterfaces } from './control-plane-function';
 import { describeClustersStatement, grantChannelSecretsRead, ledgerStatement } from './permissions';
 import type { LedgerTable } from './ledger-table';
 
@@ -42,6 +42,7 @@ export class StageFunctions extends Construct {
     this.role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
     this.role.addToPrincipalPolicy(describeClustersStatement(this, config.clusters.map((c) => c.name)));
     grantChannelSecretsRead(this.role, config);
+    if (config.vpc) grantNetworkInterfaces(this, this.role);
 
     const make = (fid: string, kind: 'stage' | 'reaper', timeoutSeconds: number, description: string) =>
       new ControlPlaneFunction(this, fid, {

@@ -13,7 +13,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SWEEPER_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
 import type { DeployConfig } from '../config/deploy-config';
-import { ControlPlaneFunction } from './control-plane-function';
+import { ControlPlaneFunction, grantNetworkInterfaces } from './control-plane-function';
 import type { LedgerTable } from './ledger-table';
 import {
   describeClustersStatement,
@@ -48,6 +48,7 @@ export class Sweeper extends Construct {
     this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
     this.role.addToPrincipalPolicy(stopExecutionStatement(this.role, props.stateMachineName));
     grantChannelSecretsRead(this.role, config);
+    if (config.vpc) grantNetworkInterfaces(this, this.role);
     this.fn = new ControlPlaneFunction(this, 'Handler', {
       kind: 'sweeper',
       timeoutSeconds: SWEEPER_TIMEOUT_SECONDS,

@@ -1,7 +1,7 @@
 /**
  * What the API handler works with, built once per container on AWS (handlers/api.ts) and per
  * `loadplane serve` locally (local/serve): the same ledger and deployment config as the stages, and
- * the run state machine's executions through the real SFNClient (architecture §2, §8).
+ * the run state machine's executions through the real SFNClient (architecture §2, §9).
  */
 import type { DeploymentConfig } from '../core/config';
 import type { Ledger } from '../ledger/ledger';

@@ -3,6 +3,7 @@
  * This is the only module that reads `process.env`; everything else receives a DeploymentConfig.
  */
 import { z } from 'zod';
+import { NotifyPolicy } from './status';
 
 const clusterAllowance = z.object({
   /** EKS cluster name (or, locally, a kubeconfig context / `kube-sim`). */
@@ -52,6 +53,8 @@ export const deploymentConfigSchema = z.object({
     defaultChannels: z.array(z.string().min(1)),
     /** Secrets Manager id prefix: channel `slack` reads `<prefix>slack`, a JSON `{ "url", "signingSecret"? }`. */
     secretPrefix: z.string().min(1),
+    /** The notify policy of a spec that names none (architecture §5). */
+    defaultPolicy: z.enum(NotifyPolicy).default(NotifyPolicy.atMostOnce),
   }),
 }).refine((c) => c.maxSpecBytes > c.maxScriptBytes, {
   path: ['maxSpecBytes'],
@@ -76,7 +79,7 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
   maxSpecBytes: 1024 * 1024,
   maxArguments: 256,
   maxArgumentBytes: 64 * 1024,
-  notify: { defaultChannels: [], secretPrefix: 'loadplane/notify/' },
+  notify: { defaultChannels: [], secretPrefix: 'loadplane/notify/', defaultPolicy: NotifyPolicy.atMostOnce },
 };
 
 /**

@@ -407,7 +407,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
           if (duplicate) ctx.issues.push({ code: 'custom', message: `lists ${excerpt(duplicate)} twice`, input: ctx.value });
         })
         .default([]),
-      policy: z.enum(NotifyPolicy).default(NotifyPolicy.atMostOnce),
+      policy: z.enum(NotifyPolicy).default(config.notify.defaultPolicy),
     })
     .prefault({});
 

@@ -1,5 +1,5 @@
 /**
- * Simulated time for the local runtime (architecture §8): one clock that kube-sim, the local state machine
+ * Simulated time for the local runtime (architecture §9): one clock that kube-sim, the local state machine
  * engine, the ledger's leases and every wait read, so nothing local compares two different clocks.
  *
  * Two implementations:

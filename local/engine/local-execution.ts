@@ -1,6 +1,6 @@
 /**
  * Runs the real ASL definition in aws-local-stepfunctions, the local stand-in for Step Functions
- * (architecture §8). Every Task goes to one in-process handler with the Lambda payload (the Task's
+ * (architecture §9). Every Task goes to one in-process handler with the Lambda payload (the Task's
  * rendered Parameters); `$$.Execution` carries the execution name (= run id) and a local ARN; the
  * event history is recorded.
  *

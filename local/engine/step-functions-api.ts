@@ -1,5 +1,5 @@
 /**
- * The local engine behind the Step Functions API (architecture §8): an HTTP server that speaks AWS's
+ * The local engine behind the Step Functions API (architecture §9): an HTTP server that speaks AWS's
  * JSON 1.0 protocol (POST `/`, `X-Amz-Target: AWSStepFunctions.<Action>`), so code written for AWS —
  * the real SFNClient from @aws-sdk/client-sfn, as lambdas/api/executions.ts uses it — runs unchanged
  * against the local runtime. It answers StartExecution, DescribeExecution, StopExecution,

@@ -1,5 +1,5 @@
 /**
- * The embedded default (architecture §8): the real state machine definition in the local ASL engine, the
+ * The embedded default (architecture §9): the real state machine definition in the local ASL engine, the
  * ledger in embedded dynalite, and a cluster — kube-sim, or a kubeconfig context. One runtime can
  * run many executions at once, each with its own run; closing it stops the servers it started (wait
  * for executions' results first).

@@ -1,7 +1,7 @@
 /**
  * `loadplane serve`'s thin API Gateway: an HTTP request on loopback becomes the REST API proxy event
  * (v1) API Gateway would hand the API Lambda, and the Lambda's result becomes the HTTP answer
- * (architecture §8). What API Gateway does before the Lambda is done here too: bodies over its
+ * (architecture §9). What API Gateway does before the Lambda is done here too: bodies over its
  * 10 MB payload limit are refused, and the caller's identity is filled in — from the SigV4
  * `Authorization` header's access key when the request is signed (so keys are scoped per caller, as
  * with IAM), else one local principal. Signatures are not verified: serve listens on 127.0.0.1 only.

@@ -1,5 +1,5 @@
 /**
- * `loadplane serve` (architecture §8): the REST API on 127.0.0.1, with the code path it has on AWS.
+ * `loadplane serve` (architecture §9): the REST API on 127.0.0.1, with the code path it has on AWS.
  * An HTTP request becomes an API Gateway proxy event for the same API handler (lambdas/api/router.ts);
  * the handler starts executions with the real SFNClient against the local engine's Step Functions API
  * (local/engine/step-functions-api.ts), which runs the real state machine definition on the embedded

@@ -1,5 +1,5 @@
 /**
- * The embedded ledger store for the local runtime and tests (architecture §8): dynalite in-process on
+ * The embedded ledger store for the local runtime and tests (architecture §9): dynalite in-process on
  * 127.0.0.1 at a random port, with the ledger table created and ACTIVE before it is handed out.
  */
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, loadConfig, loadLedgerSettings } from '../../lambdas/core/config';
+import { validateSpec } from '../../lambdas/core/spec';
+import { NotifyPolicy } from '../../lambdas/core/status';
 
 describe('deployment config', () => {
   it('defaults to the documented limits', () => {
@@ -24,6 +26,17 @@ describe('deployment config', () => {
   it('a LOADPLANE_CONFIG written before the phase limits existed gets their defaults', () => {
     const config = loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ maxRunDurationSeconds: 7_200 }) });
     expect(config).toMatchObject({ maxRunDurationSeconds: 7_200, maxPrepareSeconds: 3_600, maxReadySeconds: 3_600 });
+  });
+
+  it("the deployment's notify policy is the default of a spec that names none; a spec's own policy wins", () => {
+    const config = loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ notify: { defaultChannels: [], secretPrefix: 'p/', defaultPolicy: 'atLeastOnce' } }) });
+    const spec = { name: 'n', engine: 'k6', parallelism: 1, script: { filename: 's.js', inline: 'export default function () {}' } };
+    const without = validateSpec(spec, config);
+    const own = validateSpec({ ...spec, notify: { policy: 'atMostOnce' } }, config);
+    expect(without.ok && without.spec.notify.policy).toBe(NotifyPolicy.atLeastOnce);
+    expect(own.ok && own.spec.notify.policy).toBe(NotifyPolicy.atMostOnce);
+    // A LOADPLANE_CONFIG written before the field existed keeps at-most-once.
+    expect(loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ notify: { defaultChannels: [], secretPrefix: 'p/' } }) }).notify.defaultPolicy).toBe(NotifyPolicy.atMostOnce);
   });
 
   it.each([

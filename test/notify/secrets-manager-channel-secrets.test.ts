@@ -1,5 +1,5 @@
 /**
- * No local Secrets Manager exists: the real SDK client is stubbed at its `send` boundary (architecture §10),
+ * No local Secrets Manager exists: the real SDK client is stubbed at its `send` boundary (architecture §11),
  * answering GetSecretValue from a map, and counting calls.
  */
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';

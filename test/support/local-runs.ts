@@ -27,7 +27,7 @@ export interface FinishedRun {
 export interface Harness {
   runtime: LocalRuntime;
   kubeSim: KubeSim;
-  /** The one clock of the runtime: moves only when every execution waits on it (architecture §8). */
+  /** The one clock of the runtime: moves only when every execution waits on it (architecture §9). */
   clock: VirtualClock;
   /** Starts an execution with `input` (default `{ spec }`) named `name` (default a new run id) and waits for it. */
   run(spec: RunSpecInput, options?: { name?: string; input?: Record<string, unknown>; onEvent?: (e: HistoryEvent) => void }): Promise<FinishedRun>;

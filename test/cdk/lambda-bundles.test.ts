@@ -1,0 +1,171 @@
+/**
+ * Each handler bundles as the stack bundles it (cdk/function-bundling.ts: LAMBDA_BUNDLING, local
+ * esbuild) and loads as Lambda loads it: `index.js` required as CommonJS from a directory with no
+ * node_modules, in a fresh process with the environment the stack sets. A module that cannot load on
+ * Lambda (an ESM-only construct in a CJS bundle, an import left external, a top-level call that needs
+ * AWS) fails here rather than on the first invocation after deploy.
+ *
+ * One esbuild build for all entries (esbuild shares the parsing of what they import; each output is
+ * still self-contained, as no splitting is asked for); one child process per handler, like one container.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build, type Metafile, type Message } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDeployConfig } from '../../cdk/config/deploy-config';
+import { HANDLER_ENTRIES, LAMBDA_BUNDLING, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
+import { proxyEvent } from '../support/api-gateway-events';
+import { EXAMPLE_CONFIG } from '../support/cdk-stack';
+
+const KINDS = Object.keys(HANDLER_ENTRIES) as HandlerKind[];
+const dir = mkdtempSync(join(tmpdir(), 'loadplane-bundles-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** What the stack sets (LOADPLANE_CONFIG: the deploy config's runtime part), with a maxSpecBytes of its own to find again. */
+const MARKED_SPEC_BYTES = 1_234_567;
+const runtime = { ...loadDeployConfig(EXAMPLE_CONFIG).runtime, maxSpecBytes: MARKED_SPEC_BYTES };
+
+/**
+ * Loads `<kind>/index.js` as Lambda's Node runtime does (require, handler export `handler`), then
+ * invokes it with the event in `eventFile` if given. Prints one JSON line: how far it got.
+ */
+const PROBE = `
+const [kind, eventFile] = process.argv.slice(2);
+const out = {};
+const done = () => process.stdout.write(JSON.stringify(out));
+let mod;
+try {
+  mod = require('./' + kind + '/index.js');
+} catch (err) {
+  out.loadError = String(err && err.stack || err);
+  return done();
+}
+out.handlerType = typeof mod.handler;
+if (!eventFile || typeof mod.handler !== 'function') return done();
+const event = JSON.parse(require('node:fs').readFileSync(eventFile, 'utf8'));
+Promise.resolve()
+  .then(() => mod.handler(event, { awsRequestId: 'x', functionName: 'loadplane-' + kind, getRemainingTimeInMillis: () => 60000 }))
+  .then((result) => { out.result = result; }, (err) => { out.error = { name: err && err.name, message: err && err.message, problems: err && err.problems }; })
+  .finally(done);
+`;
+
+interface ProbeResult {
+  loadError?: string;
+  handlerType?: string;
+  result?: { statusCode: number; headers?: Record<string, string>; body: string };
+  error?: { name?: string; message?: string; problems?: Array<{ path: string; message: string }> };
+}
+
+function probe(kind: HandlerKind, event?: unknown): Promise<ProbeResult> {
+  const args = [join(dir, 'probe.cjs'), kind];
+  if (event !== undefined) {
+    const eventFile = join(dir, `${kind}-event.json`);
+    writeFileSync(eventFile, JSON.stringify(event));
+    args.push(eventFile);
+  }
+  const env = {
+    LOADPLANE_TABLE: 't',
+    LOADPLANE_CONFIG: JSON.stringify(runtime),
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'fake-secret',
+    // Any AWS call would fail at once here instead of reaching out: none is expected.
+    AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { cwd: dir, env, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`probe ${kind} failed (${error.message}): ${stderr}`));
+      resolve(JSON.parse(stdout) as ProbeResult);
+    });
+  });
+}
+
+let warnings: Message[];
+let metafile: Metafile;
+/** One process per handler, started together once the bundles exist: load, and for stage and api one invocation. */
+let probes: Record<HandlerKind, Promise<ProbeResult>>;
+const INVOCATIONS: Partial<Record<HandlerKind, unknown>> = {
+  stage: { stage: 'NoSuchStage' },
+  api: proxyEvent({ method: 'GET', path: '/openapi.json' }),
+};
+const bundle = (kind: HandlerKind) => join(dir, kind, 'index.js');
+
+beforeAll(async () => {
+  // Outside the repository's "type": "module" package, as /var/task is: a nested index.js is CommonJS.
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'commonjs' }));
+  writeFileSync(join(dir, 'probe.cjs'), PROBE);
+  const result = await build({
+    absWorkingDir: REPO_ROOT,
+    entryPoints: Object.fromEntries(KINDS.map((kind) => [`${kind}/index`, join(REPO_ROOT, HANDLER_ENTRIES[kind])])),
+    outdir: dir,
+    bundle: true,
+    platform: 'node',
+    format: LAMBDA_BUNDLING.format ?? 'cjs',
+    target: LAMBDA_BUNDLING.target,
+    minify: LAMBDA_BUNDLING.minify,
+    sourcemap: LAMBDA_BUNDLING.sourceMap,
+    external: LAMBDA_BUNDLING.externalModules,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  warnings = result.warnings;
+  metafile = result.metafile;
+  for (const kind of KINDS) console.log(`bundle ${kind}: ${statSync(bundle(kind)).size} bytes`);
+  probes = Object.fromEntries(KINDS.map((kind) => [kind, probe(kind, INVOCATIONS[kind])])) as Record<HandlerKind, Promise<ProbeResult>>;
+  // Settled here so that a failing probe is reported by its test, not as an unhandled rejection.
+  await Promise.allSettled(Object.values(probes));
+}, 120_000);
+
+describe('the Lambda bundles', () => {
+  it('are built as the stack builds them: CommonJS, everything bundled, no warnings', () => {
+    // The design: the SDK and every dependency are in the bundle (the tests' versions run on Lambda).
+    expect(LAMBDA_BUNDLING.externalModules).toEqual([]);
+    expect(LAMBDA_BUNDLING.format ?? 'cjs').toBe('cjs');
+    // esbuild warns of what breaks in a CJS bundle (import.meta, top-level await, …).
+    expect(warnings.map((w) => `${w.id}: ${w.text} (${w.location?.file}:${w.location?.line})`)).toEqual([]);
+    const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+    // Optional packages their users require inside try/catch (esbuild leaves an unresolvable one as a
+    // runtime require): node-fetch's `encoding`, ws's native speed-ups. Everything else is in the bundle.
+    const optional = new Set(['encoding', 'bufferutil', 'utf-8-validate']);
+    for (const kind of KINDS) {
+      const output = metafile.outputs[Object.keys(metafile.outputs).find((o) => o.endsWith(`${kind}/index.js`))!];
+      expect(output, kind).toBeDefined();
+      const external = output!.imports.filter((i) => i.external).map((i) => i.path);
+      expect(external.filter((p) => !builtins.has(p) && !optional.has(p)), kind).toEqual([]);
+    }
+  });
+
+  it.each(KINDS)('%s loads as Lambda loads it and exports a handler function', async (kind) => {
+    const result = await probes[kind];
+    expect(result.loadError).toBeUndefined();
+    expect(result.handlerType).toBe('function');
+  });
+
+  it('the stage handler refuses a payload naming no stage with a SpecInvalid naming (payload).stage', async () => {
+    const result = await probes.stage;
+    expect(result.loadError).toBeUndefined();
+    expect(result.result).toBeUndefined();
+    expect(result.error?.name).toBe('SpecInvalid');
+    expect(result.error?.problems).toHaveLength(1);
+    expect(result.error?.problems?.[0]?.path).toBe('(payload).stage');
+    expect(result.error?.message).toMatch(/^\(payload\)\.stage: .*'Admit'.*'Cleanup'/);
+  });
+
+  it('the api handler answers GET /openapi.json with 200 and the deployment’s limits, no AWS call', async () => {
+    const result = await probes.api;
+    expect(result.loadError).toBeUndefined();
+    expect(result.error).toBeUndefined();
+    expect(result.result?.statusCode, result.result?.body).toBe(200);
+    expect(result.result?.headers?.['content-type']).toBe('application/json');
+    const document = JSON.parse(result.result!.body) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };
+    expect(document.openapi).toMatch(/^3\./);
+    expect(document.info.title).toBe('loadplane');
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/runs', '/openapi.json']));
+    // The document is built from LOADPLANE_CONFIG as the bundle read it.
+    expect(result.result!.body).toContain(`at most ${MARKED_SPEC_BYTES} bytes (maxSpecBytes)`);
+  });
+});

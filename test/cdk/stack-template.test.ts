@@ -1,0 +1,754 @@
+/**
+ * The loadplane stack's CloudFormation template, read as AWS would: the ledger table is the one the
+ * code was tested against, every function is sized from the stage timing table, the run state
+ * machine's placeholders are bound to the functions with matching timeouts, and the API, the reaper,
+ * the schedules, cluster access, IAM and the alarms are what the code and the config ask for.
+ *
+ * Two stacks, each synthesized once: the example config's, and one from a config with a VPC, a KMS
+ * key on the channel secrets, two clusters (one without an access entry), two schedules (one
+ * disabled), an alarm email and the state machine logging at ERROR.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import aslValidator from 'asl-validator';
+import { CfnElement, Stack, type CfnResource } from 'aws-cdk-lib';
+import { parse as parseYaml } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_OUTCOME_ERRORS } from '../../cdk/constructs/alarms';
+import { openApiRoutes } from '../../cdk/constructs/rest-api';
+import { CONTROL_PLANE_GROUP } from '../../lambdas/cluster/rbac';
+import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
+import { executionInputSchema, runIdentity } from '../../lambdas/core/execution-input';
+import {
+  API_TIMEOUT_SECONDS,
+  STAGE_TIMEOUT_SECONDS,
+  SWEEPER_TIMEOUT_SECONDS,
+  guaranteedRetryWaitSeconds,
+  leasesMetBy,
+  reaperRetry,
+  reaperTimeoutSeconds,
+  stageLeaseMs,
+  type RetryTiming,
+} from '../../lambdas/core/stage-timing';
+import { OUTCOMES, Outcome, Stage, TriggerKind } from '../../lambdas/core/status';
+import { TTL_ATTRIBUTE, tableDefinition } from '../../lambdas/ledger/table';
+import { readRunDefinition, stageFunctionSubstitution, type AslState } from '../../statemachine/run-definition';
+import { configDocument, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+
+// ---------------------------------------------------------------------------------------------
+// The second config: every optional part of the deployment config switched on.
+
+const EXAMPLE_SPEC = parseYaml(readFileSync(fileURLToPath(new URL('../../examples/deploy/nightly-smoke.yaml', import.meta.url)), 'utf8')) as Record<string, unknown>;
+const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+const FULL_CONFIG = configDocument({
+  vpc: {
+    vpcId: 'vpc-0123456789abcdef0',
+    subnetIds: ['subnet-0123456789abcdef0', 'subnet-0fedcba9876543210'],
+    securityGroupIds: ['sg-0123456789abcdef0', 'sg-0fedcba9876543210'],
+  },
+  notify: { secretPrefix: 'perf/channels/', secretsKmsKeyArn: KMS_KEY_ARN },
+  clusters: [
+    { name: 'perf', namespaces: ['loadtest'] },
+    { name: 'shared', namespaces: ['lt-a', 'lt-b'], accessEntry: false },
+  ],
+  limits: { maxRunDurationSeconds: 7200, maxPrepareSeconds: 600, maxReadySeconds: 900 },
+  schedules: [
+    { name: 'nightly', expression: 'cron(0 2 * * ? *)', timeZone: 'Europe/Berlin', spec: { ...EXAMPLE_SPEC, name: 'nightly', cluster: { name: 'perf', namespace: 'loadtest' } } },
+    { name: 'weekly', expression: 'rate(7 days)', enabled: false, spec: { ...EXAMPLE_SPEC, name: 'weekly', parallelism: 2, cluster: { name: 'shared', namespace: 'lt-b' } } },
+  ],
+  alarms: { email: 'platform-team@example.com' },
+  logging: { level: 'WARN', stateMachineLevel: 'ERROR', retentionDays: 30 },
+  api: { rateLimit: 5, burstLimit: 7 },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Reading the template.
+
+type Props = Record<string, unknown>;
+interface Resource {
+  Type: string;
+  Properties: Props;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+interface RetryEntry {
+  ErrorEquals: string[];
+  [key: string]: unknown;
+}
+
+/** One synthesized stack and the lookups the tests share. */
+class StackView {
+  readonly resources: Record<string, Resource>;
+
+  constructor(readonly synthed: SynthedStack) {
+    this.resources = (synthed.template.toJSON() as { Resources: Record<string, Resource> }).Resources;
+  }
+
+  get config() {
+    return this.synthed.config;
+  }
+
+  /** Logical id of the CloudFormation resource at a construct path under the stack (its default child for an L2). */
+  id(path: string): string {
+    const stack: Stack = this.synthed.stack;
+    const construct = stack.node.findAll().find((c) => c.node.path === `${stack.node.path}/${path}`);
+    if (!construct) throw new Error(`no construct at ${path}`);
+    const element = CfnElement.isCfnElement(construct) ? construct : (construct.node.defaultChild as CfnResource | undefined);
+    if (!element) throw new Error(`the construct at ${path} has no CloudFormation resource`);
+    const logicalId = stack.resolve(element.logicalId) as string;
+    expect(this.resources[logicalId], `resource ${logicalId} (${path})`).toBeDefined();
+    return logicalId;
+  }
+
+  resource(logicalId: string): Resource {
+    const r = this.resources[logicalId];
+    if (!r) throw new Error(`no resource ${logicalId}`);
+    return r;
+  }
+
+  ofType(type: string): Array<[string, Resource]> {
+    return Object.entries(this.resources).filter(([, r]) => r.Type === type);
+  }
+
+  stageFunction(stage: Stage): string {
+    return this.id(`Stages/${stage}/Function`);
+  }
+  get reaperFunction() {
+    return this.id('Stages/Reaper/Function');
+  }
+  get sweeperFunction() {
+    return this.id('Sweeper/Handler/Function');
+  }
+  get apiFunction() {
+    return this.id('Api/Handler/Function');
+  }
+  get runMachine() {
+    return this.id('Run/StateMachine');
+  }
+  get reaperMachine() {
+    return this.id('Reaper/StateMachine');
+  }
+
+  /** The role a function runs with. */
+  roleOf(functionId: string): string {
+    return getAttOf(this.resource(functionId).Properties.Role, 'Arn');
+  }
+
+  /** Every Allow/Deny statement that applies to a role: attached AWS::IAM::Policy documents and inline policies. */
+  statementsOf(roleId: string): Statement[] {
+    const attached = this.ofType('AWS::IAM::Policy')
+      .filter(([, p]) => ((p.Properties.Roles ?? []) as unknown[]).some((r) => refOf(r) === roleId))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const inline = ((this.resource(roleId).Properties.Policies ?? []) as Array<{ PolicyDocument: { Statement: Statement[] } }>).flatMap((p) => p.PolicyDocument.Statement);
+    return [...attached, ...inline];
+  }
+
+  /** Every identity-policy statement in the template, with where it is. */
+  allStatements(): Array<{ where: string; statement: Statement }> {
+    const out: Array<{ where: string; statement: Statement }> = [];
+    for (const [id, r] of Object.entries(this.resources)) {
+      if (r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy') {
+        for (const s of (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement) out.push({ where: id, statement: s });
+      }
+      if (r.Type === 'AWS::IAM::Role') {
+        for (const p of (r.Properties.Policies ?? []) as Array<{ PolicyName: string; PolicyDocument: { Statement: Statement[] } }>) {
+          for (const s of p.PolicyDocument.Statement) out.push({ where: `${id}/${p.PolicyName}`, statement: s });
+        }
+      }
+    }
+    return out;
+  }
+}
+
+const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const actionsOf = (s: Statement) => asArray(s.Action);
+const resourcesOf = (s: Statement) => asArray(s.Resource).map(flat);
+
+function refOf(v: unknown): string | undefined {
+  return typeof v === 'object' && v !== null && 'Ref' in v ? String((v as { Ref: unknown }).Ref) : undefined;
+}
+
+/** The logical id a `Fn::GetAtt [id, attribute]` names; throws on anything else. */
+function getAttOf(v: unknown, attribute: string): string {
+  const getAtt = (v as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'];
+  if (!getAtt || getAtt[1] !== attribute) throw new Error(`expected Fn::GetAtt [..., ${attribute}], got ${JSON.stringify(v)}`);
+  return getAtt[0];
+}
+
+/**
+ * An intrinsic value as one comparable string: pseudo parameters as `<AWS::Region>`, a Ref as
+ * `{Ref:id}`, a GetAtt as `{id.Attr}`, joins joined.
+ */
+function flat(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  const o = v as Record<string, unknown>;
+  if ('Ref' in o) return String(o.Ref).startsWith('AWS::') ? `<${String(o.Ref)}>` : `{Ref:${String(o.Ref)}}`;
+  if ('Fn::GetAtt' in o) return `{${(o['Fn::GetAtt'] as string[]).join('.')}}`;
+  if ('Fn::Join' in o) {
+    const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
+    return parts.map(flat).join(sep);
+  }
+  return JSON.stringify(v);
+}
+
+/** A state machine's definition as deployed: DefinitionString (a string or a join of strings) and its substitutions. */
+function definitionOf(view: StackView, machineId: string): { text: string; definition: { TimeoutSeconds?: number; States: Record<string, AslState> }; substitutions: Record<string, unknown> } {
+  const props = view.resource(machineId).Properties;
+  expect(props.DefinitionS3Location, 'the definition is inline, so the template shows it').toBeUndefined();
+  const text = flat(props.DefinitionString);
+  // Every deployment-specific value goes through DefinitionSubstitutions: no token inside the text.
+  expect(text).not.toMatch(/\{Ref:|\{[A-Za-z0-9]+\.[A-Za-z]+\}|<AWS::/);
+  return { text, definition: JSON.parse(text), substitutions: (props.DefinitionSubstitutions ?? {}) as Record<string, unknown> };
+}
+
+const placeholdersIn = (text: string) => new Set([...text.matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1]!));
+
+/** The definition with every `${Name}` replaced by `dummy(Name)`, for asl-validator. */
+function substituted(text: string, dummy: (name: string) => string): unknown {
+  return JSON.parse(text.replace(/\$\{([^}]+)\}/g, (_, name: string) => dummy(name)));
+}
+const dummyArn = (name: string) => (name.endsWith('Url') ? `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}` : `arn:aws:lambda:eu-west-1:123456789012:function:${name}`);
+
+/**
+ * A CloudWatch Logs JSON filter pattern of the form `{ ($.a = "x") && ($.b != "y") }` evaluated
+ * against one log event; throws on any syntax beyond that, so a changed pattern is looked at again.
+ */
+function filterMatches(pattern: string, event: unknown): boolean {
+  const body = pattern.trim().match(/^\{(.*)\}$/s)?.[1];
+  if (body === undefined) throw new Error(`not a JSON filter pattern: ${pattern}`);
+  if (body.includes('||')) throw new Error(`|| is not understood here: ${pattern}`);
+  return body.split('&&').every((term) => {
+    const m = term.trim().match(/^\(\s*\$((?:\.[A-Za-z0-9_]+)+)\s*(=|!=)\s*"([^"]*)"\s*\)$/);
+    if (!m) throw new Error(`term not understood: ${term}`);
+    const value = m[1]!
+      .slice(1)
+      .split('.')
+      .reduce<unknown>((at, key) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined), event);
+    return m[2] === '=' ? value === m[3] : value !== m[3];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const views: { example?: StackView; full?: StackView } = {};
+beforeAll(() => {
+  views.example = new StackView(synthStack());
+  views.full = new StackView(synthFromDocument(FULL_CONFIG));
+});
+const example = () => views.example!;
+const full = () => views.full!;
+const both: Array<[string, () => StackView]> = [
+  ['example config', example],
+  ['full config (vpc, kms, two clusters, two schedules, ERROR logging)', full],
+];
+
+describe('the ledger table', () => {
+  it('is tableDefinition() of lambdas/ledger/table.ts: keys, attributes, every index with its projection', () => {
+    const [[, table], ...rest] = example().ofType('AWS::DynamoDB::Table') as [[string, Resource], ...Array<[string, Resource]>];
+    expect(rest).toEqual([]);
+    const expected = tableDefinition('ledger');
+    const p = table.Properties;
+    expect(p.KeySchema).toEqual(expected.KeySchema);
+    const byName = (a: { AttributeName?: string }, b: { AttributeName?: string }) => String(a.AttributeName).localeCompare(String(b.AttributeName));
+    expect([...(p.AttributeDefinitions as Array<{ AttributeName: string }>)].sort(byName)).toEqual([...expected.AttributeDefinitions!].sort(byName));
+    const byIndex = (a: { IndexName?: string }, b: { IndexName?: string }) => String(a.IndexName).localeCompare(String(b.IndexName));
+    expect([...(p.GlobalSecondaryIndexes as Array<{ IndexName: string }>)].sort(byIndex)).toEqual(
+      expected.GlobalSecondaryIndexes!.map((g) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection })).sort(byIndex),
+    );
+    expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(p.BillingMode).toBe(expected.BillingMode);
+  });
+
+  it('has point-in-time recovery, TTL on expiresAt, deletion protection, and is retained', () => {
+    const table = example().resource(example().id('Ledger/Table'));
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: TTL_ATTRIBUTE, Enabled: true });
+    expect(TTL_ATTRIBUTE).toBe('expiresAt');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+  });
+});
+
+describe.each(both)('the functions (%s)', (_, view) => {
+  const expectedTimeouts = (v: StackView): Array<[string, string, number]> => [
+    ...Object.values(Stage).map((stage): [string, string, number] => [stage, v.stageFunction(stage), STAGE_TIMEOUT_SECONDS[stage]]),
+    ['reaper', v.reaperFunction, reaperTimeoutSeconds()],
+    ['sweeper', v.sweeperFunction, SWEEPER_TIMEOUT_SECONDS],
+    ['api', v.apiFunction, API_TIMEOUT_SECONDS],
+  ];
+
+  it('are 11 stage functions, the reaper, the sweeper and the API: 14 in all, each with the timeout of the timing table', () => {
+    const v = view();
+    const functions = expectedTimeouts(v);
+    expect(new Set(functions.map(([, id]) => id)).size).toBe(14);
+    expect(v.ofType('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(functions.map(([, id]) => id).sort());
+    for (const [name, id, timeout] of functions) expect(v.resource(id).Properties.Timeout, name).toBe(timeout);
+  });
+
+  it('run nodejs24.x on arm64, log JSON to a log group of their own with the configured retention', () => {
+    const v = view();
+    const groups = new Set<string>();
+    for (const [name, id] of expectedTimeouts(v)) {
+      const p = v.resource(id).Properties;
+      expect(p.Runtime, name).toBe('nodejs24.x');
+      expect(p.Architectures, name).toEqual(['arm64']);
+      const logging = p.LoggingConfig as { LogFormat: string; LogGroup: unknown };
+      expect(logging.LogFormat, name).toBe('JSON');
+      const group = refOf(logging.LogGroup)!;
+      expect(v.resource(group).Type, name).toBe('AWS::Logs::LogGroup');
+      expect(v.resource(group).Properties.RetentionInDays, name).toBe(v.config.logging.retentionDays);
+      groups.add(group);
+    }
+    expect(groups.size).toBe(14);
+  });
+
+  it('read the deployment config (LOADPLANE_CONFIG = config.runtime) and Powertools settings; the API and the sweeper know the run machine', () => {
+    const v = view();
+    for (const [name, id] of expectedTimeouts(v)) {
+      const env = (v.resource(id).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.parse(String(env.LOADPLANE_CONFIG)), name).toEqual(v.config.runtime);
+      expect(env.POWERTOOLS_SERVICE_NAME, name).toBe('loadplane');
+      expect(env.POWERTOOLS_LOG_LEVEL, name).toBe(v.config.logging.level);
+      expect(refOf(env.LOADPLANE_TABLE), name).toBe(v.id('Ledger/Table'));
+    }
+    for (const id of [v.apiFunction, v.sweeperFunction]) {
+      const env = (v.resource(id).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(refOf(env.LOADPLANE_STATE_MACHINE_ARN), id).toBe(v.runMachine);
+    }
+  });
+});
+
+describe.each(both)('the run state machine: one timing source (%s)', (_, view) => {
+  it('binds every ${...} placeholder of its definition, and binds nothing else', () => {
+    const { text, substitutions } = definitionOf(view(), view().runMachine);
+    const placeholders = placeholdersIn(text);
+    expect(placeholders.size).toBeGreaterThan(0);
+    expect([...placeholders].sort()).toEqual(Object.keys(substitutions).sort());
+  });
+
+  it("binds each Task to its stage's Lambda, whose timeout is the Task's TimeoutSeconds and STAGE_TIMEOUT_SECONDS[stage]", () => {
+    const v = view();
+    const { definition, substitutions } = definitionOf(v, v.runMachine);
+    const tasks = Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
+    expect(new Set(tasks.map(([, s]) => s.Parameters?.stage))).toEqual(new Set(Object.values(Stage)));
+    for (const [name, task] of tasks) {
+      const stage = task.Parameters?.stage as Stage;
+      const key = task.Resource?.match(/^\$\{([^}]+)\}$/)?.[1];
+      expect(key, `${name}'s Resource is a placeholder`).toBe(stageFunctionSubstitution(stage));
+      const fn = getAttOf(substitutions[key!], 'Arn');
+      expect(v.resource(fn).Type, name).toBe('AWS::Lambda::Function');
+      expect(fn, `${name} invokes the ${stage} function`).toBe(v.stageFunction(stage));
+      expect(v.resource(fn).Properties.Timeout, name).toBe(task.TimeoutSeconds);
+      expect(task.TimeoutSeconds, name).toBe(STAGE_TIMEOUT_SECONDS[stage]);
+    }
+  });
+
+  it("gives each stage a lease longer than its timeout, and a StageBusy retry that outlasts every lease the stage can meet", () => {
+    const { definition } = definitionOf(view(), view().runMachine);
+    for (const [name, task] of Object.entries(definition.States).filter(([, s]) => s.Type === 'Task')) {
+      const stage = task.Parameters?.stage as Stage;
+      expect(stageLeaseMs(stage) / 1000, name).toBeGreaterThan(task.TimeoutSeconds!);
+      const busy = (task.Retry ?? []).find((r) => r.ErrorEquals.includes('StageBusy'));
+      expect(busy, `${name} retries StageBusy`).toBeDefined();
+      const wait = guaranteedRetryWaitSeconds(busy as RetryTiming);
+      for (const lease of leasesMetBy(stage)) expect(wait, `${name}: StageBusy retry vs a ${lease} s lease`).toBeGreaterThan(lease);
+    }
+  });
+
+  it('is valid ASL once every placeholder is bound (asl-validator)', () => {
+    const { text } = definitionOf(view(), view().runMachine);
+    const result = aslValidator(substituted(text, dummyArn) as Parameters<typeof aslValidator>[0]);
+    expect(result.errorsText('\n')).toBe('');
+    expect(result.isValid).toBe(true);
+  });
+
+  it("times out at stateMachineTimeoutSeconds of the deployment's limits", () => {
+    const v = view();
+    const { definition } = definitionOf(v, v.runMachine);
+    expect(definition.TimeoutSeconds).toBe(stateMachineTimeoutSeconds(v.config.runtime));
+  });
+
+  it('logs at the configured level without execution data, and traces with X-Ray', () => {
+    const v = view();
+    const p = v.resource(v.runMachine).Properties;
+    const logging = p.LoggingConfiguration as { Level: string; IncludeExecutionData: boolean; Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: unknown } }> };
+    expect(logging.Level).toBe(v.config.logging.stateMachineLevel);
+    expect(logging.IncludeExecutionData).toBe(false);
+    expect(getAttOf(logging.Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn, 'Arn')).toBe(v.id('Run/Logs'));
+    expect(p.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('may invoke exactly the 11 stage functions (unqualified ARNs, no :*)', () => {
+    const v = view();
+    const role = getAttOf(v.resource(v.runMachine).Properties.RoleArn, 'Arn');
+    const invoke = v.statementsOf(role).filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
+    for (const s of invoke) expect(actionsOf(s)).toEqual(['lambda:InvokeFunction']);
+    const resources = invoke.flatMap(resourcesOf);
+    expect(resources.filter((r) => r.includes('*'))).toEqual([]);
+    expect([...resources].sort()).toEqual(Object.values(Stage).map((stage) => `{${v.stageFunction(stage)}.Arn}`).sort());
+  });
+});
+
+describe('the reaper', () => {
+  it('is started by a rule on this run machine’s executions that FAILED, TIMED_OUT or were ABORTED, with a retry policy and a dead-letter queue', () => {
+    const v = example();
+    const rule = v.resource(v.id('Reaper/ExecutionEnded')).Properties;
+    expect(rule.EventPattern).toEqual({
+      source: ['aws.states'],
+      'detail-type': ['Step Functions Execution Status Change'],
+      detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [{ Ref: v.runMachine }] },
+    });
+    const targets = rule.Targets as Array<{ Arn: unknown; DeadLetterConfig?: { Arn: unknown }; RetryPolicy?: { MaximumRetryAttempts: number; MaximumEventAgeInSeconds: number } }>;
+    expect(targets).toHaveLength(1);
+    expect(refOf(targets[0]!.Arn)).toBe(v.reaperMachine);
+    expect(getAttOf(targets[0]!.DeadLetterConfig?.Arn, 'Arn')).toBe(v.id('Reaper/DeadLetters'));
+    expect(targets[0]!.RetryPolicy?.MaximumRetryAttempts).toBeGreaterThan(0);
+    expect(targets[0]!.RetryPolicy?.MaximumEventAgeInSeconds).toBeGreaterThan(0);
+  });
+
+  it("retries the reaper function with exactly reaperRetry(), within the function's own timeout, and is valid ASL", () => {
+    const v = example();
+    const { text, definition, substitutions } = definitionOf(v, v.reaperMachine);
+    expect([...placeholdersIn(text)].sort()).toEqual(Object.keys(substitutions).sort());
+    const tasks = Object.values(definition.States).filter((s) => s.Type === 'Task' && s.Resource?.startsWith('${'));
+    expect(tasks).toHaveLength(1);
+    const reap = tasks[0]!;
+    expect(reap.Retry as RetryEntry[]).toEqual([{ ErrorEquals: ['States.ALL'], ...reaperRetry() }]);
+    const fn = getAttOf(substitutions[reap.Resource!.slice(2, -1)], 'Arn');
+    expect(fn).toBe(v.reaperFunction);
+    expect(reap.TimeoutSeconds).toBe(v.resource(fn).Properties.Timeout);
+    expect(reap.TimeoutSeconds).toBe(reaperTimeoutSeconds());
+    const result = aslValidator(substituted(text, dummyArn) as Parameters<typeof aslValidator>[0]);
+    expect(result.errorsText('\n')).toBe('');
+    expect(result.isValid).toBe(true);
+  });
+});
+
+describe('the REST API', () => {
+  const methods = (v: StackView) => {
+    const resources = Object.fromEntries(v.ofType('AWS::ApiGateway::Resource'));
+    const pathOf = (resourceId: unknown): string => {
+      const ref = refOf(resourceId);
+      if (ref === undefined) return ''; // Fn::GetAtt [api, RootResourceId]
+      const r = resources[ref]!;
+      return `${pathOf(r.Properties.ParentId)}/${String(r.Properties.PathPart)}`;
+    };
+    return v.ofType('AWS::ApiGateway::Method').map(([, m]) => ({ path: pathOf(m.Properties.ResourceId) || '/', method: String(m.Properties.HttpMethod), props: m.Properties }));
+  };
+
+  it('requires IAM authorization on every method', () => {
+    const all = methods(example());
+    expect(all.length).toBeGreaterThan(0);
+    for (const m of all) expect(m.props.AuthorizationType, `${m.method} ${m.path}`).toBe('AWS_IAM');
+  });
+
+  it("has exactly the OpenAPI document's routes, plus ANY on each resource (so a wrong method gets the function's 405)", () => {
+    const routes = openApiRoutes();
+    const expected = [...routes.flatMap((r) => r.methods.map((m) => `${m} ${r.path}`)), ...routes.map((r) => `ANY ${r.path}`)];
+    expect(methods(example()).map((m) => `${m.method} ${m.path}`).sort()).toEqual(expected.sort());
+  });
+
+  it('validates request parameters, and requires the path parameters of each route', () => {
+    const v = example();
+    const validators = v.ofType('AWS::ApiGateway::RequestValidator');
+    expect(validators).toHaveLength(1);
+    expect(validators[0]![1].Properties.ValidateRequestParameters).toBe(true);
+    for (const m of methods(v)) {
+      expect(refOf(m.props.RequestValidatorId), `${m.method} ${m.path}`).toBe(validators[0]![0]);
+      const params = [...m.path.matchAll(/\{([^}]+)\}/g)].map((p) => `method.request.path.${p[1]}`);
+      for (const p of params) expect((m.props.RequestParameters as Record<string, boolean>)[p], `${m.method} ${m.path} ${p}`).toBe(true);
+    }
+  });
+
+  it.each(both)('throttles the stage as configured, logs access, never logs bodies (%s)', (_, view) => {
+    const v = view();
+    const stages = v.ofType('AWS::ApiGateway::Stage');
+    expect(stages).toHaveLength(1);
+    const p = stages[0]![1].Properties;
+    const settings = p.MethodSettings as Array<Record<string, unknown>>;
+    expect(settings.length).toBeGreaterThan(0);
+    const all = settings.find((s) => s.ResourcePath === '/*' && s.HttpMethod === '*');
+    expect(all?.ThrottlingRateLimit).toBe(v.config.api.rateLimit);
+    expect(all?.ThrottlingBurstLimit).toBe(v.config.api.burstLimit);
+    for (const s of settings) expect(s.DataTraceEnabled).toBe(false);
+    const access = p.AccessLogSetting as { DestinationArn: unknown; Format: string };
+    expect(v.resource(getAttOf(access.DestinationArn, 'Arn')).Type).toBe('AWS::Logs::LogGroup');
+    expect(access.Format).toContain('$context.requestId');
+  });
+});
+
+describe.each(both)('the schedules (%s)', (_, view) => {
+  it('are in a schedule group of their own', () => {
+    const v = view();
+    const groups = v.ofType('AWS::Scheduler::ScheduleGroup');
+    expect(groups).toHaveLength(1);
+    const [groupId, group] = groups[0]!;
+    for (const [, s] of v.ofType('AWS::Scheduler::Schedule')) {
+      const name = s.Properties.GroupName;
+      expect(refOf(name) === groupId || name === group.Properties.Name, JSON.stringify(name)).toBe(true);
+    }
+  });
+
+  it("start the run machine with the config's spec and the schedule's name and time, as Admit reads a schedule", () => {
+    const v = view();
+    const schedules = v.ofType('AWS::Scheduler::Schedule');
+    expect(schedules.map(([, s]) => s.Properties.Name).sort()).toEqual(v.config.schedules.map((s) => s.name).sort());
+    for (const configured of v.config.schedules) {
+      const [, schedule] = schedules.find(([, s]) => s.Properties.Name === configured.name)!;
+      const p = schedule.Properties;
+      const target = p.Target as { Arn: unknown; Input: string; RetryPolicy?: { MaximumRetryAttempts: number }; DeadLetterConfig?: { Arn: unknown } };
+      expect(refOf(target.Arn)).toBe(v.runMachine);
+      const input: unknown = JSON.parse(target.Input);
+      expect(input).toEqual({ spec: configured.spec, schedule: { name: configured.name, scheduledTime: '<aws.scheduler.scheduled-time>' } });
+      // Scheduler replaces the context attribute with the instant; Admit then derives a schedule run from it.
+      const delivered = executionInputSchema.parse(JSON.parse(target.Input.replace('<aws.scheduler.scheduled-time>', '2026-01-01T01:00:00Z')));
+      const identity = runIdentity(delivered, { arn: 'arn:aws:states:eu-west-1:123456789012:execution:loadplane-run:x', name: 'x' });
+      expect(identity.origin).toMatchObject({ kind: TriggerKind.schedule, schedule: configured.name });
+      expect(executionInputSchema.safeParse(input).success).toBe(true);
+
+      expect(target.RetryPolicy?.MaximumRetryAttempts).toBeGreaterThan(0);
+      expect(v.resource(getAttOf(target.DeadLetterConfig?.Arn, 'Arn')).Type).toBe('AWS::SQS::Queue');
+      expect(p.ScheduleExpression).toBe(configured.expression);
+      expect(p.ScheduleExpressionTimezone).toBe(configured.timeZone);
+      expect(p.State).toBe(configured.enabled ? 'ENABLED' : 'DISABLED');
+    }
+  });
+});
+
+it('the full config has an enabled and a disabled schedule (so both states are checked)', () => {
+  expect(full().config.schedules.map((s) => s.enabled).sort()).toEqual([false, true]);
+});
+
+describe.each(both)('cluster access (%s)', (_, view) => {
+  it('maps the stage role and the sweeper role into each cluster with an access entry, with the control-plane group only', () => {
+    const v = view();
+    const roles = [v.roleOf(v.stageFunction(Stage.Admit)), v.roleOf(v.sweeperFunction)];
+    const expected = v.config.clusters.filter((c) => c.accessEntry).flatMap((c) => roles.map((r) => `${c.name} {${r}.Arn}`));
+    const entries = v.ofType('AWS::EKS::AccessEntry');
+    expect(entries.map(([, e]) => `${String(e.Properties.ClusterName)} ${flat(e.Properties.PrincipalArn)}`).sort()).toEqual(expected.sort());
+    for (const [, e] of entries) {
+      expect(e.Properties.Type).toBe('STANDARD');
+      expect(e.Properties.KubernetesGroups).toEqual([CONTROL_PLANE_GROUP]);
+      expect(e.Properties.AccessPolicies).toBeUndefined();
+    }
+  });
+
+  it('lets the roles describe exactly the configured clusters', () => {
+    const v = view();
+    const describes = v.allStatements().filter(({ statement }) => actionsOf(statement).includes('eks:DescribeCluster'));
+    expect(describes.length).toBeGreaterThan(0);
+    const expected = v.config.clusters.map((c) => `arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:cluster/${c.name}`).sort();
+    for (const { where, statement } of describes) expect(resourcesOf(statement).sort(), where).toEqual(expected);
+  });
+});
+
+it('the full config has a cluster without an access entry, and it gets none', () => {
+  const v = full();
+  const skipped = v.config.clusters.filter((c) => !c.accessEntry).map((c) => c.name);
+  expect(skipped).toHaveLength(1);
+  expect(v.ofType('AWS::EKS::AccessEntry').filter(([, e]) => skipped.includes(String(e.Properties.ClusterName)))).toEqual([]);
+});
+
+describe('VPC placement', () => {
+  it('puts the stage, reaper and sweeper functions in the configured subnets and security groups, and not the API function', () => {
+    const v = full();
+    const vpc = v.config.vpc!;
+    for (const id of [...Object.values(Stage).map((s) => v.stageFunction(s)), v.reaperFunction, v.sweeperFunction]) {
+      expect(v.resource(id).Properties.VpcConfig, id).toEqual({ SubnetIds: vpc.subnetIds, SecurityGroupIds: vpc.securityGroupIds });
+    }
+    expect(v.resource(v.apiFunction).Properties.VpcConfig).toBeUndefined();
+  });
+
+  it('without a vpc in the config, no function is in one and no role may manage network interfaces', () => {
+    const v = example();
+    for (const [id, fn] of v.ofType('AWS::Lambda::Function')) expect(fn.Properties.VpcConfig, id).toBeUndefined();
+    expect(v.allStatements().filter(({ statement }) => actionsOf(statement).some((a) => a.startsWith('ec2:')))).toEqual([]);
+  });
+});
+
+describe.each(both)('channel secrets (%s)', (_, view) => {
+  it('only the stage/reaper role and the sweeper role may read them, and only under the configured prefix', () => {
+    const v = view();
+    const stageRole = v.roleOf(v.stageFunction(Stage.Notify));
+    expect(v.roleOf(v.reaperFunction)).toBe(stageRole);
+    const readers = [stageRole, v.roleOf(v.sweeperFunction)];
+    const secretArn = `arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${v.config.notify.secretPrefix}*`;
+    for (const [roleId] of v.ofType('AWS::IAM::Role')) {
+      const reads = v.statementsOf(roleId).filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+      if (!readers.includes(roleId)) {
+        expect(reads, roleId).toEqual([]);
+        continue;
+      }
+      expect(reads.flatMap(actionsOf), roleId).toEqual(['secretsmanager:GetSecretValue']);
+      expect(reads.flatMap(resourcesOf), roleId).toEqual([secretArn]);
+    }
+    expect(v.statementsOf(v.roleOf(v.apiFunction)).filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:') || a.startsWith('kms:')))).toEqual([]);
+  });
+
+  it('kms:Decrypt only with a configured key: that key, through Secrets Manager, for the secret readers', () => {
+    const v = view();
+    const readers = [v.roleOf(v.stageFunction(Stage.Notify)), v.roleOf(v.sweeperFunction)];
+    const kms = v.allStatements().filter(({ statement }) => actionsOf(statement).some((a) => a.startsWith('kms:')));
+    const key = v.config.notify.secretsKmsKeyArn;
+    if (!key) return void expect(kms).toEqual([]);
+    for (const roleId of readers) {
+      const decrypt = v.statementsOf(roleId).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+      expect(decrypt, roleId).toHaveLength(1);
+      expect(actionsOf(decrypt[0]!)).toEqual(['kms:Decrypt']);
+      expect(resourcesOf(decrypt[0]!)).toEqual([key]);
+      const via = Object.values(decrypt[0]!.Condition ?? {}).flatMap((c) => asArray(c['kms:ViaService'] as string | string[] | undefined));
+      expect(via.length).toBeGreaterThan(0);
+      for (const service of via) expect(service).toMatch(/^secretsmanager\./);
+    }
+    expect(kms).toHaveLength(readers.length);
+  });
+});
+
+it('the full config names a KMS key (so the Decrypt grant is checked)', () => {
+  expect(full().config.notify.secretsKmsKeyArn).toBe(KMS_KEY_ARN);
+});
+
+/**
+ * Actions that may be granted on Resource `*`, each group with why: these actions take no resource
+ * ARN (the service authorizes them account-wide). Anything else on `*` fails the test below.
+ */
+const ALLOWED_ON_ANY_RESOURCE: Record<string, { reason: string; actions: string[] }> = {
+  xray: {
+    reason: 'X-Ray tracing (Step Functions TracingConfiguration): PutTraceSegments and the sampling calls have no resource-level permissions.',
+    actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'xray:GetSamplingRules', 'xray:GetSamplingTargets'],
+  },
+  stepFunctionsLogDelivery: {
+    reason: 'Step Functions logging to CloudWatch Logs goes through vended log delivery, whose actions AWS documents with Resource *.',
+    actions: [
+      'logs:CreateLogDelivery',
+      'logs:GetLogDelivery',
+      'logs:UpdateLogDelivery',
+      'logs:DeleteLogDelivery',
+      'logs:ListLogDeliveries',
+      'logs:PutResourcePolicy',
+      'logs:DescribeResourcePolicies',
+      'logs:DescribeLogGroups',
+    ],
+  },
+  lambdaVpcEni: {
+    reason: "Lambda creates and removes a VPC function's network interfaces with the function's role; these EC2 actions take no resource ARN (AWSLambdaVPCAccessExecutionRole).",
+    actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+  },
+};
+
+describe.each(both)('IAM (%s)', (_, view) => {
+  it('grants no `*` or `<service>:*` action', () => {
+    const wildcard = view()
+      .allStatements()
+      .flatMap(({ where, statement }) => actionsOf(statement).filter((a) => a === '*' || /^[A-Za-z0-9-]+:\*$/.test(a)).map((a) => `${where}: ${a}`));
+    expect(wildcard).toEqual([]);
+  });
+
+  it('grants on Resource * only the allow-listed actions that take no resource ARN', () => {
+    const allowed = new Set(Object.values(ALLOWED_ON_ANY_RESOURCE).flatMap((g) => g.actions));
+    const statements = view().allStatements();
+    expect(statements.length).toBeGreaterThan(0);
+    const others = statements
+      .filter(({ statement }) => statement.Effect === 'Allow' && asArray(statement.Resource).includes('*'))
+      .flatMap(({ where, statement }) => actionsOf(statement).filter((a) => !allowed.has(a)).map((a) => `${where}: ${a} on *`));
+    expect(others).toEqual([]);
+  });
+});
+
+describe.each(both)('alarms (%s)', (_, view) => {
+  const signature = (p: Props) =>
+    `${String(p.Namespace)} ${String(p.MetricName)} ${asArray(p.Dimensions as Array<{ Name: string; Value: unknown }> | undefined)
+      .map((d) => `${d.Name}=${flat(d.Value)}`)
+      .join(',')}`;
+
+  it('are the expected set: run timed out, run failed, reaper gave up, sweeper errors, one per dead-letter queue, API 5xx', () => {
+    const v = view();
+    const deadLetterQueues = new Set<string>();
+    for (const [, r] of [...v.ofType('AWS::Events::Rule'), ...v.ofType('AWS::Scheduler::Schedule')]) {
+      const targets = r.Type === 'AWS::Events::Rule' ? (r.Properties.Targets as Array<{ DeadLetterConfig?: { Arn: unknown } }>) : [r.Properties.Target as { DeadLetterConfig?: { Arn: unknown } }];
+      for (const t of targets) if (t.DeadLetterConfig) deadLetterQueues.add(getAttOf(t.DeadLetterConfig.Arn, 'Arn'));
+    }
+    expect(deadLetterQueues.size).toBe(2);
+    const filter = v.ofType('AWS::Logs::MetricFilter');
+    expect(filter).toHaveLength(1);
+    const transform = (filter[0]![1].Properties.MetricTransformations as Array<{ MetricNamespace: string; MetricName: string }>)[0]!;
+    const apiName = v.resource(v.id('Api/Api')).Properties.Name;
+    const expected = [
+      `AWS/States ExecutionsTimedOut StateMachineArn={Ref:${v.runMachine}}`,
+      `${transform.MetricNamespace} ${transform.MetricName} `,
+      `AWS/States ExecutionsFailed StateMachineArn={Ref:${v.reaperMachine}}`,
+      `AWS/Lambda Errors FunctionName={Ref:${v.sweeperFunction}}`,
+      ...[...deadLetterQueues].map((q) => `AWS/SQS ApproximateNumberOfMessagesVisible QueueName={${q}.QueueName}`),
+      `AWS/ApiGateway 5XXError ApiName=${String(apiName)}`,
+    ];
+    expect(v.ofType('AWS::CloudWatch::Alarm').map(([, a]) => signature(a.Properties)).sort()).toEqual(expected.sort());
+    expect(refOf(filter[0]![1].Properties.LogGroupName)).toBe(v.id('Run/Logs'));
+  });
+
+  it('each notify the alarm topic, which only takes SSL', () => {
+    const v = view();
+    const topic = v.id('Alarms/Topic');
+    for (const [id, a] of v.ofType('AWS::CloudWatch::Alarm')) expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topic }]);
+    const policies = v.ofType('AWS::SNS::TopicPolicy').filter(([, p]) => (p.Properties.Topics as unknown[]).some((t) => refOf(t) === topic));
+    const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Principal: '*', Condition: { Bool: { 'aws:SecureTransport': 'false' } }, Resource: { Ref: topic } }),
+    );
+  });
+
+  it('subscribe the configured email address, and nothing without one', () => {
+    const v = view();
+    const subscriptions = v.ofType('AWS::SNS::Subscription').map(([, s]) => s.Properties);
+    const email = v.config.alarms.email;
+    expect(subscriptions).toEqual(email ? [{ Endpoint: email, Protocol: 'email', TopicArn: { Ref: v.id('Alarms/Topic') } }] : []);
+  });
+});
+
+describe('the run-failed alarm tells a failed test from a failing control plane (run.asl.json)', () => {
+  const definition = readRunDefinition();
+  /** The Fail state a run ends at when its decided outcome is not SUCCEEDED. */
+  const didNotSucceed = (() => {
+    const finished = Object.values(definition.States).find(
+      (s) => s.Type === 'Choice' && (s.Choices as Array<{ Variable?: string; StringEquals?: string }> | undefined)?.some((c) => c.Variable === '$.decision.outcome' && c.StringEquals === Outcome.SUCCEEDED),
+    );
+    return finished?.Default;
+  })();
+  /** The error names that Fail state gives an execution. */
+  const testOutcomeErrors = (): string[] => {
+    const state = definition.States[didNotSucceed!] as AslState & { Error?: string; ErrorPath?: string };
+    if (state.Error !== undefined) return [state.Error];
+    if (state.ErrorPath === '$.decision.outcome') return OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED);
+    throw new Error(`cannot tell the error of ${didNotSucceed}: ${JSON.stringify(state)}`);
+  };
+  const controlPlaneErrors = () =>
+    Object.values(definition.States)
+      .map((s) => (s as AslState & { Error?: string }).Error)
+      .filter((e): e is string => e !== undefined && !testOutcomeErrors().includes(e));
+  const pattern = () => String(example().ofType('AWS::Logs::MetricFilter')[0]![1].Properties.FilterPattern);
+  const failed = (error: string) => ({ type: 'ExecutionFailed', details: { error, cause: 'x' } });
+
+  it("a run that did not succeed ends at a Fail state whose errors are the alarm's TEST_OUTCOME_ERRORS", () => {
+    expect(definition.States[didNotSucceed!]?.Type).toBe('Fail');
+    expect([...TEST_OUTCOME_ERRORS].sort()).toEqual(testOutcomeErrors().sort());
+  });
+
+  it('the metric filter does not count the errors that Fail state gives an execution', () => {
+    const counted = testOutcomeErrors().filter((error) => filterMatches(pattern(), failed(error)));
+    expect(counted, `the filter ${pattern()} counts a test's own outcome`).toEqual([]);
+  });
+
+  it("the metric filter counts the control plane's failures (a stage's error, NotificationFailed, a timeout)", () => {
+    const errors = ['ClusterUnavailable', 'States.Timeout', 'Lambda.Unknown', ...controlPlaneErrors()];
+    expect(errors).toContain('NotificationFailed');
+    for (const error of errors) expect(filterMatches(pattern(), failed(error)), error).toBe(true);
+    expect(filterMatches(pattern(), { type: 'ExecutionSucceeded', details: {} })).toBe(false);
+  });
+});
