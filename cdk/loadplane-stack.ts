@@ -39,7 +39,6 @@ export class LoadplaneStack extends Stack {
     const alarms = new Alarms(this, 'Alarms', {
       config,
       runStateMachine: run.stateMachine,
-      runLogGroup: run.logGroup,
       reaperMachine: reaper.machine,
       sweeper: sweeper.fn,
       deadLetterQueues: { Reaper: reaper.deadLetterQueue, Schedules: schedules.deadLetterQueue },
@@ -51,5 +50,8 @@ export class LoadplaneStack extends Stack {
     new CfnOutput(this, 'LedgerTable', { value: ledger.table.tableName });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
     new CfnOutput(this, 'ScheduleGroup', { value: schedules.group.scheduleGroupName });
+    // For clusters whose access the admins map themselves (accessEntry: false): the roles to map.
+    new CfnOutput(this, 'StagesRoleArn', { description: 'The stage and reaper functions\' role (Kubernetes group loadplane-control-plane)', value: stages.role.roleArn });
+    new CfnOutput(this, 'SweeperRoleArn', { description: 'The sweeper\'s role (Kubernetes group loadplane-control-plane)', value: sweeper.role.roleArn });
   }
 }

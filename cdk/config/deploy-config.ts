@@ -13,6 +13,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { DEFAULT_CONFIG, defaultMaxSpecBytes, deploymentConfigSchema, type DeploymentConfig } from '../../lambdas/core/config';
+import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { SpecInvalid } from '../../lambdas/core/errors';
 import { describeValue, escapeText, excerpt } from '../../lambdas/core/excerpt';
 import { runNameProblem, validateSpec } from '../../lambdas/core/spec';
@@ -26,8 +27,23 @@ export const STATE_MACHINE_LOG_LEVELS = ['ALL', 'ERROR', 'FATAL'] as const;
 export const FUNCTION_LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 /** Log retention choices (days) CloudWatch Logs accepts, the common ones. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653] as const;
-/** EventBridge Scheduler's largest target input. */
-export const MAX_SCHEDULE_INPUT_BYTES = 256 * 1024;
+/**
+ * The largest schedule input, measured as it travels escaped (in the Scheduler target and the
+ * EventBridge status-change event): Step Functions' state payloads and the status-change event's input
+ * are capped at 256 KB and 248 KB, and Admit wraps the input in its Parameters. Room is left for both.
+ */
+export const MAX_SCHEDULE_INPUT_BYTES = 200 * 1024;
+/** A Standard workflow runs at most a year: the state machine's timeout (from the limits) must fit. */
+export const MAX_STATE_MACHINE_TIMEOUT_SECONDS = 365 * 24 * 60 * 60;
+/** The longest stackName: `<stackName>-schedules` is a schedule group's name, at most 64 characters. */
+export const MAX_STACK_NAME_LENGTH = 54;
+/** Lambda's limit on a function's environment, keys and values together. */
+export const MAX_FUNCTION_ENVIRONMENT_BYTES = 4 * 1024;
+/**
+ * Room the functions' other variables take besides LOADPLANE_CONFIG: the table name and the state
+ * machine ARN (tokens until deploy: their real length is bounded by the names' own limits), Powertools'.
+ */
+export const OTHER_ENVIRONMENT_BYTES = 600;
 
 const dns1123Label = z
   .string()
@@ -45,13 +61,40 @@ function isChannelName(name: string): boolean {
   }
 }
 
+/** An IANA zone as Scheduler takes it: known, and spelled with its own case (`europe/berlin` is refused at deploy). */
 function isTimeZone(tz: string): boolean {
   try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-    return true;
+    const resolved = new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone;
+    return resolved === tz || resolved.toLowerCase() !== tz.toLowerCase();
   } catch {
     return false;
   }
+}
+
+const CRON_FIELD = /^[0-9A-Za-z,*/?LW#-]+$/;
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
+const AT = /^at\(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\)$/;
+
+/** What EventBridge Scheduler would refuse at deploy (and roll the stack back for), said at synth. */
+export function scheduleExpressionProblem(expression: string): string | undefined {
+  const cron = /^cron\((.*)\)$/.exec(expression);
+  if (cron) {
+    const fields = cron[1]!.trim().split(/\s+/);
+    if (fields.length !== 6 || !fields.every((f) => CRON_FIELD.test(f))) {
+      return 'must be cron(minutes hours day-of-month month day-of-week year): six fields, e.g. cron(0 2 * * ? *)';
+    }
+    if ((fields[2] === '?') === (fields[4] === '?')) return "must have ? in exactly one of day-of-month and day-of-week, e.g. cron(0 2 * * ? *)";
+    return undefined;
+  }
+  const rate = RATE.exec(expression);
+  if (rate) {
+    const value = Number(rate[1]);
+    if (value < 1) return 'must be a rate of at least 1, e.g. rate(5 minutes)';
+    if ((value === 1) !== !rate[2]!.endsWith('s')) return `must say ${value === 1 ? 'rate(1 minute|hour|day)' : `rate(${value} minutes|hours|days)`}: the unit is singular for 1 only`;
+    return undefined;
+  }
+  if (AT.test(expression)) return undefined;
+  return 'must be cron(minutes hours day-of-month month day-of-week year), rate(<n> minutes|hours|days) or at(yyyy-mm-ddThh:mm:ss)';
 }
 
 const cluster = z.strictObject({
@@ -70,7 +113,10 @@ const schedule = z.strictObject({
   /** The schedule's name: also its runs' name prefix and the key of its dedupe (a double delivery is one run). */
   name: z.string().refine((v) => runNameProblem(v) === undefined, { error: (i) => runNameProblem(String(i.input)) ?? 'invalid' }),
   /** `cron(...)`, `rate(...)` or `at(...)`, as EventBridge Scheduler takes them. */
-  expression: z.string().regex(/^(cron|rate|at)\(.+\)$/, 'must be cron(...), rate(...) or at(...)'),
+  expression: z.string().check((ctx) => {
+    const problem = scheduleExpressionProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  }),
   /** IANA time zone of a cron or at expression. */
   timeZone: z
     .string()
@@ -86,7 +132,11 @@ const schedule = z.strictObject({
 export const deployConfigSchema = z
   .strictObject({
     /** The CloudFormation stack's name. */
-    stackName: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a stack name (letters, digits, -; starting with a letter)').default('loadplane'),
+    stackName: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a stack name (letters, digits, -; starting with a letter)')
+      .max(MAX_STACK_NAME_LENGTH, `must be at most ${MAX_STACK_NAME_LENGTH} characters (the schedule group is named <stackName>-schedules, at most 64)`)
+      .default('loadplane'),
     /** Where to deploy; without it, the AWS CLI profile's account and region (CDK_DEFAULT_*). */
     env: z
       .strictObject({
@@ -97,7 +147,7 @@ export const deployConfigSchema = z
     clusters: z.array(cluster).min(1, 'must name at least one cluster'),
     /**
      * Place the functions that reach the clusters in these subnets (for a private cluster endpoint).
-     * The subnets need a way to DynamoDB, STS, EKS, Secrets Manager and Step Functions (NAT or VPC endpoints).
+     * The subnets need a way to DynamoDB, EKS, Secrets Manager and Step Functions (NAT or VPC endpoints; the EKS token is presigned, no STS call); the cluster must allow 443 from the security groups.
      */
     vpc: z
       .strictObject({
@@ -327,6 +377,19 @@ export function checkDeployConfig(document: unknown, source: string, baseDir = p
   if (!parsed.success) throw new DeployConfigError(source, problemsOf(parsed.error.issues));
   const { config: runtime, problems } = runtimeConfigOf(parsed.data);
   if (!runtime) throw new DeployConfigError(source, problems);
+  if (stateMachineTimeoutSeconds(runtime) > MAX_STATE_MACHINE_TIMEOUT_SECONDS) {
+    problems.push(
+      `limits.maxRunDurationSeconds: with the prepare and ready limits and the finish phases, runs could last ${stateMachineTimeoutSeconds(runtime)} s, more than a Standard workflow's year (${MAX_STATE_MACHINE_TIMEOUT_SECONDS} s)`,
+    );
+  }
+  // The functions read the config from their environment (LOADPLANE_CONFIG), which Lambda caps.
+  const configBytes = Buffer.byteLength('LOADPLANE_CONFIG') + Buffer.byteLength(JSON.stringify(runtime));
+  if (configBytes + OTHER_ENVIRONMENT_BYTES > MAX_FUNCTION_ENVIRONMENT_BYTES) {
+    problems.push(
+      `clusters: the allow-lists (clusters, namespaces, images.allowedPrefixes) make the functions' configuration ${configBytes} bytes; ` +
+        `Lambda allows ${MAX_FUNCTION_ENVIRONMENT_BYTES} bytes for a function's environment, ${OTHER_ENVIRONMENT_BYTES} of which its other variables need: list fewer or shorter entries`,
+    );
+  }
   const schedules: ConfiguredSchedule[] = [];
   parsed.data.schedules.forEach((s, i) => {
     const where = `schedules.${i}`;
@@ -334,9 +397,12 @@ export function checkDeployConfig(document: unknown, source: string, baseDir = p
     if (fileProblems) return void problems.push(...fileProblems.map((p) => `${where}.specFile: ${p}`));
     const checked = validateSpec(spec, runtime);
     if (!checked.ok) return void problems.push(...checked.problems.map((p) => `${where}.spec.${p.path}: ${p.message}`));
-    const inputBytes = Buffer.byteLength(JSON.stringify({ spec, schedule: { name: s.name, scheduledTime: '<aws.scheduler.scheduled-time>' } }));
+    const input = JSON.stringify({ spec, schedule: { name: s.name, scheduledTime: '<aws.scheduler.scheduled-time>' } });
+    const inputBytes = Buffer.byteLength(JSON.stringify(input));
     if (inputBytes > MAX_SCHEDULE_INPUT_BYTES) {
-      return void problems.push(`${where}.spec: makes a schedule input of ${inputBytes} bytes, more than EventBridge Scheduler's ${MAX_SCHEDULE_INPUT_BYTES}`);
+      return void problems.push(
+        `${where}.spec: makes a schedule input of ${inputBytes} bytes (escaped), more than ${MAX_SCHEDULE_INPUT_BYTES}: keep the script in a ConfigMap (script.configMap) instead of inline`,
+      );
     }
     schedules.push({ name: s.name, expression: s.expression, timeZone: s.timeZone, enabled: s.enabled, spec });
   });

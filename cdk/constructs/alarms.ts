@@ -1,16 +1,17 @@
 /**
- * The alarms a platform team is paged by, each to one SNS topic (optionally with an email
- * subscription): run executions that timed out or failed for a control-plane reason (not a test's
- * own failure: a run that did not succeed ends at the Fail state RunDidNotSucceed, whose error is the
- * run's outcome, e.g. THRESHOLDS_FAILED), a reaper that gave up, sweeper errors, anything in a
- * dead-letter queue, and API 5xx answers.
+ * What a platform team is paged by, all to one SNS topic (optionally with an email subscription):
+ * alarms on run executions that timed out, a reaper that gave up, sweeper errors, anything in a
+ * dead-letter queue, and API 5xx answers; and each run execution that failed for a control-plane
+ * reason, as an event (not a test's own failure: a run that did not succeed ends at the Fail state
+ * RunDidNotSucceed, whose error is the run's outcome, e.g. THRESHOLDS_FAILED).
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
+import { EventField, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
+import { SnsTopic } from 'aws-cdk-lib/aws-events-targets';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -24,12 +25,10 @@ import type { DeployConfig } from '../config/deploy-config';
  * (run.asl.json's RunDidNotSucceed takes its error from `$.decision.outcome`). Outcomes, not alarms.
  */
 export const TEST_OUTCOME_ERRORS: readonly string[] = OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED);
-export const METRIC_NAMESPACE = 'loadplane';
 
 export interface AlarmsProps {
   config: DeployConfig;
   runStateMachine: StateMachine;
-  runLogGroup: ILogGroup;
   reaperMachine: StateMachine;
   sweeper: NodejsFunction;
   deadLetterQueues: Record<string, Queue>;
@@ -44,7 +43,7 @@ export class Alarms extends Construct {
     this.topic = new Topic(this, 'Topic', { displayName: 'loadplane alarms', enforceSSL: true });
     Validations.of(this.topic).acknowledge({
       id: 'AwsSolutions-SNS2',
-      reason: "Alarm notifications carry alarm names and metric values only; CloudWatch cannot publish to a topic under AWS's managed SNS key, and a customer key would be the only thing it protects.",
+      reason: "The topic carries alarm states and failed executions' names and errors, never secrets (they are not logged or put in errors); CloudWatch cannot publish to a topic under AWS's managed SNS key.",
     });
     if (props.config.alarms.email) this.topic.addSubscription(new EmailSubscription(props.config.alarms.email));
     const action = new SnsAction(this.topic);
@@ -63,17 +62,25 @@ export class Alarms extends Construct {
     const period = Duration.minutes(5);
 
     alarm('RunTimedOut', props.runStateMachine.metricTimedOut({ period, statistic: 'Sum' }), "A run's execution reached the state machine's timeout: its own deadlines should have ended it first.");
-    const failures = new MetricFilter(this, 'ControlPlaneFailures', {
-      logGroup: props.runLogGroup,
-      metricNamespace: METRIC_NAMESPACE,
-      metricName: 'RunExecutionsFailedByControlPlane',
-      filterPattern: FilterPattern.all(
-        FilterPattern.stringValue('$.type', '=', 'ExecutionFailed'),
-        ...TEST_OUTCOME_ERRORS.map((outcome) => FilterPattern.stringValue('$.details.error', '!=', outcome)),
-      ),
-      metricValue: '1',
+    // Each execution that failed for a reason other than its test's outcome, as it happens: the status
+    // change event carries the error (the state machine's own logs leave error details out with
+    // execution data, and a test's failure is an execution failure too).
+    new Rule(this, 'RunFailed', {
+      description: `loadplane: a run execution failed for a reason other than its test's outcome (${TEST_OUTCOME_ERRORS.join(', ')})`,
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: [props.runStateMachine.stateMachineArn], status: ['FAILED'], error: [{ 'anything-but': [...TEST_OUTCOME_ERRORS] }] },
+      },
+      targets: [
+        // EventBridge's own retries (24 h) cover a failed publish; a dead-letter queue would page through this same topic.
+        new SnsTopic(this.topic, {
+          message: RuleTargetInput.fromText(
+            `loadplane: run execution ${EventField.fromPath('$.detail.name')} failed with ${EventField.fromPath('$.detail.error')}: ${EventField.fromPath('$.detail.cause')} (${EventField.fromPath('$.detail.executionArn')})`,
+          ),
+        }),
+      ],
     });
-    alarm('RunFailed', failures.metric({ period, statistic: 'Sum' }), `A run's execution failed for a reason other than its test's outcome (${TEST_OUTCOME_ERRORS.join(', ')}): a stage, the cluster or a notification.`);
     alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
     alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {

@@ -5,7 +5,7 @@
  * hash of (schedule, scheduled time), so Scheduler's at-least-once delivery makes one run. A retry
  * policy and a dead-letter queue on every target.
  */
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { ContextAttribute, Schedule, ScheduleExpression, ScheduleGroup, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -30,7 +30,8 @@ export class ConfigSchedules extends Construct {
 
   constructor(scope: Construct, id: string, props: ConfigSchedulesProps) {
     super(scope, id);
-    this.group = new ScheduleGroup(this, 'Group', { scheduleGroupName: `${props.config.stackName}-schedules` });
+    // Deleted with the stack (its schedules are the stack's): a redeploy under the same name can create it again.
+    this.group = new ScheduleGroup(this, 'Group', { scheduleGroupName: `${props.config.stackName}-schedules`, removalPolicy: RemovalPolicy.DESTROY });
     this.deadLetterQueue = new Queue(this, 'DeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'AwsSolutions-SQS3',

@@ -7,15 +7,13 @@ import { join } from 'node:path';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Policy, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
-import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
+import { ApplicationLogLevel, LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { DeployConfig } from '../config/deploy-config';
 import { HANDLER_ENTRIES, LAMBDA_ARCHITECTURE, LAMBDA_BUNDLING, LAMBDA_RUNTIME, REPO_ROOT, type HandlerKind } from '../function-bundling';
 
-/** Lambda's limit on a function's environment (keys and values together). */
-export const MAX_ENVIRONMENT_BYTES = 4 * 1024;
 
 export interface ControlPlaneFunctionProps {
   kind: HandlerKind;
@@ -47,12 +45,6 @@ export class ControlPlaneFunction extends Construct {
       POWERTOOLS_LOG_LEVEL: config.logging.level,
       ...props.environment,
     };
-    const environmentBytes = Object.entries(environment).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-    if (environmentBytes > MAX_ENVIRONMENT_BYTES) {
-      throw new Error(
-        `the ${props.kind} function's environment is ${environmentBytes} bytes, more than Lambda's ${MAX_ENVIRONMENT_BYTES}: shorten the config's allow-lists`,
-      );
-    }
     const vpc = props.inVpc && config.vpc ? vpcPlacement(this, config.vpc) : undefined;
     this.fn = new NodejsFunction(this, 'Function', {
       entry: join(REPO_ROOT, HANDLER_ENTRIES[props.kind]),
@@ -67,6 +59,8 @@ export class ControlPlaneFunction extends Construct {
       role: props.role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
+      // Lambda drops lines below the configured level (console.debug/info/warn/error map to levels).
+      applicationLogLevelV2: ApplicationLogLevel[config.logging.level],
       environment,
       description: props.description,
       ...(vpc ? { vpc: vpc.vpc, vpcSubnets: { subnets: vpc.subnets }, securityGroups: vpc.securityGroups } : {}),
@@ -106,8 +100,9 @@ class FunctionPlacement extends Construct {
 /**
  * Lambda manages the network interfaces of a function in a VPC with the function's role. These EC2
  * actions take no resource ARN, so they are a policy of their own, and only it is acknowledged.
+ * Lambda checks them when the function is created: each function placed in the VPC depends on it.
  */
-export function grantNetworkInterfaces(scope: Construct, role: Role): void {
+export function grantNetworkInterfaces(scope: Construct, role: Role): Policy {
   const policy = new Policy(scope, 'NetworkInterfaces', {
     roles: [role],
     statements: [
@@ -127,4 +122,5 @@ export function grantNetworkInterfaces(scope: Construct, role: Role): void {
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason: "Lambda manages a VPC function's network interfaces with its role; these EC2 actions take no resource ARN (AWS's AWSLambdaVPCAccessExecutionRole grants the same on *).",
   });
+  return policy;
 }

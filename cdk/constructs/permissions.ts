@@ -75,17 +75,18 @@ export function startExecutionStatement(stateMachineArn: string): PolicyStatemen
 }
 
 /**
- * StopExecution takes an execution ARN: `arn:…:execution:<machine name>:<execution name>`. Executions
- * are named by run id, so the grant is this machine's executions: its name, then `*`.
+ * StopExecution (lambdas/api/executions.ts, the sweeper) and DescribeExecution (the reaper, for an
+ * event without the input) take an execution ARN: `arn:…:execution:<machine name>:<execution name>`.
+ * Executions are named at run time (by run id), so the grant is this machine's executions: its name, then `*`.
  */
-export function stopExecutionStatement(role: Role, stateMachineName: string): PolicyStatement {
+export function runExecutionsStatement(role: Role, stateMachineName: string, action: 'states:StopExecution' | 'states:DescribeExecution'): PolicyStatement {
   const stack = Stack.of(role);
   Validations.of(role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${nagArn(role, 'states', `execution:${stateMachineName}:*`)}]`,
-    reason: "StopExecution's resource is an execution, named by its run id at run time: the grant is this state machine's executions (its name, then *).",
+    reason: "An execution is named by its run id at run time: the grant is this run state machine's executions (its name, then *), for the one action the role's code sends.",
   });
   return new PolicyStatement({
-    actions: ['states:StopExecution'],
+    actions: [action],
     resources: [stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
   });
 }

@@ -6,7 +6,7 @@
  * Lambda's own asynchronous retries (two, a few minutes) could not promise that. What still fails
  * goes to a dead-letter queue, as does an event EventBridge could not deliver.
  */
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import { Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -21,7 +21,7 @@ import type { DeployConfig } from '../config/deploy-config';
 /** The execution statuses the reaper finishes runs for (lambdas/stages/reap.ts). */
 export const REAPED_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
-/** The reaper machine's definition, with `${ReaperFunctionArn}` and `${DeadLetterQueueUrl}` to bind. */
+/** The reaper machine's definition, with `${ReaperFunctionArn}`, `${DeadLetterQueueUrl}` and `${SendMessageResource}` to bind. */
 export function reaperDefinition(): Record<string, unknown> {
   return {
     Comment: 'loadplane reaper: finishes a run whose execution ended without its own fail path',
@@ -37,7 +37,7 @@ export function reaperDefinition(): Record<string, unknown> {
       },
       NotReaped: {
         Type: 'Task',
-        Resource: 'arn:aws:states:::sqs:sendMessage',
+        Resource: '${SendMessageResource}',
         Parameters: { QueueUrl: '${DeadLetterQueueUrl}', 'MessageBody.$': '$' },
         Next: 'ReaperGaveUp',
       },
@@ -74,7 +74,12 @@ export class Reaper extends Construct {
     this.machine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(JSON.stringify(reaperDefinition(), null, 2)),
-      definitionSubstitutions: { ReaperFunctionArn: props.reaper.functionArn, DeadLetterQueueUrl: this.deadLetterQueue.queueUrl },
+      definitionSubstitutions: {
+        ReaperFunctionArn: props.reaper.functionArn,
+        DeadLetterQueueUrl: this.deadLetterQueue.queueUrl,
+        // The SQS integration's ARN names the partition (aws, aws-cn, aws-us-gov).
+        SendMessageResource: `arn:${Aws.PARTITION}:states:::sqs:sendMessage`,
+      },
       role,
       logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,

@@ -1,8 +1,8 @@
 /**
  * The run state machine: statemachine/run.asl.json inlined (DefinitionBody.fromString, so template
- * tests see the definition), its TimeoutSeconds from the deployment's limits, every `${<Stage>FunctionArn}`
- * bound to that stage's function by definitionSubstitutions (TimeoutSeconds is stateMachineTimeoutSeconds of the limits); logs (no execution data: specs and
- * outputs stay out of the logs) and X-Ray.
+ * tests see the definition), its TimeoutSeconds stateMachineTimeoutSeconds of the deployment's limits,
+ * every `${<Stage>FunctionArn}` bound to that stage's function by definitionSubstitutions; logs (no
+ * execution data: specs and outputs stay out of the logs) and X-Ray.
  */
 import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';

@@ -14,7 +14,8 @@ import { STAGE_TIMEOUT_SECONDS, reaperTimeoutSeconds } from '../../lambdas/core/
 import { Stage } from '../../lambdas/core/status';
 import type { DeployConfig } from '../config/deploy-config';
 import { ControlPlaneFunction, grantNetworkInterfaces } from './control-plane-function';
-import { describeClustersStatement, grantChannelSecretsRead, ledgerStatement } from './permissions';
+import { describeClustersStatement, grantChannelSecretsRead, ledgerStatement, runExecutionsStatement } from './permissions';
+import { runStateMachineName } from './run-state-machine';
 import type { LedgerTable } from './ledger-table';
 
 export interface StageFunctionsProps {
@@ -42,7 +43,9 @@ export class StageFunctions extends Construct {
     this.role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
     this.role.addToPrincipalPolicy(describeClustersStatement(this, config.clusters.map((c) => c.name)));
     grantChannelSecretsRead(this.role, config);
-    if (config.vpc) grantNetworkInterfaces(this, this.role);
+    // The reaper reads an execution's input back when its event left it out (lambdas/stages/reap.ts).
+    this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, runStateMachineName(config), 'states:DescribeExecution'));
+    const networkInterfaces = config.vpc ? grantNetworkInterfaces(this, this.role) : undefined;
 
     const make = (fid: string, kind: 'stage' | 'reaper', timeoutSeconds: number, description: string) =>
       new ControlPlaneFunction(this, fid, {
@@ -59,6 +62,7 @@ export class StageFunctions extends Construct {
       Object.values(Stage).map((stage) => [stage, make(stage, 'stage', STAGE_TIMEOUT_SECONDS[stage], `loadplane ${stage} stage (Task timeout ${STAGE_TIMEOUT_SECONDS[stage]} s)`)]),
     ) as Record<Stage, NodejsFunction>;
     this.reaper = make('Reaper', 'reaper', reaperTimeoutSeconds(), 'loadplane reaper: finishes runs whose execution failed, timed out or was stopped');
+    if (networkInterfaces) for (const fn of [...Object.values(this.byStage), this.reaper]) fn.node.addDependency(networkInterfaces);
   }
 }
 

@@ -20,7 +20,7 @@ import {
   grantChannelSecretsRead,
   ledgerStatement,
   startExecutionStatement,
-  stopExecutionStatement,
+  runExecutionsStatement,
 } from './permissions';
 import { CLUSTER_FUNCTION_MEMORY_MIB } from './stage-functions';
 
@@ -46,9 +46,9 @@ export class Sweeper extends Construct {
     this.role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
     this.role.addToPrincipalPolicy(describeClustersStatement(this, config.clusters.map((c) => c.name)));
     this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
-    this.role.addToPrincipalPolicy(stopExecutionStatement(this.role, props.stateMachineName));
+    this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, props.stateMachineName, 'states:StopExecution'));
     grantChannelSecretsRead(this.role, config);
-    if (config.vpc) grantNetworkInterfaces(this, this.role);
+    const networkInterfaces = config.vpc ? grantNetworkInterfaces(this, this.role) : undefined;
     this.fn = new ControlPlaneFunction(this, 'Handler', {
       kind: 'sweeper',
       timeoutSeconds: SWEEPER_TIMEOUT_SECONDS,
@@ -59,6 +59,9 @@ export class Sweeper extends Construct {
       inVpc: true,
       description: 'loadplane sweeper',
     }).fn;
+    if (networkInterfaces) this.fn.node.addDependency(networkInterfaces);
+    // The next sweep is the retry: Lambda's own asynchronous retries would only overlap it.
+    this.fn.configureAsyncInvoke({ retryAttempts: 0 });
     new Rule(this, 'Schedule', {
       description: 'loadplane: the sweeper',
       schedule: Schedule.rate(Duration.minutes(config.sweeper.everyMinutes)),

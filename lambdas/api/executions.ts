@@ -5,10 +5,17 @@
  * On AWS the client talks to Step Functions; locally to the local engine's Step Functions API
  * (local/engine/step-functions-api.ts).
  */
-import { ExecutionAlreadyExists, ExecutionDoesNotExist, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, ExecutionAlreadyExists, ExecutionDoesNotExist, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { executionArnOf, runIdInput, type Executions } from '../core/executions';
 
 export type { Executions, StartedExecution } from '../core/executions';
+
+/** An execution's input (DescribeExecution), for the reaper when its event left the input out. */
+export async function describeExecutionInput(client: SFNClient, executionArn: string): Promise<string | undefined> {
+  const out = await client.send(new DescribeExecutionCommand({ executionArn }));
+  return out.input ?? undefined;
+}
+
 export function stepFunctionsExecutions(client: SFNClient, stateMachineArn: string): Executions {
   return {
     async start(runId) {

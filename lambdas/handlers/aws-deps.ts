@@ -6,7 +6,7 @@
 import { EKSClient } from '@aws-sdk/client-eks';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { stepFunctionsExecutions, type Executions } from '../api/executions';
+import { describeExecutionInput, stepFunctionsExecutions, type Executions } from '../api/executions';
 import { createClusterClient } from '../cluster/cluster-client';
 import { describeClusterEndpoint } from '../cluster/eks-endpoint';
 import { eksKubeConfig } from '../cluster/eks-kubeconfig';
@@ -24,11 +24,11 @@ export const ledger = new Ledger({
   tableName: settings.tableName,
 });
 const stepFunctions = loadStepFunctionsSettings();
+const sfn = new SFNClient({ region: stepFunctions.region, ...(stepFunctions.endpoint ? { endpoint: stepFunctions.endpoint } : {}) });
 /** The run state machine's executions (the API and the sweeper start and stop them). */
-export const executions: Executions = stepFunctionsExecutions(
-  new SFNClient({ region: stepFunctions.region, ...(stepFunctions.endpoint ? { endpoint: stepFunctions.endpoint } : {}) }),
-  stepFunctions.stateMachineArn,
-);
+export const executions: Executions = stepFunctionsExecutions(sfn, stepFunctions.stateMachineArn);
+/** An execution's input read back (the reaper, for events that left it out). */
+export const executionInput = (executionArn: string) => describeExecutionInput(sfn, executionArn);
 export const consoleUrl = (arn: string) => `https://${settings.region}.console.aws.amazon.com/states/home?region=${settings.region}#/v2/executions/details/${arn}`;
 const eks = new EKSClient({ region: settings.region });
 const tokens = new Map<string, EksTokenSource>();

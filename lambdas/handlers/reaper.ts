@@ -4,7 +4,7 @@
  * without its own fail path (lambdas/stages/reap.ts).
  */
 import { reap, type ExecutionStatusChange, type ReapResult } from '../stages/reap';
-import { depsFor, type InvocationContext } from './aws-deps';
+import { depsFor, executionInput, type InvocationContext } from './aws-deps';
 
 export interface ExecutionStatusChangeEvent {
   'detail-type': string;
@@ -12,5 +12,5 @@ export interface ExecutionStatusChangeEvent {
 }
 
 export async function handler(event: ExecutionStatusChangeEvent, context: InvocationContext): Promise<ReapResult> {
-  return reap(depsFor(context), event.detail);
+  return reap({ ...depsFor(context), executionInput }, event.detail);
 }

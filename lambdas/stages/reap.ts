@@ -20,10 +20,23 @@ export interface ExecutionStatusChange {
   executionArn: string;
   name: string;
   status: string;
-  /** The execution's input, as the JSON string Step Functions reports. */
+  /**
+   * The execution's input, as the JSON string Step Functions reports. Left out of the event when the
+   * input and output together are too large for it (`inputDetails.included: false`): then read back.
+   */
   input?: string | null;
   error?: string | null;
   cause?: string | null;
+}
+
+/** Reads an execution's input back from Step Functions (DescribeExecution), for events that left it out. */
+export type ExecutionInputReader = (executionArn: string) => Promise<string | undefined>;
+
+export type ReapDeps = StageDeps & { executionInput?: ExecutionInputReader };
+
+/** The event left the input out and it could not be read back: retried, then the dead-letter queue. */
+export class ExecutionInputUnavailable extends Error {
+  override readonly name = 'ExecutionInputUnavailable' as const;
 }
 
 export type ReapResult =
@@ -37,12 +50,15 @@ const ENDINGS: Record<string, { outcome: OutcomeType; phase: 'failed' | 'timed_o
   ABORTED: { outcome: Outcome.ABORTED, phase: StepPhase.aborted, describe: (c) => `the execution was stopped${c.cause ? `: ${c.cause.slice(0, 300)}` : ''}` },
 };
 
-export async function reap(deps: StageDeps, change: ExecutionStatusChange): Promise<ReapResult> {
+export async function reap(deps: ReapDeps, change: ExecutionStatusChange): Promise<ReapResult> {
   const ending = ENDINGS[change.status];
   if (!ending) return { kind: 'ignored', why: `status ${change.status} needs no reaping` };
+  // An input the event left out is not "not a run input": ignoring it would leave the run in flight.
+  const text = change.input ?? (await deps.executionInput?.(change.executionArn));
+  if (text == null) throw new ExecutionInputUnavailable(`the event for ${change.executionArn} has no input and it could not be read back`);
   let input: unknown;
   try {
-    input = JSON.parse(change.input ?? 'null');
+    input = JSON.parse(text);
   } catch {
     return { kind: 'ignored', why: 'the execution input is not JSON' };
   }

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDeployConfig } from '../../cdk/config/deploy-config';
 import { REPO_ROOT } from '../../cdk/function-bundling';
 import { loadConfig } from '../../lambdas/core/config';
-import { EXAMPLE_CONFIG } from '../support/cdk-stack';
+import { EXAMPLE_CONFIG } from '../support/deploy-fixtures';
 
 interface AppRun {
   code: number | null;
@@ -89,7 +89,7 @@ beforeAll(async () => {
     runApp('bad', { config: badConfig }),
     runApp('missing', { config: missingConfig }),
     // CDK's own CloudFormation validation (CDK_VALIDATION) is off: it costs seconds here, and the
-    // template tests run it (synthStack({ validate: true })). cdk-nag is a plugin of the app's own.
+    // cdk-nag.test.ts runs it on the full config's stack. cdk-nag is a plugin of the app's own.
     runApp('synth', { config: EXAMPLE_CONFIG, 'aws:cdk:bundling-stacks': [] }, { CDK_VALIDATION: 'false', NAG_SPY_FILE: spyFile }, [spy]),
   ]);
 }, 180_000);

@@ -2,15 +2,17 @@
  * The deployment config file (cdk/config/deploy-config.ts): what the example deploys, what the
  * functions read back from LOADPLANE_CONFIG, and every bad value named as `<key>: <reason>` on one line.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDeployConfig, DeployConfigError, loadDeployConfig, MAX_SCHEDULE_INPUT_BYTES, type DeployConfig } from '../../cdk/config/deploy-config';
 import { DEFAULT_CONFIG, defaultMaxSpecBytes, loadConfig } from '../../lambdas/core/config';
 import { MAX_SPEC_FIELDS_BYTES, validateSpec } from '../../lambdas/core/spec';
-import { configDocument, EXAMPLE_CONFIG } from '../support/cdk-stack';
+import { configDocument, EXAMPLE_CONFIG, EXAMPLE_SPEC_FILE } from '../support/deploy-fixtures';
+
+const REPO = join(EXAMPLE_CONFIG, '..', '..', '..');
 
 const dir = mkdtempSync(join(tmpdir(), 'loadplane-deploy-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,6 +59,36 @@ describe('the example config', () => {
     expect(nightly!.spec).toMatchObject({ name: 'nightly-smoke', engine: 'k6', parallelism: 4, cluster: { name: 'perf-cluster', namespace: 'loadtest' } });
     // The spec as written is what the schedule sends; Admit checks it again with the same config.
     expect(validateSpec(nightly!.spec, example.runtime).ok).toBe(true);
+  });
+
+  it("loads where the README's deploy step copies it: `cp examples/deploy/loadplane.config.yaml examples/deploy/nightly-smoke.yaml .`", () => {
+    // The step as the README writes it (README.md, "1. Configure"), run from the repository root into a fresh directory.
+    const commands = readFileSync(join(REPO, 'README.md'), 'utf8')
+      .split('\n')
+      .filter((line) => /^cp examples\/deploy\//.test(line.trim()));
+    expect(commands, 'the README names one `cp examples/deploy/…` step').toHaveLength(1);
+    const [, ...args] = commands[0]!.trim().split(/\s+/);
+    expect(args.at(-1), 'the README copies into the current directory').toBe('.');
+    const sources = args.slice(0, -1);
+    expect(sources).toEqual(['examples/deploy/loadplane.config.yaml', 'examples/deploy/nightly-smoke.yaml']);
+    const project = mkdtempSync(join(dir, 'readme-deploy-'));
+    for (const source of sources) copyFileSync(join(REPO, source), join(project, basename(source)));
+
+    const copied = loadDeployConfig(join(project, 'loadplane.config.yaml'));
+    expect(copied).toEqual(example);
+    expect(copied.schedules.map((s) => s.name)).toEqual(['nightly-smoke']);
+
+    // The spec file is part of the step: the config alone does not load, naming the file it misses.
+    const configOnly = mkdtempSync(join(dir, 'config-only-'));
+    copyFileSync(EXAMPLE_CONFIG, join(configOnly, 'loadplane.config.yaml'));
+    let error: unknown;
+    try {
+      loadDeployConfig(join(configOnly, 'loadplane.config.yaml'));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(DeployConfigError);
+    expect((error as DeployConfigError).problems).toEqual([`schedules.0.specFile: cannot read ${join(configOnly, 'nightly-smoke.yaml')}: not found`]);
   });
 
   it('its runtime config is exactly what the functions parse back from LOADPLANE_CONFIG', () => {
@@ -199,7 +231,7 @@ describe('a config that cannot be deployed names each problem by key and reason'
       reason: /"nightly" twice/,
     },
     { what: 'a bad schedule name', document: scheduled({ name: 'Nightly' }), key: 'schedules.0.name', reason: /lowercase letters/ },
-    { what: 'an expression that is not cron/rate/at', document: scheduled({ expression: '0 2 * * *' }), key: 'schedules.0.expression', reason: /cron\(\.\.\.\), rate\(\.\.\.\) or at\(\.\.\.\)/ },
+    { what: 'an expression that is not cron/rate/at', document: scheduled({ expression: '0 2 * * *' }), key: 'schedules.0.expression', reason: /^must be cron\(.+\), rate\(.+\) or at\(.+\)$/ },
     { what: 'an unknown time zone', document: scheduled({ timeZone: 'Mars/Olympus' }), key: 'schedules.0.timeZone', reason: /"Mars\/Olympus" is not an IANA time zone/ },
   ];
 
@@ -216,26 +248,31 @@ describe('a config that cannot be deployed names each problem by key and reason'
     expect(problems.map((p) => p.split(': ')[0])).toEqual(['clusters.0.namespaces', 'logging.level', 'alarms.email']);
   });
 
-  it('a schedule input over EventBridge Scheduler’s 256 KB fails synth, though the spec itself is within its limits', () => {
-    // A spec's fields besides its inline script are capped at MAX_SPEC_FIELDS_BYTES (256 KiB, the same as
-    // the Scheduler's input cap), so env alone cannot get there; env plus an inline script (maxScriptBytes,
-    // 512 KiB by default) can: ~200 KB of env and a ~100 KB script.
-    expect(MAX_SPEC_FIELDS_BYTES).toBeLessThanOrEqual(MAX_SCHEDULE_INPUT_BYTES);
-    const env = Object.fromEntries([1, 2, 3, 4].map((i) => [`PAYLOAD_${i}`, 'x'.repeat(50_000)]));
-    const script = `// ${'y'.repeat(100_000)}\nexport default function () {}\n`;
-    const spec = k6Spec({ env, script: { inline: script } });
-    expect(validateSpec(spec, checkDeployConfig(configDocument({ clusters: CLUSTERS }), 'test config', dir).runtime).ok).toBe(true);
+  it('a schedule input over MAX_SCHEDULE_INPUT_BYTES as it travels (escaped) fails synth, though the spec itself is within its limits', () => {
+    // The input travels as an escaped JSON string (the Scheduler target, the status-change event): a
+    // script of quotes doubles twice. 60 000 quotes are ~120 KB in the spec's own JSON and ~240 KB escaped.
+    const runtime = checkDeployConfig(configDocument({ clusters: CLUSTERS }), 'test config', dir).runtime;
+    const quotes = k6Spec({ script: { inline: `// ${'"'.repeat(60_000)}\nexport default function () {}\n` } });
+    expect(validateSpec(quotes, runtime).ok).toBe(true);
+    const input = (spec: unknown) => JSON.stringify({ spec, schedule: { name: 'nightly', scheduledTime: '<aws.scheduler.scheduled-time>' } });
+    expect(Buffer.byteLength(input(quotes))).toBeLessThan(MAX_SCHEDULE_INPUT_BYTES);
 
-    const problems = problemsOf(scheduled({ spec }));
+    const problems = problemsOf(scheduled({ spec: quotes }));
     expect(problems).toHaveLength(1);
-    const match = /^schedules\.0\.spec: makes a schedule input of (\d+) bytes, more than EventBridge Scheduler's (\d+)$/.exec(problems[0]!);
+    const match = /^schedules\.0\.spec: makes a schedule input of (\d+) bytes \(escaped\), more than (\d+): keep the script in a ConfigMap/.exec(problems[0]!);
     expect(match, problems[0]).not.toBeNull();
-    expect(Number(match![1])).toBeGreaterThan(300_000);
+    expect(Number(match![1])).toBe(Buffer.byteLength(JSON.stringify(input(quotes))));
     expect(Number(match![2])).toBe(MAX_SCHEDULE_INPUT_BYTES);
 
-    // The same spec with a smaller script fits.
-    const fits = checkDeployConfig(scheduled({ spec: k6Spec({ env, script: { inline: 'export default function () {}\n' } }) }), 'test config', dir);
-    expect(fits.schedules[0]!.spec).toMatchObject({ env });
+    // As many plain characters fit; so does env that stays below the limit once escaped.
+    const plain = k6Spec({ script: { inline: `// ${'y'.repeat(60_000)}\nexport default function () {}\n` } });
+    expect(checkDeployConfig(scheduled({ spec: plain }), 'test config', dir).schedules[0]!.spec).toEqual(plain);
+    // env within the spec's own limit (MAX_SPEC_FIELDS_BYTES) but over the schedule input's: refused too.
+    const env = Object.fromEntries([1, 2, 3, 4, 5].map((i) => [`PAYLOAD_${i}`, 'x'.repeat(45_000)]));
+    const large = k6Spec({ env });
+    expect(validateSpec(large, runtime).ok).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(env))).toBeLessThanOrEqual(MAX_SPEC_FIELDS_BYTES);
+    expect(problemsOf(scheduled({ spec: large }))).toEqual([expect.stringMatching(/^schedules\.0\.spec: makes a schedule input of \d+ bytes \(escaped\)/)]);
   });
 
   it('a spec file that is not YAML names the file and line under specFile', () => {
@@ -299,7 +336,7 @@ describe('loadDeployConfig', () => {
   it('a JSON file works, its spec files resolved next to it', () => {
     const sub = join(dir, 'json-config');
     mkdirSync(sub, { recursive: true });
-    copyFileSync(join(EXAMPLE_CONFIG, '..', 'nightly-smoke.yaml'), join(sub, 'smoke.yaml'));
+    copyFileSync(EXAMPLE_SPEC_FILE, join(sub, 'smoke.yaml'));
     const path = join(sub, 'loadplane.config.json');
     writeFileSync(
       path,
@@ -323,7 +360,7 @@ describe('any document', () => {
   it('is a config or a DeployConfigError of one-line `<key>: <reason>` problems, never another error', () => {
     const fuzzDir = join(dir, 'fuzz');
     mkdirSync(join(fuzzDir, 'a-directory'), { recursive: true });
-    copyFileSync(join(EXAMPLE_CONFIG, '..', 'nightly-smoke.yaml'), join(fuzzDir, 'smoke.yaml'));
+    copyFileSync(EXAMPLE_SPEC_FILE, join(fuzzDir, 'smoke.yaml'));
     writeFileSync(join(fuzzDir, 'broken.yaml'), 'name: [x\n');
     writeFileSync(join(fuzzDir, 'list.yaml'), '- 1\n- 2\n');
 

@@ -8,14 +8,18 @@
  * aggregated client such as `new DynamoDB().getItem()`, a paginator, `fetch` or a raw request to an
  * `amazonaws.com` host, request signing outside the EKS token, a package not classified here).
  *
- * What the roles grant: the example stack (and a variant with a VPC, a KMS key for the channel
- * secrets and two clusters) is synthesized; each AWS::Lambda::Function is matched to its handler by
- * its Description, and each role's AWS::IAM::Policy statements are collected.
+ * What the roles grant: the example stack and the full config's (test/support/deploy-fixtures.ts: a
+ * VPC, a KMS key and a prefix of its own for the channel secrets, two clusters, …) are synthesized;
+ * each AWS::Lambda::Function is matched to its handler by its Description, and each role's
+ * AWS::IAM::Policy statements are collected.
  *
  * Per role, the granted actions minus infrastructure (logs:CreateLogStream and logs:PutLogEvents on
  * the role's own functions' log groups; the network-interface actions only when a function of the
  * role is in a VPC) must equal the actions of the commands its handlers send, and each action must be
- * granted on exactly the resources the code uses.
+ * granted on exactly the resources the code uses (the channel secrets' prefix, the KMS key through
+ * Secrets Manager only, the configured clusters, …). No other role of the stack may read the secrets,
+ * decrypt, describe the clusters or use the ledger. This is the one file that checks IAM resource
+ * scoping; test/cdk/stack-template.test.ts checks wildcards, Resource * and managed policies.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runStateMachineName } from '../../cdk/constructs/run-state-machine';
@@ -23,7 +27,7 @@ import type { DeployConfig } from '../../cdk/config/deploy-config';
 import { HANDLER_ENTRIES, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
 import { presignEksToken, TOKEN_PREFIX } from '../../lambdas/cluster/eks-token';
 import { Stage } from '../../lambdas/core/status';
-import { configDocument, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 import { analyseHandler, analyseHandlers, type HandlerCode, type SdkUse } from '../support/sdk-calls';
 
 // ---------------------------------------------------------------------------------------------
@@ -237,35 +241,40 @@ function lambdaRoles(stack: SynthedStack): { roles: LambdaRole[]; unmatched: str
     byRole.set(roleId, [...(byRole.get(roleId) ?? []), { id, kind, logGroupArn, inVpc: props.VpcConfig !== undefined }]);
   }
   const roles = [...byRole].map(([roleId, functions]): LambdaRole => {
-    const role = template[roleId]?.Properties ?? {};
-    const unreadable: string[] = [];
-    const grants: Grant[] = [];
-    const documents: Array<[string, unknown]> = [
-      ...asList(role.Policies).map((p, i) => [`${roleId} inline policy ${i}`, (p as { PolicyDocument?: unknown }).PolicyDocument] as [string, unknown]),
-      ...[...resourcesOf(template, 'AWS::IAM::Policy'), ...resourcesOf(template, 'AWS::IAM::ManagedPolicy')]
-        .filter(([, p]) => refersTo(p.Roles, roleId))
-        .map(([id, p]) => [id, p.PolicyDocument] as [string, unknown]),
-    ];
-    if (role.ManagedPolicyArns !== undefined) unreadable.push(`${roleId}: managed policies ${render(role.ManagedPolicyArns)}`);
-    if (role.PermissionsBoundary !== undefined) unreadable.push(`${roleId}: a permissions boundary`);
-    for (const [source, document] of documents) {
-      for (const s of asList((document as { Statement?: unknown } | undefined)?.Statement) as Array<Record<string, unknown>>) {
-        if (s.Effect !== 'Allow' || s.NotAction !== undefined || s.NotResource !== undefined || s.NotPrincipal !== undefined) {
-          unreadable.push(`${source}: a statement other than Allow Action on Resource: ${JSON.stringify(s)}`);
-          continue;
-        }
-        grants.push({
-          actions: asList(s.Action).map(render),
-          resources: asList(s.Resource).map(render),
-          ...(s.Condition !== undefined ? { condition: s.Condition } : {}),
-          source,
-        });
-      }
-    }
     const kinds = [...new Set(functions.map((f) => f.kind))].sort();
-    return { roleId, kinds, functions, grants, unreadable };
+    return { roleId, kinds, functions, ...roleGrants(template, roleId) };
   });
   return { roles: roles.sort((a, b) => a.kinds.join().localeCompare(b.kinds.join())), unmatched };
+}
+
+/** A role's identity-policy statements (inline, and the policies naming it), and what this test cannot read about them. */
+function roleGrants(template: Record<string, CfnResource>, roleId: string): Pick<LambdaRole, 'grants' | 'unreadable'> {
+  const role = template[roleId]?.Properties ?? {};
+  const unreadable: string[] = [];
+  const grants: Grant[] = [];
+  const documents: Array<[string, unknown]> = [
+    ...asList(role.Policies).map((p, i) => [`${roleId} inline policy ${i}`, (p as { PolicyDocument?: unknown }).PolicyDocument] as [string, unknown]),
+    ...[...resourcesOf(template, 'AWS::IAM::Policy'), ...resourcesOf(template, 'AWS::IAM::ManagedPolicy')]
+      .filter(([, p]) => refersTo(p.Roles, roleId))
+      .map(([id, p]) => [id, p.PolicyDocument] as [string, unknown]),
+  ];
+  if (role.ManagedPolicyArns !== undefined) unreadable.push(`${roleId}: managed policies ${render(role.ManagedPolicyArns)}`);
+  if (role.PermissionsBoundary !== undefined) unreadable.push(`${roleId}: a permissions boundary`);
+  for (const [source, document] of documents) {
+    for (const s of asList((document as { Statement?: unknown } | undefined)?.Statement) as Array<Record<string, unknown>>) {
+      if (s.Effect !== 'Allow' || s.NotAction !== undefined || s.NotResource !== undefined || s.NotPrincipal !== undefined) {
+        unreadable.push(`${source}: a statement other than Allow Action on Resource: ${JSON.stringify(s)}`);
+        continue;
+      }
+      grants.push({
+        actions: asList(s.Action).map(render),
+        resources: asList(s.Resource).map(render),
+        ...(s.Condition !== undefined ? { condition: s.Condition } : {}),
+        source,
+      });
+    }
+  }
+  return { grants, unreadable };
 }
 
 const LOG_ACTIONS = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
@@ -337,6 +346,7 @@ const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext) => { resources: string
   }),
   'states:StartExecution': (ctx) => ({ resources: [`\${${runMachineId(ctx)}}`] }),
   'states:StopExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
+  'states:DescribeExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
 };
 
 function scopeOf(action: string, ctx: ScopeContext): { resources: string[]; condition?: unknown } | undefined {
@@ -347,23 +357,20 @@ function scopeOf(action: string, ctx: ScopeContext): { resources: string[]; cond
 // The stacks and the code, read once
 // ---------------------------------------------------------------------------------------------
 
-const KMS_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const STACKS: Array<{ name: string; synthed: SynthedStack; roles: LambdaRole[]; unmatched: string[] }> = [
   { name: 'example config', synthed: synthStack() },
-  {
-    name: 'VPC, KMS key, two clusters',
-    synthed: synthFromDocument(
-      configDocument({
-        clusters: [
-          { name: 'perf', namespaces: ['loadtest'] },
-          { name: 'perf-eu', namespaces: ['loadtest', 'soak'] },
-        ],
-        vpc: { vpcId: 'vpc-0123456789abcdef0', subnetIds: ['subnet-0123456789abcdef0', 'subnet-0fedcba987654321f'], securityGroupIds: ['sg-0123456789abcdef0'] },
-        notify: { defaultChannels: [], secretPrefix: 'perf/notify/', secretsKmsKeyArn: KMS_KEY },
-      }),
-    ),
-  },
+  { name: 'full config', synthed: synthFromDocument(FULL_CONFIG_DOCUMENT) },
 ].map((s: { name: string; synthed: SynthedStack }) => ({ ...s, ...lambdaRoles(s.synthed) }));
+// The full config is what exercises the scoping of the optional grants: a VPC, a KMS key, a secret prefix and clusters of its own.
+{
+  const full = STACKS[1]!.synthed.config;
+  if (!full.vpc || !full.notify.secretsKmsKeyArn || full.notify.secretPrefix === STACKS[0]!.synthed.config.notify.secretPrefix || full.clusters.length < 2) {
+    throw new Error('test fixture: the full config needs a vpc, a KMS key, a secret prefix other than the example\'s and two clusters');
+  }
+}
+
+/** Actions that only the Lambda roles (the code's) may have: the channel secrets, their key, the clusters, the ledger. */
+const CODE_ONLY_ACTIONS = /^(secretsmanager|kms|eks|dynamodb):/;
 
 let code: Record<HandlerKind, HandlerCode>;
 let calls: Record<HandlerKind, HandlerCalls>;
@@ -484,6 +491,19 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
       expect(unique(grants.flatMap((g) => g.resources)), `${role.roleId} ${action}`).toEqual(unique(scope!.resources));
       for (const g of grants) expect(g.condition, `${role.roleId} ${action} condition (${g.source})`).toEqual(scope!.condition);
     }
+  });
+
+  it("no other role (the state machines', the rules', the schedules', API Gateway's) may read the secrets, decrypt, describe clusters or use the ledger", () => {
+    const lambdaRoleIds = new Set(roles.map((r) => r.roleId));
+    const others = resourcesOf(ctx.template, 'AWS::IAM::Role').filter(([id]) => !lambdaRoleIds.has(id));
+    expect(others.length, 'the stack has roles besides the Lambda roles').toBeGreaterThan(0);
+    const found = others.flatMap(([id]) =>
+      roleGrants(ctx.template, id)
+        .grants.flatMap((g) => g.actions.filter((a) => CODE_ONLY_ACTIONS.test(a)).map((a) => `${id} (${g.source}): ${a}`)),
+    );
+    expect(found).toEqual([]);
+    // The same reading finds them on the Lambda roles.
+    expect(roles.flatMap((r) => r.grants.flatMap((g) => g.actions)).filter((a) => CODE_ONLY_ACTIONS.test(a)).length).toBeGreaterThan(0);
   });
 
   it.each(['api', 'reaper+stage', 'sweeper'])("role of %s: logs go to its own functions' log groups; network interfaces only in a VPC", (kinds) => {

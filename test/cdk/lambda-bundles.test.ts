@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDeployConfig } from '../../cdk/config/deploy-config';
 import { HANDLER_ENTRIES, LAMBDA_BUNDLING, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
 import { proxyEvent } from '../support/api-gateway-events';
-import { EXAMPLE_CONFIG } from '../support/cdk-stack';
+import { EXAMPLE_CONFIG } from '../support/deploy-fixtures';
 
 const KINDS = Object.keys(HANDLER_ENTRIES) as HandlerKind[];
 const dir = mkdtempSync(join(tmpdir(), 'loadplane-bundles-'));

@@ -67,6 +67,21 @@ describe('reap', () => {
     expect(result).toMatchObject({ kind: 'reaped', outcome: Outcome.ABORTED, reason: `the execution was stopped: ${cause}` });
   });
 
+  it('an event that left the input out (too large for it) reads it back from the execution; without a way to, it fails for a retry rather than leave the run in flight', async () => {
+    const s = spec('reap-no-input');
+    const { runId } = await driveTo(h, s, Stage.Start);
+    const event = ended('ABORTED', runId, localInput(s), { input: undefined });
+    const asked: string[] = [];
+
+    await expect(reap(h.runtime.deps, event)).rejects.toMatchObject({ name: 'ExecutionInputUnavailable' });
+    expect((await viewOf(h, runId)).run.outcome).toBeUndefined();
+
+    const result = await reap({ ...h.runtime.deps, executionInput: async (arn) => (asked.push(arn), JSON.stringify(localInput(s))) }, event);
+    expect(asked).toEqual([event.executionArn]);
+    expect(result).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.ABORTED });
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
   it('a duplicate event for a run already reaped changes nothing: no request, no second notification', async () => {
     const s = spec('reap-twice');
     const { runId } = await driveTo(h, s, Stage.Launch);
