@@ -21,9 +21,12 @@ import { NotifyPolicy } from '../../lambdas/core/status';
 import { parseSpecText } from '../../lambdas/core/spec-text';
 import { channelKind } from '../../lambdas/notify/channels';
 
-/** Step Functions' log levels that still record an execution's failure (the failure alarm reads them). */
+/** Step Functions' log levels that still record an execution's failure (OFF would leave a failed run unexplained). */
 export const STATE_MACHINE_LOG_LEVELS = ['ALL', 'ERROR', 'FATAL'] as const;
-/** Powertools' log levels (POWERTOOLS_LOG_LEVEL). */
+/**
+ * Powertools' log levels (POWERTOOLS_LOG_LEVEL). The functions log through console.log today, which
+ * Lambda files as INFO, so the level is not applied by Lambda (it would drop their error lines).
+ */
 export const FUNCTION_LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 /** Log retention choices (days) CloudWatch Logs accepts, the common ones. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1827, 3653] as const;
@@ -40,10 +43,21 @@ export const MAX_STACK_NAME_LENGTH = 54;
 /** Lambda's limit on a function's environment, keys and values together. */
 export const MAX_FUNCTION_ENVIRONMENT_BYTES = 4 * 1024;
 /**
- * Room the functions' other variables take besides LOADPLANE_CONFIG: the table name and the state
- * machine ARN (tokens until deploy: their real length is bounded by the names' own limits), Powertools'.
+ * A function's environment at its longest, measured as Lambda measures it (the JSON of the variables,
+ * so every quote inside LOADPLANE_CONFIG counts twice): the table name and the state machine ARN are
+ * tokens until deploy, so they count at lengths no generated name or ARN of this stack reaches.
  */
-export const OTHER_ENVIRONMENT_BYTES = 600;
+export function functionEnvironmentBytes(runtime: DeploymentConfig): number {
+  const longest = {
+    POWERTOOLS_SERVICE_NAME: 'loadplane',
+    POWERTOOLS_METRICS_NAMESPACE: 'loadplane',
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+    LOADPLANE_CONFIG: JSON.stringify(runtime),
+    LOADPLANE_TABLE: 'x'.repeat(128),
+    LOADPLANE_STATE_MACHINE_ARN: 'x'.repeat(160),
+  };
+  return Buffer.byteLength(JSON.stringify(longest));
+}
 
 const dns1123Label = z
   .string()
@@ -61,21 +75,33 @@ function isChannelName(name: string): boolean {
   }
 }
 
-/** An IANA zone as Scheduler takes it: known, and spelled with its own case (`europe/berlin` is refused at deploy). */
-function isTimeZone(tz: string): boolean {
+/**
+ * What is wrong with a time zone, as Scheduler takes them: an IANA name, spelled as the database spells
+ * it — every part starts with a capital (`Europe/Berlin`, `Etc/GMT+5`, `America/Port-au-Prince`).
+ * Node accepts `europe/berlin` and resolves it (and aliases) to a canonical name; Scheduler refuses it
+ * at deploy. Node's own canonical names lag the database (`Asia/Kolkata` resolves to `Asia/Calcutta`),
+ * so the spelling is checked, not compared with Node's.
+ */
+function timeZoneProblem(tz: string): string | undefined {
+  let resolved: string;
   try {
-    const resolved = new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone;
-    return resolved === tz || resolved.toLowerCase() !== tz.toLowerCase();
+    resolved = new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return `${JSON.stringify(tz)} is not an IANA time zone (e.g. Europe/Berlin, UTC)`;
   }
+  if (tz.split('/').every((part) => /^[A-Z]/.test(part))) return undefined;
+  return `${JSON.stringify(tz)} must be written as the IANA database spells it, e.g. ${resolved}`;
 }
 
 const CRON_FIELD = /^[0-9A-Za-z,*/?LW#-]+$/;
 const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
 const AT = /^at\(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\)$/;
 
-/** What EventBridge Scheduler would refuse at deploy (and roll the stack back for), said at synth. */
+/**
+ * The common mistakes EventBridge Scheduler would refuse at deploy (and roll the stack back for), said
+ * at synth: the form of cron (six fields, one `?`), rate and at. Field ranges and calendar dates are
+ * left to Scheduler.
+ */
 export function scheduleExpressionProblem(expression: string): string | undefined {
   const cron = /^cron\((.*)\)$/.exec(expression);
   if (cron) {
@@ -120,7 +146,10 @@ const schedule = z.strictObject({
   /** IANA time zone of a cron or at expression. */
   timeZone: z
     .string()
-    .refine((tz) => isTimeZone(tz), { error: (i) => `${JSON.stringify(i.input)} is not an IANA time zone (e.g. Europe/Berlin, UTC)` })
+    .check((ctx) => {
+      const problem = timeZoneProblem(ctx.value);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+    })
     .default('UTC'),
   enabled: z.boolean().default(true),
   /** The run spec, inline… */
@@ -383,11 +412,11 @@ export function checkDeployConfig(document: unknown, source: string, baseDir = p
     );
   }
   // The functions read the config from their environment (LOADPLANE_CONFIG), which Lambda caps.
-  const configBytes = Buffer.byteLength('LOADPLANE_CONFIG') + Buffer.byteLength(JSON.stringify(runtime));
-  if (configBytes + OTHER_ENVIRONMENT_BYTES > MAX_FUNCTION_ENVIRONMENT_BYTES) {
+  const environmentBytes = functionEnvironmentBytes(runtime);
+  if (environmentBytes > MAX_FUNCTION_ENVIRONMENT_BYTES) {
     problems.push(
-      `clusters: the allow-lists (clusters, namespaces, images.allowedPrefixes) make the functions' configuration ${configBytes} bytes; ` +
-        `Lambda allows ${MAX_FUNCTION_ENVIRONMENT_BYTES} bytes for a function's environment, ${OTHER_ENVIRONMENT_BYTES} of which its other variables need: list fewer or shorter entries`,
+      `clusters: the allow-lists (clusters, namespaces, images.allowedPrefixes) make a function's environment up to ${environmentBytes} bytes, ` +
+        `more than Lambda's ${MAX_FUNCTION_ENVIRONMENT_BYTES} (the configuration travels in it): list fewer or shorter entries`,
     );
   }
   const schedules: ConfiguredSchedule[] = [];

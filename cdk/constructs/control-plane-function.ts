@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Policy, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
-import { ApplicationLogLevel, LoggingFormat } from 'aws-cdk-lib/aws-lambda';
+import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -59,8 +59,6 @@ export class ControlPlaneFunction extends Construct {
       role: props.role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
-      // Lambda drops lines below the configured level (console.debug/info/warn/error map to levels).
-      applicationLogLevelV2: ApplicationLogLevel[config.logging.level],
       environment,
       description: props.description,
       ...(vpc ? { vpc: vpc.vpc, vpcSubnets: { subnets: vpc.subnets }, securityGroups: vpc.securityGroups } : {}),

@@ -32,6 +32,17 @@ function problemsOf(document: unknown, baseDir = dir): string[] {
   return (error as DeployConfigError).problems;
 }
 
+/** The problems of a document, or none when it loads. */
+function problemsOrNone(document: unknown): string[] {
+  try {
+    checkDeployConfig(document, 'test config', dir);
+    return [];
+  } catch (err) {
+    if (err instanceof DeployConfigError) return err.problems;
+    throw err;
+  }
+}
+
 const CLUSTERS = [{ name: 'perf', namespaces: ['loadtest'] }];
 const k6Spec = (overrides: Record<string, unknown> = {}) => ({
   name: 'nightly',
@@ -233,6 +244,28 @@ describe('a config that cannot be deployed names each problem by key and reason'
     { what: 'a bad schedule name', document: scheduled({ name: 'Nightly' }), key: 'schedules.0.name', reason: /lowercase letters/ },
     { what: 'an expression that is not cron/rate/at', document: scheduled({ expression: '0 2 * * *' }), key: 'schedules.0.expression', reason: /^must be cron\(.+\), rate\(.+\) or at\(.+\)$/ },
     { what: 'an unknown time zone', document: scheduled({ timeZone: 'Mars/Olympus' }), key: 'schedules.0.timeZone', reason: /"Mars\/Olympus" is not an IANA time zone/ },
+    { what: 'a time zone in the wrong case', document: scheduled({ timeZone: 'europe/berlin' }), key: 'schedules.0.timeZone', reason: /must be written as the IANA database spells it, e\.g\. Europe\/Berlin$/ },
+    { what: 'an alias in the wrong case', document: scheduled({ timeZone: 'us/eastern' }), key: 'schedules.0.timeZone', reason: /must be written as/ },
+    { what: 'a cron with five fields', document: scheduled({ expression: 'cron(0 2 * * ?)' }), key: 'schedules.0.expression', reason: /six fields/ },
+    { what: 'a cron without ?', document: scheduled({ expression: 'cron(0 2 * * * *)' }), key: 'schedules.0.expression', reason: /\? in exactly one of day-of-month and day-of-week/ },
+    { what: 'a cron with ? twice', document: scheduled({ expression: 'cron(0 2 ? * ? *)' }), key: 'schedules.0.expression', reason: /\? in exactly one/ },
+    { what: 'a rate of 0', document: scheduled({ expression: 'rate(0 minutes)' }), key: 'schedules.0.expression', reason: /at least 1/ },
+    { what: 'a rate of 1 in the plural', document: scheduled({ expression: 'rate(1 hours)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
+    { what: 'a rate of 5 in the singular', document: scheduled({ expression: 'rate(5 minute)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
+    { what: 'an at() that is not a date-time', document: scheduled({ expression: 'at(tomorrow)' }), key: 'schedules.0.expression', reason: /at\(yyyy-mm-ddThh:mm:ss\)/ },
+    { what: 'a stack name past 54 characters', document: { ...oneCluster, stackName: `s${'x'.repeat(54)}` }, key: 'stackName', reason: /at most 54 characters \(the schedule group/ },
+    {
+      what: 'limits past a Standard workflow’s year',
+      document: { ...oneCluster, limits: { maxRunDurationSeconds: 365 * 24 * 60 * 60 } },
+      key: 'limits.maxRunDurationSeconds',
+      reason: /more than a Standard workflow's year \(31536000 s\)/,
+    },
+    {
+      what: 'allow-lists past the 4 KB function environment',
+      document: { clusters: Array.from({ length: 60 }, (_, i) => ({ name: `cluster-${i}`, namespaces: ['ns-a', 'ns-b', 'ns-c'] })) },
+      key: 'clusters',
+      reason: /make a function's environment up to \d+ bytes, more than Lambda's 4096/,
+    },
   ];
 
   it.each(cases)('$what → $key', ({ document, key, reason }) => {
@@ -241,6 +274,46 @@ describe('a config that cannot be deployed names each problem by key and reason'
     const [problem] = problems;
     expect(problem!.startsWith(`${key}: `), problem).toBe(true);
     expect(problem!.slice(key.length + 2)).toMatch(reason);
+  });
+
+  it.each([
+    'cron(0 2 * * ? *)',
+    'cron(0 18 ? * MON-FRI *)',
+    'cron(0/5 8-17 ? * MON-FRI *)',
+    'cron(15 10 ? * 6L 2027)',
+    'cron(0 12 L * ? *)',
+    'cron(0 9 ? * 2#1 *)',
+    'cron(0 9 15W * ? *)',
+    'rate(1 minute)',
+    'rate(1 day)',
+    'rate(15 minutes)',
+    'rate(2 hours)',
+    'at(2027-03-22T18:59:43)',
+  ])('accepts the schedule expression %s', (expression) => {
+    expect(problemsOrNone(scheduled({ expression }))).toEqual([]);
+  });
+
+  it.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Asia/Calcutta', 'Etc/GMT+5', 'America/Port-au-Prince'])('accepts the time zone %s', (timeZone) => {
+    expect(problemsOrNone(scheduled({ timeZone }))).toEqual([]);
+  });
+
+  it("the environment check measures as Lambda does (JSON of the variables): the largest allow-list that passes fits in 4 KB with the other variables at their longest, one more cluster does not", () => {
+    const withClusters = (n: number) => ({ clusters: Array.from({ length: n }, (_, i) => ({ name: `cluster-${i}`, namespaces: ['ns-a', 'ns-b', 'ns-c'] })) });
+    let n = 1;
+    while (problemsOrNone(withClusters(n + 1)).length === 0) n++;
+    const runtime = checkDeployConfig(withClusters(n), 'boundary').runtime;
+    const environment = {
+      POWERTOOLS_SERVICE_NAME: 'loadplane',
+      POWERTOOLS_METRICS_NAMESPACE: 'loadplane',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      LOADPLANE_CONFIG: JSON.stringify(runtime),
+      // A generated table name and the state machine's ARN in the longest partition and region.
+      LOADPLANE_TABLE: `${'s'.repeat(54)}-LedgerTable0123456789AB-ABCDEFGHIJKL`,
+      LOADPLANE_STATE_MACHINE_ARN: `arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:${'s'.repeat(54)}-run`,
+    };
+    expect(Buffer.byteLength(JSON.stringify(environment))).toBeLessThanOrEqual(4096);
+    expect(problemsOf(withClusters(n + 1))).toEqual([expect.stringMatching(/^clusters: .* more than Lambda's 4096/)]);
+    expect(n).toBeGreaterThanOrEqual(20);
   });
 
   it('lists every problem of a config, not just the first', () => {
