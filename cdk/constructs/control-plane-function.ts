@@ -14,7 +14,6 @@ import { Construct } from 'constructs';
 import type { DeployConfig } from '../config/deploy-config';
 import { HANDLER_ENTRIES, LAMBDA_ARCHITECTURE, LAMBDA_BUNDLING, LAMBDA_RUNTIME, REPO_ROOT, type HandlerKind } from '../function-bundling';
 
-
 export interface ControlPlaneFunctionProps {
   kind: HandlerKind;
   /** The function's timeout: the Task TimeoutSeconds it serves, from the stage timing table. */
