@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { DEFAULT_CONFIG, defaultMaxSpecBytes, deploymentConfigSchema, type DeploymentConfig } from '../../lambdas/core/config';
+import { DEFAULT_CONFIG, deploymentConfigSchema, withDefaults, type DeploymentConfig } from '../../lambdas/core/config';
 import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { SpecInvalid } from '../../lambdas/core/errors';
 import { describeValue, escapeText, excerpt } from '../../lambdas/core/excerpt';
@@ -356,15 +356,13 @@ function problemsOf(issues: readonly z.core.$ZodIssue[], keyOf: (path: readonly 
 /** The runtime DeploymentConfig of a parsed file: its own schema's checks, keys named as in the file. */
 function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; problems: string[] } {
   const limits = Object.fromEntries(Object.entries(c.limits).filter(([, v]) => v !== undefined));
-  const merged = {
-    ...DEFAULT_CONFIG,
+  const merged = withDefaults({
     allowedClusters: c.clusters.map(({ name, namespaces }) => ({ name, namespaces })),
     allowedImagePrefixes: c.images.allowedPrefixes,
     defaultImages: c.images.defaults,
     ...limits,
     notify: { defaultChannels: c.notify.defaultChannels, secretPrefix: c.notify.secretPrefix, defaultPolicy: c.notify.defaultPolicy },
-  };
-  if (limits.maxSpecBytes === undefined && typeof merged.maxScriptBytes === 'number') merged.maxSpecBytes = defaultMaxSpecBytes(merged.maxScriptBytes);
+  });
   const parsed = deploymentConfigSchema.safeParse(merged, { error: configMessage });
   if (parsed.success) return { config: parsed.data, problems: [] };
   // Name each problem by the file's key, not the runtime field's.

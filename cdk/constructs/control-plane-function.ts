@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
-import { Policy, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -13,6 +13,11 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { DeployConfig } from '../config/deploy-config';
 import { HANDLER_ENTRIES, LAMBDA_ARCHITECTURE, LAMBDA_BUNDLING, LAMBDA_RUNTIME, REPO_ROOT, type HandlerKind } from '../function-bundling';
+import type { LedgerTable } from './ledger-table';
+import { describeClustersStatement, grantChannelSecretsRead, ledgerStatement } from './permissions';
+
+/** Memory of the functions that talk to the clusters: CPU for building and reading 100s of objects. */
+export const CLUSTER_FUNCTION_MEMORY_MIB = 1024;
 
 export interface ControlPlaneFunctionProps {
   kind: HandlerKind;
@@ -22,8 +27,11 @@ export interface ControlPlaneFunctionProps {
   role: Role;
   environment: Record<string, string>;
   config: DeployConfig;
-  /** Place it in the configured VPC (the functions that reach a private cluster endpoint; their role needs grantNetworkInterfaces). */
-  inVpc: boolean;
+  /**
+   * The role's network-interface policy (clusterFunctionRole, when the config has a VPC): the
+   * function is placed in the configured VPC and created after the policy, which Lambda checks.
+   */
+  vpcAccess?: Policy;
   description: string;
 }
 
@@ -44,7 +52,7 @@ export class ControlPlaneFunction extends Construct {
       POWERTOOLS_LOG_LEVEL: config.logging.level,
       ...props.environment,
     };
-    const vpc = props.inVpc && config.vpc ? vpcPlacement(this, config.vpc) : undefined;
+    const vpc = props.vpcAccess && config.vpc ? vpcPlacement(this, config.vpc) : undefined;
     this.fn = new NodejsFunction(this, 'Function', {
       entry: join(REPO_ROOT, HANDLER_ENTRIES[props.kind]),
       handler: 'handler',
@@ -62,7 +70,24 @@ export class ControlPlaneFunction extends Construct {
       description: props.description,
       ...(vpc ? { vpc: vpc.vpc, vpcSubnets: { subnets: vpc.subnets }, securityGroups: vpc.securityGroups } : {}),
     });
+    if (props.vpcAccess) this.fn.node.addDependency(props.vpcAccess);
   }
+}
+
+/**
+ * The role of functions that reach the clusters (the stages and the reaper; the sweeper): the ledger,
+ * DescribeCluster on the configured clusters, the channel secrets (they run Notify), and with a VPC
+ * the network-interface policy their functions are created after. The access entries map it.
+ */
+export function clusterFunctionRole(
+  scope: Construct,
+  props: { config: DeployConfig; ledger: LedgerTable; description: string },
+): { role: Role; vpcAccess?: Policy } {
+  const role = new Role(scope, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
+  role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
+  role.addToPrincipalPolicy(describeClustersStatement(scope, props.config.clusters.map((c) => c.name)));
+  grantChannelSecretsRead(role, props.config);
+  return { role, ...(props.config.vpc ? { vpcAccess: grantNetworkInterfaces(scope, role) } : {}) };
 }
 
 /**
@@ -99,7 +124,7 @@ class FunctionPlacement extends Construct {
  * actions take no resource ARN, so they are a policy of their own, and only it is acknowledged.
  * Lambda checks them when the function is created: each function placed in the VPC depends on it.
  */
-export function grantNetworkInterfaces(scope: Construct, role: Role): Policy {
+function grantNetworkInterfaces(scope: Construct, role: Role): Policy {
   const policy = new Policy(scope, 'NetworkInterfaces', {
     roles: [role],
     statements: [

@@ -69,7 +69,6 @@ export class LoadplaneRestApi extends Construct {
       role,
       environment: { ...props.environment, LOADPLANE_STATE_MACHINE_ARN: props.stateMachineArn },
       config,
-      inVpc: false,
       description: 'loadplane REST API',
     }).fn;
 

@@ -7,14 +7,14 @@
  * They share one role: the ledger, DescribeCluster on the configured clusters, and the channel
  * secrets (Notify sends). The cluster access entries map this role (cluster-access.ts).
  */
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { STAGE_TIMEOUT_SECONDS, reaperTimeoutSeconds } from '../../lambdas/core/stage-timing';
 import { Stage } from '../../lambdas/core/status';
 import type { DeployConfig } from '../config/deploy-config';
-import { ControlPlaneFunction, grantNetworkInterfaces } from './control-plane-function';
-import { describeClustersStatement, grantChannelSecretsRead, ledgerStatement, runExecutionsStatement } from './permissions';
+import { CLUSTER_FUNCTION_MEMORY_MIB, ControlPlaneFunction, clusterFunctionRole } from './control-plane-function';
+import { runExecutionsStatement } from './permissions';
 import { runStateMachineName } from './run-state-machine';
 import type { LedgerTable } from './ledger-table';
 
@@ -25,9 +25,6 @@ export interface StageFunctionsProps {
   environment: Record<string, string>;
 }
 
-/** Memory of the functions that talk to the clusters: CPU for building and reading 100s of objects. */
-export const CLUSTER_FUNCTION_MEMORY_MIB = 1024;
-
 export class StageFunctions extends Construct {
   readonly role: Role;
   readonly byStage: Record<Stage, NodejsFunction>;
@@ -36,16 +33,14 @@ export class StageFunctions extends Construct {
   constructor(scope: Construct, id: string, props: StageFunctionsProps) {
     super(scope, id);
     const { config } = props;
-    this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    const { role, vpcAccess } = clusterFunctionRole(this, {
+      config,
+      ledger: props.ledger,
       description: 'loadplane stage and reaper functions: the ledger, the configured clusters, the notification channel secrets',
     });
-    this.role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
-    this.role.addToPrincipalPolicy(describeClustersStatement(this, config.clusters.map((c) => c.name)));
-    grantChannelSecretsRead(this.role, config);
+    this.role = role;
     // The reaper reads an execution's input back when its event left it out (lambdas/stages/reap.ts).
     this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, runStateMachineName(config), 'states:DescribeExecution'));
-    const networkInterfaces = config.vpc ? grantNetworkInterfaces(this, this.role) : undefined;
 
     const make = (fid: string, kind: 'stage' | 'reaper', timeoutSeconds: number, description: string) =>
       new ControlPlaneFunction(this, fid, {
@@ -55,14 +50,13 @@ export class StageFunctions extends Construct {
         role: this.role,
         environment: props.environment,
         config,
-        inVpc: true,
+        ...(vpcAccess ? { vpcAccess } : {}),
         description,
       }).fn;
     this.byStage = Object.fromEntries(
       Object.values(Stage).map((stage) => [stage, make(stage, 'stage', STAGE_TIMEOUT_SECONDS[stage], `loadplane ${stage} stage (Task timeout ${STAGE_TIMEOUT_SECONDS[stage]} s)`)]),
     ) as Record<Stage, NodejsFunction>;
     this.reaper = make('Reaper', 'reaper', reaperTimeoutSeconds(), 'loadplane reaper: finishes runs whose execution failed, timed out or was stopped');
-    if (networkInterfaces) for (const fn of [...Object.values(this.byStage), this.reaper]) fn.node.addDependency(networkInterfaces);
   }
 }
 

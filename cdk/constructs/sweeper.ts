@@ -8,21 +8,14 @@
 import { Duration } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SWEEPER_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
 import type { DeployConfig } from '../config/deploy-config';
-import { ControlPlaneFunction, grantNetworkInterfaces } from './control-plane-function';
+import { CLUSTER_FUNCTION_MEMORY_MIB, ControlPlaneFunction, clusterFunctionRole } from './control-plane-function';
 import type { LedgerTable } from './ledger-table';
-import {
-  describeClustersStatement,
-  grantChannelSecretsRead,
-  ledgerStatement,
-  startExecutionStatement,
-  runExecutionsStatement,
-} from './permissions';
-import { CLUSTER_FUNCTION_MEMORY_MIB } from './stage-functions';
+import { runExecutionsStatement, startExecutionStatement } from './permissions';
 
 export interface SweeperProps {
   config: DeployConfig;
@@ -39,16 +32,14 @@ export class Sweeper extends Construct {
   constructor(scope: Construct, id: string, props: SweeperProps) {
     super(scope, id);
     const { config } = props;
-    this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    const { role, vpcAccess } = clusterFunctionRole(this, {
+      config,
+      ledger: props.ledger,
       description: 'loadplane sweeper: the ledger, the configured clusters, channel secrets, starting and stopping run executions',
     });
-    this.role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
-    this.role.addToPrincipalPolicy(describeClustersStatement(this, config.clusters.map((c) => c.name)));
+    this.role = role;
     this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
     this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, props.stateMachineName, 'states:StopExecution'));
-    grantChannelSecretsRead(this.role, config);
-    const networkInterfaces = config.vpc ? grantNetworkInterfaces(this, this.role) : undefined;
     this.fn = new ControlPlaneFunction(this, 'Handler', {
       kind: 'sweeper',
       timeoutSeconds: SWEEPER_TIMEOUT_SECONDS,
@@ -56,10 +47,9 @@ export class Sweeper extends Construct {
       role: this.role,
       environment: { ...props.environment, LOADPLANE_STATE_MACHINE_ARN: props.stateMachineArn },
       config,
-      inVpc: true,
+      ...(vpcAccess ? { vpcAccess } : {}),
       description: 'loadplane sweeper',
     }).fn;
-    if (networkInterfaces) this.fn.node.addDependency(networkInterfaces);
     // The next sweep is the retry: Lambda's own asynchronous retries would only overlap it.
     this.fn.configureAsyncInvoke({ retryAttempts: 0 });
     new Rule(this, 'Schedule', {

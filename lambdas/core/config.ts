@@ -83,6 +83,17 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
 };
 
 /**
+ * DEFAULT_CONFIG overlaid with `overrides` (unchecked: parse the result with deploymentConfigSchema).
+ * A deployment that raises maxScriptBytes without naming maxSpecBytes gets room for its scripts.
+ */
+export function withDefaults(overrides: unknown): Record<string, unknown> {
+  const merged = { ...DEFAULT_CONFIG, ...(overrides as object) } as Record<string, unknown>;
+  const setsSpecBytes = typeof overrides === 'object' && overrides !== null && Object.hasOwn(overrides, 'maxSpecBytes');
+  if (!setsSpecBytes && typeof merged.maxScriptBytes === 'number') merged.maxSpecBytes = defaultMaxSpecBytes(merged.maxScriptBytes);
+  return merged;
+}
+
+/**
  * The config for this process: DEFAULT_CONFIG overlaid with the JSON object in
  * `LOADPLANE_CONFIG` (set by the CDK app on AWS, or by hand locally). Throws with every problem named.
  */
@@ -95,13 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DeploymentConf
   } catch (err) {
     throw new Error(`LOADPLANE_CONFIG is not valid JSON: ${(err as Error).message}`);
   }
-  const merged = { ...DEFAULT_CONFIG, ...(overrides as object) } as Record<string, unknown>;
-  // A deployment that raises maxScriptBytes without naming maxSpecBytes gets room for its scripts.
-  const setsSpecBytes = typeof overrides === 'object' && overrides !== null && Object.hasOwn(overrides, 'maxSpecBytes');
-  if (!setsSpecBytes && typeof merged.maxScriptBytes === 'number') {
-    merged.maxSpecBytes = defaultMaxSpecBytes(merged.maxScriptBytes);
-  }
-  const parsed = deploymentConfigSchema.safeParse(merged);
+  const parsed = deploymentConfigSchema.safeParse(withDefaults(overrides));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new Error(`LOADPLANE_CONFIG is invalid: ${lines.join('; ')}`);

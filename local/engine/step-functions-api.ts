@@ -322,12 +322,7 @@ export async function startStepFunctionsApi(runtime: Pick<LocalRuntime, 'startEx
       (body) => {
         const e = executionOf(body);
         return {
-          executionArn: e.executionArn,
-          stateMachineArn: STATE_MACHINE_ARN,
-          name: e.name,
-          status: e.status,
-          startDate: seconds(e.startDate),
-          ...(e.stopDate !== undefined ? { stopDate: seconds(e.stopDate) } : {}),
+          ...executionSummary(e),
           input: e.input,
           inputDetails: { included: true },
           ...(e.output !== undefined ? { output: e.output, outputDetails: { included: true } } : {}),
@@ -389,14 +384,7 @@ export async function startStepFunctionsApi(runtime: Pick<LocalRuntime, 'startEx
         const page = matching.slice(0, limit);
         const last = page[page.length - 1];
         return {
-          executions: page.map((e) => ({
-            executionArn: e.executionArn,
-            stateMachineArn: STATE_MACHINE_ARN,
-            name: e.name,
-            status: e.status,
-            startDate: seconds(e.startDate),
-            ...(e.stopDate !== undefined ? { stopDate: seconds(e.stopDate) } : {}),
-          })),
+          executions: page.map(executionSummary),
           ...(matching.length > limit && last ? { nextToken: encodeToken({ k: 'executions', f: statusFilter ?? null, before: last.seq }) } : {}),
         };
       },
@@ -609,6 +597,18 @@ function errorDetails(error: string | undefined, cause: unknown): Record<string,
   return {
     ...(error !== undefined ? { error } : {}),
     ...(cause !== undefined && cause !== null ? { cause: typeof cause === 'string' ? cause : json(cause) } : {}),
+  };
+}
+
+/** What ListExecutions says of an execution; DescribeExecution says this and more. */
+function executionSummary(e: Execution) {
+  return {
+    executionArn: e.executionArn,
+    stateMachineArn: STATE_MACHINE_ARN,
+    name: e.name,
+    status: e.status,
+    startDate: seconds(e.startDate),
+    ...(e.stopDate !== undefined ? { stopDate: seconds(e.stopDate) } : {}),
   };
 }
 
