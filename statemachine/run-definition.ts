@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { stateMachineTimeoutSeconds, type PhaseLimits } from '../lambdas/core/deadlines';
+import { stateMachineTimeoutSeconds, type MachineLimits } from '../lambdas/core/deadlines';
 import type { Stage } from '../lambdas/core/status';
 
 export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', import.meta.url));
@@ -43,7 +43,7 @@ export interface RunDefinitionParams {
   /** The function each stage's Tasks invoke; without it the placeholders stay (for definitionSubstitutions). */
   stageFunctionArn?: (stage: Stage) => string;
   /** The deployment's phase limits: the machine's TimeoutSeconds is stateMachineTimeoutSeconds of them (architecture §6). */
-  limits: PhaseLimits;
+  limits: MachineLimits;
 }
 
 /** One Retry entry of a Task. */

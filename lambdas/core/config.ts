@@ -37,6 +37,11 @@ export const deploymentConfigSchema = z.object({
   maxPrepareSeconds: z.number().int().positive(),
   /** Longest ready phase (runner pods scheduled and answering), in seconds: a spec's `timeouts.ready` at most. */
   maxReadySeconds: z.number().int().positive(),
+  /**
+   * Longest a run may wait for a slot in its concurrency group, in seconds: a spec's
+   * `concurrency.queueTimeout` at most. The state machine's own timeout makes room for it.
+   */
+  maxQueueSeconds: z.number().int().positive(),
   /** Largest inline script, in bytes (UTF-8). */
   maxScriptBytes: z.number().int().positive(),
   /**
@@ -75,6 +80,7 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
   maxRunDurationSeconds: 24 * 60 * 60,
   maxPrepareSeconds: 60 * 60,
   maxReadySeconds: 60 * 60,
+  maxQueueSeconds: 6 * 60 * 60,
   maxScriptBytes: 512 * 1024,
   maxSpecBytes: 1024 * 1024,
   maxArguments: 256,

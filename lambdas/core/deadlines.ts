@@ -25,6 +25,8 @@ export interface PhaseTimeouts {
 
 /** The deployment's limit on each phase, in seconds (lambdas/core/config.ts). */
 export type PhaseLimits = Pick<DeploymentConfig, 'maxPrepareSeconds' | 'maxReadySeconds' | 'maxRunDurationSeconds'>;
+/** The limits the state machine's timeout is made of: the phases, and the longest wait for a concurrency slot. */
+export type MachineLimits = PhaseLimits & Pick<DeploymentConfig, 'maxQueueSeconds'>;
 
 export interface AdmitDeadlines {
   prepareBy: number;
@@ -52,9 +54,12 @@ export function maxTotalSeconds(limits: PhaseLimits): number {
   return limits.maxPrepareSeconds + limits.maxReadySeconds + limits.maxRunDurationSeconds;
 }
 
-/** The state machine's TimeoutSeconds (architecture §6): the longest admissible total plus the finish budget. */
-export function stateMachineTimeoutSeconds(limits: PhaseLimits): number {
-  return maxTotalSeconds(limits) + FINISH_PHASES_SECONDS;
+/**
+ * The state machine's TimeoutSeconds (architecture §6): the longest wait for a concurrency slot, then
+ * the longest admissible total (its deadlines are fixed when the slot is taken), plus the finish budget.
+ */
+export function stateMachineTimeoutSeconds(limits: MachineLimits): number {
+  return limits.maxQueueSeconds + maxTotalSeconds(limits) + FINISH_PHASES_SECONDS;
 }
 
 /**

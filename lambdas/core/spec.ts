@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { DeploymentConfig } from './config';
 import { SpecInvalid, type Problem } from './errors';
-import { CleanupPolicy, Engine, NotifyPolicy, RunnerRestartPolicy } from './status';
+import { CleanupPolicy, Engine, NotifyPolicy, NotifyWhen, RunnerRestartPolicy, WhenBusy } from './status';
 import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
 import { formatDuration, parseDuration } from './duration';
 import { capProblems, describeKind, describeValue, escapeText, excerpt } from './excerpt';
@@ -38,6 +38,10 @@ const MAX_LABELS = 32;
 /** Kubernetes' limit on all annotations of one object together. */
 const MAX_ANNOTATION_BYTES = 256 * 1024;
 const MAX_NAME_LENGTH = 40;
+/** Most runs one concurrency group may hold slots for at once. */
+export const MAX_GROUP_LIMIT = 100;
+/** How long a queued run waits for a slot when its spec does not say (capped by maxQueueSeconds). */
+const DEFAULT_QUEUE_SECONDS = 60 * 60;
 const MAX_CHANNEL_NAME_LENGTH = 40;
 
 const SCRIPT_FILE: Record<Engine, { pattern: RegExp; rule: string }> = {
@@ -398,18 +402,53 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       ? undefined
       : `must be a channel name: slack, webhook, or slack-<suffix> / webhook-<suffix> (lowercase letters, digits, '-'), at most ${MAX_CHANNEL_NAME_LENGTH} characters`,
   );
+  /** A channel by name (it always speaks), or `{ name, when }`. */
+  const channelEntry = z.union([channel, z.strictObject({ name: channel, when: z.enum(NotifyWhen).default(NotifyWhen.always) })], {
+    error: (issue) => `must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: ${Object.values(NotifyWhen).join(' | ')} }, got ${describeValue(issue.input)}`,
+  });
   const notify = z
     .strictObject({
       channels: z
-        .array(channel)
+        .array(channelEntry)
         .check((ctx) => {
-          const duplicate = ctx.value.find((c, i) => ctx.value.indexOf(c) !== i);
+          const names = ctx.value.map((c) => (typeof c === 'string' ? c : c.name));
+          const duplicate = names.find((c, i) => names.indexOf(c) !== i);
           if (duplicate) ctx.issues.push({ code: 'custom', message: `lists ${excerpt(duplicate)} twice`, input: ctx.value });
         })
         .default([]),
       policy: z.enum(NotifyPolicy).default(config.notify.defaultPolicy),
     })
-    .prefault({});
+    .prefault({})
+    // Channels stay a list of names; `when` holds only the channels that do not always speak, and is
+    // absent when there are none (so a spec without it keeps its hash).
+    .transform(({ channels, policy }) => {
+      const when = Object.fromEntries(
+        channels.flatMap((c) => (typeof c === 'string' || c.when === NotifyWhen.always ? [] : [[c.name, c.when] as const])),
+      ) as Record<string, NotifyWhen>;
+      return {
+        channels: channels.map((c) => (typeof c === 'string' ? c : c.name)),
+        policy,
+        ...(Object.keys(when).length > 0 ? { when } : {}),
+      };
+    });
+
+  const group = checkedString(runNameProblem);
+  const groupLimit = z.number().check((ctx) => {
+    const n = ctx.value;
+    const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: n });
+    if (!Number.isInteger(n)) add(`must be a whole number, got ${excerpt(n)}`);
+    else if (n < 1) add('must be at least 1');
+    else if (n > MAX_GROUP_LIMIT) add(`must be at most ${MAX_GROUP_LIMIT}`);
+  });
+  /** A slot in a named group before anything is launched (architecture §4 concurrency group). */
+  const concurrency = z.strictObject({
+    group,
+    limit: groupLimit.default(1),
+    whenBusy: z.enum(WhenBusy).default(WhenBusy.queue),
+    queueTimeout: duration({ seconds: config.maxQueueSeconds, limit: 'maxQueueSeconds' }).default(
+      Math.min(DEFAULT_QUEUE_SECONDS, config.maxQueueSeconds),
+    ),
+  });
 
   return z
     .strictObject({
@@ -429,6 +468,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       cluster,
       timeouts: timeoutsSchema(config),
       notify,
+      concurrency: concurrency.optional(),
       cleanup: z.enum(CleanupPolicy).default(CleanupPolicy.always),
       onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
       labels: userLabels.default({}),
@@ -594,6 +634,11 @@ function toProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
   return issues.flatMap((issue): Problem[] => {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: issue.message }));
+    }
+    if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      // The branch of the value's own kind speaks (`{ name, when }` for an object, a name for a string).
+      const branch = issue.errors.find((branchIssues) => !branchIssues.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+      if (branch) return toProblems(branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })));
     }
     if (issue.code === 'invalid_key') {
       return [{ path: formatPath(issue.path), message: issue.issues.map((i) => i.message).join('; ') }];

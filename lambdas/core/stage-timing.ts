@@ -18,6 +18,7 @@ export const LEASE_MARGIN_SECONDS = 30;
 /** Task TimeoutSeconds = the stage Lambda's timeout. Creating and deleting N objects take longest. */
 export const STAGE_TIMEOUT_SECONDS = {
   [Stage.Admit]: 30,
+  [Stage.Acquire]: 30,
   [Stage.Prepare]: 60,
   [Stage.AwaitPrepared]: 30,
   [Stage.Launch]: 120,

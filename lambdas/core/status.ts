@@ -6,6 +6,7 @@
 /** Stage names: state names in the ASL, ledger entries (`stage#<name>`), log fields and test names. */
 export const Stage = {
   Admit: 'Admit',
+  Acquire: 'Acquire',
   Prepare: 'Prepare',
   AwaitPrepared: 'AwaitPrepared',
   Launch: 'Launch',
@@ -26,12 +27,16 @@ export const Outcome = {
   THRESHOLDS_FAILED: 'THRESHOLDS_FAILED',
   TIMED_OUT: 'TIMED_OUT',
   ABORTED: 'ABORTED',
+  /** The run's concurrency group was busy and its spec says `whenBusy: skip` (or `reject`, for a run not started by the API). */
+  SKIPPED: 'SKIPPED',
 } as const;
 export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
 /** Run statuses: the in-flight ones, then the outcomes (terminal). Status only moves forward. */
 export const RunStatus = {
   PENDING: 'PENDING',
+  /** Waiting for a slot in its concurrency group (`whenBusy: queue`). */
+  QUEUED: 'QUEUED',
   PREPARING: 'PREPARING',
   LAUNCHING: 'LAUNCHING',
   STARTING: 'STARTING',
@@ -44,6 +49,7 @@ export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 /** Order of statuses; a transition is allowed only to a higher rank. All outcomes share the top rank. */
 export const RUN_STATUS_RANK: Readonly<Record<RunStatus, number>> = {
   PENDING: 0,
+  QUEUED: 5,
   PREPARING: 10,
   LAUNCHING: 20,
   STARTING: 30,
@@ -54,6 +60,7 @@ export const RUN_STATUS_RANK: Readonly<Record<RunStatus, number>> = {
   THRESHOLDS_FAILED: 100,
   TIMED_OUT: 100,
   ABORTED: 100,
+  SKIPPED: 100,
 };
 export const TERMINAL_RANK = 100;
 
@@ -78,12 +85,25 @@ export const NotificationState = {
   sent: 'sent',
   released: 'released',
   unknown: 'unknown',
+  /** The channel's `when` said not to send for this outcome: decided once, with the claim, never sent. */
+  suppressed: 'suppressed',
 } as const;
 export type NotificationState = (typeof NotificationState)[keyof typeof NotificationState];
 
 /** What to do when a claim's lease expired without being marked sent (the sender died mid-send). */
 export const NotifyPolicy = { atMostOnce: 'atMostOnce', atLeastOnce: 'atLeastOnce' } as const;
 export type NotifyPolicy = (typeof NotifyPolicy)[keyof typeof NotifyPolicy];
+
+/**
+ * When a channel speaks (spec `notify.channels[].when`): `always`; `failure` — any outcome but SUCCEEDED
+ * and SKIPPED; `change` — the outcome differs from the previous finished run of the same schedule or name.
+ */
+export const NotifyWhen = { always: 'always', failure: 'failure', change: 'change' } as const;
+export type NotifyWhen = (typeof NotifyWhen)[keyof typeof NotifyWhen];
+
+/** What a run does when its concurrency group has no free slot (spec `concurrency.whenBusy`). */
+export const WhenBusy = { queue: 'queue', skip: 'skip', reject: 'reject' } as const;
+export type WhenBusy = (typeof WhenBusy)[keyof typeof WhenBusy];
 
 export const CleanupPolicy = { always: 'always', onSuccess: 'onSuccess', never: 'never' } as const;
 export type CleanupPolicy = (typeof CleanupPolicy)[keyof typeof CleanupPolicy];

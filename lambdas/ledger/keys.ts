@@ -20,6 +20,26 @@ export const notificationKey = (runId: string, channel: string): ItemKey => ({
   sk: NOTIFY_SK_PREFIX + channel,
 });
 
+/** A concurrency group's semaphore (architecture §4): one item per group, slots held by run id. */
+export const GROUP_SK = 'slots';
+export const groupKey = (group: string): ItemKey => ({ pk: `group#${group}`, sk: GROUP_SK });
+/** Every group ever used has an entry here, so the sweeper lists them with one query. */
+export const GROUPS_PK = 'groups';
+export const groupEntryKey = (group: string): ItemKey => ({ pk: GROUPS_PK, sk: `group#${group}` });
+
+/**
+ * API-managed schedules (architecture §4): each version `v#<n>` (zero-padded) in the schedule's own
+ * partition; the current version's pointer in one `schedules` partition, so listing them is one query.
+ */
+export const SCHEDULES_PK = 'schedules';
+export const SCHEDULE_VERSION_SK_PREFIX = 'v#';
+export const schedulePk = (name: string): string => `schedule#${name}`;
+export const scheduleCurrentKey = (name: string): ItemKey => ({ pk: SCHEDULES_PK, sk: schedulePk(name) });
+export const scheduleVersionKey = (name: string, version: number): ItemKey => ({
+  pk: schedulePk(name),
+  sk: SCHEDULE_VERSION_SK_PREFIX + String(version).padStart(6, '0'),
+});
+
 /** `script#<sha256>#`: the chunks of one inline script, by the hash of its bytes. */
 export const scriptChunkPrefix = (sha256: string): string => `${SCRIPT_SK_PREFIX}${sha256}#`;
 /** Zero-padded index, so the chunks sort in order. */

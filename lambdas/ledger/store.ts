@@ -43,9 +43,17 @@ type Values = Record<string, unknown>;
  * (status, state, owner, token), and DynamoDB rejects unused names, so they are derived from the text.
  */
 function attributeNames(...expressions: (string | undefined)[]): Record<string, string> | undefined {
+  return withNames(undefined, ...expressions);
+}
+
+/**
+ * attributeNames plus `extra` placeholders for names that are not words (a run id as a map key,
+ * `#holder` → `01j…-x`): an extra placeholder wins over the derived one of the same spelling.
+ */
+function withNames(extra: Record<string, string> | undefined, ...expressions: (string | undefined)[]): Record<string, string> | undefined {
   const names: Record<string, string> = {};
   for (const expression of expressions) {
-    for (const [, name] of (expression ?? '').matchAll(/#(\w+)/g)) names[`#${name}`] = name!;
+    for (const [, name] of (expression ?? '').matchAll(/#(\w+)/g)) names[`#${name}`] = extra?.[`#${name}`] ?? name!;
   }
   return Object.keys(names).length > 0 ? names : undefined;
 }
@@ -99,7 +107,7 @@ async function conditionally(
 export function conditionalPut(
   ctx: LedgerContext,
   operation: string,
-  input: { item: RawItem & ItemKey; condition: string; values?: Values },
+  input: { item: RawItem & ItemKey; condition: string; values?: Values; names?: Record<string, string> },
 ): Promise<WriteResult> {
   return conditionally(ctx, operation, { pk: input.item.pk, sk: input.item.sk }, async () => {
     await ctx.client.send(
@@ -107,7 +115,7 @@ export function conditionalPut(
         TableName: ctx.tableName,
         Item: input.item,
         ConditionExpression: input.condition,
-        ExpressionAttributeNames: attributeNames(input.condition),
+        ExpressionAttributeNames: withNames(input.names, input.condition),
         ExpressionAttributeValues: orUndefined(input.values ?? {}),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -120,7 +128,15 @@ export function conditionalPut(
 export function conditionalUpdate(
   ctx: LedgerContext,
   operation: string,
-  input: { key: ItemKey; update: string; condition: string; values: Values; returnValues: 'ALL_NEW' | 'ALL_OLD' },
+  input: {
+    key: ItemKey;
+    update: string;
+    condition: string;
+    values: Values;
+    returnValues: 'ALL_NEW' | 'ALL_OLD';
+    /** Placeholders whose attribute name is not their spelling (see withNames). */
+    names?: Record<string, string>;
+  },
 ): Promise<WriteResult> {
   return conditionally(ctx, operation, input.key, async () => {
     const out = await ctx.client.send(
@@ -129,7 +145,7 @@ export function conditionalUpdate(
         Key: input.key,
         UpdateExpression: input.update,
         ConditionExpression: input.condition,
-        ExpressionAttributeNames: attributeNames(input.update, input.condition),
+        ExpressionAttributeNames: withNames(input.names, input.update, input.condition),
         ExpressionAttributeValues: orUndefined(input.values),
         ReturnValues: input.returnValues,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -21,6 +21,7 @@ const OUTCOME_LOOK: Record<Outcome, { emoji: string; word: string }> = {
   [Outcome.THRESHOLDS_FAILED]: { emoji: ':warning:', word: 'Thresholds failed' },
   [Outcome.TIMED_OUT]: { emoji: ':hourglass:', word: 'Timed out' },
   [Outcome.ABORTED]: { emoji: ':octagonal_sign:', word: 'Aborted' },
+  [Outcome.SKIPPED]: { emoji: ':fast_forward:', word: 'Skipped' },
 };
 
 export const SIMULATED_NOTE = ':test_tube: *Simulated metrics*: synthetic numbers from kube-sim, not measured by a real load test';

@@ -14,7 +14,7 @@ import {
   runGraceSeconds,
   runnerJobDeadlineSeconds,
   stateMachineTimeoutSeconds,
-  type PhaseLimits,
+  type MachineLimits, type PhaseLimits,
 } from '../../lambdas/core/deadlines';
 import { readRunDefinition, type AslState } from '../../statemachine/run-definition';
 
@@ -24,7 +24,7 @@ const HOUR = 3600;
 const DAY = 86_400;
 
 /** The default deployment's limits: prepare ≤ 1 h, ready ≤ 1 h, the test itself ≤ 24 h. */
-const LIMITS: PhaseLimits = { maxPrepareSeconds: HOUR, maxReadySeconds: HOUR, maxRunDurationSeconds: DAY };
+const LIMITS: MachineLimits = { maxPrepareSeconds: HOUR, maxReadySeconds: HOUR, maxRunDurationSeconds: DAY, maxQueueSeconds: 6 * HOUR };
 
 describe('deployment maxima (architecture §6)', () => {
   it('the longest admissible total is the three phase maxima together', () => {
@@ -33,7 +33,7 @@ describe('deployment maxima (architecture §6)', () => {
   });
 
   it('the state machine outlasts the longest admissible total by the finish budget', () => {
-    for (const limits of [LIMITS, DEFAULT_CONFIG, { maxPrepareSeconds: 60, maxReadySeconds: 60, maxRunDurationSeconds: 60 }]) {
+    for (const limits of [LIMITS, DEFAULT_CONFIG, { maxPrepareSeconds: 60, maxReadySeconds: 60, maxRunDurationSeconds: 60, maxQueueSeconds: 60 }]) {
       expect(stateMachineTimeoutSeconds(limits)).toBeGreaterThanOrEqual(maxTotalSeconds(limits) + FINISH_PHASES_SECONDS);
     }
     // A test of the full 24 h maximum, with the longest prepare and ready, still ends by its own deadline first.

@@ -106,12 +106,12 @@ describe('statemachine/run.asl.json', () => {
   });
 
   it("renders each stage's function ARN and the deployment maximum into the definition", () => {
-    const limits = { maxPrepareSeconds: 600, maxReadySeconds: 900, maxRunDurationSeconds: 7200 };
+    const limits = { maxPrepareSeconds: 600, maxReadySeconds: 900, maxRunDurationSeconds: 7200, maxQueueSeconds: 1800 };
     const arn = (stage: Stage) => `arn:aws:lambda:eu-west-1:123456789012:function:loadplane-${stage}`;
     const rendered = renderRunDefinition({ stageFunctionArn: arn, limits });
     // The longest admissible run (every phase at its limit) plus the finish budget: its own deadline fires first.
     expect(rendered.TimeoutSeconds).toBe(stateMachineTimeoutSeconds(limits));
-    expect(rendered.TimeoutSeconds).toBe(600 + 900 + 7200 + FINISH_PHASES_SECONDS);
+    expect(rendered.TimeoutSeconds).toBe(1800 + 600 + 900 + 7200 + FINISH_PHASES_SECONDS);
     for (const state of Object.values(rendered.States)) {
       if (state.Type === 'Task') expect(state.Resource).toBe(arn(state.Parameters?.stage as Stage));
     }
