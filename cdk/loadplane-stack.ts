@@ -1,12 +1,14 @@
 /**
  * The loadplane stack: the ledger, the stage and reaper functions, the run state machine, the REST
- * API, the reaper's and the sweeper's delivery, the configured schedules, cluster access and alarms.
+ * API, the reaper's and the sweeper's delivery, the configured schedules and the API's, cluster access
+ * and alarms.
  * Each piece is a construct of its own under cdk/constructs; this file only wires them.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { DeployConfig } from './config/deploy-config';
 import { Alarms } from './constructs/alarms';
+import { ApiSchedules } from './constructs/api-schedules';
 import { ClusterAccess } from './constructs/cluster-access';
 import { ConfigSchedules } from './constructs/config-schedules';
 import { LedgerTable } from './constructs/ledger-table';
@@ -32,6 +34,9 @@ export class LoadplaneStack extends Stack {
     const run = new RunStateMachine(this, 'Run', { config, stageFunctions: stages.byStage });
     const stateMachineArn = run.stateMachine.stateMachineArn;
     const api = new LoadplaneRestApi(this, 'Api', { config, ledger, stateMachineArn, environment });
+    // The schedules callers manage through the API: a group of their own, managed by the API function only.
+    const apiSchedules = new ApiSchedules(this, 'ApiSchedules', { config, stateMachineArn });
+    apiSchedules.grantManage(api.fn);
     const reaper = new Reaper(this, 'Reaper', { config, reaper: stages.reaper, runStateMachineArn: stateMachineArn });
     const sweeper = new Sweeper(this, 'Sweeper', { config, ledger, stateMachineArn, stateMachineName: runStateMachineName(config), environment });
     const schedules = new ConfigSchedules(this, 'Schedules', { config, stateMachine: run.stateMachine });
@@ -41,7 +46,7 @@ export class LoadplaneStack extends Stack {
       runStateMachine: run.stateMachine,
       reaperMachine: reaper.machine,
       sweeper: sweeper.fn,
-      deadLetterQueues: { Reaper: reaper.deadLetterQueue, Schedules: schedules.deadLetterQueue },
+      deadLetterQueues: { Reaper: reaper.deadLetterQueue, Schedules: schedules.deadLetterQueue, ApiSchedules: apiSchedules.deadLetterQueue },
       api: api.api,
     });
 
@@ -50,6 +55,7 @@ export class LoadplaneStack extends Stack {
     new CfnOutput(this, 'LedgerTable', { value: ledger.table.tableName });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
     new CfnOutput(this, 'ScheduleGroup', { value: schedules.group.scheduleGroupName });
+    new CfnOutput(this, 'ApiScheduleGroup', { description: 'The schedules made through the API (PUT /schedules/{name})', value: apiSchedules.group.scheduleGroupName });
     // For clusters whose access the admins map themselves (accessEntry: false): the roles to map.
     new CfnOutput(this, 'StagesRoleArn', { description: 'The stage and reaper functions\' role (Kubernetes group loadplane-control-plane)', value: stages.role.roleArn });
     new CfnOutput(this, 'SweeperRoleArn', { description: 'The sweeper\'s role (Kubernetes group loadplane-control-plane)', value: sweeper.role.roleArn });

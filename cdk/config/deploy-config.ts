@@ -13,9 +13,10 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { DEFAULT_CONFIG, deploymentConfigSchema, withDefaults, type DeploymentConfig } from '../../lambdas/core/config';
-import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
+import { FINISH_PHASES_SECONDS, stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { SpecInvalid } from '../../lambdas/core/errors';
 import { describeValue, escapeText, excerpt } from '../../lambdas/core/excerpt';
+import { scheduleExpressionProblem, timeZoneProblem } from '../../lambdas/core/schedule-expression';
 import { runNameProblem, validateSpec } from '../../lambdas/core/spec';
 import { NotifyPolicy } from '../../lambdas/core/status';
 import { parseSpecText } from '../../lambdas/core/spec-text';
@@ -38,14 +39,22 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 export const MAX_SCHEDULE_INPUT_BYTES = 200 * 1024;
 /** A Standard workflow runs at most a year: the state machine's timeout (from the limits) must fit. */
 export const MAX_STATE_MACHINE_TIMEOUT_SECONDS = 365 * 24 * 60 * 60;
-/** The longest stackName: `<stackName>-schedules` is a schedule group's name, at most 64 characters. */
-export const MAX_STACK_NAME_LENGTH = 54;
+/** EventBridge Scheduler's longest schedule group name. */
+export const MAX_SCHEDULE_GROUP_NAME_LENGTH = 64;
+/**
+ * The schedule groups are named after the stack: `<stackName>-schedules` (the config's schedules,
+ * cdk/constructs/config-schedules.ts) and `<stackName>-api-schedules` (the API's, api-schedules.ts).
+ */
+export const API_SCHEDULE_GROUP_SUFFIX = '-api-schedules';
+/** The longest stackName: its longest schedule group name fits Scheduler's 64 characters. */
+export const MAX_STACK_NAME_LENGTH = MAX_SCHEDULE_GROUP_NAME_LENGTH - API_SCHEDULE_GROUP_SUFFIX.length;
 /** Lambda's limit on a function's environment, keys and values together. */
 export const MAX_FUNCTION_ENVIRONMENT_BYTES = 4 * 1024;
 /**
- * A function's environment at its longest, measured as Lambda measures it (the JSON of the variables,
- * so every quote inside LOADPLANE_CONFIG counts twice): the table name and the state machine ARN are
- * tokens until deploy, so they count at lengths no generated name or ARN of this stack reaches.
+ * A function's environment at its longest (the API function's, which has the most variables), measured
+ * as Lambda measures it (the JSON of the variables, so every quote inside LOADPLANE_CONFIG counts
+ * twice): the names and ARNs are tokens until deploy, so they count at lengths no generated name or
+ * ARN of this stack reaches.
  */
 export function functionEnvironmentBytes(runtime: DeploymentConfig): number {
   const longest = {
@@ -55,6 +64,9 @@ export function functionEnvironmentBytes(runtime: DeploymentConfig): number {
     LOADPLANE_CONFIG: JSON.stringify(runtime),
     LOADPLANE_TABLE: 'x'.repeat(128),
     LOADPLANE_STATE_MACHINE_ARN: 'x'.repeat(160),
+    LOADPLANE_SCHEDULE_GROUP: 'x'.repeat(MAX_SCHEDULE_GROUP_NAME_LENGTH),
+    LOADPLANE_SCHEDULER_ROLE_ARN: 'x'.repeat(160),
+    LOADPLANE_SCHEDULE_DLQ_ARN: 'x'.repeat(160),
   };
   return Buffer.byteLength(JSON.stringify(longest));
 }
@@ -75,54 +87,6 @@ function isChannelName(name: string): boolean {
   }
 }
 
-/**
- * What is wrong with a time zone, as Scheduler takes them: an IANA name, spelled as the database spells
- * it — every part starts with a capital (`Europe/Berlin`, `Etc/GMT+5`, `America/Port-au-Prince`).
- * Node accepts `europe/berlin` and resolves it (and aliases) to a canonical name; Scheduler refuses it
- * at deploy. Node's own canonical names lag the database (`Asia/Kolkata` resolves to `Asia/Calcutta`),
- * so the spelling is checked, not compared with Node's.
- */
-function timeZoneProblem(tz: string): string | undefined {
-  let resolved: string;
-  try {
-    resolved = new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone;
-  } catch {
-    return `${JSON.stringify(tz)} is not an IANA time zone (e.g. Europe/Berlin, UTC)`;
-  }
-  if (tz.split('/').every((part) => /^[A-Z]/.test(part))) return undefined;
-  return `${JSON.stringify(tz)} must be written as the IANA database spells it, e.g. ${resolved}`;
-}
-
-const CRON_FIELD = /^[0-9A-Za-z,*/?LW#-]+$/;
-const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
-const AT = /^at\(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\)$/;
-
-/**
- * The common mistakes EventBridge Scheduler would refuse at deploy (and roll the stack back for), said
- * at synth: the form of cron (six fields, one `?`), rate and at. Field ranges and calendar dates are
- * left to Scheduler.
- */
-export function scheduleExpressionProblem(expression: string): string | undefined {
-  const cron = /^cron\((.*)\)$/.exec(expression);
-  if (cron) {
-    const fields = cron[1]!.trim().split(/\s+/);
-    if (fields.length !== 6 || !fields.every((f) => CRON_FIELD.test(f))) {
-      return 'must be cron(minutes hours day-of-month month day-of-week year): six fields, e.g. cron(0 2 * * ? *)';
-    }
-    if ((fields[2] === '?') === (fields[4] === '?')) return "must have ? in exactly one of day-of-month and day-of-week, e.g. cron(0 2 * * ? *)";
-    return undefined;
-  }
-  const rate = RATE.exec(expression);
-  if (rate) {
-    const value = Number(rate[1]);
-    if (value < 1) return 'must be a rate of at least 1, e.g. rate(5 minutes)';
-    if ((value === 1) !== !rate[2]!.endsWith('s')) return `must say ${value === 1 ? 'rate(1 minute|hour|day)' : `rate(${value} minutes|hours|days)`}: the unit is singular for 1 only`;
-    return undefined;
-  }
-  if (AT.test(expression)) return undefined;
-  return 'must be cron(minutes hours day-of-month month day-of-week year), rate(<n> minutes|hours|days) or at(yyyy-mm-ddThh:mm:ss)';
-}
-
 const cluster = z.strictObject({
   /** The EKS cluster's name (it exists already; the stack does not create clusters). */
   name: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'must be an EKS cluster name (letters, digits, - and _, at most 100)'),
@@ -136,8 +100,14 @@ const cluster = z.strictObject({
 });
 
 const schedule = z.strictObject({
-  /** The schedule's name: also its runs' name prefix and the key of its dedupe (a double delivery is one run). */
-  name: z.string().refine((v) => runNameProblem(v) === undefined, { error: (i) => runNameProblem(String(i.input)) ?? 'invalid' }),
+  /**
+   * The schedule's name: also its runs' name prefix, the key of its dedupe (a double delivery is one
+   * run) and the name of the concurrency group its runs take a slot in, so run name rules apply.
+   */
+  name: z.string().check((ctx) => {
+    const problem = runNameProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  }),
   /** `cron(...)`, `rate(...)` or `at(...)`, as EventBridge Scheduler takes them. */
   expression: z.string().check((ctx) => {
     const problem = scheduleExpressionProblem(ctx.value);
@@ -164,7 +134,10 @@ export const deployConfigSchema = z
     stackName: z
       .string()
       .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'must be a stack name (letters, digits, -; starting with a letter)')
-      .max(MAX_STACK_NAME_LENGTH, `must be at most ${MAX_STACK_NAME_LENGTH} characters (the schedule group is named <stackName>-schedules, at most 64)`)
+      .max(
+        MAX_STACK_NAME_LENGTH,
+        `must be at most ${MAX_STACK_NAME_LENGTH} characters (the API's schedule group is named <stackName>${API_SCHEDULE_GROUP_SUFFIX}, at most ${MAX_SCHEDULE_GROUP_NAME_LENGTH})`,
+      )
       .default('loadplane'),
     /** Where to deploy; without it, the AWS CLI profile's account and region (CDK_DEFAULT_*). */
     env: z
@@ -200,6 +173,7 @@ export const deployConfigSchema = z
         maxRunDurationSeconds: z.number().optional(),
         maxPrepareSeconds: z.number().optional(),
         maxReadySeconds: z.number().optional(),
+        maxQueueSeconds: z.number().optional(),
         maxScriptBytes: z.number().optional(),
         maxSpecBytes: z.number().optional(),
         maxArguments: z.number().optional(),
@@ -404,9 +378,12 @@ export function checkDeployConfig(document: unknown, source: string, baseDir = p
   if (!parsed.success) throw new DeployConfigError(source, problemsOf(parsed.error.issues));
   const { config: runtime, problems } = runtimeConfigOf(parsed.data);
   if (!runtime) throw new DeployConfigError(source, problems);
-  if (stateMachineTimeoutSeconds(runtime) > MAX_STATE_MACHINE_TIMEOUT_SECONDS) {
+  const machineTimeout = stateMachineTimeoutSeconds(runtime);
+  if (machineTimeout > MAX_STATE_MACHINE_TIMEOUT_SECONDS) {
+    const parts = (['maxQueueSeconds', 'maxPrepareSeconds', 'maxReadySeconds', 'maxRunDurationSeconds'] as const).map((k) => `${k} (${runtime[k]})`);
     problems.push(
-      `limits.maxRunDurationSeconds: with the prepare and ready limits and the finish phases, runs could last ${stateMachineTimeoutSeconds(runtime)} s, more than a Standard workflow's year (${MAX_STATE_MACHINE_TIMEOUT_SECONDS} s)`,
+      `limits: ${parts.join(' + ')} + the finish phases (${FINISH_PHASES_SECONDS}) make the state machine's timeout ${machineTimeout} s, ` +
+        `more than a Standard workflow's year (${MAX_STATE_MACHINE_TIMEOUT_SECONDS} s): lower them`,
     );
   }
   // The functions read the config from their environment (LOADPLANE_CONFIG), which Lambda caps.

@@ -21,16 +21,23 @@ import { OUTCOMES, Outcome } from '../../lambdas/core/status';
 import type { DeployConfig } from '../config/deploy-config';
 
 /**
+ * The outcomes whose execution succeeds (run.asl.json's Finished Choice: Succeeded, and Skipped for a
+ * run whose concurrency group was busy).
+ */
+export const SUCCEEDING_OUTCOMES: readonly string[] = [Outcome.SUCCEEDED, Outcome.SKIPPED];
+
+/**
  * The errors an execution fails with when its run ended without succeeding: the outcome itself
  * (run.asl.json's RunDidNotSucceed takes its error from `$.decision.outcome`). Outcomes, not alarms.
  */
-export const TEST_OUTCOME_ERRORS: readonly string[] = OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED);
+export const TEST_OUTCOME_ERRORS: readonly string[] = OUTCOMES.filter((o) => !SUCCEEDING_OUTCOMES.includes(o));
 
 export interface AlarmsProps {
   config: DeployConfig;
   runStateMachine: StateMachine;
   reaperMachine: StateMachine;
   sweeper: NodejsFunction;
+  /** One alarm each, `<key>DeadLetters`: the reaper's, the config schedules' and the API schedules' queues. */
   deadLetterQueues: Record<string, Queue>;
   api: RestApi;
 }

@@ -1,16 +1,23 @@
 /**
  * What the API handler works with, built once per container on AWS (handlers/api.ts) and per
- * `loadplane serve` locally (local/serve): the same ledger and deployment config as the stages, and
- * the run state machine's executions through the real SFNClient (architecture §2, §9).
+ * `loadplane serve` locally (local/serve): the same ledger and deployment config as the stages, the
+ * run state machine's executions through the real SFNClient, and where schedules fire (architecture
+ * §2, §9).
  */
 import type { DeploymentConfig } from '../core/config';
 import type { Ledger } from '../ledger/ledger';
 import type { Executions } from '../core/executions';
+import type { ScheduleTargets } from '../core/schedules';
 
 export interface ApiDeps {
   ledger: Ledger;
   config: DeploymentConfig;
   executions: Executions;
+  /**
+   * Where the API's schedules fire (issue 13): EventBridge Scheduler on AWS, the local scheduler under
+   * `serve`. Absent in a deployment without schedules: PUT and DELETE /schedules answer 501.
+   */
+  schedules?: ScheduleTargets;
   /**
    * Epoch ms on the cluster's clock, as the stages' `now`: an abort's time is compared with when the
    * runners exited. On AWS the wall clock; under `serve` on kube-sim, its (scaled) clock.

@@ -11,7 +11,8 @@ import { runSpecDocumentationSchema } from '../core/spec';
 import { listQuerySchema } from './read-runs';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key';
 import { apiSchemas } from './resources';
-import { SPEC_MEDIA_TYPES } from './submit-run';
+import { SCHEDULE_FIELDS_BYTES } from './schedules';
+import { SPEC_MEDIA_TYPES } from './request-body';
 
 type Json = Record<string, unknown>;
 const ref = (id: string): Json => ({ $ref: `#/components/schemas/${id}` });
@@ -31,6 +32,18 @@ export function openApiDocument(config: DeploymentConfig): Json {
   schemas.RunSpec = component(z.toJSONSchema(runSpecDocumentationSchema(config), { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json);
   const query = z.toJSONSchema(listQuerySchema, { io: 'input', target: 'draft-2020-12' }) as { properties: Record<string, Json & { description?: string }> };
   const runId: Json = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', maxLength: 26 } };
+  // A schedule's spec is the RunSpec: the registry's placeholder (any mapping) becomes a reference to it.
+  const scheduleRequest = schemas.ScheduleRequest as { properties: Record<string, Json> };
+  scheduleRequest.properties.spec = { ...ref('RunSpec'), description: String(scheduleRequest.properties.spec?.description ?? '') };
+  const scheduleName: Json = {
+    name: 'name',
+    in: 'path',
+    required: true,
+    description: "The schedule's name: lowercase letters, digits and '-', starting with a letter, at most 40 characters",
+    schema: { type: 'string', pattern: '^[a-z]([a-z0-9-]*[a-z0-9])?$', maxLength: 40 },
+  };
+  const SCHEDULER_UNAVAILABLE = error('The schedule could not be (de)activated where schedules fire: the ledger holds the request; retrying the same request is safe and heals it');
+  const NO_SCHEDULER = error('This deployment has no schedule target');
 
   return {
     openapi: '3.1.0',
@@ -102,6 +115,54 @@ export function openApiDocument(config: DeploymentConfig): Json {
             '404': error('No such run'),
             '409': error('The run already ended; `run` has its state'),
             '500': SERVER_ERROR,
+          },
+        },
+      },
+      '/schedules': {
+        get: {
+          operationId: 'listSchedules',
+          summary: 'Every schedule, by name',
+          responses: { '200': jsonBody('ScheduleList', 'The schedules'), '400': error('A query parameter (this route takes none)'), '500': SERVER_ERROR },
+        },
+      },
+      '/schedules/{name}': {
+        put: {
+          operationId: 'putSchedule',
+          summary: 'Create or update a schedule: when it fires, and the run spec each firing starts',
+          parameters: [scheduleName],
+          requestBody: {
+            required: true,
+            description: `A schedule, at most maxSpecBytes + ${SCHEDULE_FIELDS_BYTES} = ${config.maxSpecBytes + SCHEDULE_FIELDS_BYTES} bytes, as JSON or YAML.`,
+            content: Object.fromEntries(SPEC_MEDIA_TYPES.map((t) => [t, { schema: ref('ScheduleRequest') }])),
+          },
+          responses: {
+            '201': jsonBody('Schedule', 'Created and activated'),
+            '200': jsonBody('Schedule', 'Updated (`change: updated`, a new version) or the same definition again (`change: unchanged`); activated either way'),
+            '400': error('Invalid name, expression, time zone or spec: each problem names its field (`spec.parallelism`); nothing is stored'),
+            '413': error(`The body is larger than maxSpecBytes + ${SCHEDULE_FIELDS_BYTES}`),
+            '415': error('Content-Type is not JSON or YAML'),
+            '500': SERVER_ERROR,
+            '501': NO_SCHEDULER,
+            '503': SCHEDULER_UNAVAILABLE,
+          },
+        },
+        get: {
+          operationId: 'getSchedule',
+          summary: 'A schedule, its spec, its next fire times and its latest runs with their outcomes',
+          parameters: [scheduleName],
+          responses: { '200': jsonBody('ScheduleDetail', 'The schedule'), '400': error('Not a schedule name'), '404': error('No such schedule'), '500': SERVER_ERROR },
+        },
+        delete: {
+          operationId: 'deleteSchedule',
+          summary: 'Delete a schedule: it fires no more; runs it started already are untouched',
+          parameters: [scheduleName],
+          responses: {
+            '200': jsonBody('Schedule', 'Deleted: the schedule as it was'),
+            '400': error('Not a schedule name'),
+            '404': error('No such schedule'),
+            '500': SERVER_ERROR,
+            '501': NO_SCHEDULER,
+            '503': SCHEDULER_UNAVAILABLE,
           },
         },
       },

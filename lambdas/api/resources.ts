@@ -107,9 +107,55 @@ export const abortResponseSchema = z
   })
   .register(apiSchemas, { id: 'AbortAccepted' });
 
+/** The body of `PUT /schedules/{name}` (JSON or YAML); openapi.ts documents `spec` as the RunSpec. */
+export const scheduleRequestSchema = z
+  .strictObject({
+    expression: z.string().meta({ description: '`cron(minutes hours day-of-month month day-of-week year)`, `rate(<n> minutes|hours|days)` or `at(yyyy-mm-ddThh:mm:ss)`, as EventBridge Scheduler takes them' }),
+    timeZone: z.string().optional().meta({ description: 'The IANA time zone cron and at are read in, spelled as the database spells it (`Europe/Berlin`); default UTC' }),
+    enabled: z.boolean().optional().meta({ description: 'A disabled schedule is kept but does not fire; default true' }),
+    spec: z.record(z.string(), z.unknown()).meta({ description: 'The run spec each firing starts' }),
+  })
+  .register(apiSchemas, { id: 'ScheduleRequest', description: 'A schedule: when it fires, and the run spec it starts. Unknown fields are refused.' });
+
+export const scheduleResourceSchema = z
+  .object({
+    name: z.string().meta({ description: "The schedule's name: also its runs' trigger and their concurrency group" }),
+    version: z.number().int().meta({ description: 'Counts the changes of the definition: 1 when created' }),
+    expression: z.string(),
+    timeZone: z.string(),
+    enabled: z.boolean(),
+    specHash: z.string().meta({ description: "sha256 of the validated spec's canonical JSON" }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    change: z
+      .enum(['created', 'updated', 'unchanged'])
+      .optional()
+      .meta({ description: 'In the answer to PUT only: what the request did (the same definition again is `unchanged`)' }),
+    links: z.object({ self: z.string() }),
+  })
+  .register(apiSchemas, { id: 'Schedule' });
+
+export const scheduleDetailSchema = scheduleResourceSchema
+  .extend({
+    nextFireTimes: z
+      .array(z.string())
+      .meta({ description: 'The next (at most 5) instants it fires at, from now, as computed by loadplane (for rate, counted from updatedAt); empty when disabled' }),
+    spec: z.record(z.string(), z.unknown()).meta({ description: 'The run spec it starts, as validated and stored' }),
+    lastRuns: z.array(runSummaryResourceSchema).meta({ description: 'Its latest runs (at most 10), newest first, with their status and outcome' }),
+  })
+  .register(apiSchemas, { id: 'ScheduleDetail' });
+
+export const scheduleListSchema = z
+  .object({ schedules: z.array(scheduleResourceSchema).meta({ description: 'Every schedule, by name' }) })
+  .register(apiSchemas, { id: 'ScheduleList' });
+
 export type ProblemBody = z.infer<typeof problemSchema>;
 export type RunSummaryResource = z.infer<typeof runSummaryResourceSchema>;
 export type RunResource = z.infer<typeof runResourceSchema>;
 export type RunList = z.infer<typeof runListSchema>;
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 export type AbortResponse = z.infer<typeof abortResponseSchema>;
+export type ScheduleRequest = z.infer<typeof scheduleRequestSchema>;
+export type ScheduleResource = z.infer<typeof scheduleResourceSchema>;
+export type ScheduleDetail = z.infer<typeof scheduleDetailSchema>;
+export type ScheduleList = z.infer<typeof scheduleListSchema>;

@@ -18,6 +18,7 @@ import { openApiDocument } from './openapi';
 import { getRunResource, listRunResources, parseListQuery } from './read-runs';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key';
 import type { ErrorBody } from './resources';
+import { deleteSchedule, getScheduleDetail, listScheduleResources, putSchedule, SchedulesUnavailable } from './schedules';
 import { submitRun } from './submit-run';
 
 const JSON_TYPE = 'application/json';
@@ -51,6 +52,7 @@ export function idempotencyScopeOf(event: APIGatewayProxyEvent): string {
 /** Every error a route can raise, as the status and body the caller sees; anything else is a 500 without details. */
 export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
   if (err instanceof HttpProblem) return problems(err.status, err.problems, err.run ? { run: err.run } : {});
+  if (err instanceof SchedulesUnavailable) return problems(err.status, err.problems);
   if (err instanceof SpecInvalid) return problems(400, err.problems);
   if (err instanceof RunNotFound) return problems(404, [{ path: 'id', message: err.message }]);
   if (err instanceof RunConflict) return problems(409, [{ path: 'id', message: err.message }]);
@@ -65,6 +67,8 @@ export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
 const ROUTES = [
   { path: /^\/runs\/?$/, methods: ['GET', 'POST'] },
   { path: /^\/runs\/[^/]+\/?$/, methods: ['GET', 'DELETE'] },
+  { path: /^\/schedules\/?$/, methods: ['GET'] },
+  { path: /^\/schedules\/[^/]+\/?$/, methods: ['GET', 'PUT', 'DELETE'] },
   { path: /^\/openapi\.json$/, methods: ['GET'] },
 ];
 
@@ -93,6 +97,23 @@ export function buildRouter(deps: ApiDeps): Router {
   app.get('/runs/:id', async (reqCtx) => json(200, await getRunResource(deps, reqCtx.params.id!)));
 
   app.delete('/runs/:id', async (reqCtx) => json(202, await abortRun(deps, reqCtx.params.id!, principalOf(event(reqCtx)))));
+
+  app.get('/schedules', async (reqCtx) => json(200, await listScheduleResources(deps, event(reqCtx).queryStringParameters)));
+
+  app.put('/schedules/:name', async (reqCtx) => {
+    const e = event(reqCtx);
+    const result = await putSchedule(deps, {
+      name: reqCtx.params.name!,
+      body: e.body,
+      isBase64Encoded: e.isBase64Encoded === true,
+      contentType: reqCtx.req.headers.get('content-type') ?? undefined,
+    });
+    return json(result.status, result.schedule, result.status === 201 ? { location: result.schedule.links.self } : {});
+  });
+
+  app.get('/schedules/:name', async (reqCtx) => json(200, await getScheduleDetail(deps, reqCtx.params.name!)));
+
+  app.delete('/schedules/:name', async (reqCtx) => json(200, await deleteSchedule(deps, reqCtx.params.name!)));
 
   app.get('/openapi.json', () => json(200, openApiDocument(deps.config)));
 

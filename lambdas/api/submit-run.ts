@@ -12,24 +12,19 @@
  * Bad input is a 4xx naming the field (SpecInvalid → 400), checked before anything is written:
  * nothing half-created.
  */
-import { RunConflict, SpecInvalid, type Problem } from '../core/errors';
+import { RunConflict, SpecInvalid } from '../core/errors';
 import { newRunId, runIdForIdempotencyKey } from '../core/run-id';
-import { validateSpec } from '../core/spec';
-import { decodeSpecBytes, parseSpecText } from '../core/spec-text';
+import { validateSpec, type RunSpec } from '../core/spec';
 import { specHash } from '../core/spec-hash';
-import { TriggerKind, isTerminal } from '../core/status';
-import { escapeText } from '../core/excerpt';
+import { TriggerKind, WhenBusy, isTerminal } from '../core/status';
 import type { RunItem } from '../ledger/ledger';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
+import { bodyBytes, checkContentType, parseBody } from './request-body';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from './idempotency-key';
 import type { RunResource } from './resources';
 import { runItemSummary, runResource } from './run-resource';
 
-/** Media types a spec may be sent as (a parameter such as `charset=utf-8` is allowed; UTF-8 only). */
-export const SPEC_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'] as const;
-/** The body is named so in problems: `(body): line 3, column 1: …`. */
-const BODY = '(body)';
 
 export interface SubmitRequest {
   /** As API Gateway hands it over: text, or base64 when `isBase64Encoded`. */
@@ -48,14 +43,19 @@ export interface SubmitResult {
 }
 
 export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<SubmitResult> {
-  checkContentType(request.contentType);
+  checkContentType(request.contentType, 'the spec');
   const key = checkIdempotencyKey(request.idempotencyKey);
-  const bytes = bodyBytes(request, deps.config.maxSpecBytes);
+  const bytes = bodyBytes(request, {
+    maxBytes: deps.config.maxSpecBytes,
+    limit: 'a run spec is at most maxSpecBytes',
+    emptyHint: 'send a run spec (see GET /openapi.json)',
+  });
   const validation = validateSpec(parseBody(bytes), deps.config);
   if (!validation.ok) throw new SpecInvalid(validation.problems);
   const spec = validation.spec;
 
   const runId = key === undefined ? newRunId(deps.now()) : runIdForIdempotencyKey(request.caller, key);
+  await takeSlotOrReject(deps, runId, spec);
   let created: { kind: 'created' | 'existing'; run: RunItem };
   try {
     created = await deps.ledger.createRun({
@@ -91,19 +91,24 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
   return { status: !started ? 202 : created.kind === 'created' ? 201 : 200, run };
 }
 
-function checkContentType(header: string | undefined): void {
-  const allowed = `send the spec as ${SPEC_MEDIA_TYPES.slice(0, 2).join(' or ')}`;
-  if (header === undefined || header.trim() === '') {
-    throw new HttpProblem(415, [{ path: 'Content-Type', message: `is missing; ${allowed}` }]);
-  }
-  const [type, ...params] = header.split(';').map((p) => p.trim().toLowerCase());
-  if (!(SPEC_MEDIA_TYPES as readonly string[]).includes(type!)) {
-    throw new HttpProblem(415, [{ path: 'Content-Type', message: `${escapeText(type ?? '', 60, true)} is not accepted; ${allowed}` }]);
-  }
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new HttpProblem(415, [{ path: 'Content-Type', message: `charset ${escapeText(charset, 40, true)} is not accepted; send UTF-8` }]);
-  }
+/**
+ * `whenBusy: reject` (issue 13): the run takes its slot in the group before it is written, so a busy
+ * group is a 409 naming the holders and nothing is created. The run id is known first (a retry with
+ * the same Idempotency-Key already holds the slot: taken again, idempotently). Should the run's write
+ * fail after this, the slot belongs to no run, and the sweeper frees it (stages/sweep-slots.ts).
+ */
+async function takeSlotOrReject(deps: ApiDeps, runId: string, spec: RunSpec): Promise<void> {
+  const concurrency = spec.concurrency;
+  if (concurrency?.whenBusy !== WhenBusy.reject) return;
+  const slot = await deps.ledger.acquireSlot({ group: concurrency.group, runId, limit: concurrency.limit, queue: false });
+  if (slot.kind === 'acquired') return;
+  const holders = slot.holders.length > 0 ? slot.holders.map((h) => `run ${h}`).join(', ') : 'runs ahead in its queue';
+  throw new HttpProblem(409, [
+    {
+      path: 'concurrency.group',
+      message: `group ${concurrency.group} is busy (limit ${concurrency.limit}): held by ${holders}; whenBusy: reject — try again when it is free, or use whenBusy: queue`,
+    },
+  ]);
 }
 
 function checkIdempotencyKey(key: string | undefined): string | undefined {
@@ -112,28 +117,4 @@ function checkIdempotencyKey(key: string | undefined): string | undefined {
     throw new SpecInvalid([{ path: IDEMPOTENCY_KEY_HEADER, message: `${IDEMPOTENCY_KEY_RULE}, got ${key.length} characters` }]);
   }
   return key;
-}
-
-function bodyBytes(request: SubmitRequest, maxBytes: number): Uint8Array {
-  const body = request.body ?? '';
-  // Base64 is 4/3 of the bytes: refuse an oversized body before decoding it.
-  const approximate = request.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, 'utf8');
-  const tooLarge = (n: number) => new HttpProblem(413, [{ path: BODY, message: `is ${n} bytes; a run spec is at most maxSpecBytes = ${maxBytes} bytes` }]);
-  if (approximate > maxBytes + 2) throw tooLarge(approximate);
-  const bytes = request.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'utf8');
-  if (bytes.length > maxBytes) throw tooLarge(bytes.length);
-  if (bytes.length === 0) throw new SpecInvalid([{ path: BODY, message: 'is empty; send a run spec (see GET /openapi.json)' }]);
-  return bytes;
-}
-
-/** YAML parses JSON too (JSON is YAML 1.2), with the same guards on nesting and aliases. */
-function parseBody(bytes: Uint8Array): unknown {
-  try {
-    return parseSpecText(decodeSpecBytes(bytes, 'request body'), 'request body');
-  } catch (err) {
-    if (err instanceof SpecInvalid) {
-      throw new SpecInvalid(err.problems.map((p: Problem) => (p.path === '(file)' ? { ...p, path: BODY } : p)));
-    }
-    throw err;
-  }
 }

@@ -167,6 +167,38 @@ export function loadStepFunctionsSettings(env: NodeJS.ProcessEnv = process.env):
   };
 }
 
+/**
+ * Where the API's schedules live on EventBridge Scheduler (set by the CDK app on the API function only,
+ * cdk/constructs/api-schedules.ts): their group, the role Scheduler starts the run state machine with,
+ * the dead-letter queue of starts it could not deliver.
+ */
+export interface ScheduleSettings {
+  groupName: string;
+  roleArn: string;
+  deadLetterQueueArn: string;
+  stateMachineArn: string;
+  region: string;
+}
+
+/**
+ * The API's schedule settings, or undefined where no schedule group is set (the API then answers 501 to
+ * PUT and DELETE /schedules). A group without the role, the queue or the state machine is a broken
+ * deployment: throws naming what is missing, rather than creating schedules that could never start a run.
+ */
+export function loadScheduleSettings(env: NodeJS.ProcessEnv = process.env): ScheduleSettings | undefined {
+  const groupName = env.LOADPLANE_SCHEDULE_GROUP;
+  if (!groupName) return undefined;
+  const missing = ['LOADPLANE_SCHEDULER_ROLE_ARN', 'LOADPLANE_SCHEDULE_DLQ_ARN', 'LOADPLANE_STATE_MACHINE_ARN'].filter((name) => !env[name]);
+  if (missing.length > 0) throw new Error(`LOADPLANE_SCHEDULE_GROUP is set but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not`);
+  return {
+    groupName,
+    roleArn: env.LOADPLANE_SCHEDULER_ROLE_ARN!,
+    deadLetterQueueArn: env.LOADPLANE_SCHEDULE_DLQ_ARN!,
+    stateMachineArn: env.LOADPLANE_STATE_MACHINE_ARN!,
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+  };
+}
+
 /** The CLI: the API it talks to (`--api` overrides it). */
 export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): { api?: string } {
   return env.LOADPLANE_API ? { api: env.LOADPLANE_API } : {};

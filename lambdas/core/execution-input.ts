@@ -9,9 +9,10 @@ import { isValidRunId, runIdForIdempotencyKey, runIdForSchedule } from './run-id
 import { TriggerKind } from './status';
 
 const runIdInput = z.object({ runId: z.string().min(1) }).strict();
+/** A schedule of the deploy config carries its spec; an API-managed one's is read from the ledger (issue 13). */
 const scheduledInput = z
   .object({
-    spec: z.unknown(),
+    spec: z.unknown().optional(),
     schedule: z.object({ name: z.string().min(1), scheduledTime: z.string().min(1) }).strict(),
   })
   .strict();

@@ -73,6 +73,24 @@ export function nextPollSeconds(input: PollInput): number {
   return Math.max(1, Math.min(interval, Math.ceil(seconds(deadline - now))));
 }
 
+/** Shortest and (for queues up to QUEUE_CYCLE_BUDGET × 30 s) longest wait between two tries for a slot. */
+const QUEUE_MIN_SECONDS = 5;
+const QUEUE_MAX_SECONDS = 30;
+/** Most tries a queued run makes, whatever its queueTimeout: a long queue polls more slowly. */
+export const QUEUE_CYCLE_BUDGET = 300;
+
+/**
+ * Seconds before a queued run tries for a slot again (Acquire): a tenth of its time in the queue,
+ * between 5 and 30 s (slower for queues longer than 2.5 h, so the queue spends at most
+ * QUEUE_CYCLE_BUDGET poll cycles of the execution's history), never past the queue's deadline.
+ */
+export function queuePollSeconds(input: { now: number; queuedAt: number; queueBy: number }): number {
+  const seconds = (ms: number) => Math.max(0, ms) / 1000;
+  const wanted = Math.ceil(seconds(input.now - input.queuedAt) * WAITING_AGE_FRACTION);
+  const cap = Math.max(QUEUE_MAX_SECONDS, Math.ceil(seconds(input.queueBy - input.queuedAt) / QUEUE_CYCLE_BUDGET));
+  return Math.max(1, Math.min(Math.max(wanted, QUEUE_MIN_SECONDS), cap, Math.ceil(seconds(input.queueBy - input.now))));
+}
+
 /**
  * The number of Wait cycles a phase makes from its start until a poll reaches its deadline: the worst
  * case, a phase that never finishes early. Task run time is left out, which only makes it an overestimate.

@@ -11,6 +11,8 @@ export const StepPhase = {
   failed: 'failed',
   timed_out: 'timed_out',
   aborted: 'aborted',
+  /** Acquire: the run's concurrency group was busy and its spec says skip. */
+  skipped: 'skipped',
 } as const;
 export type StepPhase = (typeof StepPhase)[keyof typeof StepPhase];
 

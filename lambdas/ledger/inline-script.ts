@@ -12,12 +12,15 @@
  * create, so an existing run item always has its chunks, and a conflicting create's script lands
  * under its own hash without touching the original's. The ledger's writes hand out RunItem.spec
  * complete; getRun only when asked (`{ script: true }`), since every poll reads the run (queries.ts).
+ *
+ * An API-managed schedule's spec versions (schedules.ts) keep their inline scripts the same way,
+ * under the schedule's partition: the functions taking a partition key (`…In`) serve both.
  */
 import { createHash } from 'node:crypto';
 import { StoreError } from '../core/errors';
 import { parseScriptChunk, type InlineScriptRef, type RunItem, type ScriptChunk, type StoredRunItem } from './items';
-import { runPk, scriptChunkKey, scriptChunkPrefix } from './keys';
-import { putItem, queryAll, type LedgerContext } from './store';
+import { runPk, scriptChunkPrefix, type ItemKey } from './keys';
+import { putItem, queryAll, type LedgerContext, type RawItem } from './store';
 
 /** Well under the 400 KB item limit, leaving room for keys and attributes. */
 export const SCRIPT_CHUNK_BYTES = 300_000;
@@ -54,34 +57,64 @@ export function separateInlineScript(spec: Record<string, unknown>): SeparatedSp
   return { spec: { ...spec, script: rest }, script: { ref: { sha256, bytes: bytes.length, chunks: chunks.length }, chunks } };
 }
 
-/** `runExpiresAt` is the run item's TTL; the chunks get CHUNK_TTL_MARGIN_SECONDS more. */
-export async function putScriptChunks(ctx: LedgerContext, runId: string, chunks: ScriptChunk[], runExpiresAt: number): Promise<void> {
+/** Chunk `index` of the script `sha256` in partition `pk` (a run's or a schedule's); keys.ts scriptChunkKey for a run. */
+export const scriptChunkKeyIn = (pk: string, sha256: string, index: number): ItemKey => ({
+  pk,
+  sk: scriptChunkPrefix(sha256) + String(index).padStart(4, '0'),
+});
+
+/**
+ * Puts `chunks` in partition `pk`, each with `attributes` besides the chunk (an owner's id, a TTL).
+ * `operation` names the write in errors, the chunk's index appended.
+ */
+export async function putScriptChunksIn(ctx: LedgerContext, operation: string, pk: string, chunks: ScriptChunk[], attributes: RawItem): Promise<void> {
   await Promise.all(
     chunks.map((chunk) =>
-      putItem(ctx, `createRun ${runId} script chunk ${chunk.index}`, {
-        ...scriptChunkKey(runId, chunk.sha256, chunk.index),
-        runId,
-        ...chunk,
-        expiresAt: runExpiresAt + CHUNK_TTL_MARGIN_SECONDS,
-      }),
+      putItem(ctx, `${operation} script chunk ${chunk.index}`, { ...attributes, ...scriptChunkKeyIn(pk, chunk.sha256, chunk.index), ...chunk }),
     ),
   );
 }
 
-/** Joins the referenced script's chunks (others are ignored) and checks the result against the hash. */
-function assemble(runId: string, ref: InlineScriptRef, chunks: ScriptChunk[]): string {
+/** `runExpiresAt` is the run item's TTL; the chunks get CHUNK_TTL_MARGIN_SECONDS more. */
+export async function putScriptChunks(ctx: LedgerContext, runId: string, chunks: ScriptChunk[], runExpiresAt: number): Promise<void> {
+  await putScriptChunksIn(ctx, `createRun ${runId}`, runPk(runId), chunks, { runId, expiresAt: runExpiresAt + CHUNK_TTL_MARGIN_SECONDS });
+}
+
+/**
+ * Joins the referenced script's chunks (others are ignored) and checks the result against the hash.
+ * `owner` names whose script it is in errors (`run <id>`, `schedule <name> v3`).
+ */
+function assemble(owner: string, ref: InlineScriptRef, chunks: ScriptChunk[]): string {
   const byIndex = new Map(chunks.filter((c) => c.sha256 === ref.sha256).map((c) => [c.index, c.data]));
   const parts: Uint8Array[] = [];
   for (let index = 0; index < ref.chunks; index++) {
     const part = byIndex.get(index);
-    if (!part) throw new StoreError(`ledger run ${runId}: inline script chunk ${scriptChunkPrefix(ref.sha256)}${index} is missing`);
+    if (!part) throw new StoreError(`ledger ${owner}: inline script chunk ${scriptChunkPrefix(ref.sha256)}${index} is missing`);
     parts.push(part);
   }
   const bytes = Buffer.concat(parts);
   if (bytes.length !== ref.bytes || sha256Hex(bytes) !== ref.sha256) {
-    throw new StoreError(`ledger run ${runId}: inline script chunks ${scriptChunkPrefix(ref.sha256)}* do not reassemble to their hash`);
+    throw new StoreError(`ledger ${owner}: inline script chunks ${scriptChunkPrefix(ref.sha256)}* do not reassemble to their hash`);
   }
   return bytes.toString('utf8');
+}
+
+/** `spec` (as stored, without `script.inline`) with the script `ref` names put back from `chunks`. */
+export function restoreInlineScript(owner: string, spec: Record<string, unknown>, ref: InlineScriptRef, chunks: ScriptChunk[]): Record<string, unknown> {
+  const script = spec.script;
+  if (!isRecord(script)) throw new StoreError(`ledger ${owner}: spec.script is not an object but has an inline script`);
+  // `inline` first, as specs write it.
+  return { ...spec, script: { inline: assemble(owner, ref, chunks), ...script } };
+}
+
+/** The chunks of the script `ref` names, read from partition `pk`. */
+export async function readScriptChunksIn(ctx: LedgerContext, operation: string, pk: string, ref: InlineScriptRef): Promise<ScriptChunk[]> {
+  const items = await queryAll(ctx, operation, {
+    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': scriptChunkPrefix(ref.sha256) },
+    ConsistentRead: true,
+  });
+  return items.map(parseScriptChunk);
 }
 
 /**
@@ -97,10 +130,7 @@ export function withoutScript(stored: StoredRunItem): RunItem {
 export function restoreRun(stored: StoredRunItem, chunks: ScriptChunk[]): RunItem {
   const { inlineScript, ...run } = stored;
   if (!inlineScript) return run;
-  const script = run.spec.script;
-  if (!isRecord(script)) throw new StoreError(`ledger run ${run.runId}: spec.script is not an object but has an inline script`);
-  // `inline` first, as specs write it.
-  return { ...run, spec: { ...run.spec, script: { inline: assemble(run.runId, inlineScript, chunks), ...script } } };
+  return { ...run, spec: restoreInlineScript(`run ${run.runId}`, run.spec, inlineScript, chunks) };
 }
 
 /**
@@ -110,10 +140,5 @@ export function restoreRun(stored: StoredRunItem, chunks: ScriptChunk[]): RunIte
 export async function loadRun(ctx: LedgerContext, operation: string, stored: StoredRunItem, known: ScriptChunk[] = []): Promise<RunItem> {
   const ref = stored.inlineScript;
   if (!ref || known.some((c) => c.sha256 === ref.sha256)) return restoreRun(stored, known);
-  const items = await queryAll(ctx, operation, {
-    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': runPk(stored.runId), ':prefix': scriptChunkPrefix(ref.sha256) },
-    ConsistentRead: true,
-  });
-  return restoreRun(stored, items.map(parseScriptChunk));
+  return restoreRun(stored, await readScriptChunksIn(ctx, operation, runPk(stored.runId), ref));
 }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { StoreError } from '../core/errors';
-import { NotificationState, NotifyPolicy, Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
+import { NotificationState, NotifyPolicy, NotifyWhen, Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 import { RUN_SUMMARY_ATTRIBUTES } from './table';
 
 const jsonMap = z.record(z.string(), z.unknown());
@@ -17,6 +17,8 @@ export const runTriggerSchema = z.object({
   /** Scheduler schedule name and the scheduled time it fired for. */
   schedule: z.string().optional(),
   scheduledTime: z.string().optional(),
+  /** An API-managed schedule: the version of its spec the run was made from. */
+  scheduleVersion: z.number().optional(),
 });
 export type RunTrigger = z.infer<typeof runTriggerSchema>;
 
@@ -99,21 +101,35 @@ const stageItemSchema = z.object({
 });
 export type StageItem = z.infer<typeof stageItemSchema>;
 
+/**
+ * Why a channel with a `when` spoke or kept quiet, recorded by the first caller with its claim (or as
+ * the `suppressed` item): every later caller follows it. Absent: the channel always speaks.
+ */
+const notificationDecisionSchema = z.object({
+  when: z.enum(NotifyWhen),
+  reason: z.string(),
+  /** `change`: the previous finished run compared with, when there was one. */
+  previous: z.object({ runId: z.string(), outcome: z.enum(Outcome) }).optional(),
+});
+export type NotificationDecision = z.infer<typeof notificationDecisionSchema>;
+
 const notificationItemSchema = z.object({
   runId: z.string(),
   channel: z.string(),
   state: z.enum(NotificationState),
-  /** Token of the current (or last) claim; mark/release must present it. */
+  /** Token of the current (or last) claim; mark/release must present it. A suppressed item's is never handed out. */
   token: z.string(),
-  /** Epoch ms; the claim is live until then. */
+  /** Epoch ms; the claim is live until then (0 for a suppressed item: never claimed). */
   leaseUntil: z.number(),
   /** `<runId>:<outcome>`, sent as the Idempotency-Key header; kept across re-claims. */
   dedupeKey: z.string(),
   outcome: z.enum(Outcome),
   policy: z.enum(NotifyPolicy),
-  /** How many times it was claimed (fresh, after a release, or taken over for a resend). */
+  /** How many times it was claimed (fresh, after a release, or taken over for a resend); 0 when suppressed. */
   claims: z.number(),
+  /** The latest claim; for a suppressed item, when the decision not to send was recorded. */
   claimedAt: z.string(),
+  decision: notificationDecisionSchema.optional(),
   sentAt: z.string().optional(),
   response: z.object({ status: z.number() }).optional(),
   releasedAt: z.string().optional(),

@@ -29,6 +29,16 @@ import {
   type RequestAbortResult,
   type SetStatusResult,
 } from './runs';
+import { acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotResult, type GroupItem, type ReleaseSlotResult } from './groups';
+import {
+  deleteSchedule,
+  getSchedule,
+  getScheduleSpec,
+  listSchedules,
+  putSchedule,
+  type PutScheduleResult,
+  type ScheduleRecord,
+} from './schedules';
 import { beginStage, completeStage, failStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
 
@@ -95,6 +105,46 @@ export class Ledger {
     return releaseNotification(this.ctx, runId, channel, token, reason);
   }
 
+  // ---- concurrency groups (groups.ts) ----
+
+  acquireSlot(input: { group: string; runId: string; limit: number; queue: boolean }): Promise<AcquireSlotResult> {
+    return acquireSlot(this.ctx, input);
+  }
+
+  releaseSlot(group: string, runId: string): Promise<ReleaseSlotResult> {
+    return releaseSlot(this.ctx, group, runId);
+  }
+
+  getGroup(group: string): Promise<GroupItem | undefined> {
+    return getGroup(this.ctx, group);
+  }
+
+  listGroupNames(): Promise<string[]> {
+    return listGroupNames(this.ctx);
+  }
+
+  // ---- API-managed schedules (schedules.ts) ----
+
+  putSchedule(input: Parameters<typeof putSchedule>[1]): Promise<PutScheduleResult> {
+    return putSchedule(this.ctx, input);
+  }
+
+  getSchedule(name: string, options?: { spec?: boolean }): ReturnType<typeof getSchedule> {
+    return getSchedule(this.ctx, name, options);
+  }
+
+  getScheduleSpec(name: string, version: number): ReturnType<typeof getScheduleSpec> {
+    return getScheduleSpec(this.ctx, name, version);
+  }
+
+  listSchedules(): Promise<ScheduleRecord[]> {
+    return listSchedules(this.ctx);
+  }
+
+  deleteSchedule(name: string): ReturnType<typeof deleteSchedule> {
+    return deleteSchedule(this.ctx, name);
+  }
+
   /** The ledger's clock (epoch ms): leases and the recorded timestamps use it. */
   now(): number {
     return this.ctx.now();
@@ -118,5 +168,7 @@ export class Ledger {
 export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, RequestAbortResult } from './runs';
 export type { BeginStageResult, CompleteStageResult, FailStageResult } from './stages';
 export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, ReleaseResult } from './notifications';
+export type { AcquireSlotResult, GroupItem, ReleaseSlotResult } from './groups';
+export type { PutScheduleResult, ScheduleRecord } from './schedules';
 export type { GetRunOptions, ListRunsInput, ListRunsPage, RunView } from './queries';
 export type { RunItem, RunSummary, StageItem, NotificationItem, RunTrigger, RunDeadlines } from './items';

@@ -3,14 +3,24 @@
  * release on a definite non-delivery. Each claim gets a fresh token; mark and release are fenced on it.
  * A claim records its holder (the caller: the execution, or the reaper acting for it), so a caller
  * that meets a live claim is told whether it is its own earlier attempt's or another caller's.
+ *
+ * A channel with a `when` (failure, change) may have nothing to say for a run. Whether it speaks is
+ * decided once, by the first caller, and recorded in the same single conditional write as its claim:
+ * claimNotification's `decide` is asked only when the channel has no entry yet (one consistent read
+ * first), then either the claim is written carrying the decision (`attribute_not_exists OR released`,
+ * as any claim) or a `suppressed` item is put (`attribute_not_exists`). A caller that loses that race,
+ * and every later one (a retry, the reaper, the sweeper), meets the recorded entry and follows it: a
+ * `suppressed` entry is never claimed, marked or released, so it is never sent, whatever a later
+ * look-back would say; a send decision stays on the entry across releases and re-claims. Without
+ * `decide` (a channel that always speaks, or the sweeper resolving a stale claim) nothing changes.
  */
 import { randomUUID } from 'node:crypto';
 import { NotificationInProgress, StageOwnershipLost } from '../core/errors';
 import { holderFor } from './stages';
 import { NotificationState, NotifyPolicy, type Outcome } from '../core/status';
-import { parseNotificationItem, type NotificationItem } from './items';
+import { parseNotificationItem, type NotificationDecision, type NotificationItem } from './items';
 import { NOTIFY_SK_PREFIX, expiresAt, notificationKey } from './keys';
-import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
+import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type LedgerContext } from './store';
 
 export interface ClaimOptions {
   leaseMs: number;
@@ -19,14 +29,23 @@ export interface ClaimOptions {
   outcome: Outcome;
   /** Who claims (an execution ARN; StageDeps.caller), recorded with the claim. */
   holder?: string;
+  /**
+   * Whether the channel speaks at all (its `when`): asked only when the channel has no entry yet, and
+   * recorded with the claim, or as a `suppressed` entry (see the header). Without it: always.
+   */
+  decide?: () => Promise<ClaimDecision>;
 }
+/** A channel's `when` decision as the claim records it (notify/when.ts's WhenDecision fits). */
+export type ClaimDecision = NotificationDecision & { send: boolean };
 export type ClaimNotificationResult =
   /** Send now, with `dedupeKey` as the Idempotency-Key. `resend`: a previous claim may have delivered it. */
   | { kind: 'claimed'; token: string; dedupeKey: string; resend: boolean }
   /** Already sent: do not send. */
   | { kind: 'sent'; item: NotificationItem }
   /** A claim expired unmarked under atMostOnce: it may or may not have been delivered; never re-sent. */
-  | { kind: 'unknown'; item: NotificationItem };
+  | { kind: 'unknown'; item: NotificationItem }
+  /** The channel's `when` said not to send for this run (item.decision says why): never sent. */
+  | { kind: 'suppressed'; item: NotificationItem };
 export type MarkSentResult = { kind: 'sent'; item: NotificationItem };
 export type ReleaseResult = { kind: 'released'; item: NotificationItem };
 
@@ -37,10 +56,43 @@ export async function claimNotification(
   ctx: LedgerContext,
   runId: string,
   channel: string,
-  { leaseMs, policy, outcome, holder }: ClaimOptions,
+  { leaseMs, policy, outcome, holder, decide }: ClaimOptions,
 ): Promise<ClaimNotificationResult> {
   const operation = `claimNotification ${runId} ${channel}`;
   const key = notificationKey(runId, channel);
+  const dedupeKey = `${runId}:${outcome}`;
+  // The first caller decides; an entry already there carries the decision (or predates `when`).
+  let decision: NotificationDecision | undefined;
+  if (decide && (await getItem(ctx, operation, key)) === undefined) {
+    const decided = await decide();
+    decision = recordedDecision(decided);
+    if (!decided.send) {
+      const nowMs = ctx.now();
+      const put = await conditionalPut(ctx, operation, {
+        item: {
+          ...key,
+          runId,
+          channel,
+          state: NotificationState.suppressed,
+          token: randomUUID(),
+          leaseUntil: 0,
+          dedupeKey,
+          outcome,
+          policy,
+          claims: 0,
+          claimedAt: isoNow(ctx),
+          decision,
+          expiresAt: expiresAt(nowMs),
+        },
+        condition: 'attribute_not_exists(#pk)',
+      });
+      if (put.ok) return { kind: 'suppressed', item: parseNotificationItem(put.attributes) };
+      // Another caller recorded its decision first: the claim below meets its entry and follows it.
+      decision = undefined;
+    }
+  }
+  const setDecision = decision === undefined ? '' : ', #decision = if_not_exists(#decision, :decision)';
+  const decisionValue = decision === undefined ? {} : { ':decision': decision };
   // A claim without a holder must not keep an earlier claim's: it would name the wrong caller.
   const setHolder = holder === undefined ? '' : ', #holder = :holder';
   const removeHolder = holder === undefined ? ' REMOVE #holder' : '';
@@ -64,19 +116,20 @@ export async function claimNotification(
         'SET #runId = :runId, #channel = :channel, #state = :claimed, #token = :token, #leaseUntil = :lease, ' +
         '#dedupeKey = if_not_exists(#dedupeKey, :dedupeKey), #outcome = if_not_exists(#outcome, :outcome), ' +
         '#policy = :policy, #claimedAt = :now, #claims = if_not_exists(#claims, :zero) + :one, ' +
-        `#expiresAt = if_not_exists(#expiresAt, :expiresAt)${setHolder} REMOVE #releasedAt, #releaseReason${holder === undefined ? ', #holder' : ''}`,
+        `#expiresAt = if_not_exists(#expiresAt, :expiresAt)${setHolder}${setDecision} REMOVE #releasedAt, #releaseReason${holder === undefined ? ', #holder' : ''}`,
       condition: 'attribute_not_exists(#pk) OR #state = :released',
       values: {
         ...lease,
         ':runId': runId,
         ':channel': channel,
         ':claimed': NotificationState.claimed,
-        ':dedupeKey': `${runId}:${outcome}`,
+        ':dedupeKey': dedupeKey,
         ':outcome': outcome,
         ':zero': 0,
         ':released': NotificationState.released,
         ':expiresAt': expiresAt(nowMs),
         ...holderValue,
+        ...decisionValue,
       },
       returnValues: 'ALL_NEW',
     });
@@ -86,6 +139,7 @@ export async function claimNotification(
     currentHolder = typeof claim.current.holder === 'string' ? claim.current.holder : undefined;
     if (current.state === NotificationState.sent) return { kind: 'sent', item: current };
     if (current.state === NotificationState.unknown) return { kind: 'unknown', item: current };
+    if (current.state === NotificationState.suppressed) return { kind: 'suppressed', item: current };
     if (current.state !== NotificationState.claimed) continue;
     if (current.leaseUntil >= nowMs) throw busy(current, nowMs);
 
@@ -113,6 +167,11 @@ export async function claimNotification(
     }
   }
   throw busy(current, ctx.now());
+}
+
+/** The decision as stored: without `send` (the entry's state says it) and without unset fields. */
+function recordedDecision({ when, reason, previous }: ClaimDecision): NotificationDecision {
+  return { when, reason, ...(previous ? { previous: { runId: previous.runId, outcome: previous.outcome } } : {}) };
 }
 
 /**

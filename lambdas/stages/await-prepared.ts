@@ -12,7 +12,7 @@ import { nextPollSeconds } from '../core/polling';
 import { REQUIREMENTS_MARKER, Role } from '../core/runner-contract';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, Stage } from '../core/status';
-import type { AdmitRecord } from './admit';
+import { admission } from './acquire';
 import type { StageDeps } from './deps';
 import { abortRequest, listJobs, listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
@@ -29,7 +29,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   const run = await loadRun(deps, runId);
   const recorded = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared);
   if (recorded) return recorded;
-  const { admittedAt, deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.AwaitPrepared);
+  const { admittedAt, deadlines } = admission(run.view, Stage.AwaitPrepared);
   requireOutput(run.view, Stage.Prepare, Stage.AwaitPrepared);
   const abort = abortRequest(run);
   if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `prepare: aborted by ${abort.by} before the test started`);

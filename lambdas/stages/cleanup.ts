@@ -32,8 +32,11 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
     }
     const policy = run.spec.cleanup;
     const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
-    if (keep) return { policy, deleted: 0, kept: true };
-    const { deleted } = await run.cluster.deleteRun(run.namespace, runId);
-    return { policy, deleted, kept: false };
+    const deleted = keep ? 0 : (await run.cluster.deleteRun(run.namespace, runId)).deleted;
+    // The run's slot in its concurrency group (or its place in the queue) goes once its objects are
+    // gone: the next run of the group starts on a cleared namespace. Kept objects have stopped (the run ended).
+    const group = run.spec.concurrency?.group;
+    if (group) await deps.ledger.releaseSlot(group, runId);
+    return { policy, deleted, kept: keep };
   });
 }

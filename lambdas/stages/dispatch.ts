@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { SpecInvalid } from '../core/errors';
 import { Stage } from '../core/status';
+import { acquire } from './acquire';
 import { admit } from './admit';
 import { awaitPrepared } from './await-prepared';
 import { awaitReady } from './await-ready';
@@ -23,6 +24,7 @@ const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stag
 
 const payloadSchema = z.discriminatedUnion('stage', [
   z.object({ stage: z.literal(Stage.Admit), request: z.unknown(), execution: z.string(), executionName: z.string() }),
+  runStage(Stage.Acquire),
   runStage(Stage.Prepare),
   runStage(Stage.AwaitPrepared),
   runStage(Stage.Launch),
@@ -49,6 +51,8 @@ export async function dispatchStage(deps: StageDeps, raw: unknown): Promise<unkn
   switch (payload.stage) {
     case Stage.Admit:
       return admit(deps, payload);
+    case Stage.Acquire:
+      return acquire(deps, payload.runId);
     case Stage.Prepare:
       return prepare(deps, payload.runId);
     case Stage.AwaitPrepared:

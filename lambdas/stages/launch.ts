@@ -8,7 +8,7 @@ import { engineAdapter } from '../engines';
 import { ENV_START_AT, RUNNER_CONTAINER } from '../core/runner-contract';
 import { readyDeadline, runnerJobDeadlineSeconds } from '../core/deadlines';
 import { RunnerRestartPolicy, RunStatus, Stage } from '../core/status';
-import type { AdmitRecord } from './admit';
+import { admission } from './acquire';
 import type { PreparedResult } from './await-prepared';
 import { createForRun } from './create-all';
 import type { StageDeps } from './deps';
@@ -28,7 +28,7 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
   return runOnce(deps, runId, Stage.Launch, async () => {
     const run = await loadRun(deps, runId, { script: true });
     requireOpenRun(run.view, Stage.Launch);
-    const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Launch);
+    const { deadlines } = admission(run.view, Stage.Launch);
     const engine = engineAdapter(run.spec.engine);
     // The script was checked first: k6's initializer answered (AwaitPrepared), Gatling's ConfigMap exists (Prepare).
     const prepared = requireOutput<PreparedResult>(run.view, engine.inspectsScript ? Stage.AwaitPrepared : Stage.Prepare, Stage.Launch);

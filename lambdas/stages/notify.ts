@@ -18,6 +18,12 @@
  *
  * The message's times, sentAt included, are on the cluster's clock (`deps.now`; simulated locally,
  * and the message says so); the webhook signature's timestamp stays on the wall clock.
+ *
+ * A spec's channel may speak only on `failure` or on a `change` of outcome (notify/when.ts); the
+ * deployment's default channels always speak. The decision is made by the first caller to claim the
+ * channel and recorded with the claim (ledger/notifications.ts), so it is exactly-once too: a channel
+ * decided `suppressed` is never sent by a retry, the reaper or the sweeper. A channel decided to send
+ * goes through everything above unchanged.
  */
 import {
   deliveryUnknownCause,
@@ -31,9 +37,10 @@ import { collectedResult } from './collect';
 import type { Decision } from './decide';
 import type { AdmitRecord } from './admit';
 import type { StartRecord } from './start';
-import { Stage } from '../core/status';
+import { NotifyWhen, Stage } from '../core/status';
 import { buildMessage, type NotificationMessage } from '../notify/message';
 import { sendNotification } from '../notify/channels';
+import { decideChannel } from '../notify/when';
 import type { StageDeps } from './deps';
 import { loadRun, outputOf, type RunContext } from './run-context';
 import { runOnce, type Attempt } from './run-once';
@@ -48,7 +55,9 @@ export type ChannelResult =
   | 'misconfigured'
   | 'not-delivered'
   | 'ambiguous'
-  | 'retrying';
+  | 'retrying'
+  /** The channel's `when` said nothing is to be sent for this run (the ledger entry's decision says why). */
+  | 'suppressed';
 
 /** Configuration errors: retrying cannot fix them, and they must not keep the other channels from sending. */
 const MISCONFIGURED = new Set(['ChannelNotConfigured', 'ChannelSecretInvalid']);
@@ -107,6 +116,7 @@ async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, 
     deps.log({ runId: run.runId, stage: Stage.Notify, message: 'channel not configured: nothing sent', channel });
     return { result: 'not-configured' };
   }
+  const when = whenFor(deps, run, channel);
   let claim;
   try {
     claim = await deps.ledger.claimNotification(run.runId, channel, {
@@ -114,12 +124,17 @@ async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, 
       policy: run.spec.notify.policy,
       outcome: message.outcome,
       ...(deps.caller ? { holder: deps.caller } : {}),
+      ...(when === NotifyWhen.always ? {} : { decide: () => decideChannel(deps.ledger, when, thisRun(run, message)) }),
     });
   } catch (err) {
     throw explainBusyClaim(err, channel, attempt);
   }
   if (claim.kind === 'sent') return { result: 'already-sent' };
   if (claim.kind === 'unknown') return { result: 'unknown' };
+  if (claim.kind === 'suppressed') {
+    deps.log({ runId: run.runId, stage: Stage.Notify, message: 'channel suppressed by its when: nothing sent', channel, decision: claim.item.decision });
+    return { result: 'suppressed' };
+  }
 
   let delivery;
   try {
@@ -148,6 +163,18 @@ async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, 
   }
 }
 
+/** The channel's `when`: the spec's for its own channels; a deployment default channel always speaks. */
+function whenFor(deps: StageDeps, run: RunContext, channel: string): NotifyWhen {
+  if (deps.config.notify.defaultChannels.includes(channel)) return NotifyWhen.always;
+  return run.spec.notify.when?.[channel] ?? NotifyWhen.always;
+}
+
+/** The run as the `change` look-back places it in its name's (or schedule's) history. */
+function thisRun(run: RunContext, message: NotificationMessage) {
+  const item = run.view.run;
+  return { runId: run.runId, name: item.runName ?? run.spec.name, createdAt: item.createdAt, trigger: item.trigger, outcome: message.outcome };
+}
+
 /**
  * A live claim met by a retry: if the previous attempt said this channel's delivery is unknown, that
  * is the claim, and the retry only waits for it to expire — say that, not "another caller".
@@ -174,7 +201,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     // Both ends on the cluster's clock (kube-sim's runs ahead of real time locally). A run that ended
     // before Start: from Admit; one Admit never recorded (the reaper finished it): the run item's
     // creation, on a real clock only (the ledger's), else it ended as it began.
-    startedAt: new Date(started?.startedAt ?? outputOf<AdmitRecord>(run.view, Stage.Admit)?.admittedAt ?? createdAtOnClock(item.createdAt) ?? endedAt).toISOString(),
+    startedAt: new Date(started?.startedAt ?? (outputOf<AdmitRecord>(run.view, Stage.Acquire) ?? outputOf<AdmitRecord>(run.view, Stage.Admit))?.admittedAt ?? createdAtOnClock(item.createdAt) ?? endedAt).toISOString(),
     endedAt: new Date(endedAt).toISOString(),
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected } : {}),

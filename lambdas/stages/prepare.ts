@@ -7,7 +7,7 @@ import { engineAdapter } from '../engines';
 import { jobDeadlineSeconds } from '../core/deadlines';
 import { done, waiting, type StepResult } from '../core/step';
 import { Stage } from '../core/status';
-import type { AdmitRecord } from './admit';
+import { admission } from './acquire';
 import type { StageDeps } from './deps';
 import { createForRun } from './create-all';
 import { loadRun, requireOpenRun, requireOutput } from './run-context';
@@ -21,7 +21,7 @@ export async function prepare(deps: StageDeps, runId: string): Promise<StepResul
   return runOnce(deps, runId, Stage.Prepare, async () => {
     const run = await loadRun(deps, runId, { script: true });
     requireOpenRun(run.view, Stage.Prepare);
-    const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Prepare);
+    const { deadlines } = admission(run.view, Stage.Prepare);
     const now = deps.now();
     const plan = runnerPlan(runId, run.spec, { prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy) });
     const engine = engineAdapter(run.spec.engine);

@@ -8,7 +8,7 @@
 import { runDeadline } from '../core/deadlines';
 import { RunStatus, Stage } from '../core/status';
 import { engineAdapter } from '../engines';
-import type { AdmitRecord } from './admit';
+import { admission } from './acquire';
 import type { PreparedResult } from './await-prepared';
 import type { ReadyResult } from './await-ready';
 import type { StageDeps } from './deps';
@@ -30,7 +30,7 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
   return runOnce(deps, runId, Stage.Start, async () => {
     const run = await loadRun(deps, runId);
     requireOpenRun(run.view, Stage.Start);
-    const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Start);
+    const { deadlines } = admission(run.view, Stage.Start);
     const launch = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.Start);
     const ready = requireOutput<ReadyResult>(run.view, Stage.AwaitReady, Stage.Start);
     const pods = Object.entries(ready.pods ?? {}).map(([index, pod]) => ({ index: Number(index), ...pod }));

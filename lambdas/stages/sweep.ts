@@ -17,6 +17,8 @@
  *    after `cleanupGraceMs` (the run's own Cleanup goes first), or for a run whose policy keeps
  *    them, `keepForMs` after the decision; objects of a run the ledger does not know (expired by
  *    TTL, or made by hand) once every one of them is older than `orphanGraceMs`.
+ * 5. Concurrency-group slots (and queue places) held by runs that ended or never existed
+ *    (sweep-slots.ts), so a crash can never leave a group busy for good.
  *
  * One failing item does not stop the others: errors are collected, logged, and returned; the
  * handler throws after the sweep if there were any, so the scheduled invocation shows as failed.
@@ -50,6 +52,7 @@ import type { NotificationItem, RunSummary, RunView } from '../ledger/ledger';
 import { MAX_LIST_LIMIT } from '../ledger/queries';
 import type { StageDeps } from './deps';
 import { notify } from './notify';
+import { freeAbandonedSlots, type FreedSlot } from './sweep-slots';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -76,6 +79,8 @@ export interface SweepOptions {
   orphanGraceMs: number;
   /** Most runs each ledger step looks at per status and invocation (newest first): bounds one sweep's work. */
   maxRuns: number;
+  /** A slot held by a run the ledger does not know is freed once this old (ledger clock): the API writes its run within it. */
+  slotGraceMs: number;
 }
 
 /** The defaults, except `orphanGraceMs`, which follows the deployment's limits (orphanGraceMsFor). */
@@ -90,6 +95,7 @@ export const DEFAULT_SWEEP_OPTIONS = {
   cleanupGraceMs: 10 * MINUTE,
   keepForMs: 24 * HOUR,
   maxRuns: 1000,
+  slotGraceMs: 10 * MINUTE,
 } as const satisfies Omit<SweepOptions, 'orphanGraceMs'>;
 
 /** No run lives longer than its execution may (architecture §6): an older object of an unknown run is no live run's. */
@@ -108,13 +114,14 @@ function longestRunMs(config: StageDeps['config']): number {
 /** Who the sweeper is in leases and claims (StageDeps.caller): never an execution, so always "another caller". */
 export const SWEEPER_CALLER = 'loadplane-sweeper';
 
-export type SweepStep = 'start' | 'stop' | 'notify' | 'objects';
+export type SweepStep = 'start' | 'stop' | 'notify' | 'objects' | 'slots';
 
 export interface SweepError {
   step: SweepStep;
   runId?: string;
   cluster?: string;
   namespace?: string;
+  group?: string;
   /** `<name>: <message>` */
   error: string;
 }
@@ -134,6 +141,8 @@ export interface SweepResult {
   stopped: string[];
   notificationsResolved: NotificationResolution[];
   objectsDeleted: { runId: string; count: number }[];
+  /** Concurrency-group entries of runs that could no longer free them. */
+  slotsFreed: FreedSlot[];
   errors: SweepError[];
 }
 
@@ -153,7 +162,7 @@ export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}
   const opts: SweepOptions = { ...DEFAULT_SWEEP_OPTIONS, orphanGraceMs: orphanGraceMsFor(deps.config), ...options };
   // Leases and claims the sweeper takes name it, so an execution meeting one is told "another caller".
   const sweeper: SweepDeps = { ...deps, caller: SWEEPER_CALLER };
-  const result: SweepResult = { started: [], stopped: [], notificationsResolved: [], objectsDeleted: [], errors: [] };
+  const result: SweepResult = { started: [], stopped: [], notificationsResolved: [], objectsDeleted: [], slotsFreed: [], errors: [] };
   const fail = (error: Omit<SweepError, 'error'>, err: unknown) => {
     const entry = { ...error, error: errorText(err) };
     result.errors.push(entry);
@@ -163,6 +172,7 @@ export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}
   await stopAbandonedAborts(sweeper, opts, result, fail);
   await resolveStaleClaims(sweeper, opts, result, fail);
   await deleteLeftovers(sweeper, opts, result, fail);
+  await freeAbandonedSlots(sweeper, opts, result.slotsFreed, (where, err) => fail({ step: 'slots', ...where }, err));
   deps.log({
     runId: '',
     stage: SWEEPER,
@@ -171,6 +181,7 @@ export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}
     stopped: result.stopped.length,
     notificationsResolved: result.notificationsResolved.length,
     objectsDeleted: result.objectsDeleted.reduce((n, d) => n + d.count, 0),
+    slotsFreed: result.slotsFreed.length,
     errors: result.errors.length,
   });
   return result;
@@ -499,6 +510,6 @@ function errorText(err: unknown): string {
 }
 
 function describeError(e: SweepError): string {
-  const where = e.runId ?? [e.cluster, e.namespace].filter(Boolean).join('/');
+  const where = e.runId ?? (e.group !== undefined ? `group ${e.group}` : [e.cluster, e.namespace].filter(Boolean).join('/'));
   return `${e.step}${where ? ` ${where}` : ''}: ${e.error}`;
 }

@@ -18,7 +18,7 @@ import { runWindow, type Replacement, type RunWindow } from '../core/restart';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, RunnerRestartPolicy, Stage } from '../core/status';
 import { engineAdapter } from '../engines';
-import type { AdmitRecord } from './admit';
+import { admission } from './acquire';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
@@ -35,7 +35,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   const recorded = outputOf<StepResult>(run.view, Stage.Watch);
   if (recorded) return recorded;
   const started = requireOutput<StartRecord>(run.view, Stage.Start, Stage.Watch);
-  const { deadlines } = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Watch);
+  const { deadlines } = admission(run.view, Stage.Watch);
   const runners = await observeRunners(run);
   const abort = abortRequest(run);
   if (abort) return stopForAbort(deps, run, runners, started, abort);

@@ -10,7 +10,8 @@
  * Every request is retried on what may pass (a connection error, a timeout, 429, 500, 502, 503, 504)
  * with exponential backoff and jitter (a `Retry-After` is honoured, up to a bound): a POST keeps its
  * `Idempotency-Key`, so a retry of a submission that did land finds its run (200) instead of making a
- * second one; GET is safe and DELETE harmless to repeat (abort-run.ts). Each attempt is signed anew
+ * second one; GET is safe, DELETE harmless to repeat (abort-run.ts), and a schedule's PUT or DELETE
+ * idempotent (a 503 from PUT /schedules is a target call the retry heals). Each attempt is signed anew
  * (a signature is valid for 5 minutes).
  */
 import type { z } from 'zod';
@@ -22,10 +23,16 @@ import {
   errorBodySchema,
   runListSchema,
   runResourceSchema,
+  scheduleDetailSchema,
+  scheduleListSchema,
+  scheduleResourceSchema,
   type AbortResponse,
   type RunList,
   type RunResource,
   type RunSummaryResource,
+  type ScheduleDetail,
+  type ScheduleList,
+  type ScheduleResource,
 } from '../../lambdas/api/resources';
 
 
@@ -193,6 +200,26 @@ export class ApiClient {
   /** DELETE /runs/{id}: the abort is recorded (202); a finished run is a 409. */
   abortRun(id: string): Promise<Answer<AbortResponse>> {
     return this.request('DELETE', ['runs', id], {}, abortResponseSchema);
+  }
+
+  /** PUT /schedules/{name}: 201 created, 200 updated or unchanged (`change` says which). */
+  putSchedule(name: string, body: Uint8Array, contentType: string): Promise<Answer<ScheduleResource>> {
+    return this.request('PUT', ['schedules', name], {}, scheduleResourceSchema, { body, headers: { 'content-type': contentType } });
+  }
+
+  /** GET /schedules: every schedule, by name. */
+  listSchedules(): Promise<Answer<ScheduleList>> {
+    return this.request('GET', ['schedules'], {}, scheduleListSchema);
+  }
+
+  /** GET /schedules/{name}: with its spec, next fire times and latest runs. */
+  getSchedule(name: string): Promise<Answer<ScheduleDetail>> {
+    return this.request('GET', ['schedules', name], {}, scheduleDetailSchema);
+  }
+
+  /** DELETE /schedules/{name}: 200 with the schedule as it was; 404 when there is none. */
+  deleteSchedule(name: string): Promise<Answer<ScheduleResource>> {
+    return this.request('DELETE', ['schedules', name], {}, scheduleResourceSchema);
   }
 
   /** The URL of a route: the base's path (an API Gateway stage), then the segments, each encoded. */

@@ -5,8 +5,8 @@
  * Start-up matters (`validate` is run by hand and in CI): bin/loadplane.mjs runs a bundle of this
  * file (scripts/build-cli.mjs), and the commands that start a run, serve or kube-sim import their
  * engine, the AWS SDK, dynalite and kube-sim inside their action, and those that talk to the REST API
- * (`run` without --local, `status`, `list`, `abort`) its client and, for a signed URL only, the AWS
- * credential chain and signer: `validate`, `--help` and `--version` never load them.
+ * (`run` without --local, `status`, `list`, `abort`, `schedule …`) its client and, for a signed URL
+ * only, the AWS credential chain and signer: `validate`, `--help` and `--version` never load them.
  */
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -17,6 +17,7 @@ import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerList } from './commands/list';
 import { registerAbort } from './commands/abort';
+import { registerSchedule } from './commands/schedule';
 import { registerKubeSim } from './commands/kube-sim';
 import { registerRbac } from './commands/rbac';
 
@@ -53,11 +54,16 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerList(program);
   registerAbort(program);
+  registerSchedule(program);
   registerServe(program);
   registerKubeSim(program);
   registerRbac(program);
   usageErrors(program, 'loadplane');
-  for (const command of program.commands) usageErrors(command, `loadplane ${command.name()}`);
+  for (const command of program.commands) {
+    usageErrors(command, `loadplane ${command.name()}`);
+    // `schedule put|list|get|delete`: each sub-command's errors point at its own help.
+    for (const sub of command.commands) usageErrors(sub, `loadplane ${command.name()} ${sub.name()}`);
+  }
   return program;
 }
 

@@ -4,15 +4,20 @@
  * the handler starts executions with the real SFNClient against the local engine's Step Functions API
  * (local/engine/step-functions-api.ts), which runs the real state machine definition on the embedded
  * ledger and kube-sim (or a kubeconfig context). The sweeper runs on an interval, as its EventBridge
- * schedule would run it on AWS.
+ * schedule would run it on AWS, and the schedules the API manages fire from the local scheduler
+ * (local/scheduler), which starts executions through the same Step Functions API with the input
+ * EventBridge Scheduler sends.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { stepFunctionsExecutions, type Executions } from '../../lambdas/api/executions';
 import { makeApiHandler } from '../../lambdas/api/router';
 import type { DeploymentConfig } from '../../lambdas/core/config';
+import type { ScheduleTargets } from '../../lambdas/core/schedules';
+import type { Ledger } from '../../lambdas/ledger/ledger';
+import { createLocalScheduler, type LocalScheduler } from '../scheduler/local-scheduler';
 import { sweep, type SweepResult } from '../../lambdas/stages/sweep';
 import type { SimTime } from '../clock/sim-time';
 import { startStepFunctionsApi, type StepFunctionsApi } from '../engine/step-functions-api';
@@ -28,6 +33,10 @@ export interface ServeOptions extends Pick<LocalRuntimeOptions, 'clock' | 'timeS
   config?: DeploymentConfig;
   /** Real milliseconds between sweeps; 0 turns the sweeper off (tests call `sweep()` themselves). */
   sweepIntervalMs?: number;
+  /** Real milliseconds between the local scheduler's ticks; 0 turns its timer off (tests call `scheduler.tick()`). */
+  scheduleIntervalMs?: number;
+  /** How many times the local scheduler delivers each fire time (default 1; 2 shows Scheduler's double delivery being one run). */
+  scheduleDeliveries?: number;
 }
 
 export interface Serve {
@@ -40,7 +49,29 @@ export interface Serve {
   handler: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
   /** One sweep now (what the interval runs). */
   sweep(): Promise<SweepResult>;
+  /** The local stand-in for EventBridge Scheduler: fires the ledger's schedules. */
+  scheduler: LocalScheduler;
   close(): Promise<void>;
+}
+
+/** How often the local scheduler looks for fire times that came due (real ms). */
+export const DEFAULT_SCHEDULE_INTERVAL_MS = 1000;
+
+/**
+ * The API's schedule targets under `serve`: nothing to create or delete, since the local scheduler
+ * reads the schedules from the ledger at every tick (on AWS, EventBridge Scheduler holds a copy).
+ */
+const LEDGER_READ_SCHEDULE_TARGETS: ScheduleTargets = { put: async () => undefined, delete: async () => undefined };
+
+/** The ledger's schedules as the local scheduler fires them; rate() counts from its last change, as the API reports its next fire times. */
+async function ledgerSchedules(ledger: Ledger) {
+  return (await ledger.listSchedules()).map((s) => ({
+    name: s.name,
+    expression: s.expression,
+    timeZone: s.timeZone,
+    enabled: s.enabled,
+    anchor: Date.parse(s.updatedAt),
+  }));
 }
 
 /** What a Lambda handler gets as its context; the API handler reads none of it. */
@@ -71,7 +102,25 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
     });
     const executions = stepFunctionsExecutions(sfn, stepFunctions.stateMachineArn);
     const log = (event: { message: string; [field: string]: unknown }) => runtime.deps.log({ runId: String(event.runId ?? '-'), stage: 'api', ...event });
-    const handler = makeApiHandler({ ledger: runtime.ledger, config: runtime.deps.config, executions, now: () => clock.now(), log });
+    const handler = makeApiHandler({
+      ledger: runtime.ledger,
+      config: runtime.deps.config,
+      executions,
+      schedules: LEDGER_READ_SCHEDULE_TARGETS,
+      now: () => clock.now(),
+      log,
+    });
+    const stateMachineArn = stepFunctions.stateMachineArn;
+    const scheduler = createLocalScheduler({
+      list: () => ledgerSchedules(runtime.ledger),
+      // As Scheduler's Step Functions target: no execution name (a fresh one each time), the fire's input.
+      deliver: async (input) => {
+        await sfn.send(new StartExecutionCommand({ stateMachineArn, input: JSON.stringify(input) }));
+      },
+      now: () => clock.now(),
+      deliveries: options.scheduleDeliveries ?? 1,
+      log: (event) => log({ stage: 'scheduler', ...event }),
+    });
 
     server = createServer((req, res) => {
       toProxyEvent(req)
@@ -100,6 +149,8 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
           }, interval)
         : undefined;
     timer?.unref();
+    const scheduleInterval = options.scheduleIntervalMs ?? DEFAULT_SCHEDULE_INTERVAL_MS;
+    if (scheduleInterval > 0) scheduler.start(scheduleInterval);
     const listening = server;
     const sfnApi = stepFunctions;
     return {
@@ -109,8 +160,10 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
       executions,
       handler,
       sweep: sweepNow,
+      scheduler,
       close: async () => {
         if (timer) clearInterval(timer);
+        await scheduler.stop();
         listening.closeAllConnections();
         await new Promise<void>((resolve) => listening.close(() => resolve()));
         sfn.destroy();

@@ -26,6 +26,7 @@ import { FULL_CONFIG_DOCUMENT, nagFindings, synthFromDocument, synthStack, type 
 
 const EXECUTIONS = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:loadplane-run:*]';
 const ANY_RESOURCE = 'AwsSolutions-IAM5[Resource::*]';
+const API_SCHEDULES = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/loadplane-api-schedules/*]';
 const API_GATEWAY_LOGS_POLICY = 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]';
 const secrets = (prefix: string) => `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${prefix}*]`;
 
@@ -41,6 +42,9 @@ const COMMON_ACKNOWLEDGED = [
   `loadplane/Sweeper/Role ${EXECUTIONS}`,
   `loadplane/Stages/Role ${EXECUTIONS}`,
   'loadplane/Schedules/DeadLetters AwsSolutions-SQS3',
+  // The API's schedules, named by callers at run time: the API function manages its own group's only.
+  `loadplane/Api/Role ${API_SCHEDULES}`,
+  'loadplane/ApiSchedules/DeadLetters AwsSolutions-SQS3',
   'loadplane/Alarms/Topic AwsSolutions-SNS2',
 ];
 

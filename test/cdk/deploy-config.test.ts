@@ -7,8 +7,18 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkDeployConfig, DeployConfigError, loadDeployConfig, MAX_SCHEDULE_INPUT_BYTES, type DeployConfig } from '../../cdk/config/deploy-config';
+import {
+  checkDeployConfig,
+  DeployConfigError,
+  loadDeployConfig,
+  MAX_SCHEDULE_GROUP_NAME_LENGTH,
+  MAX_SCHEDULE_INPUT_BYTES,
+  MAX_STACK_NAME_LENGTH,
+  MAX_STATE_MACHINE_TIMEOUT_SECONDS,
+  type DeployConfig,
+} from '../../cdk/config/deploy-config';
 import { DEFAULT_CONFIG, defaultMaxSpecBytes, loadConfig } from '../../lambdas/core/config';
+import { FINISH_PHASES_SECONDS, stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { MAX_SPEC_FIELDS_BYTES, validateSpec } from '../../lambdas/core/spec';
 import { configDocument, EXAMPLE_CONFIG, EXAMPLE_SPEC_FILE } from '../support/deploy-fixtures';
 
@@ -138,6 +148,29 @@ describe('defaults', () => {
     expect(readBack(config)).toEqual(config.runtime);
   });
 
+  it("limits.maxQueueSeconds: DEFAULT_CONFIG's 6 h when absent; a value set reaches the functions and the state machine's timeout", () => {
+    const absent = checkDeployConfig(configDocument(), 'test config', dir);
+    expect(absent.runtime.maxQueueSeconds).toBe(DEFAULT_CONFIG.maxQueueSeconds);
+    expect(DEFAULT_CONFIG.maxQueueSeconds).toBe(6 * 60 * 60);
+    const set = checkDeployConfig(configDocument({ limits: { maxQueueSeconds: 1800 } }), 'test config', dir);
+    expect(set.runtime.maxQueueSeconds).toBe(1800);
+    expect(readBack(set)).toEqual(set.runtime);
+    expect(stateMachineTimeoutSeconds(absent.runtime) - stateMachineTimeoutSeconds(set.runtime)).toBe(DEFAULT_CONFIG.maxQueueSeconds - 1800);
+  });
+
+  it("the year's check takes the queue limit in: the longest queue that fits loads, one second more does not", () => {
+    const { maxPrepareSeconds, maxReadySeconds, maxRunDurationSeconds } = DEFAULT_CONFIG;
+    const longest = MAX_STATE_MACHINE_TIMEOUT_SECONDS - maxPrepareSeconds - maxReadySeconds - maxRunDurationSeconds - FINISH_PHASES_SECONDS;
+    const fits = checkDeployConfig(configDocument({ limits: { maxQueueSeconds: longest } }), 'test config', dir);
+    expect(stateMachineTimeoutSeconds(fits.runtime)).toBe(MAX_STATE_MACHINE_TIMEOUT_SECONDS);
+    expect(problemsOf(configDocument({ limits: { maxQueueSeconds: longest + 1 } }))).toEqual([expect.stringMatching(/^limits: maxQueueSeconds \(\d+\) .* more than a Standard workflow's year/)]);
+  });
+
+  it('the longest stack name loads, and its schedule groups fit in 64 characters', () => {
+    expect(MAX_STACK_NAME_LENGTH + '-api-schedules'.length).toBe(MAX_SCHEDULE_GROUP_NAME_LENGTH);
+    expect(checkDeployConfig(configDocument({ stackName: `s${'x'.repeat(MAX_STACK_NAME_LENGTH - 1)}` }), 'test config', dir).stackName).toHaveLength(MAX_STACK_NAME_LENGTH);
+  });
+
   it('raising maxScriptBytes alone makes room in maxSpecBytes, as the functions would', () => {
     const config = checkDeployConfig(configDocument({ limits: { maxScriptBytes: 2_000_000 } }), 'test config', dir);
     expect(config.runtime.maxSpecBytes).toBe(defaultMaxSpecBytes(2_000_000));
@@ -241,7 +274,11 @@ describe('a config that cannot be deployed names each problem by key and reason'
       key: 'schedules.1.name',
       reason: /"nightly" twice/,
     },
-    { what: 'a bad schedule name', document: scheduled({ name: 'Nightly' }), key: 'schedules.0.name', reason: /lowercase letters/ },
+    // A schedule's runs take a slot in the concurrency group named after it: run name rules (runNameProblem).
+    { what: 'a bad schedule name', document: scheduled({ name: 'Nightly' }), key: 'schedules.0.name', reason: /^must be lowercase letters, digits and '-', starting with a letter/ },
+    { what: 'a schedule name ending in -', document: scheduled({ name: 'nightly-' }), key: 'schedules.0.name', reason: /ending with a letter or digit/ },
+    { what: 'a schedule name with _', document: scheduled({ name: 'nightly_smoke' }), key: 'schedules.0.name', reason: /lowercase letters, digits and '-'/ },
+    { what: 'a schedule name past 40 characters', document: scheduled({ name: `n${'x'.repeat(40)}` }), key: 'schedules.0.name', reason: /^must be at most 40 characters, got 41$/ },
     { what: 'an expression that is not cron/rate/at', document: scheduled({ expression: '0 2 * * *' }), key: 'schedules.0.expression', reason: /^must be cron\(.+\), rate\(.+\) or at\(.+\)$/ },
     { what: 'an unknown time zone', document: scheduled({ timeZone: 'Mars/Olympus' }), key: 'schedules.0.timeZone', reason: /"Mars\/Olympus" is not an IANA time zone/ },
     { what: 'a time zone in the wrong case', document: scheduled({ timeZone: 'europe/berlin' }), key: 'schedules.0.timeZone', reason: /must be written as the IANA database spells it, e\.g\. Europe\/Berlin$/ },
@@ -253,13 +290,26 @@ describe('a config that cannot be deployed names each problem by key and reason'
     { what: 'a rate of 1 in the plural', document: scheduled({ expression: 'rate(1 hours)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
     { what: 'a rate of 5 in the singular', document: scheduled({ expression: 'rate(5 minute)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
     { what: 'an at() that is not a date-time', document: scheduled({ expression: 'at(tomorrow)' }), key: 'schedules.0.expression', reason: /at\(yyyy-mm-ddThh:mm:ss\)/ },
-    { what: 'a stack name past 54 characters', document: { ...oneCluster, stackName: `s${'x'.repeat(54)}` }, key: 'stackName', reason: /at most 54 characters \(the schedule group/ },
+    {
+      what: 'a stack name past 50 characters',
+      document: { ...oneCluster, stackName: `s${'x'.repeat(50)}` },
+      key: 'stackName',
+      reason: /^must be at most 50 characters \(the API's schedule group is named <stackName>-api-schedules, at most 64\)$/,
+    },
     {
       what: 'limits past a Standard workflow’s year',
       document: { ...oneCluster, limits: { maxRunDurationSeconds: 365 * 24 * 60 * 60 } },
-      key: 'limits.maxRunDurationSeconds',
-      reason: /more than a Standard workflow's year \(31536000 s\)/,
+      key: 'limits',
+      reason: /^maxQueueSeconds \(21600\) \+ maxPrepareSeconds \(3600\) \+ maxReadySeconds \(3600\) \+ maxRunDurationSeconds \(31536000\) \+ the finish phases \(7200\) make the state machine's timeout 31572000 s, more than a Standard workflow's year \(31536000 s\): lower them$/,
     },
+    {
+      what: 'a queue limit that alone pushes runs past a year',
+      document: { ...oneCluster, limits: { maxQueueSeconds: 365 * 24 * 60 * 60 - 3 * 3600 } },
+      key: 'limits',
+      reason: /^maxQueueSeconds \(31525200\) \+ .* more than a Standard workflow's year/,
+    },
+    { what: 'maxQueueSeconds 0', document: { ...oneCluster, limits: { maxQueueSeconds: 0 } }, key: 'limits.maxQueueSeconds', reason: /more than 0/ },
+    { what: 'maxQueueSeconds as a string', document: { ...oneCluster, limits: { maxQueueSeconds: '6h' } }, key: 'limits.maxQueueSeconds', reason: /expected a number, got a string \("6h"\)/ },
     {
       what: 'allow-lists past the 4 KB function environment',
       document: { clusters: Array.from({ length: 60 }, (_, i) => ({ name: `cluster-${i}`, namespaces: ['ns-a', 'ns-b', 'ns-c'] })) },
@@ -307,9 +357,13 @@ describe('a config that cannot be deployed names each problem by key and reason'
       POWERTOOLS_METRICS_NAMESPACE: 'loadplane',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       LOADPLANE_CONFIG: JSON.stringify(runtime),
-      // A generated table name and the state machine's ARN in the longest partition and region.
-      LOADPLANE_TABLE: `${'s'.repeat(54)}-LedgerTable0123456789AB-ABCDEFGHIJKL`,
-      LOADPLANE_STATE_MACHINE_ARN: `arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:${'s'.repeat(54)}-run`,
+      // A generated table name and the ARNs in the longest partition and region, as the API function has them.
+      LOADPLANE_TABLE: `${'s'.repeat(MAX_STACK_NAME_LENGTH)}-LedgerTable0123456789AB-ABCDEFGHIJKL`,
+      LOADPLANE_STATE_MACHINE_ARN: `arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:${'s'.repeat(MAX_STACK_NAME_LENGTH)}-run`,
+      LOADPLANE_SCHEDULE_GROUP: `${'s'.repeat(MAX_STACK_NAME_LENGTH)}-api-schedules`,
+      // Generated role (64) and queue (80) names at their longest.
+      LOADPLANE_SCHEDULER_ROLE_ARN: `arn:aws-us-gov:iam::123456789012:role/${'r'.repeat(64)}`,
+      LOADPLANE_SCHEDULE_DLQ_ARN: `arn:aws-us-gov:sqs:us-gov-west-1:123456789012:${'q'.repeat(80)}`,
     };
     expect(Buffer.byteLength(JSON.stringify(environment))).toBeLessThanOrEqual(4096);
     expect(problemsOf(withClusters(n + 1))).toEqual([expect.stringMatching(/^clusters: .* more than Lambda's 4096/)]);
@@ -470,7 +524,7 @@ describe('any document', () => {
       },
       { requiredKeys: ['name', 'expression', 'source'] },
     ).map(({ source, ...rest }) => ({ ...rest, ...source }));
-    const limitName = fc.constantFrom('maxParallelism', 'maxRunDurationSeconds', 'maxPrepareSeconds', 'maxReadySeconds', 'maxScriptBytes', 'maxSpecBytes', 'maxArguments', 'maxArgumentBytes');
+    const limitName = fc.constantFrom('maxParallelism', 'maxRunDurationSeconds', 'maxPrepareSeconds', 'maxReadySeconds', 'maxQueueSeconds', 'maxScriptBytes', 'maxSpecBytes', 'maxArguments', 'maxArgumentBytes');
     const deployable = fc.record(
       {
         stackName: fc.constantFrom('loadplane', 'lp-2'),

@@ -22,6 +22,7 @@
  * scoping; test/cdk/stack-template.test.ts checks wildcards, Resource * and managed policies.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { apiScheduleGroupName } from '../../cdk/constructs/api-schedules';
 import { runStateMachineName } from '../../cdk/constructs/run-state-machine';
 import type { DeployConfig } from '../../cdk/config/deploy-config';
 import { HANDLER_ENTRIES, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
@@ -59,6 +60,12 @@ const COMMAND_ACTIONS: Record<string, Record<string, string>> = {
     StopExecutionCommand: 'states:StopExecution',
     DescribeExecutionCommand: 'states:DescribeExecution',
   },
+  '@aws-sdk/client-scheduler': {
+    CreateScheduleCommand: 'scheduler:CreateSchedule',
+    UpdateScheduleCommand: 'scheduler:UpdateSchedule',
+    DeleteScheduleCommand: 'scheduler:DeleteSchedule',
+    GetScheduleCommand: 'scheduler:GetSchedule',
+  },
 };
 
 /** SDK exports that are neither commands, clients nor error classes, and send nothing. */
@@ -72,6 +79,7 @@ const PACKAGES: Record<string, string> = {
   yaml: 'spec parsing',
   acorn: 'script syntax checks',
   ulid: 'run ids',
+  'aws-cron-parser': "schedule expressions' fire times, computed locally (lambdas/core/schedule-expression.ts)",
   '@aws-lambda-powertools/event-handler/http': "routing API Gateway's events",
   '@kubernetes/client-node': "the clusters' Kubernetes API: RBAC through the EKS access entry, not IAM actions",
 };
@@ -96,6 +104,9 @@ const NETWORK_MODULE = /^(node:)?(http|https|http2|net|tls|dgram)$/;
 const IMPLIED_ACTIONS: Record<string, (config: DeployConfig) => string[]> = {
   // Channel secrets encrypted with a customer-managed key: GetSecretValue decrypts through Secrets Manager.
   'secretsmanager:GetSecretValue': (config) => (config.notify.secretsKmsKeyArn ? ['kms:Decrypt'] : []),
+  // A schedule names the role Scheduler runs its target with: creating or updating one passes that role.
+  'scheduler:CreateSchedule': () => ['iam:PassRole'],
+  'scheduler:UpdateSchedule': () => ['iam:PassRole'],
 };
 
 type Classified = { kind: 'command'; action: string } | { kind: 'no-request' } | { kind: 'rejected'; why: string };
@@ -332,6 +343,12 @@ function ledgerArns(ctx: ScopeContext): string[] {
   return [`\${${tableId}.Arn}`, ...indexes.map((i) => `\${${tableId}.Arn}/index/${i.IndexName}`)];
 }
 
+/** The API function's environment variables. */
+function apiEnvironment(ctx: ScopeContext): Record<string, unknown> {
+  const api = onlyResource(ctx, 'AWS::Lambda::Function', (p) => p.Description === 'loadplane REST API');
+  return (ctx.template[api]!.Properties!.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
 const runMachineId = (ctx: ScopeContext) =>
   onlyResource(ctx, 'AWS::StepFunctions::StateMachine', (p) => p.StateMachineName === runStateMachineName(ctx.config));
 
@@ -347,6 +364,10 @@ const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext) => { resources: string
   'states:StartExecution': (ctx) => ({ resources: [`\${${runMachineId(ctx)}}`] }),
   'states:StopExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
   'states:DescribeExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
+  // The API's schedules: its own group's only, never the config's group CloudFormation manages.
+  'scheduler:*': (ctx) => ({ resources: [arn('scheduler', `schedule/${apiScheduleGroupName(ctx.config)}/*`)] }),
+  // The role the API function names in its schedules (LOADPLANE_SCHEDULER_ROLE_ARN), to Scheduler only.
+  'iam:PassRole': (ctx) => ({ resources: [render(apiEnvironment(ctx).LOADPLANE_SCHEDULER_ROLE_ARN)], condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } }),
 };
 
 function scopeOf(action: string, ctx: ScopeContext): { resources: string[]; condition?: unknown } | undefined {
@@ -369,8 +390,8 @@ const STACKS: Array<{ name: string; synthed: SynthedStack; roles: LambdaRole[]; 
   }
 }
 
-/** Actions that only the Lambda roles (the code's) may have: the channel secrets, their key, the clusters, the ledger. */
-const CODE_ONLY_ACTIONS = /^(secretsmanager|kms|eks|dynamodb):/;
+/** Actions that only the Lambda roles (the code's) may have: the channel secrets, their key, the clusters, the ledger, the API's schedules. */
+const CODE_ONLY_ACTIONS = /^(secretsmanager|kms|eks|dynamodb|scheduler):|^iam:PassRole$/;
 
 let code: Record<HandlerKind, HandlerCode>;
 let calls: Record<HandlerKind, HandlerCalls>;
@@ -493,7 +514,7 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
     }
   });
 
-  it("no other role (the state machines', the rules', the schedules', API Gateway's) may read the secrets, decrypt, describe clusters or use the ledger", () => {
+  it("no other role (the state machines', the rules', the schedules', API Gateway's) may read the secrets, decrypt, describe clusters, use the ledger, manage schedules or pass a role", () => {
     const lambdaRoleIds = new Set(roles.map((r) => r.roleId));
     const others = resourcesOf(ctx.template, 'AWS::IAM::Role').filter(([id]) => !lambdaRoleIds.has(id));
     expect(others.length, 'the stack has roles besides the Lambda roles').toBeGreaterThan(0);

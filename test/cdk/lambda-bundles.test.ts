@@ -69,6 +69,15 @@ function probe(kind: HandlerKind, event?: unknown): Promise<ProbeResult> {
   const env = {
     LOADPLANE_TABLE: 't',
     LOADPLANE_CONFIG: JSON.stringify(runtime),
+    // The API function's schedule settings (cdk/constructs/api-schedules.ts): its Scheduler client is built at load.
+    ...(kind === 'api'
+      ? {
+          LOADPLANE_STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:123456789012:stateMachine:loadplane-run',
+          LOADPLANE_SCHEDULE_GROUP: 'loadplane-api-schedules',
+          LOADPLANE_SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/loadplane-ApiSchedulesRole',
+          LOADPLANE_SCHEDULE_DLQ_ARN: 'arn:aws:sqs:eu-west-1:123456789012:loadplane-ApiSchedulesDeadLetters',
+        }
+      : {}),
     AWS_REGION: 'eu-west-1',
     AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
     AWS_SECRET_ACCESS_KEY: 'fake-secret',
@@ -137,6 +146,14 @@ describe('the Lambda bundles', () => {
       const external = output!.imports.filter((i) => i.external).map((i) => i.path);
       expect(external.filter((p) => !builtins.has(p) && !optional.has(p)), kind).toEqual([]);
     }
+  });
+
+  it('only the api bundle carries the EventBridge Scheduler client (the other handlers never manage schedules)', () => {
+    const carriesScheduler = (kind: HandlerKind) => {
+      const output = metafile.outputs[Object.keys(metafile.outputs).find((o) => o.endsWith(`${kind}/index.js`))!]!;
+      return Object.keys(output.inputs).some((input) => input.includes('node_modules/@aws-sdk/client-scheduler/'));
+    };
+    expect(Object.fromEntries(KINDS.map((kind) => [kind, carriesScheduler(kind)]))).toEqual(Object.fromEntries(KINDS.map((kind) => [kind, kind === 'api'])));
   });
 
   it.each(KINDS)('%s loads as Lambda loads it and exports a handler function', async (kind) => {

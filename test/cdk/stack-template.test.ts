@@ -17,9 +17,11 @@
 import aslValidator from 'asl-validator';
 import { CfnElement, Stack, type CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TEST_OUTCOME_ERRORS } from '../../cdk/constructs/alarms';
+import { SUCCEEDING_OUTCOMES, TEST_OUTCOME_ERRORS } from '../../cdk/constructs/alarms';
+import { SCHEDULE_MANAGEMENT_ACTIONS } from '../../cdk/constructs/api-schedules';
 import { openApiRoutes } from '../../cdk/constructs/rest-api';
 import { CONTROL_PLANE_GROUP } from '../../lambdas/cluster/rbac';
+import { loadScheduleSettings } from '../../lambdas/core/config';
 import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { executionInputSchema, runIdentity } from '../../lambdas/core/execution-input';
 import { API_TIMEOUT_SECONDS, STAGE_TIMEOUT_SECONDS, SWEEPER_TIMEOUT_SECONDS, reaperRetry, reaperTimeoutSeconds, stageLeaseMs } from '../../lambdas/core/stage-timing';
@@ -27,6 +29,9 @@ import { OUTCOMES, Outcome, Stage, TriggerKind } from '../../lambdas/core/status
 import { TTL_ATTRIBUTE, tableDefinition } from '../../lambdas/ledger/table';
 import { readRunDefinition, renderRunDefinition, stageFunctionSubstitution, type AslState } from '../../statemachine/run-definition';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+
+/** Every stage: one function each (Acquire included). */
+const STAGES = Object.values(Stage);
 
 /** AWS's policy for API Gateway's account-level CloudWatch role, as flat() renders its ARN. */
 const API_GATEWAY_LOGS_POLICY = 'arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs';
@@ -271,10 +276,10 @@ describe.each(both)('the functions (%s)', (_, view) => {
     ['api', v.apiFunction, API_TIMEOUT_SECONDS],
   ];
 
-  it('are 11 stage functions, the reaper, the sweeper and the API: 14 in all, each with the timeout of the timing table', () => {
+  it(`are ${STAGES.length} stage functions (one per Stage), the reaper, the sweeper and the API: ${STAGES.length + 3} in all, each with the timeout of the timing table`, () => {
     const v = view();
     const functions = expectedTimeouts(v);
-    expect(new Set(functions.map(([, id]) => id)).size).toBe(14);
+    expect(new Set(functions.map(([, id]) => id)).size).toBe(STAGES.length + 3);
     expect(v.ofType('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(functions.map(([, id]) => id).sort());
     for (const [name, id, timeout] of functions) expect(v.resource(id).Properties.Timeout, name).toBe(timeout);
   });
@@ -295,7 +300,7 @@ describe.each(both)('the functions (%s)', (_, view) => {
       expect(v.resource(group).Properties.RetentionInDays, name).toBe(v.config.logging.retentionDays);
       groups.add(group);
     }
-    expect(groups.size).toBe(14);
+    expect(groups.size).toBe(STAGES.length + 3);
   });
 
   it('read the deployment config (LOADPLANE_CONFIG = config.runtime) and Powertools settings; the API and the sweeper know the run machine', () => {
@@ -341,6 +346,24 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
     }
   });
 
+  it('has the Acquire stage: its own function with STAGE_TIMEOUT_SECONDS.Acquire, whose ARN is bound to the Acquire Task\'s ${AcquireFunctionArn}', () => {
+    const v = view();
+    const { definition, substitutions } = definitionOf(v, v.runMachine);
+    const fn = v.stageFunction(Stage.Acquire);
+    expect(v.resource(fn).Properties.Timeout).toBe(STAGE_TIMEOUT_SECONDS[Stage.Acquire]);
+    expect(v.resource(fn).Properties.Description).toBe(`loadplane Acquire stage (Task timeout ${STAGE_TIMEOUT_SECONDS[Stage.Acquire]} s)`);
+    expect(stageFunctionSubstitution(Stage.Acquire)).toBe('AcquireFunctionArn');
+    expect(substitutions.AcquireFunctionArn).toEqual({ 'Fn::GetAtt': [fn, 'Arn'] });
+    const acquire = definition.States[Stage.Acquire];
+    expect(acquire?.Type).toBe('Task');
+    expect(acquire?.Resource).toBe('${AcquireFunctionArn}');
+    expect(acquire?.Parameters?.stage).toBe(Stage.Acquire);
+    expect(acquire?.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[Stage.Acquire]);
+    // The run machine's role may invoke it.
+    const role = getAttOf(v.resource(v.runMachine).Properties.RoleArn, 'Arn');
+    expect(v.statementsOf(role).filter((st) => actionsOf(st).includes('lambda:InvokeFunction')).flatMap(resourcesOf)).toContain(`{${fn}.Arn}`);
+  });
+
   it('is run.asl.json rendered for the deployment\'s limits, so its retries (StageBusy vs leases: test/statemachine/run-definition.test.ts) are what runs', () => {
     const v = view();
     expect(definitionOf(v, v.runMachine).definition).toEqual(renderRunDefinition({ limits: v.config.runtime }));
@@ -369,7 +392,7 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
     expect(p.TracingConfiguration).toEqual({ Enabled: true });
   });
 
-  it('may invoke exactly the 11 stage functions (unqualified ARNs, no :*)', () => {
+  it(`may invoke exactly the ${STAGES.length} stage functions (unqualified ARNs, no :*)`, () => {
     const v = view();
     const role = getAttOf(v.resource(v.runMachine).Properties.RoleArn, 'Arn');
     const invoke = v.statementsOf(role).filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
@@ -525,11 +548,13 @@ describe('the sweeper', () => {
 });
 
 describe.each(both)('the schedules (%s)', (_, view) => {
-  it('are in a schedule group of their own', () => {
+  it("are in a schedule group of their own, <stackName>-schedules (the API's schedules have another)", () => {
     const v = view();
-    const groups = v.ofType('AWS::Scheduler::ScheduleGroup');
-    expect(groups).toHaveLength(1);
-    const [groupId, group] = groups[0]!;
+    const groupId = v.id('Schedules/Group');
+    const group = v.resource(groupId);
+    expect(group.Properties.Name).toBe(`${v.config.stackName}-schedules`);
+    expect(v.ofType('AWS::Scheduler::ScheduleGroup').map(([id]) => id).sort()).toEqual([groupId, v.id('ApiSchedules/Group')].sort());
+    expect(v.ofType('AWS::Scheduler::Schedule')).toHaveLength(v.config.schedules.length);
     for (const [, s] of v.ofType('AWS::Scheduler::Schedule')) {
       const name = s.Properties.GroupName;
       expect(refOf(name) === groupId || name === group.Properties.Name, JSON.stringify(name)).toBe(true);
@@ -558,6 +583,105 @@ describe.each(both)('the schedules (%s)', (_, view) => {
       expect(p.ScheduleExpression).toBe(configured.expression);
       expect(p.ScheduleExpressionTimezone).toBe(configured.timeZone);
       expect(p.State).toBe(configured.enabled ? 'ENABLED' : 'DISABLED');
+    }
+  });
+});
+
+describe.each(both)("the API's schedules (%s)", (_, view) => {
+  const parts = (v: StackView) => ({
+    group: v.id('ApiSchedules/Group'),
+    queue: v.id('ApiSchedules/DeadLetters'),
+    role: v.id('ApiSchedules/Role'),
+    apiRole: v.roleOf(v.apiFunction),
+  });
+  const groupName = (v: StackView) => `${v.config.stackName}-api-schedules`;
+  const environmentOf = (v: StackView, functionId: string) => (v.resource(functionId).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+
+  it("have a schedule group of their own, <stackName>-api-schedules, deleted with the stack; none of the stack's schedules is in it", () => {
+    const v = view();
+    const { group } = parts(v);
+    const g = v.resource(group);
+    expect(g.Properties.Name).toBe(groupName(v));
+    expect(g.Properties.Name).not.toBe(v.resource(v.id('Schedules/Group')).Properties.Name);
+    expect(g.DeletionPolicy).toBe('Delete');
+    for (const [id, schedule] of v.ofType('AWS::Scheduler::Schedule')) {
+      const name = schedule.Properties.GroupName;
+      expect(refOf(name) !== group && name !== groupName(v), id).toBe(true);
+    }
+  });
+
+  it('have a dead-letter queue with SQS-managed encryption, SSL only, kept 14 days', () => {
+    const v = view();
+    const { queue } = parts(v);
+    const q = v.resource(queue).Properties;
+    expect(q.SqsManagedSseEnabled).toBe(true);
+    expect(q.MessageRetentionPeriod).toBe(14 * 24 * 60 * 60);
+    const policies = v.ofType('AWS::SQS::QueuePolicy').filter(([, p]) => (p.Properties.Queues as unknown[]).some((u) => refOf(u) === queue));
+    const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+  });
+
+  it('run with a role only Scheduler acting for this account can assume, which may start the run machine and dead-letter, nothing else', () => {
+    const v = view();
+    const { role, queue } = parts(v);
+    const trust = v.resource(role).Properties.AssumeRolePolicyDocument as { Statement: unknown[] };
+    expect(trust.Statement).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      },
+    ]);
+    const statements = v.statementsOf(role);
+    for (const st of statements) expect(st.Effect).toBe('Allow');
+    expect(statements.flatMap((st) => actionsOf(st).flatMap((a) => resourcesOf(st).map((r) => `${a} on ${r}`))).sort()).toEqual(
+      [`sqs:SendMessage on {${queue}.Arn}`, `states:StartExecution on {Ref:${v.runMachine}}`].sort(),
+    );
+  });
+
+  it("the API function may create, update and delete the group's schedules only, and pass that role to Scheduler only", () => {
+    const v = view();
+    const { role, apiRole } = parts(v);
+    const statements = v.statementsOf(apiRole);
+    const scheduler = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('scheduler:')));
+    expect(scheduler).toHaveLength(1);
+    expect(actionsOf(scheduler[0]!).sort()).toEqual([...SCHEDULE_MANAGEMENT_ACTIONS].sort());
+    expect(resourcesOf(scheduler[0]!)).toEqual([`arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${groupName(v)}/*`]);
+    expect(scheduler[0]!.Condition).toBeUndefined();
+    const passRole = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('iam:')));
+    expect(passRole).toEqual([
+      { Effect: 'Allow', Action: 'iam:PassRole', Resource: { 'Fn::GetAtt': [role, 'Arn'] }, Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } },
+    ]);
+  });
+
+  it('no other role may manage schedules or pass a role', () => {
+    const v = view();
+    const { apiRole } = parts(v);
+    const apiStatements = new Set(v.statementsOf(apiRole));
+    const others = v
+      .allStatements()
+      .filter(({ statement }) => !apiStatements.has(statement))
+      .flatMap(({ where, statement }) => actionsOf(statement).filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole').map((a) => `${where}: ${a}`));
+    expect(others).toEqual([]);
+  });
+
+  it('tell the API function the group, the role and the queue; the schedules start its LOADPLANE_STATE_MACHINE_ARN (loadScheduleSettings reads them)', () => {
+    const v = view();
+    const { group, role, queue } = parts(v);
+    const env = environmentOf(v, v.apiFunction);
+    expect(refOf(env.LOADPLANE_SCHEDULE_GROUP)).toBe(group);
+    expect(getAttOf(env.LOADPLANE_SCHEDULER_ROLE_ARN, 'Arn')).toBe(role);
+    expect(getAttOf(env.LOADPLANE_SCHEDULE_DLQ_ARN, 'Arn')).toBe(queue);
+    expect(refOf(env.LOADPLANE_STATE_MACHINE_ARN)).toBe(v.runMachine);
+    // The names the function reads are the names the stack sets.
+    const settings = loadScheduleSettings({ ...Object.fromEntries(Object.entries(env).map(([k, value]) => [k, flat(value)])), AWS_REGION: 'eu-west-1' });
+    expect(settings).toEqual({ groupName: `{Ref:${group}}`, roleArn: `{${role}.Arn}`, deadLetterQueueArn: `{${queue}.Arn}`, stateMachineArn: `{Ref:${v.runMachine}}`, region: 'eu-west-1' });
+    // Only the API function manages schedules.
+    for (const [id] of v.ofType('AWS::Lambda::Function')) {
+      if (id === v.apiFunction) continue;
+      const other = environmentOf(v, id);
+      expect(Object.keys(other).filter((k) => k.startsWith('LOADPLANE_SCHEDULE')), id).toEqual([]);
     }
   });
 });
@@ -677,6 +801,9 @@ describe.each(both)('alarms (%s)', (_, view) => {
       for (const t of targets) if (t.DeadLetterConfig) deadLetterQueues.add(getAttOf(t.DeadLetterConfig.Arn, 'Arn'));
     }
     expect([...deadLetterQueues].sort()).toEqual([v.id('Reaper/DeadLetters'), v.id('Schedules/DeadLetters')].sort());
+    // The API's schedules name their dead-letter queue at run time (lambdas/api/eventbridge-schedules.ts), not in the template.
+    deadLetterQueues.add(v.id('ApiSchedules/DeadLetters'));
+    expect(deadLetterQueues.size).toBe(3);
     const apiName = v.resource(v.id('Api/Api')).Properties.Name;
     const expected = [
       `AWS/States ExecutionsTimedOut StateMachineArn={Ref:${v.runMachine}}`,
@@ -734,15 +861,17 @@ describe('the run-failed notification tells a failed test from a failing control
     return eventPatternMatches(props.EventPattern, statusChange(v, 'FAILED', { error }));
   };
 
-  it('a run that did not succeed ends at a Fail state whose error is the outcome itself; TEST_OUTCOME_ERRORS is every outcome but SUCCEEDED', () => {
-    // Only SUCCEEDED leaves that Choice another way, so every other outcome reaches the Fail state.
-    const onOutcome = (finished.Choices as Array<{ Variable?: string; StringEquals?: string }>).filter((c) => c.Variable === '$.decision.outcome');
-    expect(onOutcome.map((c) => c.StringEquals)).toEqual([Outcome.SUCCEEDED]);
+  it('a run that did not succeed ends at a Fail state whose error is the outcome itself; TEST_OUTCOME_ERRORS is every outcome but SUCCEEDED and SKIPPED', () => {
+    // Only SUCCEEDED and SKIPPED leave that Choice another way (to Succeed states), so every other outcome reaches the Fail state.
+    const onOutcome = (finished.Choices as Array<{ Variable?: string; StringEquals?: string; Next: string }>).filter((c) => c.Variable === '$.decision.outcome');
+    expect(onOutcome.map((c) => c.StringEquals).sort()).toEqual([...SUCCEEDING_OUTCOMES].sort());
+    expect(SUCCEEDING_OUTCOMES).toEqual([Outcome.SUCCEEDED, Outcome.SKIPPED]);
+    for (const c of onOutcome) expect(definition.States[c.Next]?.Type, c.StringEquals).toBe('Succeed');
     const fail = definition.States[didNotSucceed] as AslState & { Error?: string; ErrorPath?: string };
     expect(fail.Type).toBe('Fail');
     expect(fail.ErrorPath).toBe('$.decision.outcome');
     expect(fail.Error).toBeUndefined();
-    expect([...TEST_OUTCOME_ERRORS].sort()).toEqual(OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED).sort());
+    expect([...TEST_OUTCOME_ERRORS].sort()).toEqual(OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED && o !== Outcome.SKIPPED).sort());
   });
 
   it("is a rule on this run machine's FAILED executions that publishes to the alarm topic", () => {
@@ -760,7 +889,8 @@ describe('the run-failed notification tells a failed test from a failing control
   });
 
   it('does not match the errors that Fail state gives an execution (a test that failed is no alarm)', () => {
-    expect(OUTCOMES.filter((o) => o !== Outcome.SUCCEEDED).filter((error) => matches(error))).toEqual([]);
+    expect(TEST_OUTCOME_ERRORS.length).toBeGreaterThan(0);
+    expect(TEST_OUTCOME_ERRORS.filter((error) => matches(error))).toEqual([]);
   });
 
   it("matches the control plane's failures (a stage's error, NotificationFailed, a timeout)", () => {

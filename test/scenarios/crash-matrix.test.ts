@@ -130,7 +130,7 @@ beforeEach(() => {
 });
 
 /** Stopped hard before the outcome was recorded, a run ends ABORTED; after, it keeps its outcome. */
-const UNDECIDED_STAGES: Stage[] = [Stage.Admit, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Decide];
+const UNDECIDED_STAGES: Stage[] = [Stage.Admit, Stage.Acquire, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Decide];
 const cases = Object.values(Boundary).flatMap((boundary) => Object.values(Stage).map((stage) => [stage, boundary] as const));
 
 describe('crash matrix: every stage × every boundary → one outcome, one notification, nothing left', () => {
@@ -138,7 +138,9 @@ describe('crash matrix: every stage × every boundary → one outcome, one notif
     const runId = newRunId();
     const attack: Attack = { stage, boundary, fired: false };
     attacks.set(runId, attack);
-    const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] } });
+    // Acquire runs only for a run in a concurrency group: each case of it takes the one slot of the group.
+    const group = stage === Stage.Acquire ? { concurrency: { group: `crash-${boundary}`, limit: 1 } } : {};
+    const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group } as Parameters<typeof k6Spec>[0]);
     // Admit is invoked before startExecution returns: the stop comes right after.
     attack.stop = () => queueMicrotask(() => execution.stop());
     const execution = h.runtime.startExecution({ name: runId, input: { spec, source: 'local' } });
@@ -167,6 +169,7 @@ describe('crash matrix: every stage × every boundary → one outcome, one notif
     expect(deliveries).toBe(1);
     for (const r of receiver.requests) expect(String(r.headers['idempotency-key'])).toBe(`${runId}:${expected}`);
     expect(leftovers).toEqual({});
+    if (stage === Stage.Acquire) expect((await h.runtime.ledger.getGroup(`crash-${boundary}`))?.holders).toEqual({});
     if (boundary === Boundary.late) {
       // The late invocation did nothing: it found the run ended, or the stage's recorded result.
       if (late instanceof Error) expect(late.name).toMatch(/^(RunEnded|InvalidTransition|StageOwnershipLost)$/);

@@ -134,7 +134,7 @@ describe('reap', () => {
     expect(receiver.deliveries).toBe(1);
 
     const requests = markRequests(h);
-    expect(await admit(h.runtime.deps, admitPayload(s, { runId, execution: event.executionArn }))).toEqual({ runId, duplicate: true });
+    expect(await admit(h.runtime.deps, admitPayload(s, { runId, execution: event.executionArn }))).toEqual({ runId, duplicate: true, queued: false });
     expect(await viewOf(h, runId)).toEqual(view);
     expect(requests.since()).toEqual([]);
   });

@@ -9,6 +9,7 @@ import type { RunSpecInput } from '../../lambdas/core/spec';
 import { StepPhase, type StepResult } from '../../lambdas/core/step';
 import { Stage, type Outcome } from '../../lambdas/core/status';
 import type { RunView } from '../../lambdas/ledger/ledger';
+import { acquire } from '../../lambdas/stages/acquire';
 import { admit, createRunFromInput, type AdmitPayload } from '../../lambdas/stages/admit';
 import { awaitPrepared } from '../../lambdas/stages/await-prepared';
 import { awaitReady } from '../../lambdas/stages/await-ready';
@@ -79,6 +80,8 @@ export async function driveTo(h: Harness, spec: RunSpecInput, last: Stage, optio
   if (admitted.duplicate) throw new Error(`driveTo: run ${admitted.runId} was admitted as a duplicate`);
   let verdict: StepResult | undefined;
   for (const stage of MAIN_PATH.slice(1, MAIN_PATH.indexOf(last) + 1)) {
+    // IsDuplicate goes to Acquire only for a run in a concurrency group.
+    if (stage === Stage.Acquire && !admitted.queued) continue;
     const answer = await runStage(h, deps, run.runId, stage, verdict);
     if (answer === SKIPPED) continue;
     run.steps[stage] = answer;
@@ -95,6 +98,8 @@ const SKIPPED = Symbol('skipped');
 
 async function runStage(h: Harness, deps: StageDeps, runId: string, stage: Stage, verdict: StepResult | undefined): Promise<unknown> {
   switch (stage) {
+    case Stage.Acquire:
+      return (await pollUntilSettled(h, () => acquire(deps, runId))).step;
     case Stage.Prepare:
       return prepare(deps, runId);
     case Stage.AwaitPrepared:

@@ -307,7 +307,7 @@ describe('4. objects left on the cluster', () => {
     const unknown = newRunId(h.clock.now());
     await leftover(unknown, 'old');
     const grace = orphanGraceMsFor(h.runtime.deps.config);
-    expect(grace).toBe((24 + 1 + 1 + 2) * HOUR); // run + prepare + ready maxima, plus the finish budget
+    expect(grace).toBe((6 + 24 + 1 + 1 + 2) * HOUR); // queue + run + prepare + ready maxima, plus the finish budget
     await h.clock.sleep(grace - HOUR);
     await leftover(unknown, 'young');
     await h.clock.sleep(HOUR + 1000);
