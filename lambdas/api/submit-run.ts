@@ -55,7 +55,8 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
   const spec = validation.spec;
 
   const runId = key === undefined ? newRunId(deps.now()) : runIdForIdempotencyKey(request.caller, key);
-  await takeSlotOrReject(deps, runId, spec);
+  // A retry of a request whose run exists needs no slot: the run took it (and may have freed it since).
+  if (key === undefined || !(await deps.ledger.getRun(runId))) await takeSlotOrReject(deps, runId, spec);
   let created: { kind: 'created' | 'existing'; run: RunItem };
   try {
     created = await deps.ledger.createRun({

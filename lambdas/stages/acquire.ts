@@ -37,10 +37,12 @@ export interface AcquireRecord extends AdmitRecord {
 export async function acquire(deps: StageDeps, runId: string): Promise<StepResult> {
   const run = await loadRun(deps, runId);
   if (outputOf<AcquireRecord>(run.view, Stage.Acquire)) return done();
+  const concurrency = run.spec.concurrency;
+  // No group, nothing to take: the state machine never comes here for such a run (Admit's `queued`),
+  // and a stray invocation records nothing, so Admit's deadlines stay the run's.
+  if (!concurrency) return done();
   requireOpenRun(run.view, Stage.Acquire);
   const admitted = requireOutput<AdmitRecord>(run.view, Stage.Admit, Stage.Acquire);
-  const concurrency = run.spec.concurrency;
-  if (!concurrency) return record(deps, runId, run.spec, undefined, admitted);
   const { group, limit, whenBusy } = concurrency;
 
   const abort = abortRequest(run);
@@ -78,18 +80,12 @@ export async function acquire(deps: StageDeps, runId: string): Promise<StepResul
 }
 
 /** The slot is the run's: deadlines from now, status PREPARING. */
-async function record(
-  deps: StageDeps,
-  runId: string,
-  spec: RunSpecWithoutScript,
-  group: string | undefined,
-  admitted: AdmitRecord,
-): Promise<StepResult> {
+async function record(deps: StageDeps, runId: string, spec: RunSpecWithoutScript, group: string, admitted: AdmitRecord): Promise<StepResult> {
   await runOnce<AcquireRecord>(deps, runId, Stage.Acquire, async () => {
     const admittedAt = deps.now();
     const deadlines: AdmitDeadlines = admitDeadlines(admittedAt, spec.timeouts, deps.config);
     await deps.ledger.setStatus(runId, RunStatus.PREPARING);
-    return { admittedAt, deadlines, group: group ?? '', waitedSeconds: Math.max(0, Math.round((admittedAt - admitted.admittedAt) / 1000)) };
+    return { admittedAt, deadlines, group, waitedSeconds: Math.max(0, Math.round((admittedAt - admitted.admittedAt) / 1000)) };
   });
   return done();
 }

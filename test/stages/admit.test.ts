@@ -28,7 +28,7 @@ describe('Admit', () => {
 
     const result = await admit(h.runtime.deps, payload);
 
-    expect(result).toEqual({ runId: payload.executionName, duplicate: false });
+    expect(result).toEqual({ runId: payload.executionName, duplicate: false, queued: false });
     const view = await viewOf(h, result.runId);
     expect(view.run).toMatchObject({
       runId: result.runId,
@@ -82,7 +82,7 @@ describe('Admit', () => {
     const second = await admit(h.runtime.deps, admitPayload(spec, { input, runId: newRunId() }));
 
     expect(first.duplicate).toBe(false);
-    expect(second).toEqual({ runId: first.runId, duplicate: true });
+    expect(second).toEqual({ runId: first.runId, duplicate: true, queued: false });
     const after = await viewOf(h, first.runId);
     expect(after.run).toEqual(before.run); // still owned by the first execution, nothing updated
     expect(after.stages).toEqual(before.stages);
@@ -99,7 +99,7 @@ describe('Admit', () => {
 
     const late = await admit(h.runtime.deps, admitPayload(spec, { runId: run.runId, execution: run.execution }));
 
-    expect(late).toEqual({ runId: run.runId, duplicate: true });
+    expect(late).toEqual({ runId: run.runId, duplicate: true, queued: false });
     expect(await viewOf(h, run.runId)).toEqual(before);
     expect(requests.since()).toEqual([]);
   });

@@ -33,7 +33,7 @@ describe('statemachine/run.asl.json', () => {
     expect(result.isValid).toBe(true);
   });
 
-  it('runs every stage of the lifecycle in order on the main path', () => {
+  it('runs every stage of the lifecycle in order on the main path (Acquire for a run in a concurrency group)', () => {
     const order: string[] = [];
     let name: string | undefined = definition.StartAt;
     const seen = new Set<string>();
@@ -46,6 +46,7 @@ describe('statemachine/run.asl.json', () => {
     }
     expect(order).toEqual([
       Stage.Admit,
+      Stage.Acquire,
       Stage.Prepare,
       Stage.Launch,
       Stage.AwaitReady,
@@ -84,7 +85,7 @@ describe('statemachine/run.asl.json', () => {
 
   it('waits only through SecondsPath from the poll result', () => {
     const waits = states.filter(([, s]) => s.Type === 'Wait');
-    expect(waits.map(([n]) => n).sort()).toEqual(['PrepareWait', 'ReadyWait', 'WatchWait']);
+    expect(waits.map(([n]) => n).sort()).toEqual(['AcquireWait', 'PrepareWait', 'ReadyWait', 'WatchWait']);
     for (const [, w] of waits) expect(w.SecondsPath).toBe('$.step.nextPollSeconds');
   });
 
