@@ -10,7 +10,7 @@ import { Stage } from '../core/status';
 import { admission } from './acquire';
 import type { StageDeps } from './deps';
 import { createForRun } from './create-all';
-import { loadRun, requireOpenRun, requireOutput } from './run-context';
+import { loadRun, requireOpenRun } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
 

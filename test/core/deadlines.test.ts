@@ -14,7 +14,7 @@ import {
   runGraceSeconds,
   runnerJobDeadlineSeconds,
   stateMachineTimeoutSeconds,
-  type MachineLimits, type PhaseLimits,
+  type MachineLimits,
 } from '../../lambdas/core/deadlines';
 import { readRunDefinition, type AslState } from '../../statemachine/run-definition';
 
