@@ -54,8 +54,14 @@ export class ApiSchedules extends Construct {
       reason: "This queue is the dead-letter queue of the API's schedules (starts Scheduler could not deliver); its depth raises an alarm.",
     });
     this.role = new Role(this, 'Role', {
-      // Only Scheduler acting for this account (confused deputy: another account's schedule cannot name this role).
-      assumedBy: new ServicePrincipal(SCHEDULER_SERVICE, { conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } } }),
+      // Only Scheduler acting for a schedule of this group (confused deputy: another account's schedule, or
+      // another group's, cannot use this role).
+      assumedBy: new ServicePrincipal(SCHEDULER_SERVICE, {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
+          ArnLike: { 'aws:SourceArn': Stack.of(this).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${this.groupName}/*` }) },
+        },
+      }),
       description: 'loadplane API schedules: EventBridge Scheduler starts run executions and dead-letters what it could not deliver',
     });
     this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));

@@ -118,19 +118,19 @@ const sameActivation = (a: ScheduleRecord | undefined, b: ScheduleRecord | undef
   a === undefined || b === undefined ? a === b : a.expression === b.expression && a.timeZone === b.timeZone && a.enabled === b.enabled;
 
 /**
- * Puts the target for what the ledger holds, then reads the ledger again: a concurrent PUT that stored
- * another definition (or a DELETE) while this one was putting is followed, so the target ends as the
- * ledger is whichever call reaches the target last.
+ * Makes the target what the ledger holds (`wanted`: the schedule, or undefined once it is deleted), then
+ * reads the ledger again: a concurrent PUT or DELETE that changed it meanwhile is followed, so the target
+ * ends as the ledger is, whichever call reaches the target last. Throws when the ledger keeps changing.
  */
-async function activate(deps: ApiDeps, targets: ScheduleTargets, stored: ScheduleRecord): Promise<void> {
-  let wanted: ScheduleRecord | undefined = stored;
+async function activate(deps: ApiDeps, targets: ScheduleTargets, name: string, wanted: ScheduleRecord | undefined): Promise<void> {
   for (let i = 0; i < MAX_ACTIVATIONS; i++) {
     if (wanted) await targets.put(activationOf(wanted));
-    else await targets.delete(stored.name);
-    const current = await deps.ledger.getSchedule(stored.name);
+    else await targets.delete(name);
+    const current = await deps.ledger.getSchedule(name);
     if (sameActivation(current, wanted)) return;
     wanted = current;
   }
+  throw new Error(`schedule ${name} kept changing while its target was being set (${MAX_ACTIVATIONS} rounds)`);
 }
 
 export async function putSchedule(deps: ApiDeps, request: PutScheduleRequest): Promise<PutScheduleResult> {
@@ -152,7 +152,7 @@ export async function putSchedule(deps: ApiDeps, request: PutScheduleRequest): P
     specHash: specHash(definition.spec),
   });
   try {
-    await activate(deps, targets, stored.schedule);
+    await activate(deps, targets, request.name, stored.schedule);
   } catch (err) {
     deps.log({
       message: 'the schedule is stored but its target call failed; a retry of the same PUT activates it',
@@ -201,6 +201,11 @@ function checkDefinition(name: string, input: unknown, deps: ApiDeps): ScheduleD
 
   const enabled = body.enabled ?? true;
   if (typeof enabled !== 'boolean') problems.push({ path: 'enabled', message: `must be true or false, got ${describeKind(enabled)}` });
+
+  // An expression with no fire time left (an at() in the past or in a daylight-saving gap, a day no month has) would be stored and never fire.
+  if (problems.length === 0 && nextFireTimes({ expression: expression as string, timeZone: timeZone as string, after: deps.now(), count: 1 }).length === 0) {
+    problems.push({ path: 'expression', message: `never fires after now (${iso(deps.now())}${timeZone === DEFAULT_TIME_ZONE ? '' : ` in ${String(timeZone)}`})` });
+  }
 
   let spec: RunSpec | undefined;
   if (body.spec === undefined) problems.push({ path: 'spec', message: 'is required: the run spec each firing starts' });
@@ -251,17 +256,22 @@ async function latestRunsOf(deps: ApiDeps, schedule: string, specName: string): 
   return found;
 }
 
-/** The Scheduler's schedule first (nothing fires for a schedule the ledger lost), then the ledger's. */
+/**
+ * The ledger's schedule first (a delete is a version, so a PUT racing it cannot undo it), then the
+ * target, reconciled as a PUT's is (activate): a PUT that put its target after this one deleted it is
+ * followed, so the target never outlives the schedule. The target is deleted even when the ledger had
+ * no such schedule, so a retried DELETE heals a target call that failed the first time.
+ */
 export async function deleteSchedule(deps: ApiDeps, name: string): Promise<ScheduleResource> {
   checkScheduleName(name);
   const targets = targetsOf(deps);
-  try {
-    await targets.delete(name);
-  } catch (err) {
-    deps.log({ message: 'the schedule target could not be deleted; the schedule is kept', schedule: name, error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
-    throw new SchedulesUnavailable(503, [{ path: '(scheduler)', message: 'the schedule could not be deactivated, so it is kept; retry the same DELETE' }]);
-  }
   const deleted = await deps.ledger.deleteSchedule(name);
+  try {
+    await activate(deps, targets, name, undefined);
+  } catch (err) {
+    deps.log({ message: 'the schedule is deleted but its target could not be removed; a retry of the DELETE removes it', schedule: name, error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
+    throw new SchedulesUnavailable(503, [{ path: '(scheduler)', message: 'the schedule is deleted but could not be deactivated; retry the same DELETE' }]);
+  }
   if (deleted.kind === 'absent' || !deleted.schedule) throw scheduleNotFound(name);
   return scheduleResource(deleted.schedule);
 }

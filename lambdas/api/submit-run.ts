@@ -19,6 +19,7 @@ import { specHash } from '../core/spec-hash';
 import { TriggerKind, WhenBusy, isTerminal } from '../core/status';
 import type { RunItem } from '../ledger/ledger';
 import type { ApiDeps } from './api-deps';
+import { describeBusy } from '../ledger/groups';
 import { HttpProblem } from './http-problem';
 import { bodyBytes, checkContentType, parseBody } from './request-body';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from './idempotency-key';
@@ -56,7 +57,7 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
 
   const runId = key === undefined ? newRunId(deps.now()) : runIdForIdempotencyKey(request.caller, key);
   // A retry of a request whose run exists needs no slot: the run took it (and may have freed it since).
-  if (key === undefined || !(await deps.ledger.getRun(runId))) await takeSlotOrReject(deps, runId, spec);
+  const tookSlot = (key === undefined || !(await deps.ledger.getRun(runId))) && (await takeSlotOrReject(deps, runId, spec));
   let created: { kind: 'created' | 'existing'; run: RunItem };
   try {
     created = await deps.ledger.createRun({
@@ -66,6 +67,12 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
       trigger: { kind: TriggerKind.api, caller: request.caller, ...(key !== undefined ? { idempotencyKey: key } : {}) },
     });
   } catch (err) {
+    // The slot was taken for a run that is not written (or is another spec's, under the same key): give it back.
+    const owner = err instanceof RunConflict ? (err.current as RunItem) : undefined;
+    const ownersGroup = (owner?.spec as { concurrency?: { group?: string } } | undefined)?.concurrency?.group;
+    if (tookSlot && ownersGroup !== spec.concurrency?.group) {
+      await deps.ledger.releaseSlot(spec.concurrency!.group, runId).catch(() => undefined);
+    }
     if (err instanceof RunConflict) {
       const current = err.current as RunItem;
       throw new HttpProblem(
@@ -96,18 +103,18 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
  * `whenBusy: reject` (issue 13): the run takes its slot in the group before it is written, so a busy
  * group is a 409 naming the holders and nothing is created. The run id is known first (a retry with
  * the same Idempotency-Key already holds the slot: taken again, idempotently). Should the run's write
- * fail after this, the slot belongs to no run, and the sweeper frees it (stages/sweep-slots.ts).
+ * fail after this, the slot is given back (and should that fail too, the sweeper frees it: a slot of
+ * a run the ledger does not know, stages/sweep-slots.ts). True when the run holds a slot now.
  */
-async function takeSlotOrReject(deps: ApiDeps, runId: string, spec: RunSpec): Promise<void> {
+async function takeSlotOrReject(deps: ApiDeps, runId: string, spec: RunSpec): Promise<boolean> {
   const concurrency = spec.concurrency;
-  if (concurrency?.whenBusy !== WhenBusy.reject) return;
+  if (concurrency?.whenBusy !== WhenBusy.reject) return false;
   const slot = await deps.ledger.acquireSlot({ group: concurrency.group, runId, limit: concurrency.limit, queue: false });
-  if (slot.kind === 'acquired') return;
-  const holders = slot.holders.length > 0 ? slot.holders.map((h) => `run ${h}`).join(', ') : 'runs ahead in its queue';
+  if (slot.kind === 'acquired') return true;
   throw new HttpProblem(409, [
     {
       path: 'concurrency.group',
-      message: `group ${concurrency.group} is busy (limit ${concurrency.limit}): held by ${holders}; whenBusy: reject — try again when it is free, or use whenBusy: queue`,
+      message: `group ${concurrency.group} is busy (limit ${concurrency.limit}): ${describeBusy(slot.holders, slot.item, concurrency.limit)}; whenBusy: reject — try again when it is free, or use whenBusy: queue`,
     },
   ]);
 }

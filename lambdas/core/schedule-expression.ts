@@ -262,7 +262,8 @@ function isRealMatch(cron: ParsedCron, at: Date): boolean {
 /** The first wall-clock minute matching `cron` strictly after `wall`, or undefined when there is none (before 2200). */
 function nextCronWall(cron: ParsedCron, wall: number): number | undefined {
   let from = wall;
-  for (;;) {
+  // Each round moves `from` forward (a match, or a month); 200 years of months bound the search.
+  for (let round = 0; round < MAX_SEARCH_ROUNDS; round++) {
     try {
       const next = awsCron.next(cron, new Date(from));
       if (!next) return undefined;
@@ -272,12 +273,18 @@ function nextCronWall(cron: ParsedCron, wall: number): number | undefined {
     } catch {
       // The parser gives up after ten skips (months without a matching day): nothing matched in
       // `from`'s month after `from`, so the search goes on from the next month's start.
-      const at = new Date(from);
-      from = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1) - MINUTE_MS;
+      // From the last minute of a month, "the next month" is the one after the minute that follows.
+      const at = new Date(from + MINUTE_MS);
+      const next = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1) - MINUTE_MS;
+      from = Math.max(next, from + MINUTE_MS);
       if (new Date(from).getUTCFullYear() > 2199) return undefined;
     }
   }
+  return undefined;
 }
+
+/** Rounds of nextCronWall's search at most: a match or a month each, 200 years of months and more. */
+const MAX_SEARCH_ROUNDS = 200 * 12 * 4;
 
 function* cronFireTimes(body: string, clock: WallClock, after: number): Generator<number> {
   const cron = awsCron.parse(body);

@@ -417,13 +417,23 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         })
         .default([]),
       policy: z.enum(NotifyPolicy).default(config.notify.defaultPolicy),
+      /** The validated spec's own form of the channels' `when` (so a validated spec validates again, e.g. a schedule's stored spec). */
+      when: z.record(channel, z.enum(NotifyWhen)).optional(),
+    })
+    .check((ctx) => {
+      const names = ctx.value.channels.map((c) => (typeof c === 'string' ? c : c.name));
+      for (const name of Object.keys(ctx.value.when ?? {})) {
+        if (!names.includes(name)) ctx.issues.push({ code: 'custom', message: `names ${excerpt(name)}, which is not in notify.channels`, input: ctx.value.when, path: ['when'] });
+      }
     })
     .prefault({})
     // Channels stay a list of names; `when` holds only the channels that do not always speak, and is
     // absent when there are none (so a spec without it keeps its hash).
-    .transform(({ channels, policy }) => {
+    .transform(({ channels, policy, when: given }) => {
       const when = Object.fromEntries(
-        channels.flatMap((c) => (typeof c === 'string' || c.when === NotifyWhen.always ? [] : [[c.name, c.when] as const])),
+        [...Object.entries(given ?? {}), ...channels.flatMap((c) => (typeof c === 'string' ? [] : [[c.name, c.when] as const]))].filter(
+          ([, w]) => w !== NotifyWhen.always,
+        ),
       ) as Record<string, NotifyWhen>;
       return {
         channels: channels.map((c) => (typeof c === 'string' ? c : c.name)),

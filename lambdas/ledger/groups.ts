@@ -16,6 +16,12 @@ import { StoreError, TransientStoreError } from '../core/errors';
 import { GROUPS_PK, groupEntryKey, groupKey } from './keys';
 import { conditionalPut, conditionalUpdate, getItem, isoNow, queryAll, type LedgerContext, type RawItem } from './store';
 
+/**
+ * Most runs one group's queue holds: every write rewrites the item, which must stay far below
+ * DynamoDB's 400 KB (about 70 bytes a waiter). A run that finds the queue full is answered busy.
+ */
+export const MAX_WAITING = 1000;
+
 /** Conflicting writes tolerated before giving up (TransientStoreError): each one is another caller's progress. */
 export const MAX_GROUP_ATTEMPTS = 20;
 
@@ -40,8 +46,8 @@ const groupEntrySchema = z.object({ group: z.string(), createdAt: z.string() });
 export type AcquireSlotResult =
   /** `runId` holds a slot: taken just now, or already held (idempotent). */
   | { kind: 'acquired'; item: GroupItem }
-  /** No slot for it and it did not ask to queue: nothing was written for it. */
-  | { kind: 'busy'; holders: string[]; item: GroupItem }
+  /** No slot for it and it did not ask to queue (or the queue holds MAX_WAITING runs): nothing was written for it. */
+  | { kind: 'busy'; holders: string[]; item: GroupItem; queueFull?: boolean }
   /** It is in `waiting` (added now, or already), at 1-based FIFO `position`. */
   | { kind: 'queued'; position: number; holders: string[]; item: GroupItem };
 export type ReleaseSlotResult = { kind: 'released'; item: GroupItem } | { kind: 'not-held'; item?: GroupItem };
@@ -113,10 +119,10 @@ function decide(current: GroupItem | undefined, input: AcquireSlotInput, nowMs: 
   if (current && runId in waiting) {
     return { write: false, result: { kind: 'queued', position: queue.indexOf(runId) + 1, holders: holderIds, item: current } };
   }
-  if (!input.queue) {
-    // Not eligible and not queuing; only a limit below 1 finds no item here (the spec forbids it).
+  if (!input.queue || queue.length >= MAX_WAITING) {
+    // Not eligible and not queuing (or the queue is full); only a limit below 1 finds no item here (the spec forbids it).
     const item = current ?? { group: input.group, limit, holders: {}, waiting: {}, version: 0, updatedAt: new Date(nowMs).toISOString() };
-    return { write: false, result: { kind: 'busy', holders: holderIds, item } };
+    return { write: false, result: { kind: 'busy', holders: holderIds, item, ...(input.queue ? { queueFull: true } : {}) } };
   }
   return {
     write: true,
@@ -238,4 +244,14 @@ export async function listGroupNames(ctx: LedgerContext): Promise<string[]> {
     if (!parsed.success) throw new StoreError(`ledger group entry ${String(raw.pk)}/${String(raw.sk)} is malformed: ${parsed.error.message}`);
     return parsed.data.group;
   });
+}
+
+/** Who keeps the run from a slot: the holders, and the runs queued ahead when a slot is free but promised to them. */
+export function describeBusy(holders: string[], item: GroupItem, limit: number): string {
+  const shown = holders.slice(0, 5).map((h) => `run ${h}`).join(', ');
+  const held = holders.length === 0 ? '' : `held by ${shown}${holders.length > 5 ? ` and ${holders.length - 5} more` : ''}`;
+  const waiting = Object.keys(item.waiting).length;
+  if (holders.length >= limit || waiting === 0) return held || 'no free slot';
+  const ahead = `${limit - holders.length} free slot${limit - holders.length === 1 ? '' : 's'} promised to the ${waiting} run${waiting === 1 ? '' : 's'} queued first`;
+  return held ? `${held}; ${ahead}` : ahead;
 }

@@ -22,6 +22,7 @@ import type { RunSpecWithoutScript } from '../core/spec';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, RunStatus, Stage, WhenBusy } from '../core/status';
 import type { RunView } from '../ledger/ledger';
+import { describeBusy } from '../ledger/groups';
 import type { AdmitRecord } from './admit';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput } from './run-context';
@@ -51,6 +52,12 @@ export async function acquire(deps: StageDeps, runId: string): Promise<StepResul
     return endsRun(StepPhase.aborted, Outcome.ABORTED, `queued: aborted by ${abort.by} while waiting for a slot in group ${group}`);
   }
   const slot = await deps.ledger.acquireSlot({ group, runId, limit, queue: whenBusy === WhenBusy.queue });
+  // The run may have ended while this invocation was on its way (stopped hard, the reaper's Cleanup
+  // already freed its slot): a slot or queue place taken now would outlive it. Give it back.
+  if (slot.kind !== 'busy' && (await deps.ledger.getRun(runId))?.run.outcome !== undefined) {
+    await deps.ledger.releaseSlot(group, runId);
+    requireOpenRun((await deps.ledger.getRun(runId))!, Stage.Acquire);
+  }
   switch (slot.kind) {
     case 'acquired':
       return record(deps, runId, run.spec, group, admitted);
@@ -58,7 +65,9 @@ export async function acquire(deps: StageDeps, runId: string): Promise<StepResul
       return endsRun(
         StepPhase.skipped,
         Outcome.SKIPPED,
-        `group ${group} is busy (limit ${limit}): held by ${describeHolders(slot.holders)}; whenBusy: ${whenBusy}`,
+        slot.queueFull
+          ? `group ${group} is busy and its queue is full (${Object.keys(slot.item.waiting).length} runs waiting)`
+          : `group ${group} is busy (limit ${limit}): ${describeBusy(slot.holders, slot.item, limit)}; whenBusy: ${whenBusy}`,
       );
     case 'queued': {
       const now = deps.now();
@@ -69,7 +78,7 @@ export async function acquire(deps: StageDeps, runId: string): Promise<StepResul
         return endsRun(
           StepPhase.timed_out,
           Outcome.TIMED_OUT,
-          `queued: no slot in group ${group} (limit ${limit}) within ${formatDuration(concurrency.queueTimeout)}; held by ${describeHolders(slot.holders)}`,
+          `queued: no slot in group ${group} (limit ${limit}) within ${formatDuration(concurrency.queueTimeout)}; ${describeBusy(slot.holders, slot.item, limit)}`,
         );
       }
       deps.log({ runId, stage: Stage.Acquire, message: 'queued', group, position: slot.position, holders: slot.holders });
@@ -88,12 +97,6 @@ async function record(deps: StageDeps, runId: string, spec: RunSpecWithoutScript
     return { admittedAt, deadlines, group, waitedSeconds: Math.max(0, Math.round((admittedAt - admitted.admittedAt) / 1000)) };
   });
   return done();
-}
-
-function describeHolders(holders: string[]): string {
-  if (holders.length === 0) return 'no run (the slots came free: it was taken first by a run ahead in the queue)';
-  const shown = holders.slice(0, 5).map((h) => `run ${h}`).join(', ');
-  return holders.length > 5 ? `${shown} and ${holders.length - 5} more` : shown;
 }
 
 /**

@@ -7,7 +7,7 @@ import { StageBusy } from '../core/errors';
 import { callerOf, holderFor } from '../ledger/stages';
 import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
-import { loadRun } from './run-context';
+import { livePods, loadRun } from './run-context';
 import { runOnce } from './run-once';
 
 /** Stages that create objects in the cluster. */
@@ -17,6 +17,8 @@ export interface CleanupRecord {
   policy: CleanupPolicy;
   deleted: number;
   kept: boolean;
+  /** The run's concurrency slot was left for the sweeper: kept runner pods were still running. */
+  slotKept?: boolean;
 }
 
 export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRecord> {
@@ -33,10 +35,18 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
     const policy = run.spec.cleanup;
     const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
     const deleted = keep ? 0 : (await run.cluster.deleteRun(run.namespace, runId)).deleted;
-    // The run's slot in its concurrency group (or its place in the queue) goes once its objects are
-    // gone: the next run of the group starts on a cleared namespace. Kept objects have stopped (the run ended).
+    // The run's slot in its concurrency group (or its place in the queue) goes once it can generate no
+    // more load: its objects deleted, or, when they are kept, no pod of it still running (a run that
+    // failed on one runner, or timed out, may have others running on until their Jobs' deadline). A slot
+    // kept here is freed by the sweeper once they have ended (sweep-slots.ts).
     const group = run.spec.concurrency?.group;
-    if (group) await deps.ledger.releaseSlot(group, runId);
+    if (!group) return { policy, deleted, kept: keep };
+    const running = keep ? await livePods(run) : [];
+    if (running.length > 0) {
+      deps.log({ runId, stage: Stage.Cleanup, message: 'concurrency slot kept: kept pods still running; the sweeper frees it once they end', group, pods: running.slice(0, 5) });
+      return { policy, deleted, kept: keep, slotKept: true };
+    }
+    await deps.ledger.releaseSlot(group, runId);
     return { policy, deleted, kept: keep };
   });
 }

@@ -74,6 +74,14 @@ export async function listPods(run: RunContext): Promise<PodFacts[]> {
 }
 
 /**
+ * The run's pods that may still generate load: Pending or Running, not being deleted. A concurrency
+ * slot is not given up while there are any (cleanup.ts, sweep-slots.ts).
+ */
+export async function livePods(run: RunContext): Promise<string[]> {
+  return (await listPods(run)).filter((p) => p.phase === 'Pending' || p.phase === 'Running').map((p) => p.name);
+}
+
+/**
  * Set when someone asked to abort the run (DELETE /runs/{id}, Ctrl-C locally): who, and when (epoch
  * ms). The time is compared with the runners' exit times, so it is on the cluster's clock: on AWS the
  * wall clock of both; locally the runtime records it on the simulated clock (local-runtime.ts).

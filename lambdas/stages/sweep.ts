@@ -81,9 +81,11 @@ export interface SweepOptions {
   maxRuns: number;
   /** A slot held by a run the ledger does not know is freed once this old (ledger clock): the API writes its run within it. */
   slotGraceMs: number;
+  /** A slot held by a run still in flight by the ledger is freed once the run is this old: no execution can own it any more. */
+  staleRunMs: number;
 }
 
-/** The defaults, except `orphanGraceMs`, which follows the deployment's limits (orphanGraceMsFor). */
+/** The defaults, except `orphanGraceMs` and `staleRunMs`, which follow the deployment's limits (orphanGraceMsFor, longestRunMs). */
 export const DEFAULT_SWEEP_OPTIONS = {
   startGraceMs: 2 * MINUTE,
   // Watch notices an abort at its next poll (up to ~72 s apart mid-test), gives the runners 2 minutes to
@@ -96,7 +98,7 @@ export const DEFAULT_SWEEP_OPTIONS = {
   keepForMs: 24 * HOUR,
   maxRuns: 1000,
   slotGraceMs: 10 * MINUTE,
-} as const satisfies Omit<SweepOptions, 'orphanGraceMs'>;
+} as const satisfies Omit<SweepOptions, 'orphanGraceMs' | 'staleRunMs'>;
 
 /** No run lives longer than its execution may (architecture §6): an older object of an unknown run is no live run's. */
 export function orphanGraceMsFor(config: StageDeps['config']): number {
@@ -159,7 +161,7 @@ export type SweepDeps = StageDeps & { executions: Executions };
 const SWEEPER = 'Sweeper';
 
 export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}): Promise<SweepResult> {
-  const opts: SweepOptions = { ...DEFAULT_SWEEP_OPTIONS, orphanGraceMs: orphanGraceMsFor(deps.config), ...options };
+  const opts: SweepOptions = { ...DEFAULT_SWEEP_OPTIONS, orphanGraceMs: orphanGraceMsFor(deps.config), staleRunMs: longestRunMs(deps.config), ...options };
   // Leases and claims the sweeper takes name it, so an execution meeting one is told "another caller".
   const sweeper: SweepDeps = { ...deps, caller: SWEEPER_CALLER };
   const result: SweepResult = { started: [], stopped: [], notificationsResolved: [], objectsDeleted: [], slotsFreed: [], errors: [] };

@@ -36,13 +36,14 @@ export interface ProgressOptions {
   now?: () => number;
 }
 
-const POLL_STAGES = new Set(['AwaitPrepared', 'AwaitReady', 'Watch']);
+const POLL_STAGES = new Set(['Acquire', 'AwaitPrepared', 'AwaitReady', 'Watch']);
 
 /** A wait longer than this says what it waits for. */
 export const EXPLAIN_WAITS_OVER_SECONDS = 3;
 
 /** What a poll stage waits for between its polls. */
 const WAITING_FOR: Record<string, string> = {
+  Acquire: 'queued for a slot in its concurrency group',
   AwaitPrepared: 'waiting for the k6 initializer to check the script',
   AwaitReady: 'waiting for every runner to be ready',
 };

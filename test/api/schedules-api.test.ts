@@ -250,15 +250,27 @@ describeOnLedgerBackends((table) => {
     expect(calls.slice(1)).toEqual([{ op: 'delete', name }, { op: 'delete', name }]);
   });
 
-  it('DELETE with the target failing: 503, the schedule kept; the same DELETE again deletes it', async () => {
-    const { put, call, failNext, ledger } = api();
+  it('DELETE with the target failing: 503, the schedule deleted (a PUT racing it cannot undo it); the same DELETE again removes the target', async () => {
+    const { put, call, failNext, ledger, calls } = api();
     const name = unique('sticky');
     await put(name, { expression: 'rate(1 day)', spec: k6Spec({ name: 'sticky' }) });
     failNext(1);
     expect(expectProblems(await call({ method: 'DELETE', path: `/schedules/${name}` }), 503)).toEqual(['(scheduler)']);
-    expect(await ledger.getSchedule(name)).toBeDefined();
-    expect((await call({ method: 'DELETE', path: `/schedules/${name}` })).statusCode).toBe(200);
     expect(await ledger.getSchedule(name)).toBeUndefined();
+    const before = calls.length;
+    expect((await call({ method: 'DELETE', path: `/schedules/${name}` })).statusCode).toBe(404);
+    expect(calls.slice(before)).toEqual([{ op: 'delete', name }]);
+  });
+
+  it('an expression with no fire time left is refused: an at() in the past, a day no month has', async () => {
+    const { put, ledger } = api();
+    for (const expression of ['at(2020-01-01T00:00:00)', 'cron(0 0 L-30 2 ? *)']) {
+      const name = unique('never');
+      const res = await put(name, { expression, spec: k6Spec({ name: 'never' }) });
+      expect(expectProblems(res, 400)).toEqual(['expression']);
+      expect(errorBodySchema.parse(res.json).errors[0]!.message).toMatch(/^never fires after now/);
+      expect(await ledger.getSchedule(name)).toBeUndefined();
+    }
   });
 
   it('405 for a method a schedules path does not have, with the methods allowed', async () => {

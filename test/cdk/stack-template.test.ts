@@ -630,7 +630,15 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
         Action: 'sts:AssumeRole',
         Effect: 'Allow',
         Principal: { Service: 'scheduler.amazonaws.com' },
-        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          // Only this group's schedules may use the role.
+          ArnLike: {
+            'aws:SourceArn': {
+              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':schedule/loadplane-api-schedules/*']],
+            },
+          },
+        },
       },
     ]);
     const statements = v.statementsOf(role);

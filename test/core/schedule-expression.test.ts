@@ -244,3 +244,15 @@ describe('refusals', () => {
     expect(timeZoneProblem('America/Port-au-Prince')).toBeUndefined();
   });
 });
+
+describe('months with no matching day (the parser gives up on them: the search goes on, and ends)', () => {
+  const iso = (times: number[]) => times.map((t) => new Date(t).toISOString());
+  it.each([
+    ['cron(0 0 30W * ? *)', '2026-01-31T23:59:00Z', ['2026-03-30T00:00:00.000Z', '2026-04-30T00:00:00.000Z']],
+    ['cron(0 0 30W * ? *)', '2026-10-15T00:00:00Z', ['2026-10-30T00:00:00.000Z', '2026-11-30T00:00:00.000Z']],
+    ['cron(0 9 ? 2 6#5 *)', '2026-01-15T00:00:00Z', ['2036-02-29T09:00:00.000Z', '2064-02-29T09:00:00.000Z']],
+    ['cron(0 0 L-30 2 ? *)', '2026-01-15T00:00:00Z', []],
+  ])('%s after %s', (expression, after, expected) => {
+    expect(iso(nextFireTimes({ expression, after: Date.parse(after), count: 2 }))).toEqual(expected);
+  });
+});

@@ -656,3 +656,42 @@ describe('the stored size of a spec besides its inline script', () => {
     expect(problems).toEqual([{ path: field, message: expect.stringContaining(`at most ${MAX_SPEC_FIELDS_BYTES} bytes`) }]);
   });
 });
+
+describe('validateSpec: concurrency groups and notify when (issue 13)', () => {
+  const base = { name: 'grouped', engine: 'k6', script: { inline: SCRIPT }, parallelism: 2 };
+
+  it('defaults a group to limit 1, whenBusy queue and a 1 h queue timeout; keeps channels as names, `when` beside them', () => {
+    const spec = specOf({ ...base, concurrency: { group: 'prod' }, notify: { channels: ['slack', { name: 'webhook', when: 'change' }, { name: 'slack-x', when: 'always' }] } });
+    expect(spec.concurrency).toEqual({ group: 'prod', limit: 1, whenBusy: 'queue', queueTimeout: 3600 });
+    expect(spec.notify).toEqual({ channels: ['slack', 'webhook', 'slack-x'], policy: 'atMostOnce', when: { webhook: 'change' } });
+    // No group and no `when`: nothing added, so the spec's hash is what it was before issue 13.
+    expect(specOf(base)).not.toHaveProperty('concurrency');
+    expect(specOf(base).notify).toEqual({ channels: [], policy: 'atMostOnce' });
+  });
+
+  it('a validated spec validates again to itself (a schedule stores the validated spec; Admit checks it again)', () => {
+    const input = {
+      ...base,
+      concurrency: { group: 'prod', limit: 2, whenBusy: 'skip', queueTimeout: '10m' },
+      notify: { channels: [{ name: 'slack', when: 'failure' }, 'webhook'], policy: 'atLeastOnce' },
+    };
+    const once = specOf(input);
+    expect(specOf(once)).toEqual(once);
+  });
+
+  it('names every bad field: group, limit, whenBusy, queueTimeout past maxQueueSeconds, a channel when, a when for an unlisted channel', () => {
+    expect(problemsOf({ ...base, concurrency: { group: 'Prod', limit: 101, whenBusy: 'wait', queueTimeout: '7h' } })).toEqual([
+      { path: 'concurrency.group', message: "must be lowercase letters, digits and '-', starting with a letter and ending with a letter or digit" },
+      { path: 'concurrency.limit', message: 'must be at most 100' },
+      { path: 'concurrency.whenBusy', message: 'must be one of queue, skip, reject; got "wait"' },
+      { path: 'concurrency.queueTimeout', message: 'must be at most 6h (maxQueueSeconds), got 7h' },
+    ]);
+    expect(problemsOf({ ...base, notify: { channels: [{ name: 'slack', when: 'sometimes' }, 3] } })).toEqual([
+      { path: 'notify.channels.0.when', message: 'must be one of always, failure, change; got "sometimes"' },
+      { path: 'notify.channels.1', message: 'must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: always | failure | change }, got number 3' },
+    ]);
+    expect(problemsOf({ ...base, notify: { channels: ['slack'], when: { webhook: 'change' } } })).toEqual([
+      { path: 'notify.when', message: 'names "webhook", which is not in notify.channels' },
+    ]);
+  });
+});
