@@ -159,6 +159,22 @@ describe('concurrency groups: never more than `limit` runs hold a slot', () => {
     expect(await holdersOf('prod-phantom')).toEqual([]);
   });
 
+  it('a run whose cleanup policy keeps its objects keeps its slot while a runner still runs; the sweeper frees it once none does', async () => {
+    const runId = newRunId(h.clock.now());
+    // Runner 1 is OOM-killed at once: the run ends FAILED while runner 0 runs its 30 s on.
+    h.kubeSim.faults.setExitCode(137, { runId, runnerIndex: 1 });
+    const spec = k6Spec({ name: 'kept-runners', parallelism: 2, cleanup: 'never', concurrency: { group: 'prod-kept', limit: 1 } } as Partial<RunSpecInput>);
+    const run = await h.run(spec, { name: runId });
+    expect(run.view.run.outcome).toBe(Outcome.FAILED);
+    expect(run.view.stages.Cleanup?.output).toMatchObject({ kept: true, slotKept: true });
+    expect(await holdersOf('prod-kept')).toEqual([runId]);
+    const deps = { ...h.runtime.deps, executions: noExecutions };
+    expect((await sweep(deps)).slotsFreed).toEqual([]); // runner 0 still runs
+    h.clock.advance(MINUTE); // its test ends
+    expect((await sweep(deps)).slotsFreed).toEqual([{ group: 'prod-kept', runId, as: 'holder', why: 'the run ended FAILED and was cleaned up' }]);
+    expect(await holdersOf('prod-kept')).toEqual([]);
+  });
+
   it('a slot still held by a run that ended (its Cleanup died before freeing it) is freed by the sweeper', async () => {
     const ended = await h.run(k6Spec({ name: 'ended-holder', parallelism: 1 }));
     expect(ended.view.run.status).toBe(RunStatus.SUCCEEDED);

@@ -157,6 +157,18 @@ describe('schedules: at-least-once delivery, exactly one run and one notificatio
     expect((await endedRun(first)).run.outcome).toBe(Outcome.SUCCEEDED);
   }, 120_000);
 
+  it("a schedule whose spec's channel says `when: change` fires (the stored, validated spec validates again); a first success says nothing", async () => {
+    const spec = nightly({ name: 'quiet-smoke', notify: { channels: [{ name: 'webhook', when: 'change' }] } });
+    expect((await putSchedule('quiet', { expression: 'rate(1 hour)', spec })).status).toBe(201);
+    const runId = runIdForSchedule('quiet', '2026-11-30T16:00:00Z');
+    await sfn.send(new StartExecutionCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, input: firedScheduleInput('quiet', Date.parse('2026-11-30T16:00:00Z')) }));
+    const view = await endedRun(runId);
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+    expect(view.run.spec.notify).toMatchObject({ channels: ['webhook'], when: { webhook: 'change' } });
+    expect(view.notifications.webhook?.state).toBe('suppressed');
+    expect(receiver.requests).toHaveLength(0);
+  }, 120_000);
+
   it('a fire time of a schedule deleted meanwhile fails at Admit, naming the schedule; nothing is created', async () => {
     expect((await putSchedule('gone', { expression: 'rate(1 hour)', spec: nightly({ name: 'gone-smoke' }) })).status).toBe(201);
     expect((await fetch(`${serve.url}/schedules/gone`, { method: 'DELETE' })).status).toBe(200);
