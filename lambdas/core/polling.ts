@@ -81,8 +81,9 @@ export const QUEUE_CYCLE_BUDGET = 300;
 
 /**
  * Seconds before a queued run tries for a slot again (Acquire): a tenth of its time in the queue,
- * between 5 and 30 s (slower for queues longer than 2.5 h, so the queue spends at most
- * QUEUE_CYCLE_BUDGET poll cycles of the execution's history), never past the queue's deadline.
+ * between 5 and 30 s (slower for queues longer than 2.5 h, so the queue spends about
+ * QUEUE_CYCLE_BUDGET poll cycles of the execution's history — some 330 at most, the young queue's
+ * short waits included), never past the queue's deadline.
  */
 export function queuePollSeconds(input: { now: number; queuedAt: number; queueBy: number }): number {
   const seconds = (ms: number) => Math.max(0, ms) / 1000;

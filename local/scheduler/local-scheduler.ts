@@ -1,6 +1,6 @@
 /**
  * `loadplane serve`'s stand-in for EventBridge Scheduler (architecture §9): the schedules of the
- * ledger and the deploy config fire locally with the fire times Scheduler would give them
+ * ledger (and whatever else `list` returns) fire locally with the fire times Scheduler would give them
  * (lambdas/core/schedule-expression.ts), and each fire starts an execution with the input Scheduler
  * sends, `{ schedule: { name, scheduledTime } }`.
  *
@@ -27,7 +27,7 @@ export interface LocalScheduleDefinition {
 }
 
 export interface LocalSchedulerOptions {
-  /** The current schedules (ledger + deploy config), read each tick. */
+  /** The current schedules (under `serve`: the ledger's), read each tick. */
   list(): Promise<LocalScheduleDefinition[]>;
   /** Starts an execution for one fire time (Scheduler's target input). */
   deliver(input: { schedule: { name: string; scheduledTime: string } }): Promise<void>;

@@ -6,6 +6,8 @@ import {
   HISTORY_EVENT_LIMIT,
   nextPollSeconds,
   pollCyclesUntilDeadline,
+  QUEUE_CYCLE_BUDGET,
+  queuePollSeconds,
   type PollInput,
 } from '../../lambdas/core/polling';
 
@@ -139,5 +141,28 @@ describe('execution history budget', () => {
     expect(cycles * EVENTS_PER_POLL_CYCLE).toBeLessThan(HISTORY_EVENT_LIMIT * 0.8);
     // Short phases keep their fine intervals: a 10-minute prepare still polls every 10 s at most.
     expect(pollCyclesUntilDeadline(Phase.prepare, 600)).toBeGreaterThan(600 / 10);
+  });
+});
+
+describe('queuePollSeconds (Acquire: a run waiting for a concurrency slot)', () => {
+  /** Poll cycles from joining the queue until its deadline, with no slot ever free. */
+  function cycles(queueSeconds: number): { count: number; waits: number[] } {
+    const queueBy = queueSeconds * 1000;
+    const waits: number[] = [];
+    for (let now = 0; now < queueBy; now += waits[waits.length - 1]! * 1000) waits.push(queuePollSeconds({ now, queuedAt: 0, queueBy }));
+    return { count: waits.length, waits };
+  }
+
+  it('waits 5 to 30 s in a queue of up to 2.5 h, the last wait landing on the deadline', () => {
+    const { waits } = cycles(3600);
+    expect(Math.min(...waits.slice(0, -1))).toBe(5);
+    expect(Math.max(...waits)).toBe(30);
+    expect(waits.reduce((a, b) => a + b, 0)).toBe(3600);
+  });
+
+  it('spends about 330 poll cycles at most, however long the queue (the execution history stays bounded)', () => {
+    const counts = [600, 3600, 9000, 6 * 3600, 24 * 3600].map((s) => cycles(s).count);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(QUEUE_CYCLE_BUDGET + 45);
+    expect(cycles(6 * 3600).count).toBeGreaterThan(QUEUE_CYCLE_BUDGET); // the young queue's short waits come on top
   });
 });
