@@ -16,6 +16,11 @@ import { k6Spec, startHarness, type FinishedRun, type Harness } from '../support
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const MINUTE = 60_000;
+/**
+ * Real time a 20-run case may take: its outcome is fixed by the virtual clock, only its duration
+ * depends on the machine (about 25 s alone on 2 cores, past vitest's default 30 s beside other work).
+ */
+const SLOW_TEST_MS = 180_000;
 let h: Harness;
 let receiver: WebhookReceiver;
 /** The most holders the observer saw in each group's item, after any write to it. */
@@ -87,7 +92,7 @@ describe('concurrency groups: never more than `limit` runs hold a slot', () => {
     expect(waited.filter((s) => s > 0).length).toBeGreaterThanOrEqual(18);
     expect(await holdersOf('prod-queue')).toEqual([]);
     expect(runs.every((r) => Object.keys(h.leftovers(r.runId)).length === 0)).toBe(true);
-  });
+  }, SLOW_TEST_MS);
 
   it('20 runs with limit 2 and whenBusy: skip: 2 run, 18 end SKIPPED naming a holder, and notify once', async () => {
     receiver.reset();
@@ -112,7 +117,7 @@ describe('concurrency groups: never more than `limit` runs hold a slot', () => {
     expect(messages).toHaveLength(20);
     expect(new Set(messages.map((m) => m.runId)).size).toBe(20);
     expect(messages.filter((m) => m.outcome === Outcome.SKIPPED)).toHaveLength(18);
-  });
+  }, SLOW_TEST_MS);
 
   it('a queued run whose queue timeout passes ends TIMED_OUT naming the group and its holder, and leaves the queue', async () => {
     const spec = (name: string) =>
