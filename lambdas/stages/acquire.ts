@@ -54,9 +54,10 @@ export async function acquire(deps: StageDeps, runId: string): Promise<StepResul
   const slot = await deps.ledger.acquireSlot({ group, runId, limit, queue: whenBusy === WhenBusy.queue });
   // The run may have ended while this invocation was on its way (stopped hard, the reaper's Cleanup
   // already freed its slot): a slot or queue place taken now would outlive it. Give it back.
-  if (slot.kind !== 'busy' && (await deps.ledger.getRun(runId))?.run.outcome !== undefined) {
+  const after = slot.kind === 'busy' ? undefined : await deps.ledger.getRun(runId);
+  if (after?.run.outcome !== undefined) {
     await deps.ledger.releaseSlot(group, runId);
-    requireOpenRun((await deps.ledger.getRun(runId))!, Stage.Acquire);
+    requireOpenRun(after!, Stage.Acquire);
   }
   switch (slot.kind) {
     case 'acquired':
