@@ -12,9 +12,10 @@
  * The item stays small: at most 100 holders (MAX_GROUP_LIMIT) and some tens of bytes per waiter.
  */
 import { z } from 'zod';
-import { StoreError, TransientStoreError } from '../core/errors';
+import { TransientStoreError } from '../core/errors';
+import { parser } from './items';
 import { GROUPS_PK, groupEntryKey, groupKey } from './keys';
-import { conditionalPut, conditionalUpdate, getItem, isoNow, queryAll, type LedgerContext, type RawItem } from './store';
+import { conditionalPut, conditionalUpdate, getItem, isoNow, queryAll, type LedgerContext } from './store';
 
 /**
  * Most runs one group's queue holds: every write rewrites the item, which must stay far below
@@ -61,12 +62,8 @@ export interface AcquireSlotInput {
   queue: boolean;
 }
 
-function parseGroupItem(raw: RawItem): GroupItem {
-  const parsed = groupItemSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-  throw new StoreError(`ledger group item ${String(raw.pk)}/${String(raw.sk)} is malformed: ${problems}`);
-}
+const parseGroupItem = parser(groupItemSchema, 'group');
+const parseGroupEntry = parser(groupEntrySchema, 'group entry');
 
 type Entries = Record<string, { since: string }>;
 
@@ -239,11 +236,7 @@ export async function listGroupNames(ctx: LedgerContext): Promise<string[]> {
     ExpressionAttributeValues: { ':pk': GROUPS_PK, ':prefix': groupEntryKey('').sk },
     ConsistentRead: true,
   });
-  return items.map((raw) => {
-    const parsed = groupEntrySchema.safeParse(raw);
-    if (!parsed.success) throw new StoreError(`ledger group entry ${String(raw.pk)}/${String(raw.sk)} is malformed: ${parsed.error.message}`);
-    return parsed.data.group;
-  });
+  return items.map((raw) => parseGroupEntry(raw).group);
 }
 
 /** Who keeps the run from a slot: the holders, and the runs queued ahead when a slot is free but promised to them. */

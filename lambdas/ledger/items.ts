@@ -56,7 +56,7 @@ const runItemSchema = z.object({
  */
 export type RunItem = z.infer<typeof runItemSchema>;
 
-const inlineScriptRefSchema = z.object({
+export const inlineScriptRefSchema = z.object({
   /** Hex SHA-256 of the script's UTF-8 bytes: names its chunk items and checks their reassembly. */
   sha256: z.string(),
   bytes: z.number(),
@@ -140,7 +140,8 @@ const notificationItemSchema = z.object({
 });
 export type NotificationItem = z.infer<typeof notificationItemSchema>;
 
-function parser<T>(schema: z.ZodType<T>, what: string) {
+/** A parse of raw items by `schema`; one that does not parse is a StoreError naming the item and every problem. */
+export function parser<T>(schema: z.ZodType<T>, what: string) {
   return (raw: Record<string, unknown>): T => {
     const parsed = schema.safeParse(raw);
     if (parsed.success) return parsed.data;

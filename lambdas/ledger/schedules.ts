@@ -21,9 +21,10 @@
  */
 import { z } from 'zod';
 import { StoreError, TransientStoreError } from '../core/errors';
+import { inlineScriptRefSchema, parser } from './items';
 import { putScriptChunksIn, readScriptChunksIn, restoreInlineScript, separateInlineScript } from './inline-script';
 import { SCHEDULES_PK, scheduleCurrentKey, schedulePk, scheduleVersionKey } from './keys';
-import { conditionalPut, getItem, isoNow, queryAll, type LedgerContext, type RawItem } from './store';
+import { conditionalPut, getItem, isoNow, queryAll, type LedgerContext } from './store';
 
 /** A schedule as listed: its current version, without the spec. */
 export interface ScheduleRecord {
@@ -61,29 +62,28 @@ export interface PutScheduleInput {
  */
 export const MAX_SCHEDULE_WRITE_ROUNDS = 25;
 
-const pointerSchema = z.object({
+/** What the pointer and each put version both hold: the schedule's definition at one version. */
+const definitionFields = {
   name: z.string(),
   version: z.number().int().positive(),
   expression: z.string(),
   timeZone: z.string(),
   enabled: z.boolean(),
   specHash: z.string(),
+};
+
+const pointerSchema = z.object({
+  ...definitionFields,
   createdAt: z.string(),
   updatedAt: z.string(),
   deleted: z.boolean().optional(),
 });
 type Pointer = z.infer<typeof pointerSchema>;
 
-const inlineScriptRefSchema = z.object({ sha256: z.string(), bytes: z.number(), chunks: z.number() });
 
 const putVersionSchema = z.object({
   change: z.literal('put'),
-  name: z.string(),
-  version: z.number().int().positive(),
-  expression: z.string(),
-  timeZone: z.string(),
-  enabled: z.boolean(),
-  specHash: z.string(),
+  ...definitionFields,
   /** The spec without `script.inline`, which is in the chunks `inlineScript` names. */
   spec: z.record(z.string(), z.unknown()),
   inlineScript: inlineScriptRefSchema.optional(),
@@ -98,14 +98,6 @@ const deleteVersionSchema = z.object({
 const versionSchema = z.discriminatedUnion('change', [putVersionSchema, deleteVersionSchema]);
 type VersionItem = z.infer<typeof versionSchema>;
 
-function parser<T>(schema: z.ZodType<T>, what: string) {
-  return (raw: RawItem): T => {
-    const parsed = schema.safeParse(raw);
-    if (parsed.success) return parsed.data;
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new StoreError(`ledger ${what} item ${String(raw.pk)}/${String(raw.sk)} is malformed: ${problems}`);
-  };
-}
 const parsePointer = parser(pointerSchema, 'schedule');
 const parseVersion = parser(versionSchema, 'schedule version');
 

@@ -84,7 +84,7 @@ export function registerSchedule(program: Command): void {
     .option('--json', "print the API's ScheduleList as JSON on stdout, nothing else")
     .addHelpText('after', SCHEDULE_EXIT_CODES_HELP)
     .action(async (opts: ApiCliOptions, cmd: Command) => {
-      process.exitCode = await listSchedulesRemote({ ...apiTarget(cmd, opts.api), ...(opts.json ? { json: true } : {}) });
+      process.exitCode = await listSchedulesRemote(remoteOptions(cmd, opts));
     });
 
   const get = schedule
@@ -95,7 +95,7 @@ export function registerSchedule(program: Command): void {
     .option('--json', "print the API's ScheduleDetail as JSON on stdout (its spec included), nothing else")
     .addHelpText('after', SCHEDULE_EXIT_CODES_HELP)
     .action(async (name: string, opts: ApiCliOptions, cmd: Command) => {
-      process.exitCode = await getScheduleRemote(name, { ...apiTarget(cmd, opts.api), ...(opts.json ? { json: true } : {}) });
+      process.exitCode = await getScheduleRemote(name, remoteOptions(cmd, opts));
     });
 
   const remove = schedule
@@ -106,9 +106,12 @@ export function registerSchedule(program: Command): void {
     .option('--json', "print the deleted Schedule as JSON on stdout, nothing else")
     .addHelpText('after', SCHEDULE_EXIT_CODES_HELP)
     .action(async (name: string, opts: ApiCliOptions, cmd: Command) => {
-      process.exitCode = await deleteScheduleRemote(name, { ...apiTarget(cmd, opts.api), ...(opts.json ? { json: true } : {}) });
+      process.exitCode = await deleteScheduleRemote(name, remoteOptions(cmd, opts));
     });
 }
+
+/** The API to talk to and the output form, as every command but `put` takes them. */
+const remoteOptions = (cmd: Command, opts: ApiCliOptions) => ({ ...apiTarget(cmd, opts.api), ...(opts.json ? { json: true as const } : {}) });
 
 const printJson = (io: Io, raw: unknown) => io.stdout.write(`${JSON.stringify(raw, null, 2)}\n`);
 
