@@ -14,9 +14,14 @@ export class ScaledClock implements SimTime {
     readonly timeScale: number,
     private readonly realNow: () => number = Date.now,
     private readonly onError: (err: unknown) => void = (err) => console.error('clock: a timer failed:', err),
+    /**
+     * The real instant (epoch ms) at which simulated and real time agree; default: now. Two clocks of
+     * the same scale and origin read the same time, even in two processes (bench/ runs kube-sim in one).
+     */
+    realOrigin: number = realNow(),
   ) {
     if (!(timeScale > 0)) throw new RangeError(`timeScale must be > 0, got ${timeScale}`);
-    this.realOrigin = realNow();
+    this.realOrigin = realOrigin;
   }
 
   now(): number {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createClusterClient } from '../../lambdas/cluster/cluster-client';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigFromFile } from '../../lambdas/cluster/kubeconfig-file';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { Ledger, type RequestAbortResult } from '../../lambdas/ledger/ledger';
@@ -37,6 +38,12 @@ export interface LocalRuntimeOptions {
   /** Target a real cluster instead of kube-sim. */
   kubeconfig?: string;
   context?: string;
+  /**
+   * Target a cluster that runs elsewhere on a clock of its own (bench/ runs kube-sim in its own
+   * process, on a ScaledClock of the same scale and origin): `clock` is that cluster's time; Task
+   * timeouts, retries and leases keep real time, as on AWS.
+   */
+  externalCluster?: { kubeConfig: KubeConfig; clock: SimTime };
   /** Stage log lines (default: dropped). */
   log?: (event: StageLogEvent) => void;
   /** Webhook URLs (and signing secrets) by channel name, e.g. from `--webhook-url`. Never logged. */
@@ -102,10 +109,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const config = options.config ?? DEFAULT_CONFIG;
   const useKubeconfig = options.kubeconfig !== undefined || options.context !== undefined;
   // Read first: a missing file or context fails before anything is started.
-  const fileConfig = useKubeconfig ? kubeConfigFromFile(options.kubeconfig, options.context) : undefined;
+  const fileConfig = useKubeconfig ? kubeConfigFromFile(options.kubeconfig, options.context) : options.externalCluster?.kubeConfig;
   // A real cluster keeps real time; kube-sim runs on the given clock or a sped-up wall clock.
-  const clock = options.clock ?? new ScaledClock(useKubeconfig ? 1 : (options.timeScale ?? 1));
-  const platformClock = options.clock ?? new ScaledClock(1);
+  const clock = options.externalCluster?.clock ?? options.clock ?? new ScaledClock(useKubeconfig ? 1 : (options.timeScale ?? 1));
+  const platformClock = options.externalCluster ? new ScaledClock(1) : (options.clock ?? new ScaledClock(1));
   const store = await startEmbeddedStore();
   let kubeSim: KubeSim | undefined;
   try {
@@ -180,7 +187,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     abort: (runId, by) => ledger.requestAbort(runId, by, clock.now()),
     close: async () => {
       await kubeSim?.close();
-      if (!options.clock) {
+      if (options.externalCluster) platformClock.close();
+      else if (!options.clock) {
         clock.close();
         platformClock.close();
       }

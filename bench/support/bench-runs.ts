@@ -1,0 +1,127 @@
+/**
+ * Whole runs for the figures: the local runtime (real ASL in the local engine, the stages, embedded
+ * dynalite) against kube-sim in its own process (kube-sim-process.ts), with a webhook channel whose
+ * deliveries are counted per run, and counters at the boundaries the bill is made of: Lambda
+ * invocations (the engine's handler), ledger requests (the DynamoDB client's middleware), Kubernetes
+ * API calls (kube-sim's request log).
+ */
+import type { RunSpecInput } from '../../lambdas/core/spec';
+import { newRunId } from '../../lambdas/core/run-id';
+import type { RunView } from '../../lambdas/ledger/ledger';
+import { dispatchStage } from '../../lambdas/stages/dispatch';
+import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
+import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
+import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver';
+import { startKubeSimProcess, type KubeSimProcess } from './kube-sim-process';
+
+/** DynamoDB operations that only read; every other command is counted as a write. */
+const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand', 'GetCommand', 'BatchGetCommand']);
+
+export interface Counters {
+  invocations: number;
+  ledgerReads: number;
+  ledgerWrites: number;
+}
+
+export interface BenchRun {
+  runId: string;
+  execution: ExecutionResult & { reaped?: LocalReapResult };
+  view: RunView;
+  /** performance.now() when the execution was started and when its result resolved. */
+  submittedAt: number;
+  endedAt: number;
+  /** History events with performance.now() when each was seen. */
+  events: Array<HistoryEvent & { seenAt: number }>;
+}
+
+export interface BenchRuntime {
+  runtime: LocalRuntime;
+  cluster: KubeSimProcess;
+  webhook: WebhookReceiver;
+  /** Running totals since the runtime started (take deltas around a run). */
+  readonly counters: Readonly<Counters>;
+  run(spec: RunSpecInput, options?: { name?: string }): Promise<BenchRun>;
+  /** Deliveries the webhook received for `runId`. */
+  notificationsFor(runId: string): number;
+  /** loadplane objects (Jobs, Pods, ConfigMaps, Services) still in the cluster, any run. */
+  objectsLeft(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface BenchRuntimeOptions {
+  /** kube-sim's (and the run's) simulated seconds per real second. Default 1. */
+  timeScale?: number;
+  runtime?: Omit<LocalRuntimeOptions, 'clock' | 'timeScale' | 'externalCluster' | 'channels' | 'invokeStage'>;
+}
+
+export const WEBHOOK_CHANNEL = 'webhook';
+
+export async function startBenchRuntime(options: BenchRuntimeOptions = {}): Promise<BenchRuntime> {
+  const cluster = await startKubeSimProcess({ timeScale: options.timeScale ?? 1 });
+  const webhook = await startWebhookReceiver();
+  const counters: Counters = { invocations: 0, ledgerReads: 0, ledgerWrites: 0 };
+  const runtime = await startLocalRuntime({
+    ...options.runtime,
+    externalCluster: { kubeConfig: cluster.kubeConfig(), clock: cluster.clock },
+    channels: { [WEBHOOK_CHANNEL]: { url: `${webhook.url}/hooks/bench` } },
+    invokeStage: (deps, payload) => {
+      counters.invocations += 1;
+      return dispatchStage(deps, payload);
+    },
+  });
+  runtime.store.client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (READ_COMMANDS.has(context.commandName ?? '')) counters.ledgerReads += 1;
+      else counters.ledgerWrites += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchLedgerCounter' },
+  );
+  return {
+    runtime,
+    cluster,
+    webhook,
+    counters,
+    async run(spec, runOptions = {}) {
+      const name = runOptions.name ?? newRunId();
+      const events: BenchRun['events'] = [];
+      const submittedAt = performance.now();
+      const execution = await runtime.startExecution({ name, input: { spec, source: 'local' }, onEvent: (e) => events.push({ ...e, seenAt: performance.now() }) }).result;
+      const endedAt = performance.now();
+      const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
+      const runId = admitted?.state.output.runId ?? name;
+      const view = await runtime.ledger.getRun(runId);
+      if (!view) throw new Error(`run ${runId} is not in the ledger (execution ${execution.status}: ${execution.error} ${execution.cause})`);
+      return { runId, execution, view, submittedAt, endedAt, events };
+    },
+    notificationsFor: (runId) => webhook.requests.filter((r) => r.body.toString('utf8').includes(runId)).length,
+    async objectsLeft() {
+      const kinds = ['Job', 'Pod', 'ConfigMap', 'Service'];
+      const counts = await Promise.all(kinds.map((k) => cluster.count(k, undefined, 'app.kubernetes.io/managed-by=loadplane')));
+      return counts.reduce((a, b) => a + b, 0);
+    },
+    async close() {
+      await runtime.close();
+      await webhook.close();
+      await cluster.close();
+    },
+  };
+}
+
+/**
+ * A k6 spec on kube-sim: `parallelism` runners share as many VUs for `durationSeconds` (0: the
+ * shortest test k6 runs), notifying the bench's webhook channel.
+ */
+export function k6BenchSpec(options: { name?: string; parallelism: number; durationSeconds: number }): RunSpecInput {
+  return {
+    name: options.name ?? 'bench',
+    engine: 'k6',
+    script: {
+      filename: 'bench.js',
+      inline: `export const options = { vus: ${options.parallelism}, duration: '${options.durationSeconds}s' };\nexport default function () {}\n`,
+    },
+    parallelism: options.parallelism,
+    cluster: { name: 'kube-sim', namespace: 'loadplane' },
+    notify: { channels: [WEBHOOK_CHANNEL] },
+  } as RunSpecInput;
+}

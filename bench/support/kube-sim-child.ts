@@ -1,0 +1,42 @@
+/**
+ * The child half of kube-sim-process.ts: kube-sim in a process of its own, on a ScaledClock whose
+ * scale and origin the parent gives (so the parent's clock reads the same time), answering the
+ * parent's requests over the IPC channel. Not for use on its own.
+ */
+import { ScaledClock } from '../../local/clock/scaled-clock';
+import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
+import type { ChildReply, ChildRequest, KubeSimProcessOptions } from './kube-sim-process';
+
+const options = JSON.parse(process.env.LOADPLANE_BENCH_KUBE_SIM ?? '{}') as Required<Pick<KubeSimProcessOptions, 'timeScale'>> & { origin: number };
+const clock = new ScaledClock(options.timeScale, Date.now, (err) => console.error('kube-sim: a timer failed:', err), options.origin);
+const sim: KubeSim = await startKubeSim({ clock });
+
+function answer(request: ChildRequest): unknown {
+  switch (request.op) {
+    case 'requestLog':
+      return sim.requestLog.filter((e) => request.pathIncludes === undefined || e.path.includes(request.pathIncludes)).filter((e) => request.method === undefined || e.method === request.method);
+    case 'requestCount':
+      return sim.requestLog.length;
+    case 'clearRequestLog':
+      sim.clearRequestLog();
+      return null;
+    case 'count':
+      return sim.list(request.kind as never, request.namespace, request.labelSelector).length;
+    case 'fault':
+      return (sim.faults as unknown as Record<string, (...args: unknown[]) => unknown>)[request.method]!(...request.args) ?? null;
+    case 'memory':
+      return process.memoryUsage().rss;
+  }
+}
+
+process.on('message', (message: { id: number; request: ChildRequest }) => {
+  let reply: ChildReply;
+  try {
+    reply = { id: message.id, ok: true, value: answer(message.request) };
+  } catch (err) {
+    reply = { id: message.id, ok: false, error: String((err as Error).message ?? err) };
+  }
+  process.send!(reply);
+});
+process.on('disconnect', () => void sim.close().then(() => process.exit(0)));
+process.send!({ ready: true, url: sim.url });

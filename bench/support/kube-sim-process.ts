@@ -1,0 +1,111 @@
+/**
+ * kube-sim in its own process (the issue's rule for every figure that involves the network): the
+ * bench's own work (the control plane under test) and the simulated cluster do not share an event
+ * loop, so a figure measures what crosses the wire. Both sides run on a ScaledClock of the same
+ * scale and origin, so they read the same simulated time.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ScaledClock } from '../../local/clock/scaled-clock';
+import type { RequestLogEntry } from '../../local/kube-sim/index';
+
+export interface KubeSimProcessOptions {
+  /** Simulated seconds per real second (default 1). */
+  timeScale?: number;
+}
+
+export type ChildRequest =
+  | { op: 'requestLog'; method?: string; pathIncludes?: string }
+  | { op: 'requestCount' }
+  | { op: 'clearRequestLog' }
+  | { op: 'count'; kind: string; namespace?: string; labelSelector?: string }
+  | { op: 'fault'; method: string; args: unknown[] }
+  | { op: 'memory' };
+
+export type ChildReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
+
+export interface KubeSimProcess {
+  readonly url: string;
+  readonly timeScale: number;
+  /** This process's view of the cluster's clock (same scale and origin as the child's). */
+  readonly clock: ScaledClock;
+  kubeConfig(): KubeConfig;
+  requestLog(filter?: { method?: string; pathIncludes?: string }): Promise<RequestLogEntry[]>;
+  requestCount(): Promise<number>;
+  clearRequestLog(): Promise<void>;
+  /** How many objects of `kind` exist (optionally in a namespace, by label selector). */
+  count(kind: string, namespace?: string, labelSelector?: string): Promise<number>;
+  /** Calls `sim.faults[method](...args)` in the child (e.g. setLatency, setExitCode). */
+  fault(method: string, ...args: unknown[]): Promise<void>;
+  /** The child's resident set size (bytes). */
+  rss(): Promise<number>;
+  close(): Promise<void>;
+}
+
+const CHILD = fileURLToPath(new URL('./kube-sim-child.ts', import.meta.url));
+
+export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): Promise<KubeSimProcess> {
+  const timeScale = options.timeScale ?? 1;
+  const origin = Date.now();
+  const child: ChildProcess = fork(CHILD, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, LOADPLANE_BENCH_KUBE_SIM: JSON.stringify({ timeScale, origin }) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`kube-sim process exited ${code} before it was ready`)));
+    child.once('message', (m: { url: string }) => resolve(m.url));
+  });
+  child.removeAllListeners('exit');
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  child.on('message', (reply: ChildReply) => {
+    const waiter = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (reply.ok) waiter?.resolve(reply.value);
+    else waiter?.reject(new Error(`kube-sim process: ${reply.error}`));
+  });
+  child.on('exit', (code) => {
+    for (const w of pending.values()) w.reject(new Error(`kube-sim process exited ${code}`));
+    pending.clear();
+  });
+  const call = <T>(request: ChildRequest) =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      child.send({ id, request });
+    });
+  const clock = new ScaledClock(timeScale, Date.now, undefined, origin);
+  return {
+    url,
+    timeScale,
+    clock,
+    kubeConfig: () => {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'kube-sim', server: url, skipTLSVerify: true }],
+        users: [{ name: 'kube-sim', token: 'kube-sim' }],
+        contexts: [{ name: 'kube-sim', cluster: 'kube-sim', user: 'kube-sim' }],
+        currentContext: 'kube-sim',
+      });
+      return kc;
+    },
+    requestLog: (filter = {}) => call({ op: 'requestLog', ...filter }),
+    requestCount: () => call({ op: 'requestCount' }),
+    clearRequestLog: () => call({ op: 'clearRequestLog' }),
+    count: (kind, namespace, labelSelector) => call({ op: 'count', kind, ...(namespace ? { namespace } : {}), ...(labelSelector ? { labelSelector } : {}) }),
+    fault: (method, ...args) => call({ op: 'fault', method, args }),
+    rss: () => call({ op: 'memory' }),
+    close: async () => {
+      clock.close();
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.disconnect();
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
