@@ -9,7 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { stateMachineTimeoutSeconds, type MachineLimits } from '../lambdas/core/deadlines';
+import { stateMachineTimeoutSeconds, type MachineLimits, type PhaseLimits } from '../lambdas/core/deadlines';
+import { cruiseMaxAttempts, cruisePollSeconds } from '../lambdas/core/polling';
 import type { Stage } from '../lambdas/core/status';
 
 export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', import.meta.url));
@@ -78,6 +79,18 @@ export interface AslDefinition {
   States: Record<string, AslState>;
 }
 
+/** The error Watch answers while a test runs on far from its end (lambdas/core/errors.ts, PollLater). */
+export const POLL_LATER_ERROR = 'PollLater';
+
+/**
+ * The Watch Task's first Retry entry: PollLater is polled again after the deployment's cruise interval,
+ * exactly (no backoff, no jitter), as often as the longest run needs. Its interval depends on the
+ * deployment's limits, so renderRunDefinition sets it; run.asl.json holds the default limits' values.
+ */
+export function pollLaterRetrier(limits: PhaseLimits): AslRetrier {
+  return { ErrorEquals: [POLL_LATER_ERROR], IntervalSeconds: cruisePollSeconds(limits), MaxAttempts: cruiseMaxAttempts(limits), BackoffRate: 1, JitterStrategy: 'NONE' };
+}
+
 export function readRunDefinition(): AslDefinition {
   return JSON.parse(readFileSync(RUN_DEFINITION_PATH, 'utf8')) as AslDefinition;
 }
@@ -85,6 +98,10 @@ export function readRunDefinition(): AslDefinition {
 export function renderRunDefinition(params: RunDefinitionParams): AslDefinition {
   const definition = readRunDefinition();
   definition.TimeoutSeconds = stateMachineTimeoutSeconds(params.limits);
+  for (const state of Object.values(definition.States)) {
+    state.Retry = state.Retry?.map((r) => (r.ErrorEquals.includes(POLL_LATER_ERROR) ? pollLaterRetrier(params.limits) : r));
+    if (state.Retry === undefined) delete state.Retry;
+  }
   const arnOf = params.stageFunctionArn;
   if (arnOf) {
     for (const state of Object.values(definition.States)) {

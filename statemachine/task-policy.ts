@@ -5,14 +5,20 @@
  */
 import { RETRYABLE_ERROR_NAMES } from '../lambdas/core/errors';
 import { BUSY_ERROR_NAMES, STAGE_TIMEOUT_SECONDS, TRANSIENT_RETRY, busyRetry } from '../lambdas/core/stage-timing';
-import type { Stage } from '../lambdas/core/status';
-import { PLATFORM_RETRYABLE_ERRORS, stageFunctionPlaceholder, type AslDefinition, type AslRetrier } from './run-definition';
+import { DEFAULT_CONFIG } from '../lambdas/core/config';
+import { Stage } from '../lambdas/core/status';
+import { PLATFORM_RETRYABLE_ERRORS, pollLaterRetrier, stageFunctionPlaceholder, type AslDefinition, type AslRetrier } from './run-definition';
 
 const busy: readonly string[] = BUSY_ERROR_NAMES;
 
-/** A Task's Retry: the busy entry first (Step Functions takes the first entry that matches), then the transient one. */
+/**
+ * A Task's Retry: Watch's PollLater first (polling, not failing: lambdas/core/polling.ts), then the busy
+ * entry (Step Functions takes the first entry that matches), then the transient one. run.asl.json holds
+ * the default limits' PollLater entry; renderRunDefinition sets the deployment's.
+ */
 export function taskRetry(stage: Stage): AslRetrier[] {
   return [
+    ...(stage === Stage.Watch ? [pollLaterRetrier(DEFAULT_CONFIG)] : []),
     { ErrorEquals: [...BUSY_ERROR_NAMES], ...busyRetry(stage) },
     { ErrorEquals: [...RETRYABLE_ERROR_NAMES.filter((n) => !busy.includes(n)), ...PLATFORM_RETRYABLE_ERRORS], ...TRANSIENT_RETRY },
   ];

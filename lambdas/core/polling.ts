@@ -8,8 +8,13 @@
  * - never later than the phase deadline: the last poll lands on it, and sees it passed.
  * Each phase's sparsest interval is raised for long phases so the phase spends at most its budget
  * of poll cycles, whatever its length: the three budgets together bound every execution's history.
+ *
+ * A run-phase poll that is due no sooner than the cruise interval is not a Wait cycle: Watch answers
+ * PollLater and the Task's Retry polls again after exactly that interval (cruisePollSeconds), one
+ * transition and three history events per poll. The adaptive part (dense near the end) stays Waits.
  */
-import { Phase, runDeadline } from './deadlines';
+import { DEFAULT_CONFIG, type DeploymentConfig } from './config';
+import { maxTotalSeconds, Phase, runDeadline, type PhaseLimits } from './deadlines';
 
 export const HISTORY_EVENT_LIMIT = 25_000;
 
@@ -18,6 +23,30 @@ export const HISTORY_EVENT_LIMIT = 25_000;
  * exited), a Choice (entered, exited), a Wait (entered, exited). DLT counts about 9 as well.
  */
 export const EVENTS_PER_POLL_CYCLE = 9;
+
+/** History events of one cruise poll (a Task retry): LambdaFunctionScheduled, Started, Failed (PollLater). */
+export const EVENTS_PER_CRUISE_POLL = 3;
+
+/**
+ * The cruise interval: how often a running test is polled while its end is far off, and so the
+ * longest a runner that fails mid-test goes unseen. A minute, unless the deployment allows tests so
+ * long that a minute would spend more than CRUISE_POLL_BUDGET polls on the longest.
+ */
+export const CRUISE_POLL_SECONDS = 60;
+export const CRUISE_POLL_BUDGET = 2000;
+
+export function cruisePollSeconds(limits: Pick<DeploymentConfig, 'maxRunDurationSeconds'>): number {
+  const longestRunPhaseSeconds = runDeadline(0, {}, limits.maxRunDurationSeconds, Number.POSITIVE_INFINITY) / 1000;
+  return Math.max(CRUISE_POLL_SECONDS, Math.ceil(longestRunPhaseSeconds / CRUISE_POLL_BUDGET));
+}
+
+/**
+ * Most cruise polls one visit of the Watch Task can make: a run never outlives its total deadline
+ * (deadlines.ts), so this many retries always outlast it. The Retry entry's MaxAttempts.
+ */
+export function cruiseMaxAttempts(limits: PhaseLimits): number {
+  return Math.ceil(maxTotalSeconds(limits) / cruisePollSeconds(limits)) + 1;
+}
 
 interface PhasePolicy {
   /** Shortest wait (s). */
@@ -97,37 +126,62 @@ export function queuePollSeconds(input: { now: number; queuedAt: number; queueBy
  * case, a phase that never finishes early. Task run time is left out, which only makes it an overestimate.
  */
 export function pollCyclesUntilDeadline(phase: Phase, phaseLengthSeconds: number, expectedEndSeconds?: number): number {
+  return pollsUntilDeadline(phase, phaseLengthSeconds, expectedEndSeconds).waits;
+}
+
+/**
+ * The polls a phase makes until its deadline, split into Wait cycles and (run phase, with a cruise
+ * interval) cruise polls: every poll due no sooner than `cruiseSeconds` is a cruise poll of exactly
+ * that length, as Watch answers (watch.ts).
+ */
+export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, expectedEndSeconds?: number, cruiseSeconds?: number): { waits: number; cruises: number } {
   const input = {
     phase,
     phaseStartedAt: 0,
     deadline: phaseLengthSeconds * 1000,
     ...(expectedEndSeconds === undefined ? {} : { expectedEndAt: expectedEndSeconds * 1000 }),
   };
-  let cycles = 0;
-  for (let now = 0; now < input.deadline; cycles++) now += nextPollSeconds({ ...input, now }) * 1000;
-  return cycles;
+  const polls = { waits: 0, cruises: 0 };
+  for (let now = 0; now < input.deadline; ) {
+    const next = nextPollSeconds({ ...input, now });
+    if (cruiseSeconds !== undefined && next >= cruiseSeconds) {
+      polls.cruises += 1;
+      now += cruiseSeconds * 1000;
+    } else {
+      polls.waits += 1;
+      now += next * 1000;
+    }
+  }
+  return polls;
 }
 
 /** Tasks, Choices and the end states of one execution outside the poll loops (architecture §2's path). */
 const STRAIGHT_LINE_EVENTS =
   2 + // ExecutionStarted, ExecutionSucceeded
-  10 * 5 + // Tasks: Admit, Prepare, Launch, AwaitReady, Start, Watch, Collect, Decide, Notify, Cleanup
-  5 * 2 + // Choices: IsDuplicate, PrepareChoice, ReadyChoice, WatchChoice, Finished
+  11 * 5 + // Tasks: Admit, Acquire, Prepare, Launch, AwaitReady, Start, Watch, Collect, Decide, Notify, Cleanup
+  6 * 2 + // Choices: IsDuplicate, AcquireChoice, PrepareChoice, ReadyChoice, WatchChoice, Finished
   2; // the Succeed state
 
 /** The spec's default prepare and ready timeouts (10 min each), assumed waited out in full. */
 const ESTIMATE_WAITING_PHASE_SECONDS = 600;
 
+/** The events of a queue that never gets a slot until `queueSeconds` (Acquire's Wait cycles). */
+function queueEvents(queueSeconds: number): number {
+  let cycles = 0;
+  for (let now = 0; now < queueSeconds * 1000; cycles++) now += queuePollSeconds({ now, queuedAt: 0, queueBy: queueSeconds * 1000 }) * 1000;
+  return cycles * EVENTS_PER_POLL_CYCLE;
+}
+
 /**
  * History events of an execution whose test is expected to take `runSeconds`, in the worst case:
- * prepare and ready wait out their default deadlines, and the test runs on until its run deadline
- * (expected duration + grace), with every poll cycle simulated by nextPollSeconds.
+ * it queues `queueSeconds` for a slot (default: not at all), prepare and ready wait out their default
+ * deadlines, and the test runs on until its run deadline (expected duration + grace), with every poll
+ * simulated by nextPollSeconds and the deployment's cruise interval (default: the default limits').
  */
-export function estimateHistoryEvents(runSeconds: number): number {
+export function estimateHistoryEvents(runSeconds: number, options: { limits?: Pick<DeploymentConfig, 'maxRunDurationSeconds'>; queueSeconds?: number } = {}): number {
   const runPhaseSeconds = runDeadline(0, {}, runSeconds, Number.POSITIVE_INFINITY) / 1000;
-  const cycles =
-    pollCyclesUntilDeadline(Phase.prepare, ESTIMATE_WAITING_PHASE_SECONDS) +
-    pollCyclesUntilDeadline(Phase.ready, ESTIMATE_WAITING_PHASE_SECONDS) +
-    pollCyclesUntilDeadline(Phase.run, runPhaseSeconds, runSeconds);
-  return STRAIGHT_LINE_EVENTS + cycles * EVENTS_PER_POLL_CYCLE;
+  const cruise = cruisePollSeconds(options.limits ?? DEFAULT_CONFIG);
+  const run = pollsUntilDeadline(Phase.run, runPhaseSeconds, runSeconds, cruise);
+  const waits = pollCyclesUntilDeadline(Phase.prepare, ESTIMATE_WAITING_PHASE_SECONDS) + pollCyclesUntilDeadline(Phase.ready, ESTIMATE_WAITING_PHASE_SECONDS) + run.waits;
+  return STRAIGHT_LINE_EVENTS + waits * EVENTS_PER_POLL_CYCLE + run.cruises * EVENTS_PER_CRUISE_POLL + queueEvents(options.queueSeconds ?? 0);
 }

@@ -1,5 +1,7 @@
 /**
- * Watch (architecture §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`.
+ * Watch (architecture §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`,
+ * or, while the next poll is at least the cruise interval away, throws PollLater: the Task's Retry
+ * polls again after that interval, one state transition instead of a Wait → Task → Choice cycle.
  * Done when every runner's test ran to its end (exit 0, or the engine's "a check failed": k6 99,
  * Gatling 2; Collect and Decide report those). Any other exit code, a runner evicted or restarted
  * under `onRunnerRestart: fail`, or a runner Job deleted behind our back ends the run FAILED at once;
@@ -12,6 +14,8 @@
  */
 import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
+import { PollLater } from '../core/errors';
+import { cruisePollSeconds } from '../core/polling';
 import { countOf } from '../core/plural';
 import { describeExitCode } from '../core/outcome-rules';
 import { runWindow, type Replacement, type RunWindow } from '../core/restart';
@@ -74,6 +78,9 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
       `run: ${countOf(still, runners.length, 'runner')} still running at the run deadline (${formatDuration(Math.round((window.runBy - started.startedAt) / 1000))} after start${extension(window)})`,
     );
   }
+  // Far from the end: the Task's own Retry polls again after the cruise interval (one transition, not three).
+  const cruise = cruisePollSeconds(deps.config);
+  if (window.nextPollSeconds >= cruise) throw new PollLater(runId, cruise);
   return waiting(window.nextPollSeconds);
 }
 

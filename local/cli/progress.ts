@@ -11,6 +11,7 @@
  */
 import type { HistoryEvent } from '../engine/local-execution';
 import { escapeText } from '../../lambdas/core/excerpt';
+import { POLL_LATER_ERROR } from '../../statemachine/run-definition';
 
 /** Reasons and causes carry text from the cluster (pod logs, API messages): printed with control characters escaped. */
 export const terminalSafe = (text: string): string => escapeText(text, 2_000);
@@ -148,10 +149,16 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     if (event.type === 'StateEntered' && !firstEntered.has(stage)) firstEntered.set(stage, event.timestamp);
     const since = firstEntered.get(stage) ?? event.timestamp;
 
+    // Watch's cruise poll (PollLater, retried by the Task after a fixed interval) is the test running, not a failure.
+    if (event.type === 'StateFailed' && event.Error === POLL_LATER_ERROR) {
+      if (started) showTestRunning(started);
+      return;
+    }
     if (event.type === 'StateFailed') {
       pendingFailure = { stage, since, ...(event.Error ? { error: event.Error } : {}), ...(event.Cause !== undefined ? { cause: String(event.Cause) } : {}) };
       return;
     }
+    if (event.type === 'StateRetried' && !pendingFailure) return;
     if (event.type === 'StateRetried') {
       const failure = pendingFailure;
       pendingFailure = undefined;

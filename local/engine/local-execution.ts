@@ -6,15 +6,15 @@
  *
  * Time is the runtime's, not the interpreter's: the interpreter keeps its own wall-clock timers for
  * Waits, Retry intervals, Task TimeoutSeconds and the machine's TimeoutSeconds, so all four are taken
- * over here and run on the given clocks (local/clock): Waits and the machine's timeout on the
- * cluster's clock, Task timeouts and Retry delays (backoff, MaxDelaySeconds, full jitter, as the
- * definition says) on the platform's. On the tests' VirtualClock none of them depends on how fast the
+ * over here and run on the given clocks (local/clock): Waits, PollLater retries (Watch's cruise polls)
+ * and the machine's timeout on the cluster's clock, Task timeouts and other Retry delays (backoff,
+ * MaxDelaySeconds, full jitter, as the definition says) on the platform's. On the tests' VirtualClock none of them depends on how fast the
  * machine is.
  */
 import './polyfill';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { retryDelaySeconds } from '../../lambdas/core/stage-timing';
-import type { AslDefinition, AslRetrier } from '../../statemachine/run-definition';
+import { POLL_LATER_ERROR, type AslDefinition, type AslRetrier } from '../../statemachine/run-definition';
 import { ScaledClock } from '../clock/scaled-clock';
 import type { SimTime } from '../clock/sim-time';
 
@@ -47,7 +47,7 @@ export interface ExecutionResult {
   error?: string;
   cause?: string;
   history: HistoryEvent[];
-  /** States entered: what Step Functions bills (and what the 25,000-event history limit is about). */
+  /** States entered and Task retries: what Step Functions bills as state transitions. */
   stateTransitions: number;
 }
 
@@ -130,8 +130,9 @@ export class LocalStateMachine {
     // invoked next. The interpreter reads the override when the Wait starts; it is told 0.
     let lastNextPollSeconds = 0;
     let pendingWaitMs = 0;
-    // The retry about to happen: which Task, after how long. Attempts count per visit of a state, per retrier.
-    let pendingRetry: { state: string; delayMs: number } | undefined;
+    // The retry about to happen: which Task, after how long, on which clock (a PollLater retry is a poll:
+    // the cluster's time, like a Wait). Attempts count per visit of a state, per retrier.
+    let pendingRetry: { state: string; delayMs: number; clock: SimTime } | undefined;
     let visit: { state: string; attempts: number[] } | undefined;
 
     const invoke = async (name: string, payload: Json): Promise<Json> => {
@@ -141,7 +142,7 @@ export class LocalStateMachine {
       const waitMs = pendingWaitMs;
       pendingWaitMs = 0;
       if (!stopped && waitMs > 0) await clock.sleep(waitMs);
-      if (!stopped && retrying && retrying.delayMs > 0) await platform.sleep(retrying.delayMs);
+      if (!stopped && retrying && retrying.delayMs > 0) await retrying.clock.sleep(retrying.delayMs);
       if (stopped) throw Object.assign(new Error('the execution was stopped'), { name: 'ExecutionStopped' });
       try {
         const output = await this.invokeWithTimeout(platform, states[name]!.TimeoutSeconds, () => options.handler(payload));
@@ -155,7 +156,8 @@ export class LocalStateMachine {
           const attempt = visit.attempts[index]!;
           if (attempt < (retriers[index]!.MaxAttempts ?? 3)) {
             visit.attempts[index] = attempt + 1;
-            pendingRetry = { state: name, delayMs: retryDelayMs(retriers[index]!, attempt, random) };
+            const poll = retriers[index]!.ErrorEquals.includes(POLL_LATER_ERROR);
+            pendingRetry = { state: name, delayMs: retryDelayMs(retriers[index]!, attempt, random), clock: poll ? clock : platform };
           }
         }
         throw err;
@@ -217,7 +219,8 @@ export class LocalStateMachine {
       }
       await recorded;
       const last = history[history.length - 1];
-      const stateTransitions = history.filter((e) => e.type === 'StateEntered').length;
+      // Step Functions bills every state entered and every Task retry (a cruise poll is one).
+      const stateTransitions = history.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;
       const base = { executionArn, history, stateTransitions };
       if (timedOut) return { ...base, status: ExecutionStatus.TIMED_OUT, error: TASK_TIMEOUT_ERROR };
       switch (last?.type) {

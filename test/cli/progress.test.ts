@@ -13,6 +13,8 @@ const TASKS = {
   Cleanup: { stage: 'Cleanup' },
   Decide: { stage: 'Decide', resultKey: 'decision' },
   AwaitReady: { stage: 'AwaitReady', resultKey: 'step' },
+  Start: { stage: 'Start', resultKey: 'step' },
+  Watch: { stage: 'Watch', resultKey: 'step' },
 };
 
 function progress(tty = false) {
@@ -29,6 +31,22 @@ const UNKNOWN = 'run 01j: notification not confirmed delivered: webhook: deliver
 const WAITING = (s: number) => `webhook: delivery unknown (connection dropped); waiting ${s} s for the claim to expire before deciding whether to send again`;
 
 describe('progress', () => {
+  it("Watch's cruise polls (PollLater, retried by the Task) show the test running, never a retry or a failure", () => {
+    const p = progress();
+    p.at('StateEntered', 'Start');
+    p.at('StateExited', 'Start', { output: { step: { startedAt: 0, expectedEndAt: 3_600_000 } } });
+    p.at('StateEntered', 'Watch');
+    for (let i = 0; i < 3; i++) {
+      p.at('StateFailed', 'Watch', { Error: 'PollLater', Cause: 'run r1: the test runs on; next poll in 60 s' });
+      p.at('StateRetried', 'Watch');
+    }
+    p.at('StateExited', 'Watch', { output: { step: { phase: 'done', nextPollSeconds: 0 } } });
+    const lines = p.lines();
+    expect(lines.filter((l) => /[↻✗]/.test(l))).toEqual([]);
+    expect(lines.filter((l) => l.includes('test running: 0s of ~3600s expected'))).toHaveLength(3);
+    expect(lines.at(-1)).toMatch(/^ {2}✓ Watch /);
+  });
+
   it('a Task failed and retried, then done: one ↻ line with the reason in words, then ✓ — no ✗', () => {
     const p = progress();
     p.at('StateEntered', 'Notify');

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Phase, runDeadline } from '../../lambdas/core/deadlines';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import {
+  CRUISE_POLL_BUDGET,
+  CRUISE_POLL_SECONDS,
+  cruiseMaxAttempts,
+  cruisePollSeconds,
   estimateHistoryEvents,
+  EVENTS_PER_CRUISE_POLL,
+  pollsUntilDeadline,
   EVENTS_PER_POLL_CYCLE,
   HISTORY_EVENT_LIMIT,
   nextPollSeconds,
@@ -112,17 +119,32 @@ describe('execution history budget', () => {
     ['24 h (the default maximum run)', 24 * HOUR],
     ['72 h (a raised maximum)', 72 * HOUR],
   ])('a %s test stays well under 25,000 events even when it runs to its deadline', (_label, seconds) => {
-    const events = estimateHistoryEvents(seconds);
+    // On a deployment that allows it: a longer maximum run makes the cruise interval longer.
+    const limits = { maxRunDurationSeconds: Math.max(seconds, DEFAULT_CONFIG.maxRunDurationSeconds) };
+    const events = estimateHistoryEvents(seconds, { limits });
     expect(events).toBeLessThan(HISTORY_EVENT_LIMIT * 0.6);
   });
 
   it('is a simulation of the schedule: it grows with the run until the budget caps it', () => {
-    const [minute, hour, day, threeDays] = [60, HOUR, 24 * HOUR, 72 * HOUR].map(estimateHistoryEvents) as [number, number, number, number];
+    const [minute, hour, day, threeDays] = [60, HOUR, 24 * HOUR, 72 * HOUR].map((s) => estimateHistoryEvents(s)) as [number, number, number, number];
     expect(minute).toBeLessThan(hour);
     expect(hour).toBeLessThan(day);
     expect(day).toBeLessThanOrEqual(threeDays);
-    // A day-long run polls about once a minute or more often: coarse enough, not absurdly sparse.
-    expect(day).toBeGreaterThan((24 * HOUR / 90) * EVENTS_PER_POLL_CYCLE);
+    // A day-long run is polled once a minute (cruise polls, 3 events each): failures are seen within a minute.
+    expect(day).toBeGreaterThan((24 * HOUR / 60) * EVENTS_PER_CRUISE_POLL);
+  });
+
+  it('keeps a 24-hour test under 8,000 events: cruise polls cost 3 events, a Wait cycle 9', () => {
+    expect(estimateHistoryEvents(24 * HOUR)).toBeLessThan(8_000);
+    // Without the cruise every poll would be a Wait cycle: the same schedule costs three times as much.
+    const polls = pollsUntilDeadline(Phase.run, 24 * HOUR * 1.1, 24 * HOUR, CRUISE_POLL_SECONDS);
+    expect(polls.cruises).toBeGreaterThan(polls.waits * 50);
+  });
+
+  it('counts the queue loop: the longest queue and the longest test together still fit', () => {
+    const worst = estimateHistoryEvents(DEFAULT_CONFIG.maxRunDurationSeconds, { queueSeconds: DEFAULT_CONFIG.maxQueueSeconds });
+    expect(worst).toBeGreaterThan(estimateHistoryEvents(DEFAULT_CONFIG.maxRunDurationSeconds));
+    expect(worst).toBeLessThan(HISTORY_EVENT_LIMIT / 2);
   });
 
   it('polls a long test far less often than a fixed 15 s interval (DLT #335)', () => {
@@ -141,6 +163,26 @@ describe('execution history budget', () => {
     expect(cycles * EVENTS_PER_POLL_CYCLE).toBeLessThan(HISTORY_EVENT_LIMIT * 0.8);
     // Short phases keep their fine intervals: a 10-minute prepare still polls every 10 s at most.
     expect(pollCyclesUntilDeadline(Phase.prepare, 600)).toBeGreaterThan(600 / 10);
+  });
+});
+
+describe('cruise polls (Watch answers PollLater; the Task retries after a fixed interval)', () => {
+  it('is a minute for the default limits, so a runner that fails mid-test is seen within a minute', () => {
+    expect(cruisePollSeconds(DEFAULT_CONFIG)).toBe(60);
+  });
+
+  it('slows down only for deployments whose longest test would spend more than its budget of polls', () => {
+    const week = { maxRunDurationSeconds: 7 * 24 * HOUR };
+    const seconds = cruisePollSeconds(week);
+    expect(seconds).toBeGreaterThan(60);
+    expect((week.maxRunDurationSeconds * 1.1) / seconds).toBeLessThanOrEqual(CRUISE_POLL_BUDGET);
+  });
+
+  it('allows enough retries for a run that lasts until its total deadline', () => {
+    const limits = { ...DEFAULT_CONFIG };
+    const attempts = cruiseMaxAttempts(limits);
+    const total = limits.maxPrepareSeconds + limits.maxReadySeconds + limits.maxRunDurationSeconds;
+    expect(attempts * cruisePollSeconds(limits)).toBeGreaterThanOrEqual(total);
   });
 });
 

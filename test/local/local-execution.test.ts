@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ClusterRejected, ClusterThrottled } from '../../lambdas/core/errors';
+import { ClusterRejected, ClusterThrottled, PollLater } from '../../lambdas/core/errors';
+import { ScaledClock } from '../../local/clock/scaled-clock';
 import { ExecutionStatus, LocalStateMachine, type TaskHandler } from '../../local/engine/local-execution';
 import { readRunDefinition } from '../../statemachine/run-definition';
 import { VirtualClock } from '../../local/clock/virtual-clock';
@@ -84,6 +85,33 @@ describe('local engine on statemachine/run.asl.json', () => {
     expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(calls.filter((c) => c.stage === 'Start')).toHaveLength(2);
     expect(result.history.filter((e) => e.type === 'StateRetried')).toHaveLength(1);
+    // Step Functions bills the retry as a transition too.
+    expect(result.stateTransitions).toBe(result.history.filter((e) => e.type === 'StateEntered').length + 1);
+  });
+
+  it("retries Watch's PollLater after the cruise interval on the cluster's clock: one transition per poll, no Wait", async () => {
+    const clock = new VirtualClock();
+    // Real time for the platform: were the cruise on it, each poll would wait a real minute (and time out here).
+    const platformClock = new ScaledClock(1);
+    const polledAt: number[] = [];
+    const { handler } = scripted({
+      Watch: (_p, n) => {
+        polledAt.push(clock.now());
+        if (n < 4) throw new PollLater('r1', 60);
+        return { phase: 'done', nextPollSeconds: 0 };
+      },
+    });
+    try {
+      const result = await machine.start({ name: 'r1', input: {}, handler, clock, platformClock }).result;
+      expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
+      expect(polledAt.slice(1).map((t, i) => t - polledAt[i]!)).toEqual([60_000, 60_000, 60_000]);
+      const watch = (type: string) => result.history.filter((e) => e.type === type && e.state?.name === 'Watch').length;
+      expect([watch('StateEntered'), watch('StateRetried')]).toEqual([1, 3]);
+      expect(result.history.some((e) => e.state?.name === 'WatchWait')).toBe(false);
+      expect(result.stateTransitions).toBe(result.history.filter((e) => e.type === 'StateEntered').length + 3);
+    } finally {
+      platformClock.close();
+    }
   });
 
   it('shows a recorded non-success outcome as a failed execution named by the outcome', async () => {

@@ -4,7 +4,7 @@
  * (The duplicate completion message of gatling-operator #9 belongs to the notification issue.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENTS_PER_POLL_CYCLE, HISTORY_EVENT_LIMIT } from '../../lambdas/core/polling';
+import { EVENTS_PER_CRUISE_POLL, EVENTS_PER_POLL_CYCLE, HISTORY_EVENT_LIMIT } from '../../lambdas/core/polling';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Labels } from '../../lambdas/core/runner-contract';
 import { SimAnnotations } from '../../lambdas/core/runner-contract';
@@ -127,6 +127,33 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
     expect(h.leftovers(runId)).toEqual({});
   });
 
+  it('a runner evicted deep into a one-hour test, between two cruise polls, fails the run within a minute of it', async () => {
+    const runId = newRunId();
+    const hour = `export const options = { vus: 4, duration: '1h' };\nexport default function () {}\n`;
+    let killedAt = 0;
+    let seenAt = 0;
+    const { view } = await h.run(k6Spec({ name: 'evicted-late', script: { inline: hour }, timeouts: { prepare: '2m', ready: '2m', total: '2h' } }), {
+      name: runId,
+      onEvent: (e) => {
+        if (e.type === 'StateExited' && e.state?.name === 'Start') {
+          // 23 min 17 s in: not on a poll's instant.
+          h.clock.at(h.clock.now() + (23 * 60 + 17) * 1000, () => {
+            killedAt = h.clock.now();
+            const pod = h.kubeSim.list('Pod', 'loadplane', `${Labels.runId}=${runId},${Labels.runnerIndex}=1`)[0];
+            h.kubeSim.faults.restartPod('loadplane', pod.metadata.name);
+          });
+        }
+        if (e.type === 'StateExited' && e.state?.name === 'Watch') seenAt ||= h.clock.now();
+      },
+    });
+    expect(view.run.outcome).toBe(Outcome.FAILED);
+    expect(view.run.outcomeReason).toMatch(/^run: runner 1 was evicted or restarted/);
+    expect(killedAt).toBeGreaterThan(0);
+    expect(seenAt - killedAt).toBeGreaterThan(0);
+    expect(seenAt - killedAt).toBeLessThanOrEqual(60_000);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
   // onRunnerRestart: restart (the replacement is started and given the time its share needs): runner-restart.test.ts.
 });
 
@@ -227,11 +254,18 @@ describe('AWS Distributed Load Testing: retried starts, averaged percentiles, hi
     expect(JSON.stringify(result.latency)).not.toContain(String(p95s.reduce((a, b) => a + b, 0) / p95s.length));
   });
 
-  it('adaptive polling keeps a one-hour test within a 24th of the 25,000-event history (DLT #335)', async () => {
+  it('adaptive polling keeps a one-hour test within a 24th of the 25,000-event history and 150 state transitions (DLT #335)', async () => {
     const hour = `export const options = { vus: 4, duration: '1h' };\nexport default function () {}\n`;
     const { view, execution } = await h.run(k6Spec({ name: 'one-hour', script: { inline: hour }, timeouts: { prepare: '2m', ready: '2m', total: '2h' } }));
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
-    const polls = execution.history.filter((e) => e.type === 'StateEntered' && ['AwaitPrepared', 'AwaitReady', 'Watch'].includes(e.state!.name)).length;
-    expect(polls * EVENTS_PER_POLL_CYCLE).toBeLessThan(HISTORY_EVENT_LIMIT / 24);
+    const pollStages = ['AwaitPrepared', 'AwaitReady', 'Watch'];
+    const isPoll = (e: HistoryEvent) => pollStages.includes(e.state?.name ?? '');
+    const waitCycles = execution.history.filter((e) => e.type === 'StateEntered' && isPoll(e)).length;
+    // Far from the end Watch answers PollLater and the Task's Retry polls again a minute later (a cruise poll).
+    const cruisePolls = execution.history.filter((e) => e.type === 'StateRetried' && e.state?.name === 'Watch').length;
+    expect(cruisePolls).toBeGreaterThan(45);
+    expect(waitCycles * EVENTS_PER_POLL_CYCLE + cruisePolls * EVENTS_PER_CRUISE_POLL).toBeLessThan(HISTORY_EVENT_LIMIT / 24);
+    // Step Functions bills every state entered and every retry.
+    expect(execution.stateTransitions).toBeLessThanOrEqual(150);
   });
 });

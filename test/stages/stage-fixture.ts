@@ -4,6 +4,7 @@
  * real local runtime's StageDeps (dynalite ledger, kube-sim over HTTP) on the harness's virtual clock.
  * Poll stages are called again after `nextPollSeconds` of simulated time, as the Wait states would.
  */
+import { PollLater } from '../../lambdas/core/errors';
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import { StepPhase, type StepResult } from '../../lambdas/core/step';
@@ -60,7 +61,15 @@ export function admitPayload(spec: RunSpecInput, options: { runId?: string; exec
  */
 export async function pollUntilSettled<T extends StepResult>(h: Harness, poll: () => Promise<T>): Promise<{ step: T; polls: number }> {
   for (let polls = 1; polls <= MAX_POLLS; polls++) {
-    const step = await poll();
+    let step: T;
+    try {
+      step = await poll();
+    } catch (err) {
+      // Watch's cruise poll: the Task's Retry polls again after the interval it names.
+      if (!(err instanceof PollLater)) throw err;
+      await h.clock.sleep(err.seconds * 1000);
+      continue;
+    }
     if (step.phase !== StepPhase.waiting) return { step, polls };
     await h.clock.sleep(step.nextPollSeconds * 1000);
   }

@@ -4,6 +4,7 @@
  * any other exit code, or a runner Job deleted, ends the run FAILED naming the runner; the run
  * deadline ends it TIMED_OUT naming run; an abort request stops the runners gracefully.
  */
+import { PollLater } from '../../lambdas/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Role } from '../../lambdas/core/runner-contract';
@@ -79,6 +80,18 @@ describe('Watch', () => {
     expect(step.reason).toMatch(/^run: runner 1 exited 137 \(/);
     expect(h.clock.now()).toBeLessThan((steps.Start as StartRecord).expectedEndAt!); // half-way, not at the end
     expect((await viewOf(h, runId)).stages.Watch).toBeUndefined(); // the verdict goes to Decide
+  });
+
+  it('far from the expected end it answers PollLater with the cruise interval (the Task retries it), and polls with Waits near the end', async () => {
+    const { runId, steps } = await driveTo(h, longSpec('watch-cruise'), Stage.Start);
+    const err = await watch(h.runtime.deps, runId).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PollLater);
+    expect((err as PollLater).seconds).toBe(60);
+    expect((await viewOf(h, runId)).stages.Watch).toBeUndefined();
+    // 40 s before the expected end: a short Wait, so the end is seen promptly.
+    await h.clock.sleep((steps.Start as StartRecord).expectedEndAt! - h.clock.now() - 40_000);
+    const near = await watch(h.runtime.deps, runId);
+    expect(near).toEqual({ phase: StepPhase.waiting, nextPollSeconds: 20 });
   });
 
   it('runners still running at the run deadline end the run TIMED_OUT, naming run', async () => {

@@ -6,6 +6,7 @@ import { STAGE_TIMEOUT_SECONDS, guaranteedRetryWaitSeconds, leasesMetBy, type Re
 import { Stage } from '../../lambdas/core/status';
 import { taskRetry, withStageTiming } from '../../statemachine/task-policy';
 import {
+  POLL_LATER_ERROR,
   PLATFORM_RETRYABLE_ERRORS,
   readRunDefinition,
   renderRunDefinition,
@@ -66,7 +67,9 @@ describe('statemachine/run.asl.json', () => {
     expect(task.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[stage]);
     expect(task.Retry).toEqual(taskRetry(stage));
     // Every retryable name of ours and every platform error is retried, each by exactly one entry.
-    expect(task.Retry!.flatMap((r) => r.ErrorEquals).sort()).toEqual([...RETRYABLE_ERROR_NAMES, ...PLATFORM_RETRYABLE_ERRORS].sort());
+    // Watch alone also retries PollLater, first: its cruise polls (lambdas/core/polling.ts).
+    const polls = stage === Stage.Watch ? [POLL_LATER_ERROR] : [];
+    expect(task.Retry!.flatMap((r) => r.ErrorEquals).sort()).toEqual([...RETRYABLE_ERROR_NAMES, ...PLATFORM_RETRYABLE_ERRORS, ...polls].sort());
     expect(task.Catch?.map((c) => c.ErrorEquals)).toEqual([['States.ALL']]);
   });
 
@@ -77,7 +80,7 @@ describe('statemachine/run.asl.json', () => {
   it("waits out StageBusy/NotificationInProgress without jitter, for longer than any lease the stage can meet (issue: a Task timeout became a failed run)", () => {
     for (const [name, task] of tasks) {
       const stage = task.Parameters?.stage as Stage;
-      const busy = task.Retry![0]!;
+      const busy = task.Retry!.find((r) => !r.ErrorEquals.includes(POLL_LATER_ERROR))!;
       expect(busy.ErrorEquals, name).toEqual(['StageBusy', 'NotificationInProgress']);
       expect(guaranteedRetryWaitSeconds(busy as RetryTiming), name).toBeGreaterThan(Math.max(...leasesMetBy(stage)));
     }
