@@ -4,7 +4,8 @@
  * without its own fail path (lambdas/stages/reap.ts).
  */
 import { reap, type ExecutionStatusChange, type ReapResult } from '../stages/reap';
-import { depsFor, executionInput, type InvocationContext } from './aws-deps';
+import { depsFor, type InvocationContext } from './cluster-deps';
+import { executionInput } from './execution-deps';
 
 export interface ExecutionStatusChangeEvent {
   'detail-type': string;

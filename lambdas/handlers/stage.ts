@@ -3,9 +3,9 @@
  * the stage the payload names (lambdas/stages/dispatch.ts).
  */
 import { dispatchStage } from '../stages/dispatch';
-import { depsFor, type InvocationContext } from './aws-deps';
+import { depsFor, type InvocationContext } from './cluster-deps';
 
-export type { InvocationContext } from './aws-deps';
+export type { InvocationContext } from './cluster-deps';
 
 export async function handler(event: unknown, context: InvocationContext): Promise<unknown> {
   return dispatchStage(depsFor(context), event);

@@ -5,7 +5,8 @@
  * A sweep with errors throws after doing everything else, so the invocation shows as failed.
  */
 import { sweep, SweepIncomplete, type SweepResult } from '../stages/sweep';
-import { depsFor, executions, type InvocationContext } from './aws-deps';
+import { depsFor, type InvocationContext } from './cluster-deps';
+import { executions } from './execution-deps';
 
 export async function handler(_event: unknown, context: InvocationContext): Promise<SweepResult> {
   const result = await sweep({ ...depsFor(context), executions });

@@ -1,6 +1,6 @@
 /**
  * Each handler bundles as the stack bundles it (cdk/function-bundling.ts: LAMBDA_BUNDLING, local
- * esbuild) and loads as Lambda loads it: `index.js` required as CommonJS from a directory with no
+ * esbuild, through lambdaBuildOptions) and loads as Lambda loads it: `index.js` required as CommonJS from a directory with no
  * node_modules, in a fresh process with the environment the stack sets. A module that cannot load on
  * Lambda (an ESM-only construct in a CJS bundle, an import left external, a top-level call that needs
  * AWS) fails here rather than on the first invocation after deploy.
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { build, type Metafile, type Message } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDeployConfig } from '../../cdk/config/deploy-config';
-import { HANDLER_ENTRIES, LAMBDA_BUNDLING, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
+import { HANDLER_ENTRIES, LAMBDA_BUNDLING, lambdaBuildOptions, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
 import { proxyEvent } from '../support/api-gateway-events';
 import { EXAMPLE_CONFIG } from '../support/deploy-fixtures';
 
@@ -108,16 +108,9 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'commonjs' }));
   writeFileSync(join(dir, 'probe.cjs'), PROBE);
   const result = await build({
-    absWorkingDir: REPO_ROOT,
+    ...lambdaBuildOptions(),
     entryPoints: Object.fromEntries(KINDS.map((kind) => [`${kind}/index`, join(REPO_ROOT, HANDLER_ENTRIES[kind])])),
     outdir: dir,
-    bundle: true,
-    platform: 'node',
-    format: LAMBDA_BUNDLING.format ?? 'cjs',
-    target: LAMBDA_BUNDLING.target,
-    minify: LAMBDA_BUNDLING.minify,
-    sourcemap: LAMBDA_BUNDLING.sourceMap,
-    external: LAMBDA_BUNDLING.externalModules,
     metafile: true,
     logLevel: 'silent',
   });
@@ -148,12 +141,19 @@ describe('the Lambda bundles', () => {
     }
   });
 
-  it('only the api bundle carries the EventBridge Scheduler client (the other handlers never manage schedules)', () => {
-    const carriesScheduler = (kind: HandlerKind) => {
+  it('each bundle carries only the AWS clients its handler calls, and only the cluster functions carry client-node', () => {
+    const carries = (kind: HandlerKind, pkg: string) => {
       const output = metafile.outputs[Object.keys(metafile.outputs).find((o) => o.endsWith(`${kind}/index.js`))!]!;
-      return Object.keys(output.inputs).some((input) => input.includes('node_modules/@aws-sdk/client-scheduler/'));
+      return Object.keys(output.inputs).some((input) => input.includes(`node_modules/${pkg}/`));
     };
-    expect(Object.fromEntries(KINDS.map((kind) => [kind, carriesScheduler(kind)]))).toEqual(Object.fromEntries(KINDS.map((kind) => [kind, kind === 'api'])));
+    const PACKAGES = ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sfn', '@aws-sdk/client-scheduler', '@aws-sdk/client-eks', '@aws-sdk/client-secrets-manager', '@kubernetes/client-node'];
+    const carried = Object.fromEntries(KINDS.map((kind) => [kind, PACKAGES.filter((pkg) => carries(kind, pkg))]));
+    expect(carried).toEqual({
+      api: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sfn', '@aws-sdk/client-scheduler'],
+      stage: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-eks', '@aws-sdk/client-secrets-manager', '@kubernetes/client-node'],
+      reaper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sfn', '@aws-sdk/client-eks', '@aws-sdk/client-secrets-manager', '@kubernetes/client-node'],
+      sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sfn', '@aws-sdk/client-eks', '@aws-sdk/client-secrets-manager', '@kubernetes/client-node'],
+    });
   });
 
   it.each(KINDS)('%s loads as Lambda loads it and exports a handler function', async (kind) => {

@@ -10,8 +10,8 @@
  * string naming an AWS endpoint host, and each import()/require() the bundler could not follow.
  *
  * Two refinements keep "reached" close to "called":
- * - Module-level wiring a handler does not use is dropped. lambdas/handlers/aws-deps.ts builds the
- *   ledger, the executions client, EKS access and the channel secrets for every handler at load, and
+ * - Module-level wiring a handler does not use is dropped. lambdas/handlers/*-deps.ts build the
+ *   ledger, the executions client, EKS access and the channel secrets at load for the handlers that import them, and
  *   esbuild must keep a call it cannot prove pure. Before bundling, a top-level `const x = <init>`
  *   whose initializer makes calls is rewritten to `/* @__PURE__ *\/ (() => (<init>))()`, so the
  *   bundler drops it when nothing reads `x`. It is left alone when the initializer passes a function
