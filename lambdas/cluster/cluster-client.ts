@@ -35,7 +35,7 @@ import {
 } from './call-retry';
 import { isNetworkError, statusOf, toClusterError } from './cluster-errors';
 import { runLabelSelector } from './manifests/labels';
-import { podProxyRequest, type ProxyResponse } from './pod-proxy';
+import { createPodProxy, type PreparedProxyRequest, type ProxyRequest, type ProxyResponse } from './pod-proxy';
 import { RequestTimedOut, withRequestTimeout } from './request-timeout';
 
 export type CreatableObject = V1ConfigMap | V1Job;
@@ -79,6 +79,14 @@ export interface ClusterClient {
     path: string,
     body?: unknown,
   ): Promise<ProxyResponse>;
+  /**
+   * pods/proxy requests to many pods, prepared before the first is sent (auth resolved once, URLs,
+   * headers and bodies built): each returned function sends its request, with podProxy's timeout,
+   * retries and errors, and does no other work first, so calling them all in one go sends them within
+   * the same tick. Requests go over keep-alive connections that earlier requests (a status check per
+   * pod) have opened.
+   */
+  preparePodProxy(requests: readonly ProxyRequest[]): Promise<PreparedProxyRequest[]>;
   /** Deletes every Job, ConfigMap and Pod labelled with the run (background propagation); 404 is success. */
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
   /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
@@ -115,6 +123,8 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
 
   // Every generated call takes per-call options; `o` carries the attempt's abort signal (and a patch's content type).
   type Opts = ConfigurationOptions<ObservableMiddleware>;
+  // Retried like every call: loadplane's only pods/proxy PATCH sets k6's status to absolute values.
+  const podProxy = createPodProxy(kc, { timeoutMs, retry: runner, idempotent: true });
   const api = {
     create(kind: CreatableKind, namespace: string, body: CreatableObject, o: Opts): Promise<{ metadata?: V1ObjectMeta }> {
       switch (kind) {
@@ -270,8 +280,10 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
     },
 
     podProxy(namespace, pod, port, method, path, body) {
-      return podProxyRequest(kc, { namespace, pod, port, method, path, body }, { timeoutMs, retry: runner, idempotent: true });
+      return podProxy.request({ namespace, pod, port, method, path, body });
     },
+
+    preparePodProxy: (requests) => podProxy.prepare(requests),
 
     deleteObject,
 

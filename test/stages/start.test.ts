@@ -1,6 +1,6 @@
 /**
- * Start's contract (architecture §3.5): k6 — every runner unpaused through pods/proxy, each verified
- * running; Gatling — nothing to send, the start instant fixed at Launch. Records the started pod
+ * Start's contract (architecture §3.5): k6 — every runner's status asked first (is it paused), then every
+ * paused runner unpaused through pods/proxy at once, each verified running; Gatling — nothing to send, the start instant fixed at Launch. Records the started pod
  * UIDs (so Watch can tell a replaced runner), the start time and the run deadline; moves the run to
  * RUNNING. A runner that did not start is a retryable error; once recorded, nothing is sent again.
  */
@@ -50,6 +50,10 @@ describe('Start', () => {
     expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);
     expect(new Set(patches.map((p) => p.path))).toEqual(new Set(Object.values(ready.pods!).map((p) => `/api/v1/namespaces/${NAMESPACE}/pods/${p.name}:6565/proxy/v1/status`)));
     expect(requests.writes()).toEqual(patches); // nothing else is written
+    // A status request per runner before the first start request (is it paused; it opens the connection
+    // the start request reuses), every start request, then the check that each runs.
+    const proxied = requests.since().filter((r) => statusPath(runId).test(r.path));
+    expect(proxied.map((r) => r.method)).toEqual(['GET', 'GET', 'GET', 'PATCH', 'PATCH', 'PATCH', 'GET', 'GET', 'GET']);
     for (const pod of Object.values(ready.pods!)) expect(await k6StatusOf(pod.name)).toMatchObject({ paused: false });
 
     const view = await viewOf(h, runId);
@@ -75,8 +79,11 @@ describe('Start', () => {
     expect(await k6StatusOf(pods[1]!.name)).toMatchObject({ paused: true });
     expect((await viewOf(h, runId)).stages.Start).toMatchObject({ state: StageState.failed, error: { name: 'ClusterUnavailable' } });
 
+    const retry = markRequests(h);
     const record = await start(h.runtime.deps, runId);
 
+    // Runners 0 and 2 report running: only runner 1 is sent the start request again.
+    expect(startPatches(retry, runId).map((p) => p.path)).toEqual([`/api/v1/namespaces/${NAMESPACE}/pods/${pods[1]!.name}:6565/proxy/v1/status`]);
     expect(await k6StatusOf(pods[1]!.name)).toMatchObject({ paused: false });
     expect(Object.keys(record.startedPods)).toEqual(['0', '1', '2']);
     expect((await viewOf(h, runId)).stages.Start).toMatchObject({ state: StageState.completed, attempts: 2 });

@@ -8,7 +8,7 @@ import { ClusterUnavailable } from '../../core/errors';
 import type { EngineAdapter, ReadyPod, StartContext } from '../engine-adapter';
 import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
 import { k6InitializerJob, k6RunnerJob } from './manifests';
-import { k6Status, patchK6Status } from './rest-api';
+import { k6Status, k6Statuses, patchK6Status, prepareK6StatusPatches } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
 import { k6SpecProblems } from './argument-rules';
@@ -53,13 +53,22 @@ export const k6Adapter: EngineAdapter = {
 
 /**
  * All at once, not one after another: start skew must not grow with N (k6-operator's starter curls
- * runners in turn). Then each must report running; a runner whose API no longer answers because it
- * already ran and exited was started (by an earlier attempt of the stage): Watch judges its exit code.
+ * runners in turn), and every ms between the first and the last start request is skew. So first one
+ * status request per runner, all at once: it tells which are still paused (a retried Start finds the
+ * ones an earlier attempt started running, and k6 does not resume a running test) and it opens the
+ * keep-alive connection each start request then reuses. The start requests are prepared before the
+ * first is sent, and sent together. Then each runner must report running; a runner whose API no longer
+ * answers because it already ran and exited was started (by an earlier attempt of the stage): Watch
+ * judges its exit code.
  */
 async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<number> {
-  await Promise.all(pods.map((p) => unpause(ctx, p.name)));
+  const before = await k6Statuses(ctx.cluster, ctx.namespace, pods.map((p) => p.name));
+  // A runner whose API does not answer (undefined) is sent the request too: it may answer by now.
+  const paused = pods.filter((_, i) => before[i]?.paused !== false);
+  const starts = await prepareK6StatusPatches(ctx.cluster, ctx.namespace, paused.map((p) => p.name), { paused: false });
+  await Promise.all(starts.map((send) => tolerateUnreachable(send())));
   const startedAt = ctx.now();
-  const statuses = await Promise.all(pods.map((p) => k6Status(ctx.cluster, ctx.namespace, p.name)));
+  const statuses = await k6Statuses(ctx.cluster, ctx.namespace, pods.map((p) => p.name));
   let notStarted = pods.filter((_, i) => statuses[i]?.paused !== false);
   if (notStarted.length > 0) {
     const exited = await ctx.exitedPods();
@@ -71,10 +80,10 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<numb
   return startedAt;
 }
 
-/** The start request; a pod that cannot be reached (503: not running) is left to the check that follows. */
-async function unpause(ctx: StartContext, pod: string): Promise<void> {
+/** The start request's outcome; a pod that cannot be reached (503: not running) is left to the check that follows. */
+async function tolerateUnreachable(sent: Promise<number>): Promise<void> {
   try {
-    await patchK6Status(ctx.cluster, ctx.namespace, pod, { paused: false });
+    await sent;
   } catch (err) {
     if (!(err instanceof ClusterUnavailable && err.status === 503)) throw err;
   }

@@ -1,8 +1,10 @@
 /**
  * The k6 REST API of a runner, reached through the API server's pods/proxy subresource (architecture §3.4):
- * the stage Lambda needs no route to pod IPs.
+ * the stage Lambda needs no route to pod IPs. The batch forms prepare every runner's request before the
+ * first is sent (ClusterClient.preparePodProxy), so N runners are asked, or started, at once.
  */
 import type { ClusterClient } from '../../cluster/cluster-client';
+import type { ProxyResponse } from '../../cluster/pod-proxy';
 import { ClusterUnavailable } from '../../core/errors';
 import { K6_API_PORT } from '../../core/runner-contract';
 
@@ -14,11 +16,24 @@ export interface K6Status {
   stopped?: boolean;
 }
 
+/** What PATCH /v1/status sets (k6 REST API docs: start = paused false; stop = stopped true). */
+export type K6StatusChange = { paused?: boolean; stopped?: boolean };
+
 /** The runner's status, or undefined while its API does not answer yet (below 400 counts as ready). */
 export async function k6Status(cluster: ClusterClient, namespace: string, pod: string): Promise<K6Status | undefined> {
+  return statusFrom(() => cluster.podProxy(namespace, pod, K6_API_PORT, 'GET', STATUS_PATH));
+}
+
+/** Each runner's status (as k6Status), all asked at once. */
+export async function k6Statuses(cluster: ClusterClient, namespace: string, pods: readonly string[]): Promise<(K6Status | undefined)[]> {
+  const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'GET' as const, path: STATUS_PATH })));
+  return Promise.all(requests.map((send) => statusFrom(send)));
+}
+
+async function statusFrom(send: () => Promise<ProxyResponse>): Promise<K6Status | undefined> {
   let response;
   try {
-    response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'GET', STATUS_PATH);
+    response = await send();
   } catch (err) {
     // The API server answers 503 while nothing listens on the pod's port yet: not ready, not an error.
     if (err instanceof ClusterUnavailable && err.status === 503) return undefined;
@@ -28,14 +43,27 @@ export async function k6Status(cluster: ClusterClient, namespace: string, pod: s
   return (response.body as { data?: { attributes?: K6Status } } | undefined)?.data?.attributes ?? {};
 }
 
-/** PATCH /v1/status with the JSON:API body k6 expects (k6 REST API docs: start = paused false; stop = stopped true). */
-export async function patchK6Status(
+/** PATCH /v1/status with the JSON:API body k6 expects; the pod's HTTP status. */
+export async function patchK6Status(cluster: ClusterClient, namespace: string, pod: string, attributes: K6StatusChange): Promise<number> {
+  const response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'PATCH', STATUS_PATH, statusDocument(attributes));
+  return response.status;
+}
+
+/**
+ * The same PATCH to every runner, prepared and not sent: each returned function sends one (and
+ * resolves to the pod's HTTP status) and does nothing else first.
+ */
+export async function prepareK6StatusPatches(
   cluster: ClusterClient,
   namespace: string,
-  pod: string,
-  attributes: { paused?: boolean; stopped?: boolean },
-): Promise<number> {
-  const body = { data: { type: 'status', id: 'default', attributes } };
-  const response = await cluster.podProxy(namespace, pod, K6_API_PORT, 'PATCH', STATUS_PATH, body);
-  return response.status;
+  pods: readonly string[],
+  attributes: K6StatusChange,
+): Promise<(() => Promise<number>)[]> {
+  const body = statusDocument(attributes);
+  const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'PATCH' as const, path: STATUS_PATH, body })));
+  return requests.map((send) => async () => (await send()).status);
+}
+
+function statusDocument(attributes: K6StatusChange) {
+  return { data: { type: 'status', id: 'default', attributes } };
 }
