@@ -4,7 +4,7 @@
  * the code. `GET /openapi.json` serves it for the deployment's config; docs/openapi.json is the one
  * for the default config, kept current by a test.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { DeploymentConfig } from '../core/config';
 import { runSpecDocumentationSchema } from '../core/spec';

@@ -3,7 +3,7 @@
  * newest first, one page at a time with an opaque token. Parameters are checked strictly: an unknown
  * or repeated parameter is a 400 naming it, so a typo (`?stauts=`) never silently lists everything.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SpecInvalid, type Problem } from '../core/errors';
 import { isValidRunId } from '../core/run-id';
 import { RunStatus } from '../core/status';

@@ -4,7 +4,7 @@
  * here imports the ledger or the stages, so the CLI's remote commands load only this; the bodies are
  * built from ledger items by run-resource.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */

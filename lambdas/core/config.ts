@@ -2,7 +2,7 @@
  * Deployment-level settings: allow-lists and limits that bound every run spec.
  * This is the only module that reads `process.env`; everything else receives a DeploymentConfig.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { NotifyPolicy } from './status';
 
 const clusterAllowance = z.object({

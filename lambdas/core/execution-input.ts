@@ -4,7 +4,7 @@
  * - an EventBridge Scheduler schedule: `{ spec, schedule: { name, scheduledTime } }`;
  * - a console start or a local run: `{ spec }`, optionally with an `idempotencyKey` (and `caller`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isValidRunId, runIdForIdempotencyKey, runIdForSchedule } from './run-id';
 import { TriggerKind } from './status';
 

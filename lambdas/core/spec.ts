@@ -5,7 +5,7 @@
  * Field names follow k6-operator's TestRun where the idea is the same (parallelism, separate,
  * arguments, script.configMap, runner).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DeploymentConfig } from './config';
 import { SpecInvalid, type Problem } from './errors';
 import { CleanupPolicy, Engine, NotifyPolicy, NotifyWhen, RunnerRestartPolicy, WhenBusy } from './status';

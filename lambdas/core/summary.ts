@@ -3,7 +3,7 @@
  * engine's adapter (k6: the summary export the runner script prints; Gatling: its console summary)
  * and records it in the ledger. Percentiles are per runner; aggregation never averages them.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const trend = z.object({
   count: z.number().int().nonnegative(),

@@ -11,7 +11,7 @@
  * paths would buy nothing, and whole maps need no run-id placeholders and no "map exists" cases.
  * The item stays small: at most 100 holders (MAX_GROUP_LIMIT) and some tens of bytes per waiter.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TransientStoreError } from '../core/errors';
 import { parser } from './items';
 import { GROUPS_PK, groupEntryKey, groupKey } from './keys';

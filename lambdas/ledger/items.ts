@@ -2,7 +2,7 @@
  * The ledger's items as the rest of the code sees them. Raw DynamoDB items are parsed here (keys and
  * index attributes stripped) so no storage shape leaks out; an item that does not parse is a StoreError.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { StoreError } from '../core/errors';
 import { NotificationState, NotifyPolicy, NotifyWhen, Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 import { RUN_SUMMARY_ATTRIBUTES } from './table';

@@ -2,7 +2,7 @@
  * listRuns' opaque page token: base64url JSON of where the next page starts. It is decoded
  * strictly, since it comes back from API callers: anything else is SpecInvalid on `nextToken`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SpecInvalid } from '../core/errors';
 import { RunStatus } from '../core/status';
 

@@ -19,7 +19,7 @@
  * An inline script is kept in chunk items under the schedule's partition, as a run's is
  * (inline-script.ts), written before the version item that names them.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { StoreError, TransientStoreError } from '../core/errors';
 import { inlineScriptRefSchema, parser } from './items';
 import { putScriptChunksIn, readScriptChunksIn, restoreInlineScript, separateInlineScript } from './inline-script';

@@ -3,7 +3,7 @@
  * (secrets-manager-channel-secrets.ts); locally the caller hands them over from CLI flags or the
  * environment (staticChannelSecrets). Both check the same shape and never echo the values in errors.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ChannelSecretInvalid } from '../core/errors';
 
 export interface ChannelSecret {

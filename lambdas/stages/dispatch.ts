@@ -2,7 +2,7 @@
  * The stage Lambda's one entry: routes a Task's payload (its rendered Parameters in run.asl.json)
  * to the stage it names.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SpecInvalid } from '../core/errors';
 import { Stage } from '../core/status';
 import { acquire } from './acquire';

@@ -42,7 +42,7 @@
  *   `values[floor(i)] + (values[ceil(i)] - values[floor(i)]) * (i - floor(i))` — linear interpolation
  *   between the two neighbouring order statistics (P(0) = min, P(1) = max); hence `relativeError: 0`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RESULT_LINE_PREFIX } from '../../core/runner-contract';
 import { runnerSummarySchema, type RunnerSummary } from '../../core/summary';
 import type { RunnerFacts } from '../engine-adapter';
