@@ -34,11 +34,11 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   const abort = abortRequest(run);
   if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `prepare: aborted by ${abort.by} before the test started`);
 
-  const jobs = (await listJobs(run)).filter((j) => j.role === Role.initializer);
-  const job = jobs[0];
+  // Both lists at once: every poll makes them, one round trip instead of two.
+  const [jobs, pods] = await Promise.all([listJobs(run), listPods(run)]);
+  const job = jobs.find((j) => j.role === Role.initializer);
   if (!job) return endsRun(StepPhase.failed, Outcome.FAILED, 'prepare: the k6 initializer Job was deleted before it finished');
-  const pods = (await listPods(run)).filter((p) => p.role === Role.initializer);
-  const pod = pods.sort((a, b) => b.createdAt - a.createdAt)[0];
+  const pod = pods.filter((p) => p.role === Role.initializer).sort((a, b) => b.createdAt - a.createdAt)[0];
 
   if (job.complete && pod) {
     const requirements = parseRequirements(await run.cluster.podLogTail(run.namespace, pod.name, LOG_LINES));

@@ -8,7 +8,7 @@ import { callerOf, holderFor } from '../ledger/stages';
 import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { livePods, loadRun } from './run-context';
-import { runOnce } from './run-once';
+import { runOnceReading } from './run-once';
 
 /** Stages that create objects in the cluster. */
 const CREATING_STAGES = [Stage.Prepare, Stage.Launch] as const;
@@ -22,8 +22,7 @@ export interface CleanupRecord {
 }
 
 export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRecord> {
-  return runOnce(deps, runId, Stage.Cleanup, async () => {
-    const run = await loadRun(deps, runId);
+  return runOnceReading(deps, runId, Stage.Cleanup, () => loadRun(deps, runId), async (_attempt, run) => {
     // A stopped execution's Lambda may still be creating objects (StopExecution does not stop it):
     // deleting now would leave what it creates next. Wait for it (StageBusy is retried).
     for (const stage of CREATING_STAGES) {

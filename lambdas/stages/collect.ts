@@ -21,8 +21,8 @@ import { engineAdapter } from '../engines';
 import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
-import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput } from './run-context';
-import { runOnce } from './run-once';
+import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
+import { runOnceReading } from './run-once';
 import { observeRunners, runningAt } from './runners';
 
 /** How much of a parser's message a reason carries per runner (at most three runners are named). */
@@ -39,13 +39,12 @@ export function collectedResult(view: RunView): RunResult | undefined {
 }
 
 export async function collect(deps: StageDeps, runId: string): Promise<StepResult> {
-  const { result: _result, ...verdict } = await runOnce<CollectRecord>(deps, runId, Stage.Collect, async () => {
-    const run = await loadRun(deps, runId);
+  const { result: _result, ...verdict } = await runOnceReading<CollectRecord, RunContext>(deps, runId, Stage.Collect, () => loadRun(deps, runId), async (_attempt, run) => {
     requireOpenRun(run.view, Stage.Collect);
     // Only once every runner has finished (or was told to stop): a result read mid-test would be recorded for good.
     requireOutput(run.view, Stage.Watch, Stage.Collect);
-    await deps.ledger.setStatus(runId, RunStatus.COLLECTING);
-    const runners = await observeRunners(run);
+    // The status and the runners' state are independent: one round trip for both.
+    const [, runners] = await Promise.all([deps.ledger.setStatus(runId, RunStatus.COLLECTING), observeRunners(run)]);
     const engine = engineAdapter(run.spec.engine);
     // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
     // A runner whose log holds a result that cannot be read (an unexpected shape) says why, in the reason.

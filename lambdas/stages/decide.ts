@@ -8,7 +8,7 @@ import type { StepResult } from '../core/step';
 import { Outcome, Stage } from '../core/status';
 import { collectedResult } from './collect';
 import type { StageDeps } from './deps';
-import { runOnce } from './run-once';
+import { runOnceReading } from './run-once';
 
 export interface DecidePayload {
   verdict?: StepResult;
@@ -24,9 +24,8 @@ export interface Decision {
 }
 
 export async function decide(deps: StageDeps, runId: string, payload: DecidePayload): Promise<Decision> {
-  return runOnce(deps, runId, Stage.Decide, async () => {
+  return runOnceReading(deps, runId, Stage.Decide, () => deps.ledger.getRun(runId), async (_attempt, view) => {
     const wanted = decisionFrom(payload);
-    const view = await deps.ledger.getRun(runId);
     const result = view && collectedResult(view);
     const decided = await deps.ledger.decideOutcome(runId, wanted.outcome, wanted.reason, result ? { summary: totalsOf(result) } : undefined);
     return { outcome: decided.outcome, reason: decided.reason, decidedAt: deps.now() };

@@ -7,7 +7,8 @@ import { launchAdoptions } from '../cluster/manifests';
 import { engineAdapter } from '../engines';
 import { ENV_START_AT, RUNNER_CONTAINER } from '../core/runner-contract';
 import { readyDeadline, runnerJobDeadlineSeconds } from '../core/deadlines';
-import { RunnerRestartPolicy, RunStatus, Stage } from '../core/status';
+import { InvalidTransition } from '../core/errors';
+import { type Outcome, RunnerRestartPolicy, RunStatus, Stage } from '../core/status';
 import { admission } from './acquire';
 import type { PreparedResult } from './await-prepared';
 import { createForRun } from './create-all';
@@ -25,7 +26,7 @@ export interface LaunchRecord {
 }
 
 export async function launch(deps: StageDeps, runId: string): Promise<LaunchRecord> {
-  return runOnce(deps, runId, Stage.Launch, async () => {
+  return runOnce(deps, runId, Stage.Launch, async ({ first }) => {
     const run = await loadRun(deps, runId, { script: true });
     requireOpenRun(run.view, Stage.Launch);
     const { deadlines } = admission(run.view, Stage.Launch);
@@ -35,7 +36,8 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     const launchedAt = deps.now();
     const readyBy = readyDeadline(launchedAt, run.spec.timeouts, deadlines.totalBy);
     const instant = engine.startInstant(launchedAt, run.spec.timeouts.ready);
-    const startAt = instant === undefined ? undefined : ((await startAtOfEarlierAttempt(run)) ?? instant);
+    // A first attempt has no earlier one whose instant it must keep.
+    const startAt = instant === undefined ? undefined : ((first ? undefined : await startAtOfEarlierAttempt(run)) ?? instant);
     const plan = runnerPlan(runId, run.spec, {
       runSeconds: runnerJobDeadlineSeconds({
         launchedAt,
@@ -47,10 +49,25 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
       }),
       ...(startAt ? { startAt } : {}),
     });
-    await createForRun(deps, run, Stage.Launch, engine.launchManifests(plan), launchAdoptions(plan));
-    await deps.ledger.setStatus(runId, RunStatus.LAUNCHING);
+    // The status write after creating is also the read that finds a run that ended meanwhile.
+    await createForRun(deps, run, Stage.Launch, engine.launchManifests(plan), launchAdoptions(plan), { first, outcomeAfter: () => moveToLaunching(deps, runId) });
     return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
   });
+}
+
+/**
+ * Moves the run to LAUNCHING; the run's outcome if it has one (an outcome is the last status: the
+ * write is refused, and the refusal carries the run as it found it), else undefined.
+ */
+async function moveToLaunching(deps: StageDeps, runId: string): Promise<Outcome | undefined> {
+  try {
+    await deps.ledger.setStatus(runId, RunStatus.LAUNCHING);
+    return undefined;
+  } catch (err) {
+    const outcome = err instanceof InvalidTransition ? (err.current as { outcome?: Outcome } | undefined)?.outcome : undefined;
+    if (outcome === undefined) throw err;
+    return outcome;
+  }
 }
 
 /**

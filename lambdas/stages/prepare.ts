@@ -18,14 +18,14 @@ import { runnerPlan } from './runner-plan';
 const FIRST_POLL_SECONDS = 2;
 
 export async function prepare(deps: StageDeps, runId: string): Promise<StepResult> {
-  return runOnce(deps, runId, Stage.Prepare, async () => {
+  return runOnce(deps, runId, Stage.Prepare, async ({ first }) => {
     const run = await loadRun(deps, runId, { script: true });
     requireOpenRun(run.view, Stage.Prepare);
     const { deadlines } = admission(run.view, Stage.Prepare);
     const now = deps.now();
     const plan = runnerPlan(runId, run.spec, { prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy) });
     const engine = engineAdapter(run.spec.engine);
-    await createForRun(deps, run, Stage.Prepare, engine.prepareManifests(plan));
+    await createForRun(deps, run, Stage.Prepare, engine.prepareManifests(plan), [], { first });
     return engine.inspectsScript ? waiting(FIRST_POLL_SECONDS) : done();
   });
 }

@@ -1,0 +1,100 @@
+/**
+ * Scale: one run each at parallelism 100, 200 and 500 (above the default maxParallelism of 100: the
+ * figure's deployment config raises it), a 60-second k6 test at time scale 10 (6 s real: longer than
+ * Launch, AwaitReady and Start take in real time at 500 runners), so Watch polls it several times. What grows with N: Launch's time (it creates N Jobs), Watch's Kubernetes
+ * API calls and wall time per poll (two list calls whose answers hold N Jobs and N pods), and
+ * Collect's (N log reads). Per-runner columns show where something grows faster than N.
+ *
+ * kube-sim runs in its own process (bench-runs.ts); its request log, read after the run, is split by
+ * the Task state whose span each request fell in (its response time against the states' seenAt).
+ */
+import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
+import type { Cell, Figure } from '../figure';
+import { round } from '../stats';
+import { startBenchRuntime, type BenchRun } from '../support/bench-runs';
+import { countedRun, splitRun } from './overhead';
+
+const TIME_SCALE = 10;
+const TEST_SECONDS = 60;
+const LARGEST = 500;
+
+/** The deployment the figure runs: the defaults, with room for the largest run. */
+const CONFIG: DeploymentConfig = { ...DEFAULT_CONFIG, maxParallelism: LARGEST };
+
+interface Span {
+  name: string;
+  from: number;
+  to: number;
+}
+
+/** Each Task state visit's span, on the wall clock (epoch ms), as requests are logged. */
+function taskSpans(run: BenchRun): Span[] {
+  const spans: Span[] = [];
+  let open: { name: string; at: number } | undefined;
+  for (const e of run.events) {
+    if (e.state?.type !== 'Task') continue;
+    if (e.type === 'StateEntered') open = { name: e.state.name, at: e.seenAt };
+    if (e.type === 'StateExited' && open) {
+      spans.push({ name: open.name, from: performance.timeOrigin + open.at, to: performance.timeOrigin + e.seenAt });
+      open = undefined;
+    }
+  }
+  return spans;
+}
+
+export const scale: Figure = {
+  name: 'scale',
+  title: `Scale: one ${TEST_SECONDS}-second k6 run at parallelism 100 to ${LARGEST} (real ms; kube-sim at time scale ${TIME_SCALE})`,
+  async run({ quick }) {
+    const sizes = quick ? [100, 200] : [100, 200, LARGEST];
+    const bench = await startBenchRuntime({ timeScale: TIME_SCALE, runtime: { config: CONFIG } });
+    const rows: Array<Record<string, Cell>> = [];
+    const perRunner: Array<{ n: number; launch: number; watch: number; collect: number }> = [];
+    let left = 0;
+    try {
+      for (const n of sizes) {
+        await bench.cluster.clearRequestLog();
+        const { run, counts } = await countedRun(bench, n, TEST_SECONDS);
+        const log = await bench.cluster.requestLog();
+        const split = splitRun(run, TIME_SCALE);
+        const spans = taskSpans(run);
+        const callsIn = (name: string) => log.filter((r) => spans.some((s) => s.name === name && r.at >= s.from - 1 && r.at <= s.to + 1)).length;
+        const polls = split.visits.Watch ?? 0;
+        const launch = split.tasks.Launch ?? 0;
+        const watch = polls > 0 ? (split.tasks.Watch ?? 0) / polls : 0;
+        const collect = split.tasks.Collect ?? 0;
+        perRunner.push({ n, launch: launch / n, watch: watch / n, collect: collect / n });
+        rows.push({
+          parallelism: n,
+          'Launch ms': round(launch),
+          'Launch API calls': callsIn('Launch'),
+          'Watch polls': polls,
+          'API calls / Watch poll': polls > 0 ? round(callsIn('Watch') / polls, 1) : null,
+          'Watch ms / poll': round(watch, 1),
+          'Collect ms': round(collect),
+          'Cleanup ms': round(split.tasks.Cleanup ?? 0),
+          'API calls / run': counts.apiCalls,
+          'submit → outcome ms': round(split.outcomeMs),
+        });
+        left += await bench.objectsLeft();
+      }
+    } finally {
+      await bench.close();
+    }
+    const first = perRunner[0]!;
+    const growth = perRunner.slice(1).map((p) => {
+      const ratio = (a: number, b: number) => round(b / a, 2);
+      return `N=${first.n} → ${p.n} (×${round(p.n / first.n, 1)}): per runner, Launch ×${ratio(first.launch, p.launch)}, Watch per poll ×${ratio(first.watch, p.watch)}, Collect ×${ratio(first.collect, p.collect)} (1 = linear in N)`;
+    });
+    return {
+      columns: ['parallelism', 'Launch ms', 'Launch API calls', 'Watch polls', 'API calls / Watch poll', 'Watch ms / poll', 'Collect ms', 'Cleanup ms', 'API calls / run', 'submit → outcome ms'],
+      rows,
+      notes: [
+        `One run per parallelism (k6BenchSpec, ${TEST_SECONDS} s test, prepare and ready timeouts 1 h), every run SUCCEEDED; deployment config: the defaults with maxParallelism ${LARGEST}. kube-sim in its own process; ${left === 0 ? 'no loadplane object was left in the cluster' : `${left} objects left in the cluster`}.`,
+        `Time scale ${TIME_SCALE}: the test lasts ${(TEST_SECONDS * 1000) / TIME_SCALE} ms real; kube-sim's ~1 s scheduling and container start are ${1000 / TIME_SCALE} ms each. Stage times are the Task states' real ms without the Waits taken inside them (overhead.ts, splitRun); Watch ms / poll is Watch's total over its invocations.`,
+        'API calls per Task state: kube-sim requests whose response time falls in one of its visits; Watch polls: invocations of the Watch Task (entries and Task retries).',
+        ...growth,
+      ],
+    };
+  },
+};
