@@ -87,7 +87,12 @@ export interface ClusterClient {
    * pod) have opened.
    */
   preparePodProxy(requests: readonly ProxyRequest[]): Promise<PreparedProxyRequest[]>;
-  /** Deletes every Job, ConfigMap and Pod labelled with the run (background propagation); 404 is success. */
+  /**
+   * Deletes every Job, ConfigMap and Pod labelled with the run (background propagation); 404 is success.
+   * What a deleted Job owns (its pods; a ConfigMap all of whose owners are those Jobs) is left to
+   * Kubernetes' garbage collector, as is anything already being deleted: one call per object the
+   * run made itself, not one per pod too. `deleted` counts the delete calls that found their object.
+   */
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
   /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
   deleteObject(kind: KubeKind, namespace: string, name: string): Promise<boolean>;
@@ -289,9 +294,21 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
 
     async deleteRun(namespace, runId) {
       let deleted = 0;
+      // UIDs of what this call deleted (and what was being deleted already): what they own goes with them.
+      const going = new Set<string>();
       for (const kind of RUN_OBJECT_KINDS) {
         const items = await listByRun(kind, namespace, runId);
-        const results = await Promise.all(items.map(async (item) => ((await deleteObject(kind, namespace, item.metadata!.name!)) ? 1 : 0)));
+        const mine = items.filter((item) => {
+          const owners = item.metadata?.ownerReferences ?? [];
+          const collected = owners.length > 0 && owners.every((o) => going.has(o.uid));
+          if (item.metadata?.deletionTimestamp || collected) {
+            if (item.metadata?.uid) going.add(item.metadata.uid);
+            return false;
+          }
+          return true;
+        });
+        const results = await Promise.all(mine.map(async (item) => ((await deleteObject(kind, namespace, item.metadata!.name!)) ? 1 : 0)));
+        for (const item of mine) if (item.metadata?.uid) going.add(item.metadata.uid);
         deleted += results.reduce<number>((a, b) => a + b, 0);
       }
       return { deleted };
