@@ -3,9 +3,10 @@ import type { Figure } from '../figure';
 import { badInput } from './bad-input';
 import { bundles } from './bundles';
 import { cliStartup } from './cli-startup';
+import { concurrency } from './concurrency';
 import { overhead } from './overhead';
 import { perRun } from './per-run';
 import { scale } from './scale';
 import { startSkew } from './start-skew';
 
-export const FIGURES: Figure[] = [startSkew, overhead, perRun, bundles, scale, cliStartup, badInput];
+export const FIGURES: Figure[] = [startSkew, overhead, perRun, concurrency, bundles, scale, cliStartup, badInput];

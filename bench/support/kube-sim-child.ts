@@ -26,6 +26,8 @@ function answer(request: ChildRequest): unknown {
       return (sim.faults as unknown as Record<string, (...args: unknown[]) => unknown>)[request.method]!(...request.args) ?? null;
     case 'memory':
       return process.memoryUsage().rss;
+    case 'usage':
+      return process.resourceUsage();
   }
 }
 

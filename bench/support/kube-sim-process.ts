@@ -21,7 +21,8 @@ export type ChildRequest =
   | { op: 'clearRequestLog' }
   | { op: 'count'; kind: string; namespace?: string; labelSelector?: string }
   | { op: 'fault'; method: string; args: unknown[] }
-  | { op: 'memory' };
+  | { op: 'memory' }
+  | { op: 'usage' };
 
 export type ChildReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
 
@@ -40,6 +41,8 @@ export interface KubeSimProcess {
   fault(method: string, ...args: unknown[]): Promise<void>;
   /** The child's resident set size (bytes). */
   rss(): Promise<number>;
+  /** The child's process.resourceUsage() (CPU µs so far, maxRSS in KiB: its peak). */
+  usage(): Promise<NodeJS.ResourceUsage>;
   close(): Promise<void>;
 }
 
@@ -98,6 +101,7 @@ export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): 
     count: (kind, namespace, labelSelector) => call({ op: 'count', kind, ...(namespace ? { namespace } : {}), ...(labelSelector ? { labelSelector } : {}) }),
     fault: (method, ...args) => call({ op: 'fault', method, args }),
     rss: () => call({ op: 'memory' }),
+    usage: () => call({ op: 'usage' }),
     close: async () => {
       clock.close();
       if (child.exitCode !== null) return;

@@ -46,7 +46,7 @@ export class EventRecorder {
   record(e: EventInput): void {
     const { metadata } = e.involved;
     const namespace = metadata.namespace ?? 'default';
-    if (!this.store.get('Namespace', undefined, namespace)) return;
+    if (!this.store.has('Namespace', undefined, namespace)) return;
     const dedupe = [metadata.uid, e.fieldPath ?? '', e.type, e.reason, e.message, e.source.component].join('\u0000');
     const now = k8sTime(this.scheduler.clock.now());
     const existing = this.names.get(dedupe);

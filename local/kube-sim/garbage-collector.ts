@@ -24,7 +24,7 @@ function emptyNamespace(store: ObjectStore, namespace: string): void {
   for (const kind of KIND_NAMES) {
     if (kind === 'Namespace') continue;
     for (const obj of store.list(kind, namespace)) {
-      if (store.get(kind, namespace, obj.metadata.name!)) store.delete(kind, namespace, obj.metadata.name!, 'Background');
+      if (store.has(kind, namespace, obj.metadata.name!)) store.delete(kind, namespace, obj.metadata.name!, 'Background');
     }
   }
 }
@@ -32,10 +32,12 @@ function emptyNamespace(store: ObjectStore, namespace: string): void {
 function collectDependents(store: ObjectStore, event: Extract<StoreEvent, { type: 'DELETED' }>): void {
   const ownerUid = event.object.metadata.uid;
   const namespace = event.object.metadata.namespace;
+  if (ownerUid === undefined) return;
   for (const kind of KIND_NAMES) {
     // Events name what they are about in involvedObject, not in ownerReferences: they expire instead.
     if (kind === 'Namespace' || kind === 'Event') continue;
-    for (const listed of store.list(kind, namespace)) {
+    // The owner index: only the objects that name this owner, not every object of the namespace.
+    for (const listed of store.listOwnedBy(kind, namespace, ownerUid)) {
       const name = listed.metadata.name!;
       // Store events are synchronous: an earlier deletion in this pass may have changed or taken it.
       const dependent = store.get(kind, namespace, name);

@@ -1,7 +1,9 @@
 /**
  * The simulated etcd: every object kube-sim holds, keyed by kind/namespace/name, with uids, a global
  * resourceVersion bumped on every write, generateName, and change events for the controllers.
- * Objects are copied on the way in and out, so no caller can alter stored state by reference.
+ * Objects are copied on the way in and out, so no caller can alter stored state by reference; a
+ * stored object is never changed in place (every write stores a new one), so the indexes and the
+ * watch history share it instead of copying it.
  */
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, notFound } from './api-status';
@@ -9,6 +11,7 @@ import { applyDefaults } from './defaults';
 import { k8sTime } from './k8s-time';
 import { apiVersionOf, KINDS, type KindInfo, type KindName } from './kinds';
 import type { LabelSet } from './label-selector';
+import { ObjectIndex } from './object-index';
 import type { SimClock } from './sim-clock';
 import { missingName, validateObject } from './validation';
 import type { KubeObject } from './wire-types';
@@ -46,12 +49,23 @@ function randomSuffix(): string {
   return s;
 }
 
+/** The namespace part of an object's key: '' for cluster-scoped kinds. */
+function scopeOf(kind: KindName, namespace: string | undefined): string {
+  return KINDS[kind].namespaced ? (namespace ?? '') : '';
+}
+
 function key(kind: KindName, namespace: string | undefined, name: string): string {
-  return `${kind}/${KINDS[kind].namespaced ? (namespace ?? '') : ''}/${name}`;
+  return `${kind}/${scopeOf(kind, namespace)}/${name}`;
+}
+
+/** The API server's list order: by namespace, then name. */
+function byNamespaceAndName(a: KubeObject, b: KubeObject): number {
+  return (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name!.localeCompare(b.metadata.name!);
 }
 
 export class ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
+  private readonly index = new ObjectIndex();
   private revision = 0;
   private readonly listeners: ((event: StoreEvent) => void)[] = [];
   private readonly committers = new Set<(change: CommittedChange) => void>();
@@ -119,7 +133,7 @@ export class ObjectStore {
     stored.apiVersion = apiVersionOf(info);
     stored.kind = kind;
     if (opts.dryRun) return stored;
-    this.objects.set(key(kind, namespace, name), stored);
+    this.put(kind, namespace, name, stored);
     this.commit('ADDED', kind, stored);
     this.emit({ type: 'ADDED', kind, object: stored });
     return structuredClone(stored);
@@ -147,20 +161,53 @@ export class ObjectStore {
     return obj;
   }
 
-  /** Objects of a kind, in one namespace or all, filtered by labels; ordered by namespace and name like the API server. */
-  list(kind: KindName, namespace?: string, matches: (labels: LabelSet) => boolean = () => true): KubeObject[] {
+  /** Whether the object exists (no copy made). */
+  has(kind: KindName, namespace: string | undefined, name: string): boolean {
+    return this.objects.has(key(kind, namespace, name));
+  }
+
+  /**
+   * Objects of a kind, in one namespace or all, filtered by labels and by `where` (e.g. a field
+   * selector; it reads the stored object and must not change it); ordered by namespace and name like
+   * the API server. Only the objects returned are copied.
+   */
+  list(
+    kind: KindName,
+    namespace?: string,
+    matches: (labels: LabelSet) => boolean = () => true,
+    where: (obj: KubeObject) => boolean = () => true,
+  ): KubeObject[] {
     const out: KubeObject[] = [];
-    for (const obj of this.objects.values()) {
-      if (obj.kind !== kind) continue;
-      if (namespace !== undefined && KINDS[kind].namespaced && obj.metadata.namespace !== namespace) continue;
-      if (!matches(obj.metadata.labels ?? {})) continue;
-      out.push(structuredClone(obj));
+    for (const obj of this.index.inScope(kind, this.listScope(kind, namespace))) {
+      if (matches(obj.metadata.labels ?? {}) && where(obj)) out.push(obj);
     }
-    return out.sort(
-      (a, b) =>
-        (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
-        a.metadata.name!.localeCompare(b.metadata.name!),
-    );
+    return out.sort(byNamespaceAndName).map((obj) => structuredClone(obj));
+  }
+
+  /**
+   * What `list(kind, namespace)` gives, kept to the objects whose ownerReferences name `ownerUid`
+   * (controller or not): what the garbage collector and the Job controller look for.
+   */
+  listOwnedBy(kind: KindName, namespace: string | undefined, ownerUid: string): KubeObject[] {
+    const scope = this.listScope(kind, namespace);
+    const out: KubeObject[] = [];
+    for (const k of this.index.ownedBy(ownerUid)) {
+      const obj = this.objects.get(k)!;
+      if (obj.kind === kind && (scope === undefined || scopeOf(kind, obj.metadata.namespace) === scope)) out.push(obj);
+    }
+    return out.sort(byNamespaceAndName).map((obj) => structuredClone(obj));
+  }
+
+  /** The namespace a list looks in: undefined (all) without one, or for a cluster-scoped kind. */
+  private listScope(kind: KindName, namespace: string | undefined): string | undefined {
+    return namespace !== undefined && KINDS[kind].namespaced ? namespace : undefined;
+  }
+
+  /** Stores `obj` under its key and in the indexes. */
+  private put(kind: KindName, namespace: string | undefined, name: string, obj: KubeObject): void {
+    const k = key(kind, namespace, name);
+    this.index.put(k, kind, scopeOf(kind, namespace), obj, this.objects.get(k));
+    this.objects.set(k, obj);
   }
 
   /**
@@ -196,7 +243,7 @@ export class ObjectStore {
     else delete obj.metadata.deletionTimestamp;
     if (!obj.metadata.namespace) delete obj.metadata.namespace;
     if (opts.dryRun) return obj;
-    this.objects.set(key(kind, namespace, name), obj);
+    this.put(kind, namespace, name, obj);
     this.commit('MODIFIED', kind, obj);
     this.emit({ type: 'MODIFIED', kind, object: obj });
     return structuredClone(obj);
@@ -218,7 +265,7 @@ export class ObjectStore {
     mutate(next);
     if (JSON.stringify(next) === JSON.stringify(current)) return structuredClone(next);
     next.metadata.resourceVersion = this.bump();
-    this.objects.set(key(kind, namespace, name), next);
+    this.put(kind, namespace, name, next);
     this.commit('MODIFIED', kind, next);
     this.emit({ type: 'MODIFIED', kind, object: next });
     return structuredClone(next);
@@ -234,6 +281,7 @@ export class ObjectStore {
       return copy;
     }
     this.objects.delete(k);
+    this.index.remove(k, kind, scopeOf(kind, namespace), found);
     const obj = structuredClone(found);
     obj.metadata.deletionTimestamp = k8sTime(this.clock.now());
     obj.metadata.resourceVersion = this.bump();
@@ -248,7 +296,7 @@ export class ObjectStore {
   }
 
   private commit(type: CommittedChange['type'], kind: KindName, stored: KubeObject): void {
-    const change: CommittedChange = { type, kind, revision: Number(stored.metadata.resourceVersion), object: structuredClone(stored) };
+    const change: CommittedChange = { type, kind, revision: Number(stored.metadata.resourceVersion), object: stored };
     this.history.push(change);
     if (this.history.length > WATCH_HISTORY_LENGTH) this.history.splice(0, this.history.length - WATCH_HISTORY_LENGTH);
     for (const listener of [...this.committers]) listener(change);

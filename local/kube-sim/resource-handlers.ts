@@ -38,8 +38,7 @@ export class ResourceHandlers {
     if (isWatch(req)) return serveWatch(this.store, this.scheduler, info, namespace, req);
     const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
     const items = this.store
-      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined))
-      .filter(fields);
+      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined), fields);
     const metadata = { resourceVersion: this.store.resourceVersion };
     if (wantsTable(req)) return json(asTable(info, items, metadata, this.now()));
     return json({ kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata, items });
@@ -125,10 +124,9 @@ export class ResourceHandlers {
     const dryRun = dryRunOf(req);
     const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
     const selected = this.store
-      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined))
-      .filter(fields);
+      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined), fields);
     const items = selected
-      .filter((obj) => this.store.get(info.kind, namespace, obj.metadata.name!))
+      .filter((obj) => this.store.has(info.kind, namespace, obj.metadata.name!))
       .map((obj) => this.store.delete(info.kind, obj.metadata.namespace, obj.metadata.name!, propagation, { dryRun }));
     return json({ kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata: { resourceVersion: this.store.resourceVersion }, items });
   }

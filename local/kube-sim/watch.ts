@@ -48,7 +48,7 @@ export function serveWatch(
   const revision = rvText === '' || rvText === '0' ? undefined : Number(rvText);
   let backlog: string[];
   if (revision === undefined) {
-    backlog = store.list(info.kind, namespace).filter(matches).map((obj) => render('ADDED', obj));
+    backlog = store.list(info.kind, namespace, () => true, matches).map((obj) => render('ADDED', obj));
   } else {
     const changes = store.changesSince(revision);
     if (changes === undefined) {
