@@ -41,6 +41,22 @@ export function cruisePollSeconds(limits: Pick<DeploymentConfig, 'maxRunDuration
 }
 
 /**
+ * Cruise polls per visit of the Watch Task: the first poll after every CRUISE_WINDOW_POLLS cruise
+ * intervals of the test is a Wait cycle instead. Step Functions counts a Task's retry attempts per
+ * Retry entry for as long as the execution stays in the state, so a visit that lasted the whole test
+ * would spend the transient-error budget (6 retries) over hours instead of per poll: 7 blips in a day
+ * would fail the run. A new visit every ten minutes keeps that budget per ten minutes, for 3 more
+ * transitions each.
+ */
+export const CRUISE_WINDOW_POLLS = 10;
+
+/** Whether the poll `elapsedMs` into the test is the first of a new cruise window (the one before it was not). */
+export function startsCruiseWindow(elapsedMs: number, cruiseSeconds: number): boolean {
+  const windowMs = CRUISE_WINDOW_POLLS * cruiseSeconds * 1000;
+  return Math.floor(elapsedMs / windowMs) !== Math.floor((elapsedMs - cruiseSeconds * 1000) / windowMs);
+}
+
+/**
  * Most cruise polls one visit of the Watch Task can make: a run never outlives its total deadline
  * (deadlines.ts), so this many retries always outlast it. The Retry entry's MaxAttempts.
  */
@@ -132,7 +148,7 @@ export function pollCyclesUntilDeadline(phase: Phase, phaseLengthSeconds: number
 /**
  * The polls a phase makes until its deadline, split into Wait cycles and (run phase, with a cruise
  * interval) cruise polls: every poll due no sooner than `cruiseSeconds` is a cruise poll of exactly
- * that length, as Watch answers (watch.ts).
+ * that length, as Watch answers (watch.ts), but the first of each cruise window is a Wait cycle.
  */
 export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, expectedEndSeconds?: number, cruiseSeconds?: number): { waits: number; cruises: number } {
   const input = {
@@ -145,7 +161,8 @@ export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, exp
   for (let now = 0; now < input.deadline; ) {
     const next = nextPollSeconds({ ...input, now });
     if (cruiseSeconds !== undefined && next >= cruiseSeconds) {
-      polls.cruises += 1;
+      if (startsCruiseWindow(now, cruiseSeconds)) polls.waits += 1;
+      else polls.cruises += 1;
       now += cruiseSeconds * 1000;
     } else {
       polls.waits += 1;

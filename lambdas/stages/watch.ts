@@ -15,7 +15,7 @@
 import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
 import { PollLater } from '../core/errors';
-import { cruisePollSeconds } from '../core/polling';
+import { cruisePollSeconds, startsCruiseWindow } from '../core/polling';
 import { countOf } from '../core/plural';
 import { describeExitCode } from '../core/outcome-rules';
 import { runWindow, type Replacement, type RunWindow } from '../core/restart';
@@ -78,10 +78,13 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
       `run: ${countOf(still, runners.length, 'runner')} still running at the run deadline (${formatDuration(Math.round((window.runBy - started.startedAt) / 1000))} after start${extension(window)})`,
     );
   }
-  // Far from the end: the Task's own Retry polls again after the cruise interval (one transition, not three).
+  // Far from the end: the Task's own Retry polls again after the cruise interval (one transition, not
+  // three), except at the start of each cruise window, which is a Wait: a fresh visit of the Task, so a
+  // fresh retry budget for transient errors (polling.ts, CRUISE_WINDOW_POLLS).
   const cruise = cruisePollSeconds(deps.config);
-  if (window.nextPollSeconds >= cruise) throw new PollLater(runId, cruise);
-  return waiting(window.nextPollSeconds);
+  if (window.nextPollSeconds < cruise) return waiting(window.nextPollSeconds);
+  if (startsCruiseWindow(now - started.startedAt, cruise)) return waiting(cruise);
+  throw new PollLater(runId, cruise);
 }
 
 /** "; extended for runner 1's replacement, up to the run's total deadline" when replacements moved the deadline. */

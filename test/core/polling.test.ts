@@ -9,6 +9,7 @@ import {
   estimateHistoryEvents,
   EVENTS_PER_CRUISE_POLL,
   pollsUntilDeadline,
+  startsCruiseWindow,
   EVENTS_PER_POLL_CYCLE,
   HISTORY_EVENT_LIMIT,
   nextPollSeconds,
@@ -137,8 +138,9 @@ describe('execution history budget', () => {
   it('keeps a 24-hour test under 8,000 events: cruise polls cost 3 events, a Wait cycle 9', () => {
     expect(estimateHistoryEvents(24 * HOUR)).toBeLessThan(8_000);
     // Without the cruise every poll would be a Wait cycle: the same schedule costs three times as much.
+    // Only the first poll of each ten-poll cruise window (and the last approach to the end) is a Wait.
     const polls = pollsUntilDeadline(Phase.run, 24 * HOUR * 1.1, 24 * HOUR, CRUISE_POLL_SECONDS);
-    expect(polls.cruises).toBeGreaterThan(polls.waits * 50);
+    expect(polls.cruises).toBeGreaterThan(polls.waits * 7);
   });
 
   it('counts the queue loop: the longest queue and the longest test together still fit', () => {
@@ -176,6 +178,14 @@ describe('cruise polls (Watch answers PollLater; the Task retries after a fixed 
     const seconds = cruisePollSeconds(week);
     expect(seconds).toBeGreaterThan(60);
     expect((week.maxRunDurationSeconds * 1.1) / seconds).toBeLessThanOrEqual(CRUISE_POLL_BUDGET);
+  });
+
+  it('starts a new cruise window (a Wait, a fresh visit of the Task) every ten cruise polls', () => {
+    const starts = Array.from({ length: 60 }, (_, i) => i).filter((i) => startsCruiseWindow(i * 60_000, 60));
+    expect(starts).toEqual([0, 10, 20, 30, 40, 50]);
+    // Late polls (a Lambda's own time, retries) still start each window once.
+    const late = Array.from({ length: 60 }, (_, i) => i).filter((i) => startsCruiseWindow(i * 60_000 + 1_700, 60));
+    expect(late).toEqual([0, 10, 20, 30, 40, 50]);
   });
 
   it('allows enough retries for a run that lasts until its total deadline', () => {

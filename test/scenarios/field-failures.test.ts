@@ -3,6 +3,8 @@
  * impossible. Every test runs whole runs on the real ASL, dynalite and kube-sim (over HTTP).
  * (The duplicate completion message of gatling-operator #9 belongs to the notification issue.)
  */
+import { DEFAULT_RETRY_POLICY } from '../../lambdas/cluster/call-retry';
+import { TRANSIENT_RETRY } from '../../lambdas/core/stage-timing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENTS_PER_CRUISE_POLL, EVENTS_PER_POLL_CYCLE, HISTORY_EVENT_LIMIT } from '../../lambdas/core/polling';
 import { newRunId } from '../../lambdas/core/run-id';
@@ -127,6 +129,29 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
     expect(h.leftovers(runId)).toEqual({});
   });
 
+  it('transient API errors now and then through a two-hour test do not add up: each cruise window has its own retry budget', async () => {
+    const runId = newRunId();
+    const twoHours = `export const options = { vus: 4, duration: '2h' };\nexport default function () {}\n`;
+    let blips = 0;
+    const { view, execution } = await h.run(k6Spec({ name: 'blips', script: { inline: twoHours }, timeouts: { prepare: '2m', ready: '2m', total: '3h' } }), {
+      name: runId,
+      onEvent: (e) => {
+        if (e.type !== 'StateExited' || e.state?.name !== 'Start') return;
+        // Every 9 minutes, one Watch attempt fails: every try of its pod list answers 500 (the client's own retries included).
+        for (let at = 9; at < 115; at += 9) {
+          h.clock.at(h.clock.now() + at * 60_000, () => {
+            blips += 1;
+            h.kubeSim.faults.failNextRequests(DEFAULT_RETRY_POLICY.maxAttempts, 500, { method: 'GET', pathIncludes: '/pods' });
+          });
+        }
+      },
+    });
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+    expect(blips).toBeGreaterThan(10);
+    const failedAttempts = execution.history.filter((e) => e.type === 'StateFailed' && e.state?.name === 'Watch' && e.Error === 'ClusterUnavailable').length;
+    expect(failedAttempts).toBeGreaterThan(TRANSIENT_RETRY.MaxAttempts);
+  });
+
   it('a runner evicted deep into a one-hour test, between two cruise polls, fails the run within a minute of it', async () => {
     const runId = newRunId();
     const hour = `export const options = { vus: 4, duration: '1h' };\nexport default function () {}\n`;
@@ -143,7 +168,8 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
             h.kubeSim.faults.restartPod('loadplane', pod.metadata.name);
           });
         }
-        if (e.type === 'StateExited' && e.state?.name === 'Watch') seenAt ||= h.clock.now();
+        const step = (e.state as { output?: { step?: { phase?: string } } } | undefined)?.output?.step;
+        if (e.type === 'StateExited' && e.state?.name === 'Watch' && step?.phase === 'failed') seenAt ||= h.clock.now();
       },
     });
     expect(view.run.outcome).toBe(Outcome.FAILED);

@@ -84,6 +84,9 @@ describe('Watch', () => {
 
   it('far from the expected end it answers PollLater with the cruise interval (the Task retries it), and polls with Waits near the end', async () => {
     const { runId, steps } = await driveTo(h, longSpec('watch-cruise'), Stage.Start);
+    // The first poll of a cruise window is a Wait (a fresh visit of the Task); the next ones are PollLater.
+    expect(await watch(h.runtime.deps, runId)).toEqual({ phase: StepPhase.waiting, nextPollSeconds: 60 });
+    await h.clock.sleep(60_000);
     const err = await watch(h.runtime.deps, runId).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PollLater);
     expect((err as PollLater).seconds).toBe(60);
