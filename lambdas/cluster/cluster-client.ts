@@ -89,9 +89,9 @@ export interface ClusterClient {
   preparePodProxy(requests: readonly ProxyRequest[]): Promise<PreparedProxyRequest[]>;
   /**
    * Deletes every Job, ConfigMap and Pod labelled with the run (background propagation); 404 is success.
-   * What a deleted Job owns (its pods; a ConfigMap all of whose owners are those Jobs) is left to
-   * Kubernetes' garbage collector, as is anything already being deleted: one call per object the
-   * run made itself, not one per pod too. `deleted` counts the delete calls that found their object.
+   * What a Job deleted by this call owns (its pods; a ConfigMap all of whose owners are those Jobs) is
+   * left to Kubernetes' garbage collector, as is an object already being deleted: one call per object
+   * the run made itself, not one per pod too. `deleted` counts the delete calls that found their object.
    */
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
   /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
@@ -294,18 +294,15 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
 
     async deleteRun(namespace, runId) {
       let deleted = 0;
-      // UIDs of what this call deleted (and what was being deleted already): what they own goes with them.
+      // UIDs of what this call deleted (background propagation): what they own goes with them. Not
+      // what someone else is deleting: an orphaning delete (a Job's default through the API) leaves its pods.
       const going = new Set<string>();
       for (const kind of RUN_OBJECT_KINDS) {
         const items = await listByRun(kind, namespace, runId);
         const mine = items.filter((item) => {
           const owners = item.metadata?.ownerReferences ?? [];
           const collected = owners.length > 0 && owners.every((o) => going.has(o.uid));
-          if (item.metadata?.deletionTimestamp || collected) {
-            if (item.metadata?.uid) going.add(item.metadata.uid);
-            return false;
-          }
-          return true;
+          return !item.metadata?.deletionTimestamp && !collected;
         });
         const results = await Promise.all(mine.map(async (item) => ((await deleteObject(kind, namespace, item.metadata!.name!)) ? 1 : 0)));
         for (const item of mine) if (item.metadata?.uid) going.add(item.metadata.uid);
