@@ -36,7 +36,7 @@ function markdownReport(machine: Machine, command: string, reports: Record<strin
   return [
     '# Benchmark results',
     '',
-    'Written by `npm run bench` (bench/run.ts); every figure is measured beside its baseline in the same run.',
+    "Written by `npm run bench` (bench/run.ts); each figure is measured beside a baseline measured (or, where a figure's notes say so, modelled) in the same run.",
     'Re-measure with the command below; figures from another machine are comparable by their ratios, not their milliseconds.',
     '',
     `- command: \`${command}\``,

@@ -54,8 +54,27 @@ function cpuUs(usage: NodeJS.ResourceUsage): number {
   return usage.userCPUTime + usage.systemCPUTime;
 }
 
+/** How often this process's RSS is sampled during a row: maxRSS would be the peak of every earlier figure too. */
+const RSS_SAMPLE_MS = 200;
+
+/** Samples this process's RSS until stopped; `stop()` returns the highest sample, MB. */
+function sampleRss(): { stop(): number } {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, RSS_SAMPLE_MS);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, process.memoryUsage().rss) / 1024 / 1024;
+    },
+  };
+}
+
 /** One row: `runs` runs started at once on a fresh runtime. */
 export async function measureRow(runs: number): Promise<RowMeasure> {
+  const rss = sampleRss();
   const bench = await startBenchRuntime({ timeScale: TIME_SCALE });
   try {
     const spec = { ...k6BenchSpec({ parallelism: PARALLELISM, durationSeconds: DURATION_SECONDS }), timeouts: { prepare: PHASE_TIMEOUT, ready: PHASE_TIMEOUT } };
@@ -69,19 +88,21 @@ export async function measureRow(runs: number): Promise<RowMeasure> {
     const kubeSimUsage = await bench.cluster.usage();
     return {
       runs,
-      completed: results.filter((r) => r.execution.status === 'SUCCEEDED').length,
+      // The machine also ends SUCCEEDED through Skipped/Duplicate: only the run's outcome says it ran.
+      completed: results.filter((r) => r.execution.status === 'SUCCEEDED' && r.view.run.outcome === 'SUCCEEDED').length,
       notifiedOnce: results.filter((r) => bench.notificationsFor(r.runId) === 1).length,
       objectsLeft: await bench.objectsLeft(),
       wallMs,
-      // maxRSS is in KiB, the process's peak so far: this process's over every row so far (rows run
-      // smallest first), the child's over its row.
-      benchRssMb: benchUsage.maxRSS / 1024,
+      // This process's highest sampled RSS during the row; the child's maxRSS (KiB) is its row's peak,
+      // as each row has its own kube-sim process.
+      benchRssMb: rss.stop(),
       kubeSimRssMb: kubeSimUsage.maxRSS / 1024,
       ledgerOps: bench.counters.ledgerReads + bench.counters.ledgerWrites - opsBefore,
       benchCpuUs: cpuUs(benchUsage) - benchCpuBefore,
       kubeSimCpuUs: cpuUs(kubeSimUsage) - kubeSimCpuBefore,
     };
   } finally {
+    rss.stop();
     await bench.close();
   }
 }
@@ -115,8 +136,8 @@ export const concurrency: Figure = {
         `Each run: a k6 test with parallelism ${PARALLELISM} for ${DURATION_SECONDS} s of simulated time, kube-sim at time scale ${TIME_SCALE} (so the test itself is ${DURATION_SECONDS / TIME_SCALE} s of wall time), prepare and ready timeouts ${PHASE_TIMEOUT} (sim time; the default 10 min would fail runs that only waited for CPU); all runs of a row start at once.`,
         'One fresh runtime (dynalite, local engine, kube-sim child process) per row; wall s = first start to last result.',
         `x per-run = s per run / s per run of the ${sizes[0]}-run row measured in the same bench run (1 = linear).`,
-        `exactly one notification = runs whose webhook received one delivery; objects left = loadplane Jobs, Pods, ConfigMaps, Services in the cluster after every run ended.`,
-        "peak RSS: maxRSS of this process so far (rows run smallest first) and of the row's kube-sim process. ledger ops/s = DynamoDB requests / wall s.",
+        `completed = runs whose execution and outcome are both SUCCEEDED; exactly one notification = runs whose webhook received one delivery; objects left = loadplane Jobs, Pods, ConfigMaps, Services in the cluster after every run ended.`,
+        `peak RSS (bench): the highest of this process's RSS sampled every ${RSS_SAMPLE_MS} ms during the row (not maxRSS, which would include earlier figures); peak RSS (kube-sim): maxRSS of the row's own kube-sim process. ledger ops/s = DynamoDB requests / wall s.`,
         'CPU s per run: user + system CPU of this process (local engine, stages, dynalite, clients) and of kube-sim during the row, per run: the linearity check that does not depend on what else the machine runs.',
       ],
     };

@@ -97,12 +97,18 @@ interface RunCounts {
  */
 const SLACK_TIMEOUTS = { prepare: '1h', ready: '1h' };
 
+/** A counted run that throws unless it succeeded (runFailure): every figure that times successes. */
 export async function countedRun(bench: BenchRuntime, parallelism: number, durationSeconds: number): Promise<{ run: BenchRun; counts: RunCounts }> {
+  const measured = await measuredRun(bench, parallelism, durationSeconds);
+  const failure = runFailure(measured.run);
+  if (failure !== undefined) throw new Error(`run ${measured.run.runId} at parallelism ${parallelism}: ${failure}`);
+  return measured;
+}
+
+/** One run with its counts, whatever it ended with (see runFailure). */
+export async function measuredRun(bench: BenchRuntime, parallelism: number, durationSeconds: number): Promise<{ run: BenchRun; counts: RunCounts }> {
   const before = { ...bench.counters, api: await bench.cluster.requestCount() };
   const run = await bench.run({ ...k6BenchSpec({ parallelism, durationSeconds }), timeouts: SLACK_TIMEOUTS });
-  if (run.execution.status !== 'SUCCEEDED') {
-    throw new Error(`run ${run.runId} at parallelism ${parallelism} ended ${run.execution.status}: ${run.execution.error ?? ''} ${run.execution.cause ?? ''}`);
-  }
   const counts = {
     apiCalls: (await bench.cluster.requestCount()) - before.api,
     ledgerReads: bench.counters.ledgerReads - before.ledgerReads,
@@ -110,6 +116,22 @@ export async function countedRun(bench: BenchRuntime, parallelism: number, durat
     invocations: bench.counters.invocations - before.invocations,
   };
   return { run, counts };
+}
+
+/**
+ * Why a run did not succeed, or undefined if it did. The machine also ends SUCCEEDED through
+ * Skipped/Duplicate, so only the execution's status and the run's outcome together say it ran: the
+ * first Task state that failed for good (its error and cause), then the recorded outcome and reason.
+ */
+export function runFailure(run: BenchRun): string | undefined {
+  const outcome = run.view.run.outcome;
+  if (run.execution.status === 'SUCCEEDED' && outcome === 'SUCCEEDED') return undefined;
+  // A Task's failure that its Retry took (Watch's PollLater, a busy stage) is followed by StateRetried.
+  const history = run.execution.history;
+  const failed = history.find((e, i) => e.type === 'StateFailed' && e.state?.type === 'Task' && history[i + 1]?.type !== 'StateRetried');
+  const where = failed ? `${failed.state!.name} failed: ${failed.Error ?? ''} ${failed.Cause ?? ''}`.trim() + '; ' : '';
+  const reason = run.view.run.outcomeReason ?? run.execution.cause ?? run.execution.error ?? '';
+  return `${where}execution ${run.execution.status}, outcome ${outcome ?? 'none'}${reason ? ` (${reason})` : ''}`;
 }
 
 /** The Task states of a run, in the order the state machine visits them on the success path. */
@@ -172,7 +194,7 @@ export const overhead: Figure = {
       columns,
       rows,
       notes: [
-        `${runs} runs per parallelism N, one after another, after ${WARM_UP_RUNS} warm-up runs; every run SUCCEEDED. k6BenchSpec({ parallelism: N, durationSeconds: 0 }) with prepare and ready timeouts of 1 h (the deployment's maximum; 3.6 s real, so a busy machine does not fail a run on its deadline), one webhook notification per run.`,
+        `${runs} runs per parallelism N, one after another, after ${WARM_UP_RUNS} warm-up runs; every run SUCCEEDED (execution and outcome). k6BenchSpec({ parallelism: N, durationSeconds: 0 }) with prepare and ready timeouts of 1 h (the deployment's maximum; 3.6 s real, so a busy machine does not fail a run on its deadline), one webhook notification per run.`,
         `Local runtime (real ASL in the local engine, stage Lambdas in process, embedded dynalite) against kube-sim in its own process, both at time scale ${TIME_SCALE}: kube-sim's simulated delays (~1 s to schedule a pod, 1 s to start its container) and the ASL's poll Waits (>= 2 s) cost ~1–2 ms real each.`,
         'Per Task state: p50 of the real ms between its StateEntered and StateExited (every visit summed), without the Wait the local engine takes at the start of the Task that follows a Wait state; the Waits are their own line (nominal: nextPollSeconds / time scale), the rest is the engine between states. The stage rows\' p50s need not add up to the total\'s.',
         `Waits' share of submit → outcome (p50s): ${waitShare.join(', ')}.`,

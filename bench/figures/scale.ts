@@ -6,13 +6,15 @@
  * Collect's (N log reads). Per-runner columns show where something grows faster than N.
  *
  * kube-sim runs in its own process (bench-runs.ts); its request log, read after the run, is split by
- * the Task state whose span each request fell in (its response time against the states' seenAt).
+ * the Task state whose span each request fell in (its response time against the states' wallAt, both
+ * Date.now()). A row whose run fails is reported with what was measured and why it failed (a real
+ * limit of the product is a result), and the figure goes on with the next row.
  */
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import type { Cell, Figure } from '../figure';
 import { round } from '../stats';
 import { startBenchRuntime, type BenchRun } from '../support/bench-runs';
-import { countedRun, splitRun } from './overhead';
+import { measuredRun, runFailure, splitRun } from './overhead';
 
 const TIME_SCALE = 10;
 const TEST_SECONDS = 60;
@@ -27,20 +29,29 @@ interface Span {
   to: number;
 }
 
-/** Each Task state visit's span, on the wall clock (epoch ms), as requests are logged. */
+/** Each Task state visit's span, on the wall clock (Date.now(), as kube-sim logs requests). */
 function taskSpans(run: BenchRun): Span[] {
   const spans: Span[] = [];
   let open: { name: string; at: number } | undefined;
   for (const e of run.events) {
     if (e.state?.type !== 'Task') continue;
-    if (e.type === 'StateEntered') open = { name: e.state.name, at: e.seenAt };
+    if (e.type === 'StateEntered') open = { name: e.state.name, at: e.wallAt };
     if (e.type === 'StateExited' && open) {
-      spans.push({ name: open.name, from: performance.timeOrigin + open.at, to: performance.timeOrigin + e.seenAt });
+      spans.push({ name: open.name, from: open.at, to: e.wallAt });
       open = undefined;
     }
   }
   return spans;
 }
+
+/** The error's message, with what a known limit means. */
+function failureText(message: string): string {
+  // DynamoDB's message for an item over its 400 KB limit (dynalite answers with the same text).
+  const itemLimit = /Item size (to update )?has exceeded the maximum allowed size/.test(message) ? " — a ledger record exceeds DynamoDB's 400 KB item limit" : '';
+  return message + itemLimit;
+}
+
+const COLUMNS = ['parallelism', 'Launch ms', 'Launch API calls', 'Watch polls', 'API calls / Watch poll', 'Watch ms / poll', 'Collect ms', 'Cleanup ms', 'API calls / run', 'submit → outcome ms', 'fails'];
 
 export const scale: Figure = {
   name: 'scale',
@@ -50,49 +61,63 @@ export const scale: Figure = {
     const bench = await startBenchRuntime({ timeScale: TIME_SCALE, runtime: { config: CONFIG } });
     const rows: Array<Record<string, Cell>> = [];
     const perRunner: Array<{ n: number; launch: number; watch: number; collect: number }> = [];
+    const failures: string[] = [];
     let left = 0;
     try {
       for (const n of sizes) {
-        await bench.cluster.clearRequestLog();
-        const { run, counts } = await countedRun(bench, n, TEST_SECONDS);
-        const log = await bench.cluster.requestLog();
-        const split = splitRun(run, TIME_SCALE);
-        const spans = taskSpans(run);
-        const callsIn = (name: string) => log.filter((r) => spans.some((s) => s.name === name && r.at >= s.from - 1 && r.at <= s.to + 1)).length;
-        const polls = split.visits.Watch ?? 0;
-        const launch = split.tasks.Launch ?? 0;
-        const watch = polls > 0 ? (split.tasks.Watch ?? 0) / polls : 0;
-        const collect = split.tasks.Collect ?? 0;
-        perRunner.push({ n, launch: launch / n, watch: watch / n, collect: collect / n });
-        rows.push({
-          parallelism: n,
-          'Launch ms': round(launch),
-          'Launch API calls': callsIn('Launch'),
-          'Watch polls': polls,
-          'API calls / Watch poll': polls > 0 ? round(callsIn('Watch') / polls, 1) : null,
-          'Watch ms / poll': round(watch, 1),
-          'Collect ms': round(collect),
-          'Cleanup ms': round(split.tasks.Cleanup ?? 0),
-          'API calls / run': counts.apiCalls,
-          'submit → outcome ms': round(split.outcomeMs),
-        });
-        left += await bench.objectsLeft();
+        try {
+          await bench.cluster.clearRequestLog();
+          const { run, counts } = await measuredRun(bench, n, TEST_SECONDS);
+          const failure = runFailure(run);
+          const log = await bench.cluster.requestLog();
+          const split = splitRun(run, TIME_SCALE);
+          const spans = taskSpans(run);
+          const callsIn = (name: string) => log.filter((r) => spans.some((s) => s.name === name && r.at >= s.from - 1 && r.at <= s.to + 1)).length;
+          const polls = split.visits.Watch ?? 0;
+          const launch = split.tasks.Launch;
+          const watch = polls > 0 && split.tasks.Watch !== undefined ? split.tasks.Watch / polls : undefined;
+          const collect = split.tasks.Collect;
+          const ms = (value: number | undefined, digits = 0) => (value === undefined ? null : round(value, digits));
+          if (failure === undefined) perRunner.push({ n, launch: launch! / n, watch: (watch ?? 0) / n, collect: collect! / n });
+          else failures.push(`parallelism ${n}: fails: ${failureText(failure)}`);
+          rows.push({
+            parallelism: n,
+            'Launch ms': ms(launch),
+            'Launch API calls': callsIn('Launch'),
+            'Watch polls': polls,
+            'API calls / Watch poll': polls > 0 ? round(callsIn('Watch') / polls, 1) : null,
+            'Watch ms / poll': ms(watch, 1),
+            'Collect ms': ms(collect),
+            'Cleanup ms': ms(split.tasks.Cleanup),
+            'API calls / run': counts.apiCalls,
+            'submit → outcome ms': round(split.outcomeMs),
+            fails: failure === undefined ? null : failureText(failure),
+          });
+          left += await bench.objectsLeft();
+        } catch (err) {
+          // The run could not be measured at all (e.g. not in the ledger): the row says why, the figure goes on.
+          const message = failureText(err instanceof Error ? err.message : String(err));
+          failures.push(`parallelism ${n}: fails: ${message}`);
+          rows.push({ parallelism: n, fails: message });
+        }
       }
     } finally {
       await bench.close();
     }
-    const first = perRunner[0]!;
-    const growth = perRunner.slice(1).map((p) => {
-      const ratio = (a: number, b: number) => round(b / a, 2);
-      return `N=${first.n} → ${p.n} (×${round(p.n / first.n, 1)}): per runner, Launch ×${ratio(first.launch, p.launch)}, Watch per poll ×${ratio(first.watch, p.watch)}, Collect ×${ratio(first.collect, p.collect)} (1 = linear in N)`;
-    });
+    const [first, ...later] = perRunner;
+    const ratio = (a: number, b: number) => round(b / a, 2);
+    const growth = first
+      ? later.map((p) => `N=${first.n} → ${p.n} (×${round(p.n / first.n, 1)}): per runner, Launch ×${ratio(first.launch, p.launch)}, Watch per poll ×${ratio(first.watch, p.watch)}, Collect ×${ratio(first.collect, p.collect)} (1 = linear in N)`)
+      : [];
     return {
-      columns: ['parallelism', 'Launch ms', 'Launch API calls', 'Watch polls', 'API calls / Watch poll', 'Watch ms / poll', 'Collect ms', 'Cleanup ms', 'API calls / run', 'submit → outcome ms'],
+      columns: COLUMNS,
       rows,
       notes: [
-        `One run per parallelism (k6BenchSpec, ${TEST_SECONDS} s test, prepare and ready timeouts 1 h), every run SUCCEEDED; deployment config: the defaults with maxParallelism ${LARGEST}. kube-sim in its own process; ${left === 0 ? 'no loadplane object was left in the cluster' : `${left} objects left in the cluster`}.`,
+        `One run per parallelism (k6BenchSpec, ${TEST_SECONDS} s test, prepare and ready timeouts 1 h), ${failures.length === 0 ? 'every run SUCCEEDED' : 'the runs not listed under fails SUCCEEDED (execution and outcome)'}; deployment config: the defaults with maxParallelism ${LARGEST}. kube-sim in its own process; ${left === 0 ? 'no loadplane object was left in the cluster' : `${left} objects left in the cluster`}.`,
         `Time scale ${TIME_SCALE}: the test lasts ${(TEST_SECONDS * 1000) / TIME_SCALE} ms real; kube-sim's ~1 s scheduling and container start are ${1000 / TIME_SCALE} ms each. Stage times are the Task states' real ms without the Waits taken inside them (overhead.ts, splitRun); Watch ms / poll is Watch's total over its invocations.`,
         'API calls per Task state: kube-sim requests whose response time falls in one of its visits; Watch polls: invocations of the Watch Task (entries and Task retries).',
+        "fails: why the row's run did not succeed (the Task state that failed for good, its error, the recorded outcome); its other columns are what was measured before it failed (empty: that state never completed). Per-runner growth compares succeeded rows only.",
+        ...failures,
         ...growth,
       ],
     };

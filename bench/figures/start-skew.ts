@@ -6,8 +6,8 @@
  * loadplane's side is the real code path of Start (engineAdapter('k6').start over a ClusterClient from
  * createClusterClient, fresh for each round as a Lambda invocation's is), beside two loops over the same
  * kube-sim (its own process, 5 ms added to every request) in the same rounds, each on fresh paused pods:
- * a plain concurrent loop (Promise.all of node:http PATCHes with default settings: the floor for an
- * HTTP client) and a sequential one (k6-operator's starter, which curls the runners one after another).
+ * a plain concurrent loop (Promise.all of node:http PATCHes on a keep-alive agent warmed by a status GET
+ * per pod, as Start warms its own: the floor for an HTTP client) and a sequential one (k6-operator's starter, which curls the runners one after another).
  * The pods are the real runner Jobs (lambdas/engines/k6/manifests.ts, the run's labels, its script
  * ConfigMap) waiting paused in kube-sim's simulated k6 (local/kube-sim/programs/k6-runner.ts).
  */
@@ -86,7 +86,7 @@ export const startSkew: Figure = {
           `${rounds} round(s) per N; skew = last minus first PATCH …:${K6_API_PORT}/proxy/v1/status in kube-sim's request log (\`at\`, whole ms; ratios divide by at least ${RESOLUTION_MS} ms).`,
           `kube-sim in its own process, ${LATENCY_MS} ms added to every request once the pods were ready; each method gets fresh paused k6 runner pods (the real runner Jobs), methods interleaved per round.`,
           "loadplane: engineAdapter('k6').start over a fresh createClusterClient (cold, as a Lambda invocation's), the whole Start path (status checks included).",
-          'floor: Promise.all of node:http PATCHes, default settings, to the same proxy URLs. sequential: the same PATCHes one after another (k6-operator starter-style), on one keep-alive agent: a lower bound for curl per runner.',
+          "floor: Promise.all of node:http PATCHes to the same proxy URLs on a keep-alive agent warmed first, as loadplane's Start warms its connections, by one GET /v1/status per pod (not in the measured skew: only PATCHes are). sequential: the same PATCHes one after another (k6-operator starter-style), on one keep-alive agent: a lower bound for curl per runner.",
         ],
       };
     } finally {
@@ -155,7 +155,15 @@ const START: Record<Method, (sim: KubeSimProcess, run: PausedRun) => Promise<voi
     );
   },
   async floor(sim, run) {
-    await Promise.all(run.pods.map((p) => patch(proxyUrl(sim, p.name))));
+    // Warmed as loadplane's Start warms its own (a status GET per pod first), so the PATCHes reuse open
+    // connections and the floor is a floor, not N cold connects inside the measured window.
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      await Promise.all(run.pods.map((p) => get(proxyUrl(sim, p.name), agent)));
+      await Promise.all(run.pods.map((p) => patch(proxyUrl(sim, p.name), agent)));
+    } finally {
+      agent.destroy();
+    }
   },
   async sequential(sim, run) {
     const agent = new http.Agent({ keepAlive: true });
@@ -167,14 +175,22 @@ const START: Record<Method, (sim: KubeSimProcess, run: PausedRun) => Promise<voi
   },
 };
 
-function patch(url: string, agent?: http.Agent): Promise<void> {
+function patch(url: string, agent: http.Agent): Promise<void> {
+  return send('PATCH', url, agent, START_BODY);
+}
+
+function get(url: string, agent: http.Agent): Promise<void> {
+  return send('GET', url, agent);
+}
+
+function send(method: string, url: string, agent: http.Agent, body?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, ...(agent ? { agent } : {}) }, (res) => {
+    const req = http.request(url, { method, agent, ...(body ? { headers: { 'Content-Type': 'application/json' } } : {}) }, (res) => {
       res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`PATCH ${url}: HTTP ${res.statusCode}`))));
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${method} ${url}: HTTP ${res.statusCode}`))));
     });
     req.on('error', reject);
-    req.end(START_BODY);
+    req.end(body);
   });
 }
 

@@ -30,8 +30,11 @@ export interface BenchRun {
   /** performance.now() when the execution was started and when its result resolved. */
   submittedAt: number;
   endedAt: number;
-  /** History events with performance.now() when each was seen. */
-  events: Array<HistoryEvent & { seenAt: number }>;
+  /**
+   * History events with performance.now() when each was seen (seenAt, for durations) and Date.now()
+   * (wallAt: the clock kube-sim's request log `at` is on, for matching requests to events).
+   */
+  events: Array<HistoryEvent & { seenAt: number; wallAt: number }>;
 }
 
 export interface BenchRuntime {
@@ -86,7 +89,7 @@ export async function startBenchRuntime(options: BenchRuntimeOptions = {}): Prom
       const name = runOptions.name ?? newRunId();
       const events: BenchRun['events'] = [];
       const submittedAt = performance.now();
-      const execution = await runtime.startExecution({ name, input: { spec, source: 'local' }, onEvent: (e) => events.push({ ...e, seenAt: performance.now() }) }).result;
+      const execution = await runtime.startExecution({ name, input: { spec, source: 'local' }, onEvent: (e) => events.push({ ...e, seenAt: performance.now(), wallAt: Date.now() }) }).result;
       const endedAt = performance.now();
       const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
       const runId = admitted?.state.output.runId ?? name;

@@ -104,7 +104,8 @@ export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): 
     usage: () => call({ op: 'usage' }),
     close: async () => {
       clock.close();
-      if (child.exitCode !== null) return;
+      // Already gone: exited (exitCode) or killed by a signal (signalCode, exitCode stays null); no 'exit' is coming.
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.disconnect();
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);

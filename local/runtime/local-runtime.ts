@@ -138,8 +138,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       secrets: staticChannelSecrets(options.channels ?? {}),
       leaseMs: options.notifyLeaseMs ?? NOTIFY_LEASE_MS,
       timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
-      // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim.
-      ...(kubeSim ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } } : {}),
+      // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim, in this
+      // process or an external one (whose clock `clock` is, with its timeScale).
+      ...(kubeSim || options.externalCluster ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } } : {}),
     },
   };
   const timeScale = clock.timeScale;
