@@ -37,14 +37,20 @@ export function timeCommand(command: string, args: string[], options: SpawnSyncO
 
 /**
  * Peak resident set size (MB) of a Node.js command: one extra run with a preloaded script that
- * writes process.resourceUsage().maxRSS when the process exits (the timed runs are not instrumented).
+ * writes its peak (VmHWM; maxRSS where /proc is missing) when the process exits (the timed runs are
+ * not instrumented).
  */
 export function peakRssMb(args: string[], options: SpawnSyncOptions = {}): number | null {
   const dir = mkdtempSync(join(tmpdir(), 'loadplane-bench-'));
   try {
     const hook = join(dir, 'rss.cjs');
     const out = join(dir, 'rss.txt');
-    writeFileSync(hook, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, String(process.resourceUsage().maxRSS)));\n`);
+    // VmHWM (Linux): the peak of this program's own memory. maxRSS would start from the parent's RSS at
+    // fork (the bench process, hundreds of MB after the figures that run whole runs).
+    writeFileSync(
+      hook,
+      `process.on('exit', () => { const fs = require('node:fs'); let kb = process.resourceUsage().maxRSS; try { kb = Number(/VmHWM:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]); } catch {} fs.writeFileSync(${JSON.stringify(out)}, String(kb)); });\n`,
+    );
     spawnSync(process.execPath, ['--require', hook, ...args], { stdio: 'ignore', ...options });
     return round(Number(readFileSync(out, 'utf8')) / 1024, 1);
   } catch {

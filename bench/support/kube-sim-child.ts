@@ -3,6 +3,7 @@
  * scale and origin the parent gives (so the parent's clock reads the same time), answering the
  * parent's requests over the IPC channel. Not for use on its own.
  */
+import { readFileSync } from 'node:fs';
 import { ScaledClock } from '../../local/clock/scaled-clock';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
 import type { ChildReply, ChildRequest, KubeSimProcessOptions } from './kube-sim-process';
@@ -27,7 +28,16 @@ function answer(request: ChildRequest): unknown {
     case 'memory':
       return process.memoryUsage().rss;
     case 'usage':
-      return process.resourceUsage();
+      // maxRSS as this program's own peak (VmHWM): getrusage's would start from the parent's RSS at fork.
+      return { ...process.resourceUsage(), maxRSS: ownPeakRssKb() ?? process.resourceUsage().maxRSS };
+  }
+}
+
+function ownPeakRssKb(): number | undefined {
+  try {
+    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+  } catch {
+    return undefined;
   }
 }
 
