@@ -6,9 +6,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { ScaledClock } from '../../local/clock/scaled-clock';
-import type { RequestLogEntry } from '../../local/kube-sim/index';
+import { kubeSimKubeConfig, type RequestLogEntry } from '../../local/kube-sim/index';
 
 export interface KubeSimProcessOptions {
   /** Simulated seconds per real second (default 1). */
@@ -85,16 +85,7 @@ export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): 
     url,
     timeScale,
     clock,
-    kubeConfig: () => {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'kube-sim', server: url, skipTLSVerify: true }],
-        users: [{ name: 'kube-sim', token: 'kube-sim' }],
-        contexts: [{ name: 'kube-sim', cluster: 'kube-sim', user: 'kube-sim' }],
-        currentContext: 'kube-sim',
-      });
-      return kc;
-    },
+    kubeConfig: () => kubeSimKubeConfig(url),
     requestLog: (filter = {}) => call({ op: 'requestLog', ...filter }),
     requestCount: () => call({ op: 'requestCount' }),
     clearRequestLog: () => call({ op: 'clearRequestLog' }),

@@ -72,6 +72,18 @@ function initialNamespaces(): { name: string; labels?: Record<string, string> }[
   );
 }
 
+/** A @kubernetes/client-node KubeConfig for the kube-sim at `url` (plain http: skipTLSVerify, a dummy token). */
+export function kubeSimKubeConfig(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'kube-sim', server: url, skipTLSVerify: true }],
+    users: [{ name: 'kube-sim', token: 'kube-sim' }],
+    contexts: [{ name: 'kube-sim', cluster: 'kube-sim', user: 'kube-sim' }],
+    currentContext: 'kube-sim',
+  });
+  return kc;
+}
+
 export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> {
   const host = opts.host ?? '127.0.0.1';
   const reportError = (err: unknown) => console.error('kube-sim: internal error:', err);
@@ -112,16 +124,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
     },
     faults,
     now: () => clock.now(),
-    kubeConfig: () => {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'kube-sim', server: url, skipTLSVerify: true }],
-        users: [{ name: 'kube-sim', token: 'kube-sim' }],
-        contexts: [{ name: 'kube-sim', cluster: 'kube-sim', user: 'kube-sim' }],
-        currentContext: 'kube-sim',
-      });
-      return kc;
-    },
+    kubeConfig: () => kubeSimKubeConfig(url),
     list: (kind, namespace, labelSelector) => store.list(kind, namespace, parseLabelSelector(labelSelector)),
     close: () => {
       closing ??= (async () => {
