@@ -72,32 +72,26 @@ async function measure(bench: VirtualBench, seconds: number): Promise<Measured> 
   }
   const history = run.execution.history;
   const watches = run.calls.filter((c) => c.stage === WATCH_STATE);
-  const per = (f: (c: StageCall) => number) => median(watches.map(f));
-  const all = (f: (c: StageCall) => number) => sum(watches.map(f));
+  // What the Watch polls cost, each measure folded by `fold` (median: one poll; sum: the whole loop).
+  const costs = (fold: (values: number[]) => number) => {
+    const of = (f: (c: StageCall) => number) => fold(watches.map(f));
+    return {
+      k8s: of((c) => c.k8sCalls),
+      reads: of((c) => c.ledger.reads),
+      writes: of((c) => c.ledger.writes),
+      readUnits: of((c) => c.ledger.readUnits),
+      writeUnits: of((c) => c.ledger.writeUnits),
+      ms: of((c) => c.wallMs),
+    };
+  };
   return {
     seconds,
     run,
     transitions: awsStateTransitions(history),
     historyEvents: awsHistoryEvents(history),
     invocations: run.calls.length,
-    watch: {
-      polls: watches.length,
-      k8s: per((c) => c.k8sCalls),
-      reads: per((c) => c.ledger.reads),
-      writes: per((c) => c.ledger.writes),
-      readUnits: per((c) => c.ledger.readUnits),
-      writeUnits: per((c) => c.ledger.writeUnits),
-      ms: per((c) => c.wallMs),
-    },
-    loop: {
-      ...watchLoopCost(history),
-      k8s: all((c) => c.k8sCalls),
-      reads: all((c) => c.ledger.reads),
-      writes: all((c) => c.ledger.writes),
-      readUnits: all((c) => c.ledger.readUnits),
-      writeUnits: all((c) => c.ledger.writeUnits),
-      ms: all((c) => c.wallMs),
-    },
+    watch: { polls: watches.length, ...costs(median) },
+    loop: { ...watchLoopCost(history), ...costs(sum) },
     lastWatch: watches.at(-1)!,
   };
 }

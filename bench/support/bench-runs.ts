@@ -10,12 +10,11 @@ import { newRunId } from '../../lambdas/core/run-id';
 import type { RunView } from '../../lambdas/ledger/ledger';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
+import { isReadCommand } from './ledger-requests';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver';
 import { startKubeSimProcess, type KubeSimProcess } from './kube-sim-process';
 
-/** DynamoDB operations that only read; every other command is counted as a write. */
-const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand', 'GetCommand', 'BatchGetCommand']);
 
 export interface Counters {
   invocations: number;
@@ -74,7 +73,7 @@ export async function startBenchRuntime(options: BenchRuntimeOptions = {}): Prom
   });
   runtime.store.client.middlewareStack.add(
     (next, context) => (args) => {
-      if (READ_COMMANDS.has(context.commandName ?? '')) counters.ledgerReads += 1;
+      if (isReadCommand(context.commandName)) counters.ledgerReads += 1;
       else counters.ledgerWrites += 1;
       return next(args);
     },

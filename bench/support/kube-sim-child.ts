@@ -25,8 +25,6 @@ function answer(request: ChildRequest): unknown {
       return sim.list(request.kind as never, request.namespace, request.labelSelector).length;
     case 'fault':
       return (sim.faults as unknown as Record<string, (...args: unknown[]) => unknown>)[request.method]!(...request.args) ?? null;
-    case 'memory':
-      return process.memoryUsage().rss;
     case 'usage':
       // maxRSS as this program's own peak (VmHWM): getrusage's would start from the parent's RSS at fork.
       return { ...process.resourceUsage(), maxRSS: ownPeakRssKb() ?? process.resourceUsage().maxRSS };

@@ -21,7 +21,6 @@ export type ChildRequest =
   | { op: 'clearRequestLog' }
   | { op: 'count'; kind: string; namespace?: string; labelSelector?: string }
   | { op: 'fault'; method: string; args: unknown[] }
-  | { op: 'memory' }
   | { op: 'usage' };
 
 export type ChildReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
@@ -39,8 +38,6 @@ export interface KubeSimProcess {
   count(kind: string, namespace?: string, labelSelector?: string): Promise<number>;
   /** Calls `sim.faults[method](...args)` in the child (e.g. setLatency, setExitCode). */
   fault(method: string, ...args: unknown[]): Promise<void>;
-  /** The child's resident set size (bytes). */
-  rss(): Promise<number>;
   /** The child's process.resourceUsage() (CPU µs so far, maxRSS in KiB: its peak). */
   usage(): Promise<NodeJS.ResourceUsage>;
   close(): Promise<void>;
@@ -91,7 +88,6 @@ export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): 
     clearRequestLog: () => call({ op: 'clearRequestLog' }),
     count: (kind, namespace, labelSelector) => call({ op: 'count', kind, ...(namespace ? { namespace } : {}), ...(labelSelector ? { labelSelector } : {}) }),
     fault: (method, ...args) => call({ op: 'fault', method, args }),
-    rss: () => call({ op: 'memory' }),
     usage: () => call({ op: 'usage' }),
     close: async () => {
       clock.close();

@@ -17,13 +17,12 @@ import { VirtualClock } from '../../local/clock/virtual-clock';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
 import { mulberry32 } from '../../local/kube-sim/seeded-random';
+import { isReadCommand } from './ledger-requests';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime } from '../../local/runtime/local-runtime';
 
 /** Retry jitter is seeded, as in the tests: the same figure makes the same waits every time. */
 const RANDOM_SEED = 8;
 
-/** DynamoDB operations that only read (document and low-level names); every other command writes. */
-const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand', 'GetCommand', 'BatchGetCommand']);
 
 export interface LedgerCounts {
   reads: number;
@@ -119,7 +118,7 @@ export async function startVirtualBench(): Promise<VirtualBench> {
   runtime.store.client.middlewareStack.add(
     (next, context) => async (args) => {
       (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
-      const read = READ_COMMANDS.has(context.commandName ?? '');
+      const read = isReadCommand(context.commandName);
       if (read) ledger.reads += 1;
       else ledger.writes += 1;
       const result = await next(args);
