@@ -39,8 +39,10 @@ import {
   type PutScheduleResult,
   type ScheduleRecord,
 } from './schedules';
+import { listSamples, recordSample } from './samples';
 import { beginStage, completeStage, failStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
+import type { LiveSample } from '../core/live-sample';
 
 export interface LedgerDeps {
   client: DynamoDBDocumentClient;
@@ -103,6 +105,18 @@ export class Ledger {
 
   releaseNotification(runId: string, channel: string, token: string, reason: string): Promise<ReleaseResult> {
     return releaseNotification(this.ctx, runId, channel, token, reason);
+  }
+
+  // ---- live samples (samples.ts) ----
+
+  /** One sample of the run's live metrics (a plain put in the run's samples partition). */
+  recordSample(runId: string, sample: LiveSample): Promise<void> {
+    return recordSample(this.ctx, runId, sample);
+  }
+
+  /** The run's samples, oldest first; `newest: n` reads only the newest n. */
+  listSamples(runId: string, options?: { newest?: number }): Promise<LiveSample[]> {
+    return listSamples(this.ctx, runId, options);
   }
 
   // ---- concurrency groups (groups.ts) ----
