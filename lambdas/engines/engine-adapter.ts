@@ -21,6 +21,22 @@ export interface RunnerFacts {
   simulated: boolean;
 }
 
+/**
+ * What a running runner reports of its test so far (Watch's live sample, core/live-sample.ts):
+ * counters cumulative since its test started.
+ */
+export interface LiveReading {
+  requests: number;
+  failed: number;
+  iterations: number;
+  /** VUs (Gatling: users) active now. */
+  vus: number;
+  dataReceivedBytes: number;
+  dataSentBytes: number;
+  /** Request duration p95 so far (ms); null before the first request, or when the engine reports none live (Gatling). */
+  p95: number | null;
+}
+
 /** A runner pod AwaitReady found ready. */
 export interface ReadyPod {
   index: number;
@@ -77,6 +93,14 @@ export interface EngineAdapter {
   readonly stopsGracefully: boolean;
   /** Tells a running runner to stop (idempotent). */
   stop(cluster: ClusterClient, namespace: string, pod: string): Promise<void>;
+
+  /**
+   * The live figures of running runners, read at once (one request per pod, none after another):
+   * one entry per pod, undefined for a runner that did not answer within `budgetMs` (real ms, for the
+   * whole batch: within-budget.ts) or could not (not reachable, an error, no figures yet). Never
+   * throws for one runner; throws only when the batch cannot be sent at all.
+   */
+  liveMetrics(cluster: ClusterClient, namespace: string, pods: readonly string[], budgetMs: number): Promise<(LiveReading | undefined)[]>;
 
   /** How many lines from the end of a runner's log Collect reads to find its whole result. */
   readonly resultLogLines: number;

@@ -2,7 +2,8 @@
  * Collect (architecture §3.7): reads each runner's result from the end of its log, as its engine's
  * adapter finds it (k6: the summary export the runner script prints; Gatling: its console summary),
  * and aggregates: counts summed, min/max exact, means weighted, percentiles kept per runner and the
- * run's bracketed from them (percentile-bracket.ts), never averaged. The full result stays in the ledger; the state machine gets only
+ * run's bracketed from them (percentile-bracket.ts), never averaged, and records the run's `final` live
+ * sample from them (live-metrics.ts). The full result stays in the ledger; the state machine gets only
  * the verdict, so the execution's payload stays small whatever N is. A replaced runner
  * (`onRunnerRestart: restart`) reports what its newest pod, the replacement, ran: its whole share;
  * the reason says which runners were replaced.
@@ -20,6 +21,7 @@ import type { RunnerSummary } from '../core/summary';
 import { engineAdapter } from '../engines';
 import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
+import { recordFinalSample } from './live-metrics';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
@@ -69,6 +71,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       }
     });
     const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
+    // Best effort, and the same sample again on a retry: its key is the result's duration.
+    await recordFinalSample(deps, runId, result);
     // An abort wins only over a test still running when it was asked for (runners.ts, runningAt):
     // one that came after every runner had finished changes nothing of what the test did.
     const abort = abortRequest(run);

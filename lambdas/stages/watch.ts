@@ -2,6 +2,8 @@
  * Watch (architecture §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`,
  * or, while the next poll is at least the cruise interval away, throws PollLater: the Task's Retry
  * polls again after that interval, one state transition instead of a Wait → Task → Choice cycle.
+ * While the test runs, each poll also records a live sample of the runners' figures in the ledger
+ * (live-metrics.ts: one batch of reads, best effort, never part of the answer).
  * Done when every runner's test ran to its end (exit 0, or the engine's "a check failed": k6 99,
  * Gatling 2; Collect and Decide report those). Any other exit code, a runner evicted or restarted
  * under `onRunnerRestart: fail`, or a runner Job deleted behind our back ends the run FAILED at once;
@@ -26,6 +28,7 @@ import { admission } from './acquire';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
+import { recordLiveSample } from './live-metrics';
 import { describeRunner, observeRunners, ranToEnd, runnerList, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
@@ -51,6 +54,8 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
 
   const finished = runners.filter((r) => ranToEnd(run.spec.engine, r.latest));
   if (finished.length === runners.length) return runOnce(deps, runId, Stage.Watch, async () => done());
+  // The test runs: one live sample in the ledger (live-metrics.ts), whatever this poll answers.
+  await recordLiveSample(deps, run, runners, started);
 
   const now = deps.now();
   const window = runWindow({

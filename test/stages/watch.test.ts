@@ -30,7 +30,7 @@ const exitCodes = (runId: string) =>
   objectsOf(h, 'Pod', runId, Role.runner).map((p) => p.status.containerStatuses?.[0]?.state?.terminated?.exitCode);
 
 describe('Watch', () => {
-  it('polls with two list calls each (reads only) while the test runs, and records done once every runner exited 0', async () => {
+  it('polls with two list calls each, plus one live-metrics read per running runner (reads only), and records done once every runner exited 0', async () => {
     const { runId, steps } = await driveTo(h, k6Spec({ name: 'watch', parallelism: 4 }), Stage.Start);
     const requests = markRequests(h);
 
@@ -45,10 +45,15 @@ describe('Watch', () => {
     expect(h.clock.now()).toBeGreaterThanOrEqual((steps.Start as StartRecord).expectedEndAt!);
     expect(exitCodes(runId)).toEqual([0, 0, 0, 0]);
     expect((await viewOf(h, runId)).stages.Watch).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
-    // 1 + polls calls, each one list of Jobs and one of Pods: never a call per pod.
+    // 1 + polls calls, each one list of Jobs and one of Pods: never a list call per pod.
     const calls = requests.since();
-    expect(calls).toHaveLength(2 * (1 + polls));
-    expect(calls.every((r) => r.method === 'GET' && /\/namespaces\/loadplane\/(jobs|pods)$/.test(r.path))).toBe(true);
+    expect(calls.every((r) => r.method === 'GET')).toBe(true);
+    const lists = calls.filter((r) => /\/namespaces\/loadplane\/(jobs|pods)$/.test(r.path));
+    expect(lists).toHaveLength(2 * (1 + polls));
+    // Every poll but the last (which found every runner exited) read each runner's metrics once (live-metrics.ts).
+    const metrics = calls.filter((r) => /\/namespaces\/loadplane\/pods\/[^/]+:6565\/proxy\/v1\/metrics$/.test(r.path));
+    expect(metrics).toHaveLength(4 * polls);
+    expect(lists.length + metrics.length).toBe(calls.length);
   });
 
   it('invoked again after done: the recorded answer, without a single Kubernetes request', async () => {

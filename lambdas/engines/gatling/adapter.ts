@@ -1,13 +1,16 @@
 /**
  * Gatling (architecture §7): no initializer (nothing to inspect), no REST API: every runner sleeps until
  * the common instant fixed at Launch and starts itself, cannot be stopped with its result kept (an
- * aborted runner is deleted), and prints its result as Gatling's own console summary.
+ * aborted runner is deleted), shows its live figures in its periodic console blocks, and prints its
+ * result as Gatling's own console summary.
  */
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import type { EngineAdapter } from '../engine-adapter';
 import { runnerSummaryFromGatlingLog, GATLING_LOG_TAIL_LINES } from './console-summary';
 import { gatlingArgumentProblems, gatlingEnvProblems } from './argument-rules';
 import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from './exit-codes';
+import { settledWithin } from '../within-budget';
+import { GATLING_LIVE_LOG_LINES, liveReadingFromGatlingLog } from './live-stats';
 import { gatlingRunnerJob } from './manifests';
 
 /** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
@@ -41,6 +44,14 @@ export const gatlingAdapter: EngineAdapter = {
   startReplacement: async () => true,
   stopsGracefully: false,
   stop: async () => {},
+
+  // Every runner's log tail at once; a log that cannot be read is a runner that did not answer.
+  liveMetrics: async (cluster, namespace, pods, budgetMs) =>
+    settledWithin(
+      pods.map((pod) => cluster.podLogTail(namespace, pod, GATLING_LIVE_LOG_LINES).then(liveReadingFromGatlingLog, () => undefined)),
+      budgetMs,
+      undefined,
+    ),
 
   resultLogLines: GATLING_LOG_TAIL_LINES,
   parseResult: runnerSummaryFromGatlingLog,

@@ -112,20 +112,20 @@ interface GlobalInformation {
 const GLOBAL_INFORMATION = /^-{4} Global Information -+(?:\|---Total---\|-----OK----\|----KO----)?$/;
 const RESPONSE_TIME_DISTRIBUTION = /^-{4} Response Time Distribution -+$/;
 const ERRORS = /^-{4} Errors -+$/;
-const CLOSING = /^={80,}$/;
-const NUMBER = String.raw`(?:-|\d[\d,]*(?:\.\d+)?|\.\d+)`;
+export const CLOSING = /^={80,}$/;
+export const NUMBER = String.raw`(?:-|\d[\d,]*(?:\.\d+)?|\.\d+)`;
 /** ≤ 3.13.3: `> name   total (OK=ok   KO=ko   )`. */
 const OLD_ROW = new RegExp(String.raw`^> (.+?)\s+(${NUMBER}) \(OK=(${NUMBER})\s+KO=(${NUMBER})\s*\)$`);
 /** ≥ 3.13.4: `> name | total | ok | ko`. */
-const NEW_ROW = new RegExp(String.raw`^> (.+?)\s*\|\s*(${NUMBER})\s*\|\s*(${NUMBER})\s*\|\s*(${NUMBER})$`);
+export const NEW_ROW = new RegExp(String.raw`^> (.+?)\s*\|\s*(${NUMBER})\s*\|\s*(${NUMBER})\s*\|\s*(${NUMBER})$`);
 const PERCENTILE_LABEL = /^response time (\d+(?:\.\d+)?)(?:st|nd|rd|th) percentile(?: \(ms\))?$/;
 /** `<path>: <target> <condition> : <true|false>[ (actual : x)| (error)]` (RunResultProcessor.runStatus). */
 const ASSERTION = /^(.+?: .+ is .+) : (true|false)(?: \((.*)\))?$/;
 /** The users line of a scenario in a periodic block (open model with waiting/active/done, or closed). */
-const USERS = /^\s+(?:waiting:\s*[\d,]+\s*\/\s*)?active:\s*([\d,]+)\s*\/\s*done:\s*([\d,]+)$/;
-const PERIODIC_HEADER = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b.*\s\d+s elapsed$/;
+export const USERS = /^\s+(?:waiting:\s*[\d,]+\s*\/\s*)?active:\s*([\d,]+)\s*\/\s*done:\s*([\d,]+)$/;
+export const PERIODIC_HEADER = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b.*\s\d+s elapsed$/;
 /** An RFC 3339 timestamp `kubectl logs --timestamps` would add; Collect does not ask for it, but it costs nothing. */
-const TIMESTAMP_PREFIX = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) /;
+export const TIMESTAMP_PREFIX = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) /;
 
 function cell(text: string): number | undefined {
   if (text === '-') return undefined;

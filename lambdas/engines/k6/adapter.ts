@@ -1,14 +1,14 @@
 /**
  * k6 (architecture §7): an initializer inspects the script; runners wait paused with their REST API
- * up and are unpaused together through pods/proxy; a stop request keeps their partial results; each
- * prints k6's summary export as its result line.
+ * up and are unpaused together through pods/proxy; a stop request keeps their partial results; their
+ * live metrics are read from the same REST API; each prints k6's summary export as its result line.
  */
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import { ClusterUnavailable } from '../../core/errors';
 import type { EngineAdapter, ReadyPod, StartContext } from '../engine-adapter';
 import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
 import { k6InitializerJob, k6RunnerJob } from './manifests';
-import { k6Status, k6Statuses, patchK6Status, prepareK6StatusPatches } from './rest-api';
+import { k6LiveReadings, k6Status, k6Statuses, patchK6Status, prepareK6StatusPatches } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
 import { k6SpecProblems } from './argument-rules';
@@ -43,6 +43,8 @@ export const k6Adapter: EngineAdapter = {
   async stop(cluster, namespace, pod) {
     await patchK6Status(cluster, namespace, pod, { stopped: true });
   },
+
+  liveMetrics: k6LiveReadings,
 
   resultLogLines: RESULT_LOG_LINES,
   parseResult(log, facts) {

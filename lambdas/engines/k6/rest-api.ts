@@ -1,14 +1,19 @@
 /**
  * The k6 REST API of a runner, reached through the API server's pods/proxy subresource (architecture §3.4):
  * the stage Lambda needs no route to pod IPs. The batch forms prepare every runner's request before the
- * first is sent (ClusterClient.preparePodProxy), so N runners are asked, or started, at once.
+ * first is sent (ClusterClient.preparePodProxy), so N runners are asked, or started, or read (live
+ * metrics), at once.
  */
 import type { ClusterClient } from '../../cluster/cluster-client';
 import type { ProxyResponse } from '../../cluster/pod-proxy';
 import { ClusterUnavailable } from '../../core/errors';
 import { K6_API_PORT } from '../../core/runner-contract';
+import type { LiveReading } from '../engine-adapter';
+import { settledWithin } from '../within-budget';
+import { liveReadingFromK6Metrics } from './live-reading';
 
 const STATUS_PATH = '/v1/status';
+const METRICS_PATH = '/v1/metrics';
 
 export interface K6Status {
   paused?: boolean;
@@ -28,6 +33,30 @@ export async function k6Status(cluster: ClusterClient, namespace: string, pod: s
 export async function k6Statuses(cluster: ClusterClient, namespace: string, pods: readonly string[]): Promise<(K6Status | undefined)[]> {
   const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'GET' as const, path: STATUS_PATH })));
   return Promise.all(requests.map((send) => statusFrom(send)));
+}
+
+/**
+ * Each runner's live reading from its `GET /v1/metrics` (live-reading.ts), all asked at once; undefined
+ * for a runner that did not answer it within `budgetMs` (real ms, the whole batch), or at all (not
+ * reachable, an error status, a failed request, a body that is not k6's): a live reading is best
+ * effort. Throws only when the batch cannot be prepared.
+ */
+export async function k6LiveReadings(
+  cluster: ClusterClient,
+  namespace: string,
+  pods: readonly string[],
+  budgetMs: number,
+): Promise<(LiveReading | undefined)[]> {
+  const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'GET' as const, path: METRICS_PATH })));
+  const readings = requests.map(async (send) => {
+    try {
+      const response = await send();
+      return response.status >= 400 ? undefined : liveReadingFromK6Metrics(response.body);
+    } catch {
+      return undefined;
+    }
+  });
+  return settledWithin(readings, budgetMs, undefined);
 }
 
 async function statusFrom(send: () => Promise<ProxyResponse>): Promise<K6Status | undefined> {

@@ -446,7 +446,8 @@ function runErrors(run: SimulatedGatlingRun): { message: string; count: number }
   return errors.filter((e) => e.count > 0).sort((a, b) => b.count - a.count);
 }
 
-function simpleName(simulationClass: string): string {
+/** The class name without its package: Gatling's default scenario name in kube-sim. */
+export function simpleName(simulationClass: string): string {
   return simulationClass.slice(simulationClass.lastIndexOf('.') + 1);
 }
 

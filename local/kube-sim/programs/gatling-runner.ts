@@ -1,24 +1,37 @@
 /**
  * A Gatling runner under the runner script: sleeps until the common start instant
  * (LOADPLANE_START_AT_EPOCH, whole seconds, on the sim clock, as the script does), runs the duration
- * annotation (default 30 s) as one user, then prints the end of Gatling 3.10's console output exactly
- * (gatling-console.ts: the last periodic block, the "Global Information" block, the assertion lines)
- * from synthetic numbers, and exits with Gatling's exit code.
+ * annotation (default 30 s) as one user, printing Gatling's periodic stats block meanwhile (real
+ * Gatling prints one every 5 s; kube-sim at a coarser cadence, like the k6 runner's progress lines:
+ * every twentieth of the duration rounded to 5 s, at least every 5 s), then prints the end of Gatling
+ * 3.10's console output exactly (gatling-console.ts: the last periodic block, the "Global
+ * Information" block, the assertion lines) from synthetic numbers, and exits with Gatling's exit
+ * code. Each block counts the synthetic requests at its elapsed time, so the last meets the result.
  *
  * Exit-code faults: 137 is OOM-killed half-way (no summary); 2 makes an assertion fail (Gatling exits
  * 2, its result still printed); any other code ends the run with that code after the output.
  */
 import { ENV_START_AT, ENV_START_AT_EPOCH, Labels, SIMULATED_OUTPUT_MARKER, SimAnnotations } from '../../../lambdas/core/runner-contract';
 import { parseDuration } from '../go-duration';
-import { gatlingConsoleOutput, gatlingExitCode, gatlingStartedLine, type SimulatedAssertion } from './gatling-console';
+import {
+  DEFAULT_KO_MESSAGE,
+  gatlingConsoleOutput,
+  gatlingExitCode,
+  gatlingPeriodicBlockLines,
+  gatlingStartedLine,
+  simpleName,
+  type SimulatedAssertion,
+} from './gatling-console';
 import type { PodIdentity } from './pod-identity';
 import type { ContainerProgram, ProgramContext } from './program';
-import { syntheticSummary } from './synthetic-summary';
+import { syntheticSummary, type SyntheticResult } from './synthetic-summary';
 
 const DEFAULT_DURATION_MS = 30_000;
 const DEFAULT_SIMULATION = 'loadplane.Simulation';
 const EXIT_OOM = 137;
 const EXIT_ASSERTIONS = 2;
+/** Gatling's console period (gatling.conf data.console.writePeriod, default 5 s). */
+const CONSOLE_PERIOD_MS = 5_000;
 
 export class GatlingRunner implements ContainerProgram {
   constructor(
@@ -51,6 +64,33 @@ export class GatlingRunner implements ContainerProgram {
     return DEFAULT_SIMULATION;
   }
 
+  /** The synthetic numbers (synthetic-summary.ts) after `elapsedMs` of the run: one user, the whole load. */
+  private synthetic(elapsedMs: number): SyntheticResult {
+    const { ctx } = this;
+    return syntheticSummary({
+      runId: ctx.pod.metadata.labels?.[Labels.runId] ?? ctx.pod.metadata.name ?? '',
+      runner: this.identity.runnerIndex ?? 0,
+      totalVUs: 1,
+      segment: { start: { num: 0, den: 1 }, end: { num: 1, den: 1 } },
+      elapsedMs,
+      thresholds: [],
+    });
+  }
+
+  /** The block Gatling prints while the run goes on: counts so far, the one user active. */
+  private printPeriodicBlock(simulationClass: string, elapsedMs: number): void {
+    const { ctx } = this;
+    const { count, failed } = this.synthetic(elapsedMs).requests;
+    const lines = gatlingPeriodicBlockLines({
+      at: ctx.now(),
+      elapsedSeconds: Math.floor(elapsedMs / 1000),
+      requests: [{ name: 'request_1', ok: count - failed, ko: failed }],
+      errors: failed > 0 ? [{ message: DEFAULT_KO_MESSAGE, count: failed }] : [],
+      scenarios: [{ name: simpleName(simulationClass), users: 1, active: 1, done: 0 }],
+    });
+    ctx.log(lines.join('\n'));
+  }
+
   private begin(): void {
     const { ctx } = this;
     const durationMs = parseDuration(ctx.pod.metadata.annotations?.[SimAnnotations.duration]) ?? DEFAULT_DURATION_MS;
@@ -62,15 +102,10 @@ export class GatlingRunner implements ContainerProgram {
       ctx.after(durationMs / 2, () => ctx.exit(EXIT_OOM, 'OOMKilled'));
       return;
     }
+    const every = Math.max(CONSOLE_PERIOD_MS, Math.round(durationMs / 20 / CONSOLE_PERIOD_MS) * CONSOLE_PERIOD_MS);
+    for (let t = every; t < durationMs; t += every) ctx.after(t, () => this.printPeriodicBlock(simulationClass, t));
     ctx.after(durationMs, () => {
-      const synthetic = syntheticSummary({
-        runId: ctx.pod.metadata.labels?.[Labels.runId] ?? ctx.pod.metadata.name ?? '',
-        runner: this.identity.runnerIndex ?? 0,
-        totalVUs: 1,
-        segment: { start: { num: 0, den: 1 }, end: { num: 1, den: 1 } },
-        elapsedMs: durationMs,
-        thresholds: [],
-      });
+      const synthetic = this.synthetic(durationMs);
       const { latency } = synthetic;
       const assertions: SimulatedAssertion[] =
         fault === EXIT_ASSERTIONS

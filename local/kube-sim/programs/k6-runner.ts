@@ -1,7 +1,7 @@
 /**
  * `k6 run … --paused --address=0.0.0.0:6565` under the runner script: a k6 runner with its REST API.
  * Paused until `PATCH /v1/status {paused:false}`, then runs its duration in sim time, logging
- * progress; a `{stopped:true}` stops it early (exit 103, as real k6 stopped through its REST API,
+ * progress, and answers `GET /v1/metrics` with its numbers so far (k6-metrics.ts); a `{stopped:true}` stops it early (exit 103, as real k6 stopped through its REST API,
  * partial results). At the end it writes its summary export (k6's real shape, k6-summary-export.ts):
  * when `--summary-export` names the file ENV_RESULT_FILE names, it logs the LOADPLANE_RESULT line the
  * runner script prints, and exits with k6's exit code.
@@ -18,6 +18,7 @@ import { segmentShare, type Fraction } from './fraction';
 import type { K6Argv } from './k6-argv';
 import { EXIT_SCRIPT_EXCEPTION } from './k6-initializer';
 import { k6LogLine, moduleNotFound } from './k6-log';
+import { k6MetricsDocument } from './k6-metrics';
 import { k6Plan, type K6Plan } from './k6-plan';
 import { analyzeK6Script, type Threshold } from './k6-script';
 import type { ContainerProgram, HttpReply, ProgramContext, ProxiedRequest } from './program';
@@ -96,6 +97,10 @@ export class K6Runner implements ContainerProgram {
     if (!this.listening || request.port !== this.port) return undefined;
     if (this.state === 'initializing' || this.state === 'ended') return undefined;
     const path = request.path.replace(/\/+$/, '');
+    if (path === '/v1/metrics') {
+      if (request.method !== 'GET') return k6Error(405, 'Method Not Allowed', `${request.method} /v1/metrics`);
+      return { status: 200, body: this.metrics() };
+    }
     if (path !== '/v1/status') return k6Error(404, 'Not Found', `no route for ${request.path}`);
     if (request.method === 'GET') return { status: 200, body: this.status() };
     if (request.method !== 'PATCH') return k6Error(405, 'Method Not Allowed', `${request.method} /v1/status`);
@@ -135,6 +140,31 @@ export class K6Runner implements ContainerProgram {
         },
       },
     };
+  }
+
+  /**
+   * `GET /v1/metrics` (k6-metrics.ts): the synthetic numbers at the elapsed time, those the summary
+   * export reports when the test ends now, so the last live reading meets the final result exactly.
+   */
+  private metrics(): unknown {
+    const vus = segmentShare(this.segment, this.plan.vus);
+    return k6MetricsDocument(this.synthetic(undefined, []), this.state === 'running' ? vus : 0, vus);
+  }
+
+  /** This runner's synthetic result at the elapsed time (synthetic-summary.ts), thresholds evaluated. */
+  private synthetic(forced: number | undefined, thresholds: Threshold[]): SyntheticResult {
+    const rate = Number(this.ctx.pod.metadata.annotations?.[HTTP_FAILURE_RATE_ANNOTATION]);
+    return syntheticSummary({
+      runId: this.runId(),
+      runner: this.identity.runnerIndex ?? 0,
+      totalVUs: this.plan.vus,
+      vus: segmentShare(this.segment, this.plan.vus),
+      segment: this.segment,
+      elapsedMs: this.elapsed(),
+      forcedExitCode: forced,
+      thresholds,
+      failureRate: Number.isFinite(rate) && rate >= 0 && rate <= 1 ? rate : undefined,
+    });
   }
 
   private begin(): void {
@@ -193,23 +223,11 @@ export class K6Runner implements ContainerProgram {
   private finish(forced: number | undefined): void {
     if (this.state === 'ended') return;
     const { ctx } = this;
-    const elapsedMs = this.elapsed();
     ctx.log(this.progressLine());
     this.state = 'ended';
     this.timers.forEach((t) => t.cancel());
     if (forced === EXIT_OOM) return ctx.exit(EXIT_OOM, 'OOMKilled');
-    const rate = Number(ctx.pod.metadata.annotations?.[HTTP_FAILURE_RATE_ANNOTATION]);
-    const summary = syntheticSummary({
-      runId: this.runId(),
-      runner: this.identity.runnerIndex ?? 0,
-      totalVUs: this.plan.vus,
-      vus: segmentShare(this.segment, this.plan.vus),
-      segment: this.segment,
-      elapsedMs,
-      forcedExitCode: forced,
-      thresholds: this.thresholds,
-      failureRate: Number.isFinite(rate) && rate >= 0 && rate <= 1 ? rate : undefined,
-    });
+    const summary = this.synthetic(forced, this.thresholds);
     if (summary.exitCode === EXIT_THRESHOLDS) {
       const crossed = [...new Set(summary.thresholds.filter((t) => !t.ok).map((t) => t.metric))];
       const names = crossed.length > 0 ? crossed.map((m) => `'${m}'`).join(', ') : "'(forced by a kube-sim exit-code fault)'";

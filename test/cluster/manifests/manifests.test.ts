@@ -94,6 +94,7 @@ describe('ENGINES: one adapter per engine', () => {
     startReplacement: 'function',
     stopsGracefully: 'boolean',
     stop: 'function',
+    liveMetrics: 'function',
     resultLogLines: 'number',
     parseResult: 'function',
   } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean'>;
