@@ -6,12 +6,17 @@
  * What keeps the bundles small (their size is parse time on every cold start): packages' ES module
  * entries first (`mainFields`), so esbuild drops what is not used (an SDK client's other commands);
  * and the packages of UNREACHABLE_PACKAGES replaced by a stub that throws on use.
+ *
+ * Beside each index.js: the files of BUNDLE_FILES (the report page's chart library, which the API
+ * inlines into every report), copied by an afterBundling hook.
  */
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions } from 'esbuild';
+import { CHART_LIBRARY_FILES, chartLibraryPackagePath } from '../lambdas/report/chart-library';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -47,6 +52,28 @@ export const UNREACHABLE_PACKAGES: Record<string, string> = {
 };
 export const UNREACHABLE_STUB = join(REPO_ROOT, 'lambdas/handlers/bundling/unreachable-package.cjs');
 
+/**
+ * `import.meta.url` in a CommonJS bundle is the bundle's own file (esbuild would leave it empty):
+ * modules that find files next to themselves (lambdas/report/chart-library.ts) find them beside index.js.
+ */
+const IMPORT_META_URL = '__loadplaneImportMetaUrl';
+const IMPORT_META_URL_BANNER = `const ${IMPORT_META_URL}=require('url').pathToFileURL(__filename).href;`;
+
+/**
+ * Files copied beside each bundle's index.js: the report page's chart library (uPlot), which the page
+ * inlines (lambdas/report/chart-library.ts reads it there). Package path → file name in the bundle.
+ */
+export const BUNDLE_FILES: Record<string, string> = Object.fromEntries(
+  Object.values(CHART_LIBRARY_FILES).map((file) => [chartLibraryPackagePath(file), file]),
+);
+
+/** Copies BUNDLE_FILES from node_modules into a bundle's directory (what LAMBDA_BUNDLING's afterBundling hook runs). */
+export function copyBundleFiles(outputDir: string, nodeModules: string = join(REPO_ROOT, 'node_modules')): void {
+  for (const [from, to] of Object.entries(BUNDLE_FILES)) copyFileSync(join(nodeModules, from), join(outputDir, to));
+}
+
+const quote = (path: string) => `'${path.replace(/'/g, "'\\''")}'`;
+
 export const LAMBDA_BUNDLING: BundlingOptions = {
   format: OutputFormat.CJS,
   target: 'node24',
@@ -54,13 +81,23 @@ export const LAMBDA_BUNDLING: BundlingOptions = {
   sourceMap: false,
   externalModules: [],
   mainFields: ['module', 'main'],
+  define: { 'import.meta.url': IMPORT_META_URL },
+  banner: IMPORT_META_URL_BANNER,
   esbuildArgs: { '--alias': Object.keys(UNREACHABLE_PACKAGES).map((name) => `${name}=${UNREACHABLE_STUB}`) },
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    // inputDir is the project root (local bundling) or its mount (Docker): node_modules is under it either way.
+    afterBundling: (inputDir, outputDir) =>
+      Object.entries(BUNDLE_FILES).map(([from, to]) => `cp ${quote(`${inputDir}/node_modules/${from}`)} ${quote(`${outputDir}/${to}`)}`),
+  },
 };
 
 /**
  * The esbuild options aws-lambda-nodejs passes for LAMBDA_BUNDLING (its command line: `--bundle
- * --platform=node --target --format --minify --main-fields --alias:…`), to build the same bundles
- * outside CDK (the bundle tests, the bench). `target` overrides the runtime's (e.g. the local Node).
+ * --platform=node --target --format --minify --define --banner:js --main-fields --alias:…`), to build
+ * the same bundles outside CDK (the bundle tests, the bench; they copy BUNDLE_FILES with
+ * copyBundleFiles, as the afterBundling hook does). `target` overrides the runtime's (e.g. the local Node).
  */
 export function lambdaBuildOptions(target: string = LAMBDA_BUNDLING.target ?? 'node24'): BuildOptions {
   const b = LAMBDA_BUNDLING;
@@ -74,6 +111,8 @@ export function lambdaBuildOptions(target: string = LAMBDA_BUNDLING.target ?? 'n
     sourcemap: b.sourceMap,
     external: b.externalModules,
     ...(b.mainFields ? { mainFields: b.mainFields } : {}),
+    ...(b.define ? { define: b.define } : {}),
+    ...(b.banner ? { banner: { js: b.banner } } : {}),
     alias: aliasesOf(b.esbuildArgs ?? {}),
   };
 }

@@ -18,6 +18,9 @@ import { RunStateMachine, runStateMachineName } from './constructs/run-state-mac
 import { StageFunctions } from './constructs/stage-functions';
 import { Sweeper } from './constructs/sweeper';
 
+/** Where the Notify stage finds the API's base URL (lambdas/core/config.ts, loadReportLinkSettings). */
+export const REPORT_API_URL_VARIABLE = 'LOADPLANE_API_URL';
+
 export interface LoadplaneStackProps extends StackProps {
   config: DeployConfig;
 }
@@ -39,6 +42,9 @@ export class LoadplaneStack extends Stack {
     apiSchedules.grantManage(api.fn);
     const reaper = new Reaper(this, 'Reaper', { config, reaper: stages.reaper, runStateMachineArn: stateMachineArn });
     const sweeper = new Sweeper(this, 'Sweeper', { config, ledger, stateMachineArn, stateMachineName: runStateMachineName(config), environment });
+    // The report link of notifications (links.report): the functions that run Notify (every stage
+    // function, the reaper, the sweeper) get the API's URL, built so that it depends on the RestApi only.
+    for (const fn of [...Object.values(stages.byStage), stages.reaper, sweeper.fn]) fn.addEnvironment(REPORT_API_URL_VARIABLE, api.baseUrl);
     const schedules = new ConfigSchedules(this, 'Schedules', { config, stateMachine: run.stateMachine });
     new ClusterAccess(this, 'ClusterAccess', { config, roles: { Stages: stages.role, Sweeper: sweeper.role } });
     const alarms = new Alarms(this, 'Alarms', {

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -34,6 +34,8 @@ import type { LedgerTable } from './ledger-table';
 import { ledgerStatement, startExecutionStatement } from './permissions';
 
 export const OPENAPI_PATH = join(REPO_ROOT, 'docs', 'openapi.json');
+/** The API's one stage: its URLs are `https://<id>.execute-api.<region>.<suffix>/v1/…`. */
+export const API_STAGE_NAME = 'v1';
 
 /** The routes of the OpenAPI document: path → upper-case methods. */
 export function openApiRoutes(path = OPENAPI_PATH): Array<{ path: string; methods: string[] }> {
@@ -52,6 +54,17 @@ export interface LoadplaneRestApiProps {
 export class LoadplaneRestApi extends Construct {
   readonly api: RestApi;
   readonly fn: NodejsFunction;
+
+  /**
+   * The API's base URL built from the RestApi's id and the stage's name only, so it depends on the
+   * RestApi resource alone. `api.url` references the deployment's stage, which depends on every method,
+   * each on the API function, which starts the run state machine, which invokes the stage functions:
+   * a stage function given `api.url` (the report link of its notifications) would close that cycle.
+   */
+  get baseUrl(): string {
+    const stack = Stack.of(this);
+    return `https://${this.api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${API_STAGE_NAME}`;
+  }
 
   constructor(scope: Construct, id: string, props: LoadplaneRestApiProps) {
     super(scope, id);
@@ -83,7 +96,7 @@ export class LoadplaneRestApi extends Construct {
       cloudWatchRole: config.api.cloudWatchRole,
       ...(config.api.cloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       deployOptions: {
-        stageName: 'v1',
+        stageName: API_STAGE_NAME,
         throttlingRateLimit: config.api.rateLimit,
         throttlingBurstLimit: config.api.burstLimit,
         accessLogDestination: new LogGroupLogDestination(accessLogs),

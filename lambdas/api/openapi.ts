@@ -118,6 +118,22 @@ export function openApiDocument(config: DeploymentConfig): Json {
           },
         },
       },
+      '/runs/{id}/report': {
+        get: {
+          operationId: 'getRunReport',
+          summary:
+            "A run's report: one self-contained HTML page (outcome and reason, stage timeline, requests/s, error rate and each runner's p95 over the test, " +
+            'the per-runner results, thresholds, the spec). It loads nothing from the network. The request is SigV4-signed like every other, so a browser ' +
+            'cannot open it directly: `loadplane report <id>` fetches and saves it.',
+          parameters: [runId],
+          responses: {
+            '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+            '400': error('Not a run id'),
+            '404': error('No such run'),
+            '500': SERVER_ERROR,
+          },
+        },
+      },
       '/schedules': {
         get: {
           operationId: 'listSchedules',

@@ -15,13 +15,15 @@ import { abortRun } from './abort-run';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
 import { openApiDocument } from './openapi';
-import { getRunResource, listRunResources, parseListQuery } from './read-runs';
+import { checkRunId, getRunResource, listRunResources, parseListQuery, runNotFound } from './read-runs';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key';
 import type { ErrorBody } from './resources';
+import { runReport } from '../report/run-report';
 import { deleteSchedule, getScheduleDetail, listScheduleResources, putSchedule, SchedulesUnavailable } from './schedules';
 import { submitRun } from './submit-run';
 
 const JSON_TYPE = 'application/json';
+const HTML_TYPE = 'text/html; charset=utf-8';
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': JSON_TYPE, ...headers } });
@@ -67,6 +69,7 @@ export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
 const ROUTES = [
   { path: /^\/runs\/?$/, methods: ['GET', 'POST'] },
   { path: /^\/runs\/[^/]+\/?$/, methods: ['GET', 'DELETE'] },
+  { path: /^\/runs\/[^/]+\/report\/?$/, methods: ['GET'] },
   { path: /^\/schedules\/?$/, methods: ['GET'] },
   { path: /^\/schedules\/[^/]+\/?$/, methods: ['GET', 'PUT', 'DELETE'] },
   { path: /^\/openapi\.json$/, methods: ['GET'] },
@@ -95,6 +98,22 @@ export function buildRouter(deps: ApiDeps): Router {
   });
 
   app.get('/runs/:id', async (reqCtx) => json(200, await getRunResource(deps, reqCtx.params.id!)));
+
+  // The run's report page (lambdas/report): one self-contained HTML document, its CSP also as a header.
+  app.get('/runs/:id/report', async (reqCtx) => {
+    const id = checkRunId(reqCtx.params.id!);
+    const report = await runReport(deps.ledger, id, deps.now());
+    if (!report) throw runNotFound(id);
+    return new Response(report.html, {
+      status: 200,
+      headers: {
+        'content-type': HTML_TYPE,
+        'content-security-policy': report.contentSecurityPolicy,
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+      },
+    });
+  });
 
   app.delete('/runs/:id', async (reqCtx) => json(202, await abortRun(deps, reqCtx.params.id!, principalOf(event(reqCtx)))));
 

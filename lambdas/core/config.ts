@@ -203,3 +203,15 @@ export function loadScheduleSettings(env: NodeJS.ProcessEnv = process.env): Sche
 export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): { api?: string } {
   return env.LOADPLANE_API ? { api: env.LOADPLANE_API } : {};
 }
+
+/**
+ * Where runs' reports are served, for the report link of notifications (links.report): the REST
+ * API's base URL (`https://<id>.execute-api.<region>.<suffix>/<stage>`), set on the stage functions by
+ * the stack; absent (no link) when unset. Not an http(s) URL: an error naming the variable.
+ */
+export function loadReportLinkSettings(env: NodeJS.ProcessEnv = process.env): { apiUrl?: string } {
+  const value = env.LOADPLANE_API_URL;
+  if (!value) return {};
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new Error('LOADPLANE_API_URL must be the REST API\'s http(s) base URL');
+  return { apiUrl: value };
+}

@@ -46,6 +46,11 @@ export interface NotifyDeps {
   /** The execution's page in the AWS console, for the message's link (absent locally). */
   consoleUrl?: (executionArn: string) => string;
   /**
+   * The run's report page (GET /runs/{id}/report), for the message's `links.report`: the API's URL on
+   * AWS (lambdas/report/report-link.ts), the serve's locally; absent or undefined: no link.
+   */
+  reportUrl?: (runId: string) => string | undefined;
+  /**
    * The clock of the message's times (startedAt, endedAt, sentAt): `deps.now`, the cluster's. Locally
    * on kube-sim that is simulated time, and the message says so. Default: real.
    */

@@ -38,7 +38,7 @@ import type { Decision } from './decide';
 import type { AdmitRecord } from './admit';
 import type { StartRecord } from './start';
 import { NotifyWhen, Stage } from '../core/status';
-import { buildMessage, type NotificationMessage } from '../notify/message';
+import { buildMessage, type MessageLinks, type NotificationMessage } from '../notify/message';
 import { sendNotification } from '../notify/channels';
 import { decideChannel } from '../notify/when';
 import type { StageDeps } from './deps';
@@ -186,6 +186,16 @@ function explainBusyClaim(err: unknown, channel: string, attempt: Attempt): unkn
   return new NotificationInProgress(err.runId, err.channel, err.current, { ...err.detail, deliveryUnknown: cause });
 }
 
+/** The message's links: the execution in the AWS console, the run's report; each only where known. */
+function messageLinks(deps: StageDeps, run: RunContext): MessageLinks {
+  const { executionArn } = run.view.run;
+  const report = deps.notify.reportUrl?.(run.runId);
+  return {
+    ...(deps.notify.consoleUrl && executionArn ? { console: deps.notify.consoleUrl(executionArn) } : {}),
+    ...(report !== undefined ? { report } : {}),
+  };
+}
+
 function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
   const createdAtOnClock = (createdAt: string) => (deps.notify.clock?.kind === 'simulated' ? undefined : Number.isFinite(Date.parse(createdAt)) ? Date.parse(createdAt) : undefined);
   const item = run.view.run;
@@ -205,7 +215,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     endedAt: new Date(endedAt).toISOString(),
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected } : {}),
-    ...(deps.notify.consoleUrl && item.executionArn ? { links: { console: deps.notify.consoleUrl(item.executionArn) } } : {}),
+    links: messageLinks(deps, run),
     ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });
 }

@@ -14,7 +14,7 @@
  * idempotent (a 503 from PUT /schedules is a target call the retry heals). Each attempt is signed anew
  * (a signature is valid for 5 minutes).
  */
-import type { z } from 'zod';
+import * as z from 'zod';
 import type { Problem } from '../../lambdas/core/errors';
 import { escapeText } from '../../lambdas/core/excerpt';
 import { IDEMPOTENCY_KEY_HEADER } from '../../lambdas/api/idempotency-key';
@@ -140,6 +140,13 @@ export function encodeRfc3986(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/** What a request adds: a body, headers, and for an HTML answer (the report page) `html`. */
+interface RequestExtra {
+  body?: Uint8Array;
+  headers?: Record<string, string>;
+  html?: boolean;
+}
+
 /** An answer larger than this CLI reads: not retried. */
 class AnswerTooLarge extends Error {}
 
@@ -202,6 +209,11 @@ export class ApiClient {
     return this.request('DELETE', ['runs', id], {}, abortResponseSchema);
   }
 
+  /** GET /runs/{id}/report: the run's report page, one self-contained HTML document. */
+  getRunReport(id: string): Promise<Answer<string>> {
+    return this.request('GET', ['runs', id, 'report'], {}, z.string(), { headers: { accept: 'text/html' }, html: true });
+  }
+
   /** PUT /schedules/{name}: 201 created, 200 updated or unchanged (`change` says which). */
   putSchedule(name: string, body: Uint8Array, contentType: string): Promise<Answer<ScheduleResource>> {
     return this.request('PUT', ['schedules', name], {}, scheduleResourceSchema, { body, headers: { 'content-type': contentType } });
@@ -236,7 +248,7 @@ export class ApiClient {
     segments: string[],
     query: Record<string, string>,
     schema: z.ZodType<T>,
-    extra: { body?: Uint8Array; headers?: Record<string, string> } = {},
+    extra: RequestExtra = {},
   ): Promise<Answer<T>> {
     const url = this.urlOf(segments, query);
     for (let attempt = 1; ; attempt++) {
@@ -260,7 +272,7 @@ export class ApiClient {
     method: string,
     url: URL,
     schema: z.ZodType<T>,
-    extra: { body?: Uint8Array; headers?: Record<string, string> },
+    extra: RequestExtra,
     attempt: number,
   ): Promise<Answer<T>> {
     let headers: Record<string, string> = { accept: 'application/json', ...extra.headers };
@@ -277,6 +289,7 @@ export class ApiClient {
     let status: number;
     let text: string;
     let location: string | null;
+    let contentType: string | null;
     let retryAfter: string | null;
     try {
       const response = await this.fetchImpl(url, {
@@ -289,6 +302,7 @@ export class ApiClient {
       });
       status = response.status;
       location = response.headers.get('location');
+      contentType = response.headers.get('content-type');
       retryAfter = response.headers.get('retry-after');
       text = await readBounded(response);
     } catch (err) {
@@ -298,6 +312,7 @@ export class ApiClient {
       throw new ApiUnreachable(this.displayUrl, `the request could not be made: ${networkReason(err, this.timeoutMs)}`, attempt);
     }
 
+    if (status >= 200 && status < 300 && extra.html) return { status, ...this.page(text, contentType, status, attempt) } as Answer<T>;
     if (status >= 200 && status < 300) return { status, ...this.parse(text, schema, status, attempt) };
     if (RETRY_STATUSES.has(status)) {
       const transient = new Transient(`HTTP ${status}${summaryOf(text)}`) as Transient & { retryAfterMs?: number };
@@ -312,6 +327,14 @@ export class ApiClient {
     if (status >= 400 && status < 500) throw refusal(status, text);
     // 501, 505, …: not a failure that a retry would pass.
     throw new ApiUnreachable(this.displayUrl, `HTTP ${status}${summaryOf(text)}`, attempt);
+  }
+
+  /** An HTML answer (the report page): anything else at that route is not the API's. */
+  private page(text: string, contentType: string | null, status: number, attempt: number): { value: string; raw: string } {
+    if (!/^text\/html\b/i.test(contentType ?? '')) {
+      throw new ApiBadAnswer(this.displayUrl, `HTTP ${status} with ${contentType ? escapeText(contentType, 60) : 'no content type'} where an HTML page was expected: is this the API's URL, and this CLI's version?`, attempt);
+    }
+    return { value: text, raw: text };
   }
 
   private parse<T>(

@@ -53,6 +53,8 @@ export interface LocalRuntimeOptions {
    * tests wrap it to crash, hang, delay or duplicate an invocation.
    */
   invokeStage?: (deps: StageDeps, payload: unknown) => Promise<unknown>;
+  /** The report link of notifications (links.report): `loadplane serve` gives its own URL's. Default: none. */
+  reportUrl?: (runId: string) => string | undefined;
   /** Notification claim lease and delivery timeout (defaults as on AWS). */
   notifyLeaseMs?: number;
   notifyTimeoutMs?: number;
@@ -138,6 +140,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       secrets: staticChannelSecrets(options.channels ?? {}),
       leaseMs: options.notifyLeaseMs ?? NOTIFY_LEASE_MS,
       timeoutMs: options.notifyTimeoutMs ?? NOTIFY_TIMEOUT_MS,
+      ...(options.reportUrl ? { reportUrl: options.reportUrl } : {}),
       // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim, in this
       // process or an external one (whose clock `clock` is, with its timeScale).
       ...(kubeSim || options.externalCluster ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } } : {}),

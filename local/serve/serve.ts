@@ -19,6 +19,7 @@ import type { ScheduleTargets } from '../../lambdas/core/schedules';
 import type { Ledger } from '../../lambdas/ledger/ledger';
 import { createLocalScheduler, type LocalScheduler } from '../scheduler/local-scheduler';
 import { sweep, type SweepResult } from '../../lambdas/stages/sweep';
+import { reportUrl } from '../../lambdas/report/report-link';
 import type { SimTime } from '../clock/sim-time';
 import { startStepFunctionsApi, type StepFunctionsApi } from '../engine/step-functions-api';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../runtime/local-runtime';
@@ -78,7 +79,10 @@ async function ledgerSchedules(ledger: Ledger) {
 const LAMBDA_CONTEXT = { awsRequestId: 'local', functionName: 'loadplane-api' } as unknown as Context;
 
 export async function startServe(options: ServeOptions = {}): Promise<Serve> {
+  // The serve's URL, known once it listens (before any run can end): notifications link to its report route.
+  let url: string | undefined;
   const runtime = await startLocalRuntime({
+    reportUrl: (runId) => (url === undefined ? undefined : reportUrl(url, runId)),
     ...(options.config ? { config: options.config } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}),
@@ -139,6 +143,7 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
       server!.listen(options.port ?? 0, '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
+    url = `http://127.0.0.1:${port}`;
     const sweepDeps = { ...runtime.deps, executions };
     const sweepNow = () => sweep(sweepDeps);
     const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
@@ -154,7 +159,7 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
     const listening = server;
     const sfnApi = stepFunctions;
     return {
-      url: `http://127.0.0.1:${port}`,
+      url,
       stepFunctions: sfnApi,
       runtime,
       executions,

@@ -42,6 +42,8 @@ describe('the OpenAPI document', () => {
     expect(statuses('/runs', 'get')).toEqual(['200', '400', '500']);
     expect(statuses('/runs/{id}', 'get')).toEqual(['200', '400', '404', '500']);
     expect(statuses('/runs/{id}', 'delete')).toEqual(['202', '400', '404', '409', '500']);
+    expect(statuses('/runs/{id}/report', 'get')).toEqual(['200', '400', '404', '500']);
+    expect(Object.keys(committed.paths['/runs/{id}/report'].get.responses['200'].content)).toEqual(['text/html']);
     expect(committed.paths['/runs'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'name', 'next', 'status']);
     expect(committed.components.schemas.RunSpec.properties.parallelism).toBeDefined();
   });

@@ -7,16 +7,21 @@
  *
  * One esbuild build for all entries (esbuild shares the parsing of what they import; each output is
  * still self-contained, as no splitting is asked for); one child process per handler, like one container.
+ * The files the stack copies beside each index.js (BUNDLE_FILES: the report's chart library) are copied
+ * the same way, and the API bundle serves a run's report page from a ledger (dynalite) with them inlined.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type Metafile, type Message } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDeployConfig } from '../../cdk/config/deploy-config';
-import { HANDLER_ENTRIES, LAMBDA_BUNDLING, lambdaBuildOptions, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
+import { BUNDLE_FILES, copyBundleFiles, HANDLER_ENTRIES, LAMBDA_BUNDLING, lambdaBuildOptions, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
+import { Ledger } from '../../lambdas/ledger/ledger';
+import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedded-store';
+import { sample } from '../report/report-fixtures';
 import { proxyEvent } from '../support/api-gateway-events';
 import { EXAMPLE_CONFIG } from '../support/deploy-fixtures';
 
@@ -59,10 +64,10 @@ interface ProbeResult {
   error?: { name?: string; message?: string; problems?: Array<{ path: string; message: string }> };
 }
 
-function probe(kind: HandlerKind, event?: unknown): Promise<ProbeResult> {
+function probe(kind: HandlerKind, event?: unknown, extraEnv: Record<string, string> = {}, name: string = kind): Promise<ProbeResult> {
   const args = [join(dir, 'probe.cjs'), kind];
   if (event !== undefined) {
-    const eventFile = join(dir, `${kind}-event.json`);
+    const eventFile = join(dir, `${name}-event.json`);
     writeFileSync(eventFile, JSON.stringify(event));
     args.push(eventFile);
   }
@@ -84,6 +89,7 @@ function probe(kind: HandlerKind, event?: unknown): Promise<ProbeResult> {
     // Any AWS call would fail at once here instead of reaching out: none is expected.
     AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...extraEnv,
   };
   return new Promise((resolve, reject) => {
     execFile(process.execPath, args, { cwd: dir, env, timeout: 60_000 }, (error, stdout, stderr) => {
@@ -103,6 +109,20 @@ const INVOCATIONS: Partial<Record<HandlerKind, unknown>> = {
 };
 const bundle = (kind: HandlerKind) => join(dir, kind, 'index.js');
 
+/** A run in a ledger of its own (dynalite) that the bundled API handler reads its report from. */
+const REPORT_RUN_ID = 'bundle-report-run';
+let store: EmbeddedStore | undefined;
+let reportProbe: Promise<ProbeResult>;
+afterAll(() => store?.close());
+
+async function ledgerWithARun(): Promise<Record<string, string>> {
+  store = await startEmbeddedStore();
+  const ledger = new Ledger({ client: store.client, tableName: store.tableName });
+  await ledger.createRun({ runId: REPORT_RUN_ID, spec: { name: 'bundled', engine: 'k6', parallelism: 3 }, specHash: 'h', trigger: { kind: 'api' } });
+  for (const s of [10, 20, 30]) await ledger.recordSample(REPORT_RUN_ID, sample(s));
+  return { LOADPLANE_TABLE: store.tableName, LOADPLANE_DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: 'us-east-1' };
+}
+
 beforeAll(async () => {
   // Outside the repository's "type": "module" package, as /var/task is: a nested index.js is CommonJS.
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'commonjs' }));
@@ -117,9 +137,12 @@ beforeAll(async () => {
   warnings = result.warnings;
   metafile = result.metafile;
   for (const kind of KINDS) console.log(`bundle ${kind}: ${statSync(bundle(kind)).size} bytes`);
+  // As the stack's afterBundling hook does.
+  for (const kind of KINDS) copyBundleFiles(join(dir, kind));
   probes = Object.fromEntries(KINDS.map((kind) => [kind, probe(kind, INVOCATIONS[kind])])) as Record<HandlerKind, Promise<ProbeResult>>;
+  reportProbe = ledgerWithARun().then((env) => probe('api', proxyEvent({ method: 'GET', path: `/runs/${REPORT_RUN_ID}/report` }), env, 'api-report'));
   // Settled here so that a failing probe is reported by its test, not as an unhandled rejection.
-  await Promise.allSettled(Object.values(probes));
+  await Promise.allSettled([...Object.values(probes), reportProbe]);
 }, 120_000);
 
 describe('the Lambda bundles', () => {
@@ -184,5 +207,25 @@ describe('the Lambda bundles', () => {
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/runs', '/openapi.json']));
     // The document is built from LOADPLANE_CONFIG as the bundle read it.
     expect(result.result!.body).toContain(`at most ${MARKED_SPEC_BYTES} bytes (maxSpecBytes)`);
+  });
+
+  it("the api handler serves a run's report page with the chart library inlined, read from beside its index.js", async () => {
+    // The stack copies exactly the report's chart library beside each bundle.
+    expect(Object.values(BUNDLE_FILES).sort()).toEqual(['uPlot.iife.min.js', 'uPlot.min.css']);
+    const result = await reportProbe;
+    expect(result.loadError).toBeUndefined();
+    expect(result.error).toBeUndefined();
+    expect(result.result?.statusCode, result.result?.body.slice(0, 500)).toBe(200);
+    expect(result.result?.headers?.['content-type']).toBe('text/html; charset=utf-8');
+    expect(result.result?.headers?.['content-security-policy']).toContain("default-src 'none'");
+    const page = result.result!.body;
+    expect(page).toMatch(/^<!DOCTYPE html>/);
+    expect(page).toContain(REPORT_RUN_ID);
+    // uPlot's script and stylesheet, as the files hold them (the script's banner aside), and the charts' places.
+    const script = readFileSync(join(REPO_ROOT, 'node_modules/uplot/dist/uPlot.iife.min.js'), 'utf8');
+    expect(page).toContain(script.slice(script.indexOf('var uPlot='), script.indexOf('var uPlot=') + 2000));
+    expect(page).toContain(readFileSync(join(REPO_ROOT, 'node_modules/uplot/dist/uPlot.min.css'), 'utf8'));
+    expect(page).toContain('id="chart-p95"');
+    expect(page).not.toMatch(/https?:\/\//);
   });
 });
