@@ -1,15 +1,19 @@
 /**
- * `GET /runs/{id}` and `GET /runs` (issue 11): one run as the API shows it (resources.ts), and runs
- * newest first, one page at a time with an opaque token. Parameters are checked strictly: an unknown
- * or repeated parameter is a 400 naming it, so a typo (`?stauts=`) never silently lists everything.
+ * `GET /runs/{id}` and `GET /runs` (issue 11): one run as the API shows it (resources.ts, with the
+ * test's live figures once its runners started, issue 15), and runs newest first, one page at a time
+ * with an opaque token. Parameters are checked strictly: an unknown or repeated parameter is a 400
+ * naming it, so a typo (`?stauts=`) never silently lists everything.
  */
 import * as z from 'zod';
 import { SpecInvalid, type Problem } from '../core/errors';
 import { isValidRunId } from '../core/run-id';
-import { RunStatus } from '../core/status';
+import { liveFigures } from '../core/live-sample';
+import { RunStatus, Stage } from '../core/status';
 import { runNameProblem } from '../core/spec';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../ledger/queries';
 import { escapeText } from '../core/excerpt';
+import { outputOf } from '../stages/run-context';
+import type { StartRecord } from '../stages/start';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
 import type { RunList, RunResource } from './resources';
@@ -27,10 +31,19 @@ export function runNotFound(id: string): HttpProblem {
   return new HttpProblem(404, [{ path: 'id', message: `no run ${id} (runs are kept 90 days)` }]);
 }
 
+/** Samples read for a run's `live` figures: the newest, and enough before it to find two complete ones for the rates. */
+export const LIVE_SAMPLES_READ = 3;
+
+/**
+ * One run, with its live figures once its runners were started (Start recorded): one Query more,
+ * of the newest LIVE_SAMPLES_READ samples, and none for a run that never got that far.
+ */
 export async function getRunResource(deps: ApiDeps, id: string): Promise<RunResource> {
   const view = await deps.ledger.getRun(checkRunId(id));
   if (!view) throw runNotFound(id);
-  return runResource(view, { now: deps.now, ...(deps.consoleUrl ? { consoleUrl: deps.consoleUrl } : {}) });
+  const started = outputOf<StartRecord>(view, Stage.Start) !== undefined;
+  const live = started ? liveFigures(await deps.ledger.listSamples(view.run.runId, { newest: LIVE_SAMPLES_READ })) : undefined;
+  return runResource(view, { now: deps.now, ...(deps.consoleUrl ? { consoleUrl: deps.consoleUrl } : {}), ...(live ? { live } : {}) });
 }
 
 export const listQuerySchema = z.strictObject({

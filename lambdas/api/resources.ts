@@ -56,6 +56,25 @@ export const runSummaryResourceSchema = z
   })
   .register(apiSchemas, { id: 'RunSummary' });
 
+/** core/live-sample.ts's LiveFigures as the API sends them (run-resource.ts builds them with liveFigures()). */
+export const liveFiguresSchema = z
+  .object({
+    at: z.string().meta({ description: 'The cluster clock when the runners were read (the newest sample)' }),
+    elapsedSeconds: z.number().meta({ description: "The test's elapsed time at that read (cluster clock)" }),
+    answered: z.number().int().meta({ description: 'Runners that answered the read: the sums cover these' }),
+    runners: z.number().int().meta({ description: 'Runners in all; fewer answered is a partial sample' }),
+    requests: z.number().meta({ description: 'Requests so far, summed across the runners that answered' }),
+    failed: z.number().meta({ description: 'Failed requests so far, summed likewise' }),
+    requestsPerSecond: z.number().meta({ description: 'Between the two newest samples where every runner answered (or since the start)' }),
+    errorRate: z.number().meta({ description: 'Failed / requests over the same interval, 0 to 1 (0 without requests)' }),
+    vus: z.number().meta({ description: 'Virtual users active at the read, summed' }),
+    worstP95: z
+      .object({ runner: z.number().int(), ms: z.number() })
+      .optional()
+      .meta({ description: "The runner with the highest request-duration p95 so far, and that p95 (ms): a runner's own percentile, never an average" }),
+  })
+  .register(apiSchemas, { id: 'LiveFigures', description: 'Live metrics of the test, from the runners while it runs (and its last figures after)' });
+
 export const runResourceSchema = runSummaryResourceSchema
   .extend({
     engine: z.string(),
@@ -70,6 +89,9 @@ export const runResourceSchema = runSummaryResourceSchema
       })
       .optional()
       .meta({ description: 'When the runners were started and when the test is expected to end, on the cluster clock (simulated under kube-sim)' }),
+    live: liveFiguresSchema
+      .optional()
+      .meta({ description: "Set once the runners started and were read: the test's live figures while it runs, its last ones after" }),
     stages: z.array(stageResourceSchema).meta({ description: 'The stages entered so far, in lifecycle order' }),
     results: z
       .record(z.string(), z.unknown())
@@ -152,6 +174,7 @@ export const scheduleListSchema = z
 export type ProblemBody = z.infer<typeof problemSchema>;
 export type RunSummaryResource = z.infer<typeof runSummaryResourceSchema>;
 export type RunResource = z.infer<typeof runResourceSchema>;
+export type LiveFiguresResource = z.infer<typeof liveFiguresSchema>;
 export type RunList = z.infer<typeof runListSchema>;
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 export type AbortResponse = z.infer<typeof abortResponseSchema>;

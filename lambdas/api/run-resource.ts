@@ -2,6 +2,7 @@
  * The API's answers built from ledger items (resources.ts has their schemas): which fields leave the
  * API, and in what shape. Ledger items never leave it as they are.
  */
+import type { LiveFigures } from '../core/live-sample';
 import { Stage } from '../core/status';
 import type { RunItem, RunSummary, RunView } from '../ledger/ledger';
 import { collectedResult } from '../stages/collect';
@@ -32,6 +33,8 @@ export interface RunResourceOptions {
   consoleUrl?: (executionArn: string) => string;
   /** The cluster's clock (epoch ms), the one the test's times are on. */
   now: () => number;
+  /** The test's live figures (liveFigures() of its newest samples), once the runners were read. */
+  live?: LiveFigures;
 }
 
 /** A whole run item as a listing shows it (a 409's `run`): its name from the spec when the item predates `runName`. */
@@ -58,6 +61,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
           },
         }
       : {}),
+    ...(links.live ? { live: links.live } : {}),
     stages: STAGE_ORDER.flatMap((name) => {
       const s = view.stages[name];
       if (!s) return [];

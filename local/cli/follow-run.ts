@@ -1,8 +1,10 @@
 /**
  * A run on the REST API, as the CLI shows it: its stages (`✓ Stage  1.2s`, as a local run's progress
- * shows them, progress.ts), the test's progress bar, the result table and the outcome line — once
- * (`status`), or live while it goes (`--follow`: GET /runs/{id} about every second, backing off
- * while nothing changes).
+ * shows them, progress.ts), the test's progress bar with the runners' live figures under it
+ * (live-line.ts, from the Run's `live`), the result table and the outcome line — once (`status`), or
+ * live while it goes (`--follow`: GET /runs/{id} about every second, backing off while nothing
+ * changes). On a terminal the bar and the live line are redrawn in place; otherwise they are plain
+ * lines: the bar at most every PLAIN_PROGRESS_EVERY_MS, the live line once per new sample.
  *
  * Two clocks, never mixed: a stage's duration is its ledger times (endedAt - startedAt, the
  * platform's clock); the test's elapsed time is `test.observedAt - test.startedAt`, both on the
@@ -17,12 +19,15 @@ import { escapeText } from '../../lambdas/core/excerpt';
 import { count } from '../../lambdas/core/plural';
 import type { ApiClient, Answer } from './api-client';
 import type { RunResource } from '../../lambdas/api/resources';
+import { clearBlock, liveLine } from './live-line';
 import { terminalSafe } from './progress';
 import { formatResultTable } from './result-table';
 
 export interface Out {
   write(text: string): unknown;
   isTTY?: boolean;
+  /** A terminal's width: lines redrawn in place are cut to it (a wrapped line would not be cleared). */
+  columns?: number;
 }
 
 type StageEntry = RunResource['stages'][number];
@@ -111,6 +116,18 @@ export function testProgressLine(run: RunResource): string | undefined {
   return `  … test running [${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.round(elapsed)}s / ~${Math.round(expected)}s (cluster clock)`;
 }
 
+/**
+ * The runners' live figures under the bar (live-line.ts): only while the bar is shown, and only once
+ * the server sent figures.
+ */
+export function testLiveLine(run: RunResource): string | undefined {
+  if (!run.live || testProgressLine(run) === undefined) return undefined;
+  const startedAt = Date.parse(run.test?.startedAt ?? '');
+  const expectedEnd = Date.parse(run.test?.expectedEndAt ?? '');
+  const expected = Number.isFinite(startedAt) && Number.isFinite(expectedEnd) && expectedEnd > startedAt ? (expectedEnd - startedAt) / 1000 : undefined;
+  return liveLine(run.live, expected);
+}
+
 /** `run <id>: <name> (k6, 4 runners)`. */
 export function runTitle(run: RunResource): string {
   return `run ${terminalSafe(run.runId)}: ${terminalSafe(run.name ?? '(unnamed)')} (${terminalSafe(run.engine)}, ${count(run.parallelism, 'runner')})`;
@@ -174,6 +191,8 @@ export function runDetailsText(run: RunResource): string {
   for (const entry of run.stages) lines.push(ended(entry) ? endedStageLine(entry, run) : inProgressLine(entry));
   const progress = testProgressLine(run);
   if (progress) lines.push(progress);
+  const live = testLiveLine(run);
+  if (live) lines.push(live);
   const text = `${lines.join('\n')}\n`;
   return isTerminal(run.status) ? text + finishedRunText(run) : text;
 }
@@ -203,8 +222,8 @@ export interface FollowOptions {
 
 /**
  * Polls GET /runs/{id} from `first` until the run has ended and its Cleanup is over (or
- * FINISH_GRACE_MS after the outcome; at once when `first` had ended), printing each stage once as it ends and the test's bar while it
- * runs. Returns the last answer.
+ * FINISH_GRACE_MS after the outcome; at once when `first` had ended), printing each stage once as it
+ * ends and, while the test runs, its bar and live line. Returns the last answer.
  */
 export async function followRun(client: ApiClient, first: Answer<RunResource>, options: FollowOptions): Promise<Answer<RunResource>> {
   const out = options.out;
@@ -214,8 +233,11 @@ export async function followRun(client: ApiClient, first: Answer<RunResource>, o
   const grace = options.finishGraceMs ?? FINISH_GRACE_MS;
   const printed = new Set<string>();
   let abortShown = false;
-  let liveShown = false;
+  /** Lines of the block redrawn in place (the bar, the live line) now on the terminal; the cursor is at the end of its last. */
+  let liveLines = 0;
   let lastPlainProgress = -Infinity;
+  /** `live.at` of the last plain live line: one per new sample. */
+  let lastPlainLiveAt: string | undefined;
   let pendingShown = false;
   const followingSince = now();
   let terminalSince: number | undefined;
@@ -224,9 +246,10 @@ export async function followRun(client: ApiClient, first: Answer<RunResource>, o
   let signature = '';
 
   const clearLive = () => {
-    if (liveShown) out.write('\r\x1b[2K');
-    liveShown = false;
+    if (liveLines > 0) out.write(clearBlock(liveLines));
+    liveLines = 0;
   };
+  const fit = (text: string) => (out.columns && out.columns > 1 ? text.slice(0, out.columns - 1) : text);
   const line = (text: string) => {
     clearLive();
     out.write(`${text}\n`);
@@ -249,13 +272,23 @@ export async function followRun(client: ApiClient, first: Answer<RunResource>, o
       line(endedStageLine(entry, run));
     }
     const progress = testProgressLine(run);
+    const live = testLiveLine(run);
     if (progress) {
       if (tty) {
-        out.write(`\r\x1b[2K${progress}`);
-        liveShown = true;
-      } else if (now() - lastPlainProgress >= PLAIN_PROGRESS_EVERY_MS) {
-        lastPlainProgress = now();
-        out.write(`${progress}\n`);
+        // The block below the last stage line (the cursor stays at its last line's end): the old one
+        // cleared and the new one drawn in one write, so a terminal never shows it half drawn.
+        const block = [progress, ...(live ? [live] : [])].map(fit);
+        out.write(`${liveLines > 0 ? clearBlock(liveLines) : '\r\x1b[2K'}${block.join('\n')}`);
+        liveLines = block.length;
+      } else {
+        if (now() - lastPlainProgress >= PLAIN_PROGRESS_EVERY_MS) {
+          lastPlainProgress = now();
+          out.write(`${progress}\n`);
+        }
+        if (live && run.live?.at !== lastPlainLiveAt) {
+          lastPlainLiveAt = run.live?.at;
+          out.write(`${live}\n`);
+        }
       }
     } else {
       clearLive();

@@ -1,7 +1,8 @@
 /**
  * Stage-by-stage progress of a local run, from the execution's history events: one line per stage
  * with its (real) duration once it is done — a waiting phase counts from its first poll to its last —
- * and, while the test runs, a live line with the simulated clock against the expected duration.
+ * and, while the test runs, a live line with the simulated clock against the expected duration and,
+ * under it, the runners' live figures (live-line.ts), read from the ledger after each of Watch's polls.
  *
  * Honest about failures: a Task that failed and is retried by the state machine's Retry shows
  * "↻ <stage> retrying (<why, in words>)" — once per reason, not once per attempt — and ✗ only when
@@ -11,6 +12,8 @@
  */
 import type { HistoryEvent } from '../engine/local-execution';
 import { escapeText } from '../../lambdas/core/excerpt';
+import type { LiveFigures } from '../../lambdas/core/live-sample';
+import { clearBlock, liveLine } from './live-line';
 import { POLL_LATER_ERROR } from '../../statemachine/run-definition';
 
 /** Reasons and causes carry text from the cluster (pod logs, API messages): printed with control characters escaped. */
@@ -35,6 +38,13 @@ export interface ProgressOptions {
   tasks: Record<string, { stage: string; resultKey?: string }>;
   /** The wall clock for stage durations (default Date.now). */
   now?: () => number;
+  /**
+   * The test's newest live figures (a local run: liveFigures() of the ledger's newest samples), read
+   * after each of Watch's polls; none: no live figures line.
+   */
+  readLive?: () => Promise<LiveFigures | undefined>;
+  /** A terminal's width now: lines redrawn in place are cut to it (a wrapped line would not be cleared). */
+  columns?: () => number | undefined;
 }
 
 const POLL_STAGES = new Set(['Acquire', 'AwaitPrepared', 'AwaitReady', 'Watch']);
@@ -100,7 +110,13 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
   const now = options.now ?? Date.now;
   const firstEntered = new Map<string, number>();
   let started: { at: number; expectedEndAt?: number } | undefined;
-  let liveShown = false;
+  /** Lines of the block on a terminal that the next line replaces (the test's line and its figures: 2); the cursor is at its end. */
+  let liveLines = 0;
+  /** Counts what was written: a live read that finds it changed since it began draws nothing (its moment has passed). */
+  let written = 0;
+  /** The newest live figures read, and the `at` of the last one printed as a plain line. */
+  let figures: LiveFigures | undefined;
+  let plainFiguresAt: string | undefined;
   /** The live line is a retry line: it stays (ends with a newline) when the next line comes. */
   let liveStays = false;
   /** A failed attempt is shown once we know whether a retry follows (↻) or not (✗). */
@@ -110,9 +126,13 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
   /** Poll stages whose wait was explained (plain output says it once). */
   const explained = new Set<string>();
 
+  const write = (text: string) => {
+    written += 1;
+    options.write(text);
+  };
   const clearLive = () => {
-    if (liveShown && options.tty) options.write(liveStays ? '\n' : '\r\x1b[2K');
-    liveShown = false;
+    if (liveLines > 0 && options.tty) write(liveStays ? '\n' : clearBlock(liveLines));
+    liveLines = 0;
     liveStays = false;
   };
   const format = (mark: string, stage: string, since: number, detail: string) => {
@@ -121,15 +141,17 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
   };
   const line = (mark: string, stage: string, since: number, detail = '') => {
     clearLive();
-    options.write(`${format(mark, stage, since, detail)}\n`);
+    write(`${format(mark, stage, since, detail)}\n`);
   };
-  /** A line that the next one replaces on a terminal; printed as a plain line otherwise. */
-  const live = (text: string) => {
+  /** Lines that the next line replaces on a terminal (drawn over the block before); plain lines otherwise. */
+  const live = (...lines: string[]) => {
     if (options.tty) {
-      options.write(`\r\x1b[2K${text}`);
-      liveShown = true;
+      const width = options.columns?.() ?? 0;
+      const fitted = width > 1 ? lines.map((l) => l.slice(0, width - 1)) : lines;
+      write(`${liveLines > 1 && !liveStays ? clearBlock(liveLines) : '\r\x1b[2K'}${fitted.join('\n')}`);
+      liveLines = lines.length;
     } else {
-      options.write(`${text}\n`);
+      write(`${lines.join('\n')}\n`);
     }
   };
   const failedForGood = () => {
@@ -168,7 +190,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       const text = format('↻', stage, since, terminalSafe(`retrying (${reason})`));
       if (lastRetry?.stage === stage && lastRetry.key === key) {
         // The same wait: a terminal shows the time left going down, plain output stays quiet.
-        if (options.tty && liveShown) options.write(`\r\x1b[2K${text}`);
+        if (options.tty && liveLines > 0) live(text);
         return;
       }
       lastRetry = { stage, key };
@@ -209,9 +231,38 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     live(format('…', stage, since, `${what} (next check in ${seconds} s, cluster clock)`));
   }
 
+  /**
+   * The test's line, with the figures read last under it on a terminal; then a read of the newest
+   * figures (Watch has just recorded a sample), drawn when it comes if nothing was written meanwhile:
+   * redrawn in place on a terminal, a plain line per new sample otherwise.
+   */
   function showTestRunning(run: { at: number; expectedEndAt?: number }) {
     const elapsed = Math.max(0, Math.round((options.clusterNow() - run.at) / 1000));
-    const expected = run.expectedEndAt === undefined ? '' : ` of ~${Math.round((run.expectedEndAt - run.at) / 1000)}s expected`;
-    live(`  … test running: ${elapsed}s${expected} (cluster clock)`);
+    const expectedSeconds = run.expectedEndAt === undefined ? undefined : (run.expectedEndAt - run.at) / 1000;
+    const expected = expectedSeconds === undefined ? '' : ` of ~${Math.round(expectedSeconds)}s expected`;
+    const testLine = `  … test running: ${elapsed}s${expected} (cluster clock)`;
+    const draw = () => {
+      const figuresLine = liveLine(figures, expectedSeconds);
+      if (options.tty) live(testLine, ...(figuresLine ? [figuresLine] : []));
+      else if (figuresLine && figures?.at !== plainFiguresAt) {
+        plainFiguresAt = figures?.at;
+        live(figuresLine);
+      }
+    };
+    if (options.tty) draw();
+    else live(testLine);
+    if (!options.readLive) return;
+    const before = written;
+    options.readLive().then(
+      (read) => {
+        if (!read) return;
+        const changed = read.at !== figures?.at;
+        figures = read;
+        // Plain output prints a sample it has not printed yet (draw checks), a terminal redraws for a new one.
+        if (written === before && (changed || !options.tty)) draw();
+      },
+      // The figures are a view of the test, never a reason to fail the run: the next poll reads again.
+      () => undefined,
+    );
   }
 }

@@ -1,8 +1,11 @@
 /**
  * `loadplane run <spec> --local` and `npm start`: one run, end to end, on the embedded default — the
  * real state machine in the local engine, dynalite, and kube-sim (or a kubeconfig context) — with
- * progress as it goes, the result table, and a last line `outcome: <OUTCOME> (run <runId>)`.
+ * progress as it goes (and the runners' live figures, from the ledger, while the test runs), the
+ * result table, and a last line `outcome: <OUTCOME> (run <runId>)`.
  */
+import { LIVE_SAMPLES_READ } from '../../lambdas/api/read-runs';
+import { liveFigures } from '../../lambdas/core/live-sample';
 import { count } from '../../lambdas/core/plural';
 import { newRunId } from '../../lambdas/core/run-id';
 import { collectedResult } from '../../lambdas/stages/collect';
@@ -12,6 +15,7 @@ import type { ChannelSecret } from '../../lambdas/notify/channel-secrets';
 import type { NotifyRecord } from '../../lambdas/stages/notify';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import { readRunDefinition } from '../../statemachine/run-definition';
+import { runReportFile } from '../../lambdas/report/run-report';
 import { startLocalRuntime } from '../runtime/local-runtime';
 import { createProgress, terminalSafe } from './progress';
 import { formatResultTable } from './result-table';
@@ -27,6 +31,8 @@ export interface RunLocalOptions {
   /** Notify these when the run ends (default: LOADPLANE_WEBHOOK_URL / LOADPLANE_SLACK_WEBHOOK_URL). */
   webhookUrl?: string;
   slackWebhookUrl?: string;
+  /** Write the run's report page here when it ends (the ledger is gone with the process). */
+  report?: string;
 }
 
 export const EXIT_RUN_NOT_SUCCEEDED = 1;
@@ -113,8 +119,10 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
       onEvent: createProgress({
         write: (text) => process.stdout.write(text),
         tty: process.stdout.isTTY === true,
+        columns: () => process.stdout.columns,
         clusterNow: runtime.deps.now,
         tasks: taskStates(),
+        readLive: async () => liveFigures(await runtime.ledger.listSamples(runId, { newest: LIVE_SAMPLES_READ })),
       }),
     });
     const stopInterrupts = abortOnInterrupt(
@@ -130,6 +138,14 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
     if (notified && Object.keys(notified).length > 0) {
       console.log(`notifications: ${Object.entries(notified).map(([channel, r]) => `${channel} ${r}`).join(', ')}`);
+    }
+    if (options.report !== undefined) {
+      const written = await runReportFile(runtime.ledger, runId, options.report, runtime.deps.now()).catch((err: Error) => {
+        console.log(`report: not written (${terminalSafe(err.message)})`);
+        return undefined;
+      });
+      if (written) console.log(`report: ${terminalSafe(options.report)}`);
+      else if (written === false) console.log('report: not written (the run was never recorded)');
     }
     if (!outcome) console.log(`execution ${result.status}${result.error ? terminalSafe(`: ${result.error}: ${result.cause ?? ''}`) : ''}`);
     console.log(`outcome: ${outcome ?? result.status} (run ${runId})`);

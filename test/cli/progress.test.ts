@@ -2,8 +2,11 @@
  * The progress lines of a local run, fed the execution's history events as the engine emits them:
  * a retried Task is one "↻ … retrying (why)" line, never ✗ then ✓; ✗ only when the stage failed for
  * good; waits say what they wait for; plain lines (no cursor movement) when stdout is not a terminal.
+ * While the test runs, the runners' live figures (read after each of Watch's polls) go under the
+ * test's line: redrawn with it in place on a terminal, one plain line per new sample otherwise.
  */
 import { describe, expect, it } from 'vitest';
+import { liveFigures, type LiveFigures, type LiveSample } from '../../lambdas/core/live-sample';
 import { createProgress, retryReason } from '../../local/cli/progress';
 import type { HistoryEvent } from '../../local/engine/local-execution';
 
@@ -141,5 +144,125 @@ describe('progress', () => {
     );
     expect(retryReason('States.Timeout', 'the Task did not answer within 60 s')).toBe('the Task timed out');
     expect(retryReason('ClusterUnavailable', '503')).toBe('the cluster did not answer');
+  });
+});
+
+describe("progress: the runners' live figures under the test's line", () => {
+  const sample = (seconds: number, requests: number, p95: (number | null)[] = [100, 120]): LiveSample => ({
+    at: seconds * 1000,
+    elapsedMs: seconds * 1000,
+    source: 'live',
+    answered: p95.filter((v) => v !== null).length,
+    runners: 2,
+    requests,
+    failed: 0,
+    iterations: 0,
+    vus: 20,
+    dataReceivedBytes: 0,
+    dataSentBytes: 0,
+    p95,
+  });
+
+  /**
+   * A local run's progress whose figures come from `reads` (what the ledger holds at each read, in
+   * turn); `held` reads resolve only when released.
+   */
+  function liveProgress(tty: boolean, reads: LiveSample[][], columns?: number) {
+    const written: string[] = [];
+    let cluster = 0;
+    let call = 0;
+    const held: Array<() => void> = [];
+    let hold = false;
+    const feed = createProgress({
+      write: (t) => written.push(t),
+      tty,
+      clusterNow: () => cluster,
+      tasks: TASKS,
+      now: () => 1_000,
+      ...(columns ? { columns: () => columns } : {}),
+      readLive: () => {
+        const figures = liveFigures(reads[Math.min(call++, reads.length - 1)]!);
+        if (!hold) return Promise.resolve(figures);
+        return new Promise<LiveFigures | undefined>((resolve) => held.push(() => resolve(figures)));
+      },
+    });
+    const at = (type: string, name: string, extra: Partial<HistoryEvent> & { output?: unknown } = {}) => {
+      const { output, ...rest } = extra;
+      feed({ type, timestamp: 0, state: { name, type: 'Task', ...(output !== undefined ? { output } : {}) } as HistoryEvent['state'], ...rest });
+    };
+    /** One of Watch's cruise polls at `seconds` on the cluster clock, and its read answered. */
+    const poll = async (seconds: number) => {
+      cluster = seconds * 1000;
+      at('StateFailed', 'Watch', { Error: 'PollLater', Cause: 'the test runs on' });
+      at('StateRetried', 'Watch');
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    const start = () => {
+      at('StateEntered', 'Start');
+      at('StateExited', 'Start', { output: { step: { startedAt: 0, expectedEndAt: 600_000 } } });
+      at('StateEntered', 'Watch');
+    };
+    return { written, at, poll, start, text: () => written.join(''), holdReads: () => (hold = true), release: () => held.splice(0).forEach((r) => r()) };
+  }
+
+  it('plain output: one line of figures per new sample, after the test line, never a cursor movement', async () => {
+    const s1 = sample(60, 6_000);
+    const s2 = sample(120, 18_000, [110, 150]);
+    const p = liveProgress(false, [[], [s1], [s1], [s1, s2]]);
+    p.start();
+    for (const seconds of [30, 60, 90, 120]) await p.poll(seconds);
+    p.at('StateExited', 'Watch', { output: { step: { phase: 'done' } } });
+    const lines = p.text().split('\n').filter((l) => l !== '');
+    expect(p.text()).not.toContain('\x1b');
+    expect(lines.filter((l) => l.startsWith('    at '))).toEqual([
+      '    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)',
+      '    at 2m of ~10m: 200.0 req/s · errors 0% · 20 VUs · worst p95 150 ms (runner 1)',
+    ]);
+    // Each under the test line of its poll; the one sample read twice is printed once.
+    expect(lines.indexOf('    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)')).toBe(lines.indexOf('  … test running: 60s of ~600s expected (cluster clock)') + 1);
+    expect(lines.at(-1)).toMatch(/^ {2}✓ Watch/);
+  });
+
+  it('on a terminal: the test line and the figures are one block, both lines cleared and redrawn in place', async () => {
+    const s1 = sample(60, 6_000);
+    const partial = sample(120, 9_000, [130, null]);
+    const p = liveProgress(true, [[s1], [s1, partial]]);
+    p.start();
+    await p.poll(60);
+    await p.poll(120);
+    p.at('StateExited', 'Watch', { output: { step: { phase: 'done' } } });
+    const text = p.text();
+    const clearTwo = '\r\x1b[2K\x1b[1A\x1b[2K';
+    // The read's figures come under the line drawn at the poll: the one-line block is replaced by two.
+    expect(text).toContain('\r\x1b[2K  … test running: 60s of ~600s expected (cluster clock)\n    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)');
+    // The next poll clears both lines before drawing: the partial sample says so, with the rate before it.
+    expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 1m of ~10m`);
+    expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 2m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 130 ms (runner 0) · 1/2 runners answered`);
+    // The stage's end clears the block (two lines) and stays.
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.slice(text.lastIndexOf(clearTwo) + clearTwo.length)).toMatch(/^ {2}✓ Watch .*\n$/);
+  });
+
+  it('a read that answers after a later line was written draws nothing', async () => {
+    const p = liveProgress(true, [[sample(60, 6_000)]]);
+    p.start();
+    p.holdReads();
+    await p.poll(60);
+    p.at('StateExited', 'Watch', { output: { step: { phase: 'done' } } });
+    const before = p.text();
+    p.release();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(p.text()).toBe(before);
+    expect(before).not.toContain('    at ');
+  });
+
+  it("on a terminal, lines redrawn in place are cut to its width (a wrapped line would not be cleared)", async () => {
+    const p = liveProgress(true, [[sample(60, 6_000)]], 40);
+    p.start();
+    await p.poll(60);
+    // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is split on
+    const drawn = p.text().split(/\r|\n|\x1b\[1A|\x1b\[2K/).filter((l) => l.includes('test running') || l.startsWith('    at '));
+    expect(drawn.length).toBeGreaterThanOrEqual(2);
+    for (const line of drawn) expect(line.length, line).toBe(39);
   });
 });

@@ -58,7 +58,8 @@ export function withLocalRunOptions(command: Command): Command {
   return command
     .option('--time-scale <x>', `kube-sim: simulated seconds per real second (at most ${MAX_LOCAL_RUN_TIME_SCALE})`, parseTimeScale, DEFAULT_TIME_SCALE)
     .option('--webhook-url <url>', 'notify this generic JSON webhook when the run ends (or LOADPLANE_WEBHOOK_URL; signed with LOADPLANE_WEBHOOK_SECRET if set)', parseWebhookUrl)
-    .option('--slack-webhook-url <url>', 'notify this Slack incoming webhook when the run ends (or LOADPLANE_SLACK_WEBHOOK_URL)', parseWebhookUrl);
+    .option('--slack-webhook-url <url>', 'notify this Slack incoming webhook when the run ends (or LOADPLANE_SLACK_WEBHOOK_URL)', parseWebhookUrl)
+    .option('--report <file>', 'write the run\'s report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends');
 }
 
 /** What every command that talks to the API says about its exit codes (README "Command line"). */
@@ -117,6 +118,7 @@ const LOCAL_ONLY: Record<string, string> = {
   timeScale: '--time-scale',
   webhookUrl: '--webhook-url',
   slackWebhookUrl: '--slack-webhook-url',
+  report: '--report',
   kubeconfig: '--kubeconfig',
   context: '--context',
 };
@@ -142,7 +144,7 @@ export function registerRun(program: Command): void {
     .option('--context <name>', 'with --local: the kubeconfig context to use (implies a real cluster)');
   withApiOption(command);
   command
-    .addOption(new Option('--follow', 'follow the run on the API to its end: stages, test progress, results; exit by its outcome').conflicts('local'))
+    .addOption(new Option('--follow', 'follow the run on the API to its end: stages, test progress with the live figures of the runners, results; exit by its outcome').conflicts('local'))
     .addOption(
       new Option('--key <key>', 'the Idempotency-Key: the same key and spec again is the same run, never a second one (default: a new random key)')
         .argParser(parseIdempotencyKey)

@@ -1,0 +1,68 @@
+/**
+ * The live line under a running test's progress (issue 15): the runners' figures as the newest live
+ * sample has them (core/live-sample.ts), in one line a person reads at a glance —
+ * `    at 4m10s of ~10m: 152.3 req/s · errors 0.12% · 40 VUs · worst p95 312 ms (runner 3)`.
+ * One place for both followers: a run on the API (follow-run.ts, from the Run's `live`) and a local
+ * run (progress.ts, from the ledger in-process); both redraw it in place with the bar on a terminal
+ * (clearBlock).
+ *
+ * The time is the sample's (the cluster clock when the runners were read), not the bar's: the figures
+ * are as of then. A figure the sample cannot give is left out, never shown as 0: no rate until a
+ * sample where every runner answered, no error rate without requests, no p95 before a runner has one.
+ * A partial sample says how many runners its sums cover.
+ */
+import type { LiveFigures } from '../../lambdas/core/live-sample';
+import { escapeText } from '../../lambdas/core/excerpt';
+import { count } from '../../lambdas/core/plural';
+
+/** `42s`, `4m10s`, `10m`, `1h05m`, `2h`: a duration in whole seconds, short. */
+export function shortDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) {
+    const rest = s % 60;
+    return `${Math.floor(s / 60)}m${rest ? `${String(rest).padStart(2, '0')}s` : ''}`;
+  }
+  const minutes = Math.round((s % 3600) / 60);
+  const hours = Math.floor(s / 3600) + (minutes === 60 ? 1 : 0);
+  return `${hours}h${minutes % 60 ? `${String(minutes % 60).padStart(2, '0')}m` : ''}`;
+}
+
+/** `152.3 req/s`; one decimal below 1,000, whole above. */
+function rate(perSecond: number): string {
+  return `${perSecond >= 1000 ? Math.round(perSecond).toLocaleString('en-US') : perSecond.toFixed(1)} req/s`;
+}
+
+/** `0.12%`: two decimals, so one failure in 10,000 shows; `0%` when none. */
+function percent(fraction: number): string {
+  return fraction === 0 ? '0%' : `${(fraction * 100).toFixed(2)}%`;
+}
+
+/**
+ * The live line of `figures`, indented under the stage lines; `expectedSeconds` is the test's expected
+ * length (absent when unknown). Undefined without figures.
+ */
+export function liveLine(figures: LiveFigures | undefined, expectedSeconds?: number): string | undefined {
+  if (!figures) return undefined;
+  const partial = figures.answered < figures.runners;
+  const parts: string[] = [];
+  // Rates are taken between complete samples only (liveFigures): with none yet there is no rate to show.
+  const rateKnown = figures.requestsPerSecond > 0 || !partial;
+  if (rateKnown) parts.push(rate(figures.requestsPerSecond));
+  if (rateKnown && figures.requests > 0) parts.push(`errors ${percent(figures.errorRate)}`);
+  parts.push(count(Math.round(figures.vus), 'VU'));
+  if (figures.worstP95) parts.push(`worst p95 ${Math.round(figures.worstP95.ms)} ms (runner ${figures.worstP95.runner})`);
+  if (partial) parts.push(`${figures.answered}/${figures.runners} runners answered`);
+  const expected = expectedSeconds !== undefined && expectedSeconds > 0 ? ` of ~${shortDuration(expectedSeconds)}` : '';
+  // Numbers only, but they come from a server: escaped as all its text is (progress.ts's terminalSafe).
+  return escapeText(`    at ${shortDuration(figures.elapsedSeconds)}${expected}: ${parts.join(' · ')}`, 2_000);
+}
+
+/**
+ * Clears a block of `lines` lines drawn in place on a terminal, the cursor on its last line: that
+ * line, then each one above it (ESC[2K, ESC[1A); the cursor ends at the start of the block's first
+ * line, where the next text goes.
+ */
+export function clearBlock(lines: number): string {
+  return `\r\x1b[2K${'\x1b[1A\x1b[2K'.repeat(Math.max(0, lines - 1))}`;
+}

@@ -1,0 +1,183 @@
+/**
+ * `run --follow` and `status --follow` with the runners' live figures (issue 15), the real built CLI
+ * (`node bin/loadplane.mjs`) against a `loadplane serve` on the virtual clock: through a pipe (plain
+ * lines, one per new sample, no escape codes) and through a pseudo-terminal (util-linux `script`: the
+ * bar and the live line redrawn in place, both lines cleared, cut to the terminal's width).
+ *
+ * The run's Watch is held at the Lambda boundary (in real time, so the virtual clock stands still)
+ * while the test records samples in the ledger and waits for the CLI to show each: the figures are
+ * the test's own, and nothing depends on how fast the machine is — each step waits for the output,
+ * not for a time.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runResourceSchema, type RunResource } from '../../lambdas/api/resources';
+import type { LiveSample } from '../../lambdas/core/live-sample';
+import { dispatchStage } from '../../lambdas/stages/dispatch';
+import type { StageDeps } from '../../lambdas/stages/deps';
+import { VirtualClock } from '../../local/clock/virtual-clock';
+import { startServe, type Serve } from '../../local/serve/serve';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(REPO, 'bin/loadplane.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'loadplane-follow-terminal-'));
+const RUN_ID = /[0-9a-z]{26}/;
+/** The pseudo-terminal's width: redrawn lines are cut to one less (the live lines here fit). */
+const COLUMNS = 120;
+
+/** Runs whose Watch waits until released. */
+const held = new Set<string>();
+const released = new Set<string>();
+
+async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
+  const { stage, runId } = payload as { stage?: string; runId?: string };
+  if (stage === 'Watch' && runId) {
+    held.add(runId);
+    while (!released.has(runId)) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return dispatchStage(deps, payload);
+}
+
+let serve: Serve;
+let clock: VirtualClock;
+beforeAll(async () => {
+  clock = new VirtualClock();
+  serve = await startServe({ port: 0, clock, sweepIntervalMs: 0, invokeStage });
+}, 60_000);
+afterAll(async () => {
+  for (const id of held) released.add(id);
+  await serve?.close();
+  clock?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** examples/k6-smoke.yaml under another name. */
+function specFile(name: string): string {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, readFileSync(join(REPO, 'examples/k6-smoke.yaml'), 'utf8').replace('name: k6-smoke', `name: ${name}`));
+  return file;
+}
+
+interface Child {
+  output(): string;
+  exited: Promise<number>;
+}
+
+/** A command with LOADPLANE_API set to the serve; its stdout as it comes. */
+function start(command: string, args: string[]): Child {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOADPLANE_CONFIG: '', LOADPLANE_API: serve.url };
+  const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  void exited.then((code) => {
+    if (code !== 0) console.error(`${command} exited ${code}: ${err}`);
+  });
+  return { output: () => out, exited };
+}
+
+/** Waits (no time limit but the test's) until `done` holds. */
+async function until<T>(done: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
+  for (;;) {
+    const value = await done();
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function getRun(id: string): Promise<RunResource> {
+  return runResourceSchema.parse(await (await fetch(`${serve.url}/runs/${id}`)).json());
+}
+
+/** Waits until the run's runners started and its Watch is held: the test is running. */
+async function testRunning(id: string): Promise<number> {
+  const run = await until(async () => held.has(id) && (await getRun(id)).test !== undefined && (await getRun(id)));
+  return Date.parse(run.test!.startedAt);
+}
+
+function sample(startedAt: number, seconds: number, figures: Partial<LiveSample>): LiveSample {
+  return {
+    at: startedAt + seconds * 1000,
+    elapsedMs: seconds * 1000,
+    source: 'live',
+    answered: 4,
+    runners: 4,
+    requests: 0,
+    failed: 0,
+    iterations: 0,
+    vus: 5,
+    dataReceivedBytes: 0,
+    dataSentBytes: 0,
+    p95: [null, null, null, null],
+    ...figures,
+  };
+}
+
+const FIRST = '    at 10s of ~30s: 50.0 req/s · errors 0.20% · 5 VUs · worst p95 88 ms (runner 2)';
+const SECOND = '    at 20s of ~30s: 50.0 req/s · errors 0.20% · 4 VUs · worst p95 97 ms (runner 1) · 3/4 runners answered';
+
+/** Records the two samples, each once the CLI's output shows the one before; then lets Watch go on. */
+async function feedSamples(id: string, child: Child, shown: (text: string, line: string) => boolean): Promise<void> {
+  const startedAt = await testRunning(id);
+  await serve.runtime.ledger.recordSample(id, sample(startedAt, 10, { requests: 500, failed: 1, p95: [80, 75, 88, 70] }));
+  await until(() => shown(child.output(), FIRST));
+  await serve.runtime.ledger.recordSample(id, sample(startedAt, 20, { answered: 3, requests: 900, failed: 2, vus: 4, p95: [84, 97, null, 72] }));
+  await until(() => shown(child.output(), SECOND));
+  released.add(id);
+}
+
+/** The lines a terminal shows, one per piece between carriage returns, newlines and the erase and cursor-up codes. */
+// eslint-disable-next-line no-control-regex -- the terminal's control codes are what is split on
+const drawnLines = (text: string) => text.split(/\r|\n|\x1b\[1A|\x1b\[2K/).filter((l) => l !== '');
+
+describe('--follow with live figures', () => {
+  it('run --follow through a pipe: plain lines, one per new sample, under the bar; no escape codes', async () => {
+    const child = start(process.execPath, [BIN, 'run', specFile('live-follow-pipe'), '--follow']);
+    const id = await until(() => RUN_ID.exec(child.output())?.[0]);
+    await feedSamples(id, child, (text, line) => text.split('\n').includes(line));
+    expect(await child.exited).toBe(0);
+
+    const text = child.output();
+    expect(text).not.toContain('\x1b');
+    const lines = text.split('\n');
+    // Each sample once, however many polls saw it; in order, after Start and before Watch's end.
+    expect(lines.filter((l) => l === FIRST)).toHaveLength(1);
+    expect(lines.filter((l) => l === SECOND)).toHaveLength(1);
+    expect(lines.indexOf(FIRST)).toBeGreaterThan(lines.findIndex((l) => l.startsWith('  ✓ Start')));
+    expect(lines.indexOf(SECOND)).toBeGreaterThan(lines.indexOf(FIRST));
+    expect(lines.findIndex((l) => l.startsWith('  ✓ Watch'))).toBeGreaterThan(lines.indexOf(SECOND));
+    expect(lines.some((l) => /^ {2}… test running \[[#-]{20}\] \d+s \/ ~30s \(cluster clock\)$/.test(l))).toBe(true);
+    expect(lines.filter((l) => l !== '').at(-1)).toBe(`outcome: SUCCEEDED (run ${id})`);
+  }, 180_000);
+
+  it('status --follow on a pseudo-terminal: the bar and the live line redrawn in place, both lines cleared, never wider than it', async () => {
+    const res = await fetch(`${serve.url}/runs`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: readFileSync(specFile('live-follow-tty')) });
+    const id = runResourceSchema.parse(await res.json()).runId;
+    // `script` runs the command on a new pseudo-terminal of COLUMNS columns; its exit code is the command's.
+    const child = start('script', ['-qfec', `stty cols ${COLUMNS} rows 40 && exec ${process.execPath} ${BIN} status ${id} --follow`, '/dev/null']);
+    await feedSamples(id, child, (text, line) => drawnLines(text).includes(line));
+    expect(await child.exited).toBe(0);
+
+    const text = child.output();
+    // Redrawn in place: the two-line block is cleared (erase the line, up one, erase) before each redraw.
+    expect(text).toContain('\r\x1b[2K\x1b[1A\x1b[2K  … test running [');
+    // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is checked
+    expect(text).toMatch(/\r\x1b\[2K {2}… test running \[[#-]{20}\] \d+s \/ ~30s \(cluster clock\)\r?\n {4}at 10s of ~30s/);
+    // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is checked
+    expect(text).toMatch(/\r?\n {4}at 20s of ~30s: .* · 3\/4 runners answered\r\x1b\[2K\x1b\[1A\x1b\[2K/);
+    const drawn = drawnLines(text);
+    expect(drawn).toContain(FIRST);
+    expect(drawn).toContain(SECOND);
+    // Lines redrawn in place never wrap (a wrapped line would be left behind by the cursor-up).
+    for (const line of drawn.filter((l) => l.startsWith('  … test running') || l.startsWith('    at '))) expect(line.length, line).toBeLessThan(COLUMNS);
+    // Between redraws nothing is left behind: the stage lines come once each, the block is gone at the end.
+    expect(drawn.filter((l) => l.startsWith('  ✓ Watch'))).toHaveLength(1);
+    expect(drawn.at(-1)).toBe(`outcome: SUCCEEDED (run ${id})`);
+  }, 180_000);
+});
