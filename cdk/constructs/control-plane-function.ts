@@ -1,13 +1,15 @@
 /**
  * One control-plane Lambda: a NodejsFunction of one handler (cdk/function-bundling.ts), its own log
  * group with the configured retention, the role it is given (roles are built by the construct that
- * knows what the function calls; nothing is inferred), and Powertools' environment.
+ * knows what the function calls; nothing is inferred), Powertools' environment, and X-Ray active
+ * tracing (the handlers' Powertools Tracer, lambdas/telemetry/telemetry.ts) with its write actions
+ * in a policy of their own per role (tracingPolicy).
  */
 import { join } from 'node:path';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
-import { LoggingFormat } from 'aws-cdk-lib/aws-lambda';
+import { LoggingFormat, Tracing, type CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -71,7 +73,33 @@ export class ControlPlaneFunction extends Construct {
       ...(vpc ? { vpc: vpc.vpc, vpcSubnets: { subnets: vpc.subnets }, securityGroups: vpc.securityGroups } : {}),
     });
     if (props.vpcAccess) this.fn.node.addDependency(props.vpcAccess);
+    // Active tracing, set on the function resource: the `tracing` prop would also add X-Ray's actions
+    // on Resource * to the role's default policy, beside the role's scoped grants (tracingPolicy).
+    (this.fn.node.defaultChild as CfnFunction).tracingConfig = { mode: Tracing.ACTIVE };
+    // Lambda checks the role's X-Ray permission when it creates a traced function.
+    this.fn.node.addDependency(tracingPolicy(props.role));
   }
+}
+
+/** The X-Ray actions a traced function's role needs (CDK's `tracing` grants the same). */
+export const XRAY_WRITE_ACTIONS = ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'];
+
+/**
+ * The role's X-Ray write actions, in a policy of their own beside the role (created once per role,
+ * shared by its functions). They take no resource ARN, so only this policy is acknowledged for
+ * Resource *: no other statement of the role may use it.
+ */
+function tracingPolicy(role: Role): Policy {
+  const scope = role.node.scope as Construct;
+  const id = `${role.node.id}Tracing`;
+  const existing = scope.node.tryFindChild(id) as Policy | undefined;
+  if (existing) return existing;
+  const policy = new Policy(scope, id, { roles: [role], statements: [new PolicyStatement({ actions: XRAY_WRITE_ACTIONS, resources: ['*'] })] });
+  Validations.of(policy).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource ARN (AWS's AWSXRayDaemonWriteAccess grants them on *); Lambda sends the traced functions' segments with their role.",
+  });
+  return policy;
 }
 
 /**

@@ -1,14 +1,31 @@
 /**
- * The run state machine's executions on Step Functions, built once per container, for the handlers
- * that start, stop or read them (the API, the sweeper, the reaper); the stage Lambda never does.
+ * The run state machine's executions on Step Functions, for the handlers that start, stop or read
+ * them; the stage Lambda never does. Two factories, each with its own client, so a bundle carries
+ * only the commands its handler sends: the API and the sweeper start and stop executions, the
+ * reaper reads an execution's input back. Built on the handler's first invocation.
  */
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { describeExecutionInput, stepFunctionsExecutions, type Executions } from '../api/executions';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { describeExecutionInput, stepFunctionsExecutions } from '../api/executions';
 import { loadStepFunctionsSettings } from '../core/config';
+import type { Executions } from '../core/executions';
+import type { ExecutionInputReader } from '../stages/reap';
+import { traceClient } from '../telemetry/telemetry';
 
-const stepFunctions = loadStepFunctionsSettings();
-const sfn = new SFNClient({ region: stepFunctions.region, ...(stepFunctions.endpoint ? { endpoint: stepFunctions.endpoint } : {}) });
+function sfnClient(tracer: Tracer, env: NodeJS.ProcessEnv) {
+  const settings = loadStepFunctionsSettings(env);
+  const client = traceClient(tracer, new SFNClient({ region: settings.region, ...(settings.endpoint ? { endpoint: settings.endpoint } : {}) }));
+  return { client, stateMachineArn: settings.stateMachineArn };
+}
+
 /** The run state machine's executions (the API and the sweeper start and stop them). */
-export const executions: Executions = stepFunctionsExecutions(sfn, stepFunctions.stateMachineArn);
+export function createExecutions(tracer: Tracer, env: NodeJS.ProcessEnv = process.env): Executions {
+  const { client, stateMachineArn } = sfnClient(tracer, env);
+  return stepFunctionsExecutions(client, stateMachineArn);
+}
+
 /** An execution's input read back (the reaper, for events that left it out). */
-export const executionInput = (executionArn: string) => describeExecutionInput(sfn, executionArn);
+export function createExecutionInputReader(tracer: Tracer, env: NodeJS.ProcessEnv = process.env): ExecutionInputReader {
+  const { client } = sfnClient(tracer, env);
+  return (executionArn) => describeExecutionInput(client, executionArn);
+}

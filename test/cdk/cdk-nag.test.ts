@@ -46,6 +46,11 @@ const COMMON_ACKNOWLEDGED = [
   `loadplane/Api/Role ${API_SCHEDULES}`,
   'loadplane/ApiSchedules/DeadLetters AwsSolutions-SQS3',
   'loadplane/Alarms/Topic AwsSolutions-SNS2',
+  // X-Ray's write actions (no resource ARN) for the functions' active tracing: a policy of their own per
+  // Lambda role (cdk/constructs/control-plane-function.ts, tracingPolicy), so no other statement of those roles may use Resource *.
+  `loadplane/Stages/RoleTracing ${ANY_RESOURCE}`,
+  `loadplane/Sweeper/RoleTracing ${ANY_RESOURCE}`,
+  `loadplane/Api/RoleTracing ${ANY_RESOURCE}`,
 ];
 
 /**

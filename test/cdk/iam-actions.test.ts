@@ -82,6 +82,11 @@ const PACKAGES: Record<string, string> = {
   'aws-cron-parser': "schedule expressions' fire times, computed locally (lambdas/core/schedule-expression.ts)",
   '@aws-lambda-powertools/event-handler/http': "routing API Gateway's events",
   '@kubernetes/client-node': "the clusters' Kubernetes API: RBAC through the EKS access entry, not IAM actions",
+  '@aws-lambda-powertools/logger': 'structured log lines on stdout (lambdas/telemetry)',
+  '@aws-lambda-powertools/metrics': 'CloudWatch metrics as embedded-metric-format lines on stdout, no PutMetricData',
+  '@aws-lambda-powertools/tracer': "X-Ray segments to the Lambda service's X-Ray daemon (UDP), sent with the role's X-Ray actions (TRACING_ACTIONS)",
+  '@aws-lambda-powertools/parameters/secrets':
+    "the channel secrets' cache (SecretsProvider); its one read is lambdas/notify/secrets-manager-channel-secrets.ts's own GetSecretValueCommand, seen above",
 };
 
 /**
@@ -192,6 +197,8 @@ interface LambdaFunction {
   kind: HandlerKind;
   logGroupArn: string;
   inVpc: boolean;
+  /** TracingConfig Active. */
+  traced: boolean;
 }
 
 interface LambdaRole {
@@ -249,7 +256,8 @@ function lambdaRoles(stack: SynthedStack): { roles: LambdaRole[]; unmatched: str
     const roleId = /^\$\{(.+)\.Arn\}$/.exec(render(props.Role))?.[1] ?? render(props.Role);
     const logGroup = render((props.LoggingConfig as { LogGroup?: unknown } | undefined)?.LogGroup);
     const logGroupArn = logGroup.replace(/^\$\{(.+)\}$/, '${$1.Arn}');
-    byRole.set(roleId, [...(byRole.get(roleId) ?? []), { id, kind, logGroupArn, inVpc: props.VpcConfig !== undefined }]);
+    const traced = (props.TracingConfig as { Mode?: unknown } | undefined)?.Mode === 'Active';
+    byRole.set(roleId, [...(byRole.get(roleId) ?? []), { id, kind, logGroupArn, inVpc: props.VpcConfig !== undefined, traced }]);
   }
   const roles = [...byRole].map(([roleId, functions]): LambdaRole => {
     const kinds = [...new Set(functions.map((f) => f.kind))].sort();
@@ -297,8 +305,12 @@ const ENI_ACTIONS = new Set([
   'ec2:UnassignPrivateIpAddresses',
 ]);
 
+/** X-Ray's write actions: Lambda sends a traced function's segments with its role (they take no resource ARN). */
+const TRACING_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+
 /** A grant the function needs to run at all, not for what its code calls. */
 function isInfrastructure(role: Pick<LambdaRole, 'functions'>, grant: Grant, action: string): boolean {
+  if (TRACING_ACTIONS.has(action)) return role.functions.every((f) => f.traced) && grant.resources.every((r) => r === '*');
   if (LOG_ACTIONS.has(action)) {
     const own = new Set(role.functions.map((f) => f.logGroupArn));
     return grant.resources.length > 0 && grant.resources.every((r) => own.has(r)) && grant.condition === undefined;
@@ -525,6 +537,15 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
     expect(found).toEqual([]);
     // The same reading finds them on the Lambda roles.
     expect(roles.flatMap((r) => r.grants.flatMap((g) => g.actions)).filter((a) => CODE_ONLY_ACTIONS.test(a)).length).toBeGreaterThan(0);
+  });
+
+  it.each(['api', 'reaper+stage', 'sweeper'])('role of %s: its functions trace actively, and it may write their traces (X-Ray) and nothing else on Resource *', (kinds) => {
+    const role = roles.find((r) => r.kinds.join('+') === kinds)!;
+    expect(role.functions.filter((f) => !f.traced).map((f) => f.id)).toEqual([]);
+    const granted = unique(role.grants.flatMap((g) => g.actions).filter((a) => TRACING_ACTIONS.has(a)));
+    expect(granted).toEqual(sorted(TRACING_ACTIONS));
+    const onAny = unique(role.grants.filter((g) => g.resources.includes('*')).flatMap((g) => g.actions).filter((a) => !ENI_ACTIONS.has(a)));
+    expect(onAny, role.roleId).toEqual(sorted(TRACING_ACTIONS));
   });
 
   it.each(['api', 'reaper+stage', 'sweeper'])("role of %s: logs go to its own functions' log groups; network interfaces only in a VPC", (kinds) => {

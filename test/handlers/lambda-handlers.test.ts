@@ -1,15 +1,22 @@
 /**
  * The stage and reaper Lambdas' wiring: configuration from the environment, the ledger on a real DynamoDB
  * implementation (dynalite), payloads routed to the stages, named errors for Step Functions.
+ *
+ * The deployed `handler`s are imported before the environment names the table: a handler module reads
+ * no environment and builds no client at import (lambdas/handlers/lazy-handler.ts), only on its first
+ * invocation. (Their telemetry is checked in test/telemetry/log-capture.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedded-store';
 import { runIdForIdempotencyKey } from '../../lambdas/core/run-id';
+import { handler } from '../../lambdas/handlers/stage';
+import { handler as reaper } from '../../lambdas/handlers/reaper';
+import { createLedgerDeps } from '../../lambdas/handlers/ledger-deps';
+import { createNotifyDeps } from '../../lambdas/handlers/notify-deps';
+import { createTelemetry } from '../../lambdas/telemetry/telemetry';
 import { k6Spec } from '../support/local-runs';
 
 let store: EmbeddedStore;
-let handler: typeof import('../../lambdas/handlers/stage').handler;
-let reaper: typeof import('../../lambdas/handlers/reaper').handler;
 const saved = { ...process.env };
 
 beforeAll(async () => {
@@ -21,8 +28,6 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-  ({ handler } = await import('../../lambdas/handlers/stage'));
-  ({ handler: reaper } = await import('../../lambdas/handlers/reaper'));
 });
 afterAll(async () => {
   process.env = saved;
@@ -80,5 +85,17 @@ describe('reaper Lambda handler', () => {
     const input = JSON.stringify({ runId: runIdForIdempotencyKey('execution', execution) });
     const result = await reaper(event({ executionArn: `${execution}-dup`, name: 'dup', status: 'ABORTED', input }), { awsRequestId: 'r-3' });
     expect(result).toMatchObject({ kind: 'ignored', why: expect.stringMatching(/belongs to another execution/) });
+  });
+});
+
+describe('the deployed Notify deps', () => {
+  const base = 'https://abc123.execute-api.eu-west-1.amazonaws.com/v1';
+  it("link each run's report under the stack's API URL (LOADPLANE_API_URL), and nothing without one", () => {
+    const { tracer } = createTelemetry({ output: () => undefined });
+    const env = { ...process.env, LOADPLANE_API_URL: base };
+    const ledgerDeps = createLedgerDeps(tracer, env);
+    expect(createNotifyDeps(tracer, ledgerDeps, env).reportUrl?.('k01abc')).toBe(`${base}/runs/k01abc/report`);
+    expect(createNotifyDeps(tracer, ledgerDeps, { ...env, LOADPLANE_API_URL: '' }).reportUrl).toBeUndefined();
+    expect(() => createNotifyDeps(tracer, ledgerDeps, { ...env, LOADPLANE_API_URL: 'ftp://x' })).toThrow(/LOADPLANE_API_URL/);
   });
 });
