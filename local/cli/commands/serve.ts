@@ -50,7 +50,7 @@ export function registerServe(program: Command): void {
       const sim = serve.runtime.kubeSim;
       const cluster = sim ? `kube-sim at ${sim.url} (time ×${serve.runtime.timeScale})` : `kubeconfig ${opts.context ?? '(current context)'}`;
       console.log(`loadplane serve: API at ${serve.url}`);
-      console.log(`  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/openapi.json`);
+      console.log(`  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/runs/{id}/report · GET ${serve.url}/openapi.json`);
       console.log(`  PUT|GET|DELETE ${serve.url}/schedules/{name} · GET ${serve.url}/schedules (fired by the local scheduler${opts.scheduleDeliveries > 1 ? `, each time ×${opts.scheduleDeliveries}` : ''})`);
       console.log(`  Step Functions API: ${serve.stepFunctions.endpoint} (state machine ${serve.stepFunctions.stateMachineArn})`);
       console.log(`  ledger: embedded DynamoDB (dynalite) · cluster: ${cluster}`);
