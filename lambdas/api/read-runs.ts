@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { SpecInvalid, type Problem } from '../core/errors';
 import { isValidRunId } from '../core/run-id';
-import { liveFigures } from '../core/live-sample';
+import { liveFigures, type LiveFigures } from '../core/live-sample';
 import { RunStatus, Stage } from '../core/status';
 import { runNameProblem } from '../core/spec';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../ledger/queries';
@@ -42,8 +42,22 @@ export async function getRunResource(deps: ApiDeps, id: string): Promise<RunReso
   const view = await deps.ledger.getRun(checkRunId(id));
   if (!view) throw runNotFound(id);
   const started = outputOf<StartRecord>(view, Stage.Start) !== undefined;
-  const live = started ? liveFigures(await deps.ledger.listSamples(view.run.runId, { newest: LIVE_SAMPLES_READ })) : undefined;
+  const live = started ? await readLiveFigures(deps, view.run.runId) : undefined;
   return runResource(view, { now: deps.now, ...(deps.consoleUrl ? { consoleUrl: deps.consoleUrl } : {}), ...(live ? { live } : {}) });
+}
+
+/**
+ * The run's live figures, or none when its samples cannot be read (a throttled Query, an item that is
+ * not a sample): the figures are a view of the test, and the run is answered without them rather than
+ * not at all. The error's name is logged (never its message: it may carry the table's name or a key).
+ */
+async function readLiveFigures(deps: ApiDeps, runId: string): Promise<LiveFigures | undefined> {
+  try {
+    return liveFigures(await deps.ledger.listSamples(runId, { newest: LIVE_SAMPLES_READ }));
+  } catch (err) {
+    deps.log({ message: "the run's live samples could not be read; answered without `live`", runId, error: (err as Error)?.name ?? typeof err });
+    return undefined;
+  }
 }
 
 export const listQuerySchema = z.strictObject({

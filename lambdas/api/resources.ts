@@ -5,6 +5,7 @@
  * built from ledger items by run-resource.ts.
  */
 import * as z from 'zod';
+import { MIN_RATE_INTERVAL_MS } from '../core/live-sample';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
@@ -65,8 +66,14 @@ export const liveFiguresSchema = z
     runners: z.number().int().meta({ description: 'Runners in all; fewer answered is a partial sample' }),
     requests: z.number().meta({ description: 'Requests so far, summed across the runners that answered' }),
     failed: z.number().meta({ description: 'Failed requests so far, summed likewise' }),
-    requestsPerSecond: z.number().meta({ description: 'Between the two newest samples where every runner answered (or since the start)' }),
-    errorRate: z.number().meta({ description: 'Failed / requests over the same interval, 0 to 1 (0 without requests)' }),
+    requestsPerSecond: z
+      .number()
+      .optional()
+      .meta({ description: `Requests per second between the newest sample where every runner answered and the newest such sample at least ${MIN_RATE_INTERVAL_MS / 1000} s before it; absent without such a pair (one complete sample so far, or a runner restarted its counters in between)` }),
+    errorRate: z
+      .number()
+      .optional()
+      .meta({ description: 'Failed / requests over the same interval, a fraction from 0 to 1 (0.0012 is 0.12%); absent without a rate or without requests in the interval' }),
     vus: z.number().meta({ description: 'Virtual users active at the read, summed' }),
     worstP95: z
       .object({ runner: z.number().int(), ms: z.number() })

@@ -32,7 +32,35 @@ export const liveSampleSchema = z.object({
 });
 export type LiveSample = z.infer<typeof liveSampleSchema>;
 
-/** What the CLI's live line and the API's `live` field show: the newest sample, with rates from the one before. */
+/**
+ * Rates are taken over at least this long: a shorter interval (Collect's final sample lands 1 ms after
+ * the newest live one when a runner was read late) turns a few requests into thousands per second.
+ */
+export const MIN_RATE_INTERVAL_MS = 1_000;
+
+type Counters = Pick<LiveSample, 'elapsedMs' | 'requests' | 'failed'>;
+
+/**
+ * The rates between two complete samples (or the test's start, all zeros, and a sample): `short` when
+ * they are less than MIN_RATE_INTERVAL_MS apart, `reset` when a counter went down or more requests
+ * failed than were made (a replaced runner starts again from 0, and only sums are kept: no rate can
+ * be told across it). `errorRate` (0–1) is absent when no request was made in between.
+ */
+export type Interval =
+  | { kind: 'rate'; requestsPerSecond: number; errorRate?: number }
+  | { kind: 'short' }
+  | { kind: 'reset' };
+
+export function intervalBetween(before: Counters, after: Counters): Interval {
+  const ms = after.elapsedMs - before.elapsedMs;
+  if (ms < MIN_RATE_INTERVAL_MS) return { kind: 'short' };
+  const requests = after.requests - before.requests;
+  const failed = after.failed - before.failed;
+  if (requests < 0 || failed < 0 || failed > requests) return { kind: 'reset' };
+  return { kind: 'rate', requestsPerSecond: requests / (ms / 1000), ...(requests > 0 ? { errorRate: failed / requests } : {}) };
+}
+
+/** What the CLI's live line and the API's `live` field show: the newest sample, with rates from the ones before. */
 export interface LiveFigures {
   /** Cluster clock (ISO) of the newest sample. */
   at: string;
@@ -41,37 +69,30 @@ export interface LiveFigures {
   runners: number;
   requests: number;
   failed: number;
-  /** Requests per second between the two newest complete samples (since the start when there is one). */
-  requestsPerSecond: number;
-  /** failed / requests over the same interval (0 without requests). */
-  errorRate: number;
+  /**
+   * Requests per second between the newest complete sample and the newest complete one at least
+   * MIN_RATE_INTERVAL_MS before it; absent without such a pair (one complete sample so far, or a
+   * counter reset between them).
+   */
+  requestsPerSecond?: number;
+  /** failed / requests (0–1) over the same interval; absent without a rate or without requests. */
+  errorRate?: number;
   vus: number;
   /** The runner with the highest p95 in the newest sample. */
   worstP95?: { runner: number; ms: number };
 }
 
-const isComplete = (s: LiveSample) => s.answered === s.runners;
+const isComplete = (s: LiveSample) => s.answered >= s.runners;
 
-/**
- * The figures of the newest sample; rates between it and the newest complete sample before it (or
- * the test's start). Undefined without samples. `samples` in any order.
- */
+/** The figures of the newest sample, with rates per intervalBetween. Undefined without samples; `samples` in any order. */
 export function liveFigures(samples: readonly LiveSample[]): LiveFigures | undefined {
   const sorted = [...samples].sort((a, b) => a.elapsedMs - b.elapsedMs);
   const newest = sorted.at(-1);
   if (!newest) return undefined;
   const complete = sorted.filter(isComplete);
   const last = complete.at(-1);
-  const before = complete.at(-2);
-  let requestsPerSecond = 0;
-  let errorRate = 0;
-  if (last) {
-    const from = before ?? { elapsedMs: 0, requests: 0, failed: 0 };
-    const seconds = (last.elapsedMs - from.elapsedMs) / 1000;
-    const requests = last.requests - from.requests;
-    requestsPerSecond = seconds > 0 ? Math.max(0, requests) / seconds : 0;
-    errorRate = requests > 0 ? Math.max(0, last.failed - from.failed) / requests : 0;
-  }
+  const before = last && complete.findLast((s) => last.elapsedMs - s.elapsedMs >= MIN_RATE_INTERVAL_MS);
+  const interval = last && before ? intervalBetween(before, last) : undefined;
   let worst: { runner: number; ms: number } | undefined;
   newest.p95.forEach((ms, runner) => {
     if (ms !== null && (worst === undefined || ms > worst.ms)) worst = { runner, ms };
@@ -83,8 +104,9 @@ export function liveFigures(samples: readonly LiveSample[]): LiveFigures | undef
     runners: newest.runners,
     requests: newest.requests,
     failed: newest.failed,
-    requestsPerSecond,
-    errorRate,
+    ...(interval?.kind === 'rate'
+      ? { requestsPerSecond: interval.requestsPerSecond, ...(interval.errorRate !== undefined ? { errorRate: interval.errorRate } : {}) }
+      : {}),
     vus: newest.vus,
     ...(worst ? { worstP95: worst } : {}),
   };

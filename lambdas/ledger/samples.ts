@@ -3,7 +3,8 @@
  * per sample keyed by the test's elapsed ms (zero-padded, so they sort in time): getRun never reads
  * them (every poll reads the run's partition), an item stays a few hundred bytes whatever the run's
  * length, and a day-long run's ~1,500 samples are one or two Query pages. A plain put: Watch polls
- * are retried and duplicated, and a second sample at another instant is a point more, never a wrong one.
+ * are retried and duplicated; a second sample at another instant is a point more, one at the same
+ * instant replaces the first (the newest read wins, complete or not).
  */
 import { liveSampleSchema, type LiveSample } from '../core/live-sample';
 import { expiresAt } from './keys';

@@ -11,11 +11,14 @@
  */
 import type { RunResult } from '../core/aggregate';
 import type { LiveSample } from '../core/live-sample';
+import { SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import { Stage } from '../core/status';
-import { engineAdapter, type LiveReading } from '../engines';
+import type { RunnerSummary } from '../core/summary';
+import { engineAdapter, type EngineAdapter, type LiveReading } from '../engines';
+import { settledWithin } from '../engines/within-budget';
 import type { StageDeps } from './deps';
 import type { RunContext } from './run-context';
-import type { RunnerView } from './runners';
+import { ranToEnd, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
 /**
@@ -48,7 +51,9 @@ export function liveSample(at: number, elapsedMs: number, readings: readonly (Li
 
 /**
  * Reads the running runners (a pod that runs, its container not exited) and records one live sample;
- * none when no runner answered. Never throws.
+ * none when no runner answered. A runner that already ran to its end (runners end at different times:
+ * iteration-based executors, Gatling's injection profiles) has no REST API any more: its figures are
+ * its result, read from its log as Collect reads it, so the sums keep covering every runner. Never throws.
  */
 export async function recordLiveSample(
   deps: StageDeps,
@@ -60,15 +65,25 @@ export async function recordLiveSample(
   const log = (message: string, fields: Record<string, unknown> = {}) => deps.log({ runId: run.runId, stage: Stage.Watch, message, ...fields });
   let sample: LiveSample;
   try {
+    const engine = engineAdapter(run.spec.engine);
     const running = runners.filter((r) => r.latest?.phase === 'Running' && r.latest.exitCode === undefined && !r.latest.terminating);
-    const read = await engineAdapter(run.spec.engine).liveMetrics(
-      run.cluster,
-      run.namespace,
-      running.map((r) => r.latest!.name),
-      budgetMs,
-    );
+    const finished = runners.filter((r) => ranToEnd(run.spec.engine, r.latest));
+    const [read, results] = await Promise.all([
+      engine.liveMetrics(
+        run.cluster,
+        run.namespace,
+        running.map((r) => r.latest!.name),
+        budgetMs,
+      ),
+      settledWithin(
+        finished.map((r) => resultReading(run, engine, r).catch(() => undefined)),
+        budgetMs,
+        undefined,
+      ),
+    ]);
     const readings: (LiveReading | undefined)[] = runners.map(() => undefined);
     running.forEach((r, i) => (readings[r.index] = read[i]));
+    finished.forEach((r, i) => (readings[r.index] = results[i]));
     const now = deps.now();
     sample = liveSample(now, now - started.startedAt, readings);
   } catch (err) {
@@ -82,6 +97,28 @@ export async function recordLiveSample(
   await write(deps, run.runId, sample, Stage.Watch);
 }
 
+/** A finished runner's figures: its result from its log (undefined when it printed none). */
+async function resultReading(run: RunContext, engine: EngineAdapter, runner: RunnerView): Promise<LiveReading | undefined> {
+  const pod = runner.latest!;
+  const log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
+  const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
+  const summary = engine.parseResult(log, { runner: runner.index, exitCode: pod.exitCode!, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
+  return summary && readingOf(summary);
+}
+
+/** A runner's result as a live reading: its final counters, no VUs running. */
+function readingOf(summary: RunnerSummary): LiveReading {
+  return {
+    requests: summary.requests.count,
+    failed: summary.requests.failed,
+    iterations: summary.iterations,
+    vus: 0,
+    dataReceivedBytes: summary.dataReceivedBytes,
+    dataSentBytes: summary.dataSentBytes,
+    p95: summary.latency.count > 0 ? summary.latency.p95 : null,
+  };
+}
+
 /**
  * Collect's `final` sample: the sums of the run's result (so they equal Collect's totals), each
  * runner's own p95 from its result (null for a runner without one), VUs 0, at the test's duration as
@@ -90,6 +127,8 @@ export async function recordLiveSample(
  * Collect finds its own final there and writes the same sample over it. Never throws.
  */
 export async function recordFinalSample(deps: StageDeps, runId: string, result: RunResult): Promise<void> {
+  // No runner reported: a sample of zeros would read as the load dropping to nothing.
+  if (result.runners.length === 0) return;
   let elapsedMs = result.durationMs;
   try {
     const [newest] = await deps.ledger.listSamples(runId, { newest: 1 });

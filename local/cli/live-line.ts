@@ -7,9 +7,11 @@
  * (clearBlock).
  *
  * The time is the sample's (the cluster clock when the runners were read), not the bar's: the figures
- * are as of then. A figure the sample cannot give is left out, never shown as 0: no rate until a
- * sample where every runner answered, no error rate without requests, no p95 before a runner has one.
- * A partial sample says how many runners its sums cover.
+ * are as of then. A figure the figures do not have is left out, never shown as 0: no rate until two
+ * complete samples at least a second apart (liveFigures), no error rate without requests, no p95
+ * before a runner has one. A partial sample says how many runners its sums cover, right after the
+ * time (`at 4m10s of ~10m (3/4 runners answered): …`), where cutting the line to a terminal's width
+ * does not reach.
  */
 import type { LiveFigures } from '../../lambdas/core/live-sample';
 import { escapeText } from '../../lambdas/core/excerpt';
@@ -44,18 +46,17 @@ function percent(fraction: number): string {
  */
 export function liveLine(figures: LiveFigures | undefined, expectedSeconds?: number): string | undefined {
   if (!figures) return undefined;
-  const partial = figures.answered < figures.runners;
   const parts: string[] = [];
-  // Rates are taken between complete samples only (liveFigures): with none yet there is no rate to show.
-  const rateKnown = figures.requestsPerSecond > 0 || !partial;
-  if (rateKnown) parts.push(rate(figures.requestsPerSecond));
-  if (rateKnown && figures.requests > 0) parts.push(`errors ${percent(figures.errorRate)}`);
+  // liveFigures gives a rate only over a valid interval between complete samples, an error rate only with requests in it.
+  if (figures.requestsPerSecond !== undefined) parts.push(rate(figures.requestsPerSecond));
+  if (figures.errorRate !== undefined) parts.push(`errors ${percent(figures.errorRate)}`);
   parts.push(count(Math.round(figures.vus), 'VU'));
   if (figures.worstP95) parts.push(`worst p95 ${Math.round(figures.worstP95.ms)} ms (runner ${figures.worstP95.runner})`);
-  if (partial) parts.push(`${figures.answered}/${figures.runners} runners answered`);
   const expected = expectedSeconds !== undefined && expectedSeconds > 0 ? ` of ~${shortDuration(expectedSeconds)}` : '';
+  // Right after the time: a line cut to the terminal's width loses its end, never that its sums are partial.
+  const partial = figures.answered < figures.runners ? ` (${figures.answered}/${figures.runners} runners answered)` : '';
   // Numbers only, but they come from a server: escaped as all its text is (progress.ts's terminalSafe).
-  return escapeText(`    at ${shortDuration(figures.elapsedSeconds)}${expected}: ${parts.join(' · ')}`, 2_000);
+  return escapeText(`    at ${shortDuration(figures.elapsedSeconds)}${expected}${partial}: ${parts.join(' · ')}`, 2_000);
 }
 
 /**

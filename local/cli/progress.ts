@@ -148,7 +148,11 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     if (options.tty) {
       const width = options.columns?.() ?? 0;
       const fitted = width > 1 ? lines.map((l) => l.slice(0, width - 1)) : lines;
-      write(`${liveLines > 1 && !liveStays ? clearBlock(liveLines) : '\r\x1b[2K'}${fitted.join('\n')}`);
+      // A retry line stays: the new block goes under it, and is the block the next redraw clears.
+      // Otherwise the whole block before is cleared (on a fresh line, clearBlock(1) clears nothing).
+      const before = liveStays ? '\n' : clearBlock(Math.max(1, liveLines));
+      liveStays = false;
+      write(`${before}${fitted.join('\n')}`);
       liveLines = lines.length;
     } else {
       write(`${lines.join('\n')}\n`);
@@ -189,8 +193,12 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       const key = `${failure?.error}:${reason.replace(/\d+/g, '#')}`;
       const text = format('↻', stage, since, terminalSafe(`retrying (${reason})`));
       if (lastRetry?.stage === stage && lastRetry.key === key) {
-        // The same wait: a terminal shows the time left going down, plain output stays quiet.
-        if (options.tty && liveLines > 0) live(text);
+        // The same wait: a terminal shows the time left going down (over the line it replaces), plain output stays quiet.
+        if (options.tty && liveLines > 0) {
+          liveStays = false;
+          live(text);
+          liveStays = true;
+        }
         return;
       }
       lastRetry = { stage, key };

@@ -3,14 +3,15 @@
  * the ledger) once its runners started, and its last figures after; nothing, and no read of the
  * samples, for a run that has not started. A real run on the virtual clock through the API handler
  * (serve), with the real ledger (dynalite); its Watch is held at the Lambda boundary while the test
- * records the samples, so the figures are the test's own whatever Watch records itself.
+ * records the samples, so the figures are the test's own whatever Watch records itself. Samples that
+ * cannot be read leave `live` out of the answer, never fail it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context } from 'aws-lambda';
 import { getRunResource, LIVE_SAMPLES_READ } from '../../lambdas/api/read-runs';
 import type { ApiDeps } from '../../lambdas/api/api-deps';
 import { runResourceSchema, type RunResource } from '../../lambdas/api/resources';
-import { liveFigures, type LiveSample } from '../../lambdas/core/live-sample';
+import { liveFigures, liveSampleSchema, type LiveSample } from '../../lambdas/core/live-sample';
 import type { Ledger } from '../../lambdas/ledger/ledger';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import type { StageDeps } from '../../lambdas/stages/deps';
@@ -92,6 +93,17 @@ function countingSamples(ledger: Ledger): { ledger: Ledger; reads: Array<{ newes
   return { ledger: proxy, reads };
 }
 
+/** The ledger as it is, but its reads of samples fail with `fault`. */
+function failingSamples(ledger: Ledger, fault: () => Promise<never>): Ledger {
+  return new Proxy(ledger, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (name === 'listSamples') return fault;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 describe('GET /runs/{id}: live figures', () => {
   it('none before the runners start; the newest samples\' figures while the test runs; the last ones after it', async () => {
     const created = await serve.handler(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live' })) }), CONTEXT);
@@ -140,6 +152,41 @@ describe('GET /runs/{id}: live figures', () => {
     await until(runId, (r) => held.has(runId) && r.test !== undefined);
     await getRunResource(deps, runId);
     expect(reads).toEqual([{ newest: LIVE_SAMPLES_READ }]);
+    released.add(runId);
+    await until(runId, (r) => r.stages.some((s) => s.stage === 'Cleanup' && s.state === 'completed'));
+  }, 120_000);
+
+  it('samples that cannot be read (a throttled Query, an item that is not a sample): the run without `live`, the error named in the log, never a 500', async () => {
+    const created = await serve.handler(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live-unreadable' })) }), CONTEXT);
+    const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
+    const startedAt = Date.parse((await until(runId, (r) => held.has(runId) && r.test !== undefined)).test!.startedAt);
+    await serve.runtime.ledger.recordSample(runId, sample(startedAt, 10, { requests: 1_000 }));
+    expect((await get(runId)).live).toBeDefined();
+
+    const faults: Record<string, () => Promise<never>> = {
+      ProvisionedThroughputExceededException: () =>
+        Promise.reject(Object.assign(new Error('table loadplane-ledger at http://127.0.0.1:1 throttled; secret token s3cr3t'), { name: 'ProvisionedThroughputExceededException' })),
+      // What the ledger's read of an item that fails liveSampleSchema throws.
+      ZodError: async () => liveSampleSchema.parse({ at: startedAt, elapsedMs: -1, source: 'guess' }) as never,
+    };
+    for (const [name, fault] of Object.entries(faults)) {
+      const logged: Array<Record<string, unknown>> = [];
+      const deps = { ledger: failingSamples(serve.runtime.ledger, fault), now: () => clock.now(), log: (event: Record<string, unknown>) => logged.push(event) } as unknown as ApiDeps;
+      const run = runResourceSchema.parse(await getRunResource(deps, runId));
+      expect(run.live, name).toBeUndefined();
+      expect(run.test?.startedAt).toBe(new Date(startedAt).toISOString());
+      expect(run.stages.map((s) => s.stage)).toContain('Start');
+      expect(logged).toEqual([expect.objectContaining({ runId, error: name })]);
+      expect(JSON.stringify(logged)).not.toMatch(/http:|s3cr3t|loadplane-ledger/);
+    }
+
+    // Any other failure of the run's own read is still the request's failure (only the figures are optional).
+    const brokenRun = new Proxy(serve.runtime.ledger, {
+      get: (target, name, receiver) =>
+        name === 'getRun' ? () => Promise.reject(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' })) : Reflect.get(target, name, receiver),
+    });
+    await expect(getRunResource({ ledger: brokenRun, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps, runId)).rejects.toThrow('throttled');
+
     released.add(runId);
     await until(runId, (r) => r.stages.some((s) => s.stage === 'Cleanup' && s.state === 'completed'));
   }, 120_000);

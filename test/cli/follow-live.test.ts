@@ -72,6 +72,7 @@ async function follow(answers: RunResource[], tty: boolean) {
 const TERMINAL_CODES = /\r|\n|\x1b\[1A|\x1b\[2K/;
 
 const LINE_250 = '    at 4m10s of ~10m: 152.3 req/s · errors 0.12% · 40 VUs · worst p95 312 ms (runner 3)';
+const LINE_250_PARTIAL = '    at 4m10s of ~10m (3/4 runners answered): 152.3 req/s · errors 0.12% · 40 VUs · worst p95 312 ms (runner 3)';
 
 describe('the live line of a followed run', () => {
   it('is the Run\'s `live` under the bar, only while the test runs', () => {
@@ -90,10 +91,26 @@ describe('the live line of a followed run', () => {
     // No figures yet: the bar alone, then bar and figures in one write, then both cleared and redrawn.
     expect(written).toContain('\r\x1b[2K  … test running [--------------------] 5s / ~600s (cluster clock)\r\x1b[2K  … test running [##------------------] 60s');
     expect(written).toContain('60s / ~600s (cluster clock)\n    at 1m of ~10m: 152.3 req/s');
-    expect(written).toContain(`${clearTwo}  … test running [########------------] 250s / ~600s (cluster clock)\n${LINE_250} · 3/4 runners answered`);
+    expect(written).toContain(`${clearTwo}  … test running [########------------] 250s / ~600s (cluster clock)\n${LINE_250_PARTIAL}`);
     // Watch ended: the block goes (both lines), and the next stage line is written where it was.
-    expect(written).toContain(`3/4 runners answered${clearTwo}  ✓ Watch`);
+    expect(written).toContain(`${LINE_250_PARTIAL}${clearTwo}  ✓ Watch`);
     expect(written.split(TERMINAL_CODES).filter((l) => l.startsWith('    at ')).length).toBe(2);
+  });
+
+  it('figures the server sent without a rate or an error rate (optional in the Run): the line leaves them out', () => {
+    const { requestsPerSecond: _rate, errorRate: _errors, ...noRate } = live(250, { answered: 3 });
+    expect(testLiveLine(running(255, noRate))).toBe('    at 4m10s of ~10m (3/4 runners answered): 40 VUs · worst p95 312 ms (runner 3)');
+  });
+
+  it('cut to a narrow terminal, the redrawn live line keeps that its sums are partial (it comes right after the time)', async () => {
+    let written = '';
+    let calls = 0;
+    const answers = [running(250, live(250, { answered: 3 })), done];
+    const client = { getRun: async () => ({ status: 200, value: answers[Math.min(++calls, answers.length - 1)]!, raw: {} }) };
+    await followRun(client as never, { status: 200, value: answers[0]!, raw: {} }, { out: { write: (t: string) => (written += t), columns: 60 }, tty: true, sleep: async () => undefined });
+    const drawn = written.split(TERMINAL_CODES).filter((l) => l.startsWith('    at '));
+    expect(drawn).toEqual([LINE_250_PARTIAL.slice(0, 59)]);
+    expect(drawn[0]).toContain('(3/4 runners answered)');
   });
 
   it('without a terminal: one plain line per new sample, never repeated, no escape codes', async () => {

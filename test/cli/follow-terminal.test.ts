@@ -21,13 +21,14 @@ import { dispatchStage } from '../../lambdas/stages/dispatch';
 import type { StageDeps } from '../../lambdas/stages/deps';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startServe, type Serve } from '../../local/serve/serve';
+import { screenAfter } from './terminal-screen';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'loadplane-follow-terminal-'));
 const RUN_ID = /[0-9a-z]{26}/;
-/** The pseudo-terminal's width: redrawn lines are cut to one less (the live lines here fit). */
-const COLUMNS = 120;
+/** The pseudo-terminal's width: redrawn lines are cut to one less (the live lines here do not fit). */
+const COLUMNS = 60;
 
 /** Runs whose Watch waits until released. */
 const held = new Set<string>();
@@ -119,12 +120,16 @@ function sample(startedAt: number, seconds: number, figures: Partial<LiveSample>
   };
 }
 
-const FIRST = '    at 10s of ~30s: 50.0 req/s · errors 0.20% · 5 VUs · worst p95 88 ms (runner 2)';
-const SECOND = '    at 20s of ~30s: 50.0 req/s · errors 0.20% · 4 VUs · worst p95 97 ms (runner 1) · 3/4 runners answered';
+const FIRST = '    at 10s of ~30s: 100.0 req/s · errors 0.20% · 5 VUs · worst p95 88 ms (runner 2)';
+const SECOND = '    at 20s of ~30s (3/4 runners answered): 100.0 req/s · errors 0.20% · 4 VUs · worst p95 97 ms (runner 1)';
 
-/** Records the two samples, each once the CLI's output shows the one before; then lets Watch go on. */
+/**
+ * Records the samples (one at 5 s, so the 10 s one has a rate), each of the two lines' once the CLI's
+ * output shows the one before; then lets Watch go on.
+ */
 async function feedSamples(id: string, child: Child, shown: (text: string, line: string) => boolean): Promise<void> {
   const startedAt = await testRunning(id);
+  await serve.runtime.ledger.recordSample(id, sample(startedAt, 5, { p95: [80, 75, 88, 70] }));
   await serve.runtime.ledger.recordSample(id, sample(startedAt, 10, { requests: 500, failed: 1, p95: [80, 75, 88, 70] }));
   await until(() => shown(child.output(), FIRST));
   await serve.runtime.ledger.recordSample(id, sample(startedAt, 20, { answered: 3, requests: 900, failed: 2, vus: 4, p95: [84, 97, null, 72] }));
@@ -156,28 +161,40 @@ describe('--follow with live figures', () => {
     expect(lines.filter((l) => l !== '').at(-1)).toBe(`outcome: SUCCEEDED (run ${id})`);
   }, 180_000);
 
-  it('status --follow on a pseudo-terminal: the bar and the live line redrawn in place, both lines cleared, never wider than it', async () => {
+  it('status --follow on a pseudo-terminal of 60 columns: the bar and the live line redrawn in place, both lines cleared, cut to its width (the partial marker kept)', async () => {
     const res = await fetch(`${serve.url}/runs`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: readFileSync(specFile('live-follow-tty')) });
     const id = runResourceSchema.parse(await res.json()).runId;
     // `script` runs the command on a new pseudo-terminal of COLUMNS columns; its exit code is the command's.
     const child = start('script', ['-qfec', `stty cols ${COLUMNS} rows 40 && exec ${process.execPath} ${BIN} status ${id} --follow`, '/dev/null']);
-    await feedSamples(id, child, (text, line) => drawnLines(text).includes(line));
+    // The live lines are wider than the terminal: shown cut to it.
+    await feedSamples(id, child, (text, line) => drawnLines(text).includes(line.slice(0, COLUMNS - 1)));
     expect(await child.exited).toBe(0);
 
     const text = child.output();
     // Redrawn in place: the two-line block is cleared (erase the line, up one, erase) before each redraw.
     expect(text).toContain('\r\x1b[2K\x1b[1A\x1b[2K  … test running [');
+    // The bar and the 10 s figures drawn together (over the bar alone, or over the 5 s sample's block if the CLI saw it).
     // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is checked
-    expect(text).toMatch(/\r\x1b\[2K {2}… test running \[[#-]{20}\] \d+s \/ ~30s \(cluster clock\)\r?\n {4}at 10s of ~30s/);
+    expect(text).toMatch(/\x1b\[2K {2}… test running \[[#-]{20}\] \d+s \/ ~30s \(cluster[^\r\n]*\r?\n {4}at 10s of ~30s/);
     // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is checked
-    expect(text).toMatch(/\r?\n {4}at 20s of ~30s: .* · 3\/4 runners answered\r\x1b\[2K\x1b\[1A\x1b\[2K/);
+    expect(text).toMatch(/\r?\n {4}at 20s of ~30s \(3\/4 runners answered\): [^\r\n]*\r\x1b\[2K\x1b\[1A\x1b\[2K/);
     const drawn = drawnLines(text);
-    expect(drawn).toContain(FIRST);
-    expect(drawn).toContain(SECOND);
+    // Cut to the terminal's width, the partial marker (right after the time) is kept.
+    expect(FIRST.length).toBeGreaterThan(COLUMNS);
+    expect(SECOND.length).toBeGreaterThan(COLUMNS);
+    expect(drawn).toContain(FIRST.slice(0, COLUMNS - 1));
+    expect(drawn).toContain(SECOND.slice(0, COLUMNS - 1));
+    expect(SECOND.slice(0, COLUMNS - 1)).toContain('(3/4 runners answered)');
     // Lines redrawn in place never wrap (a wrapped line would be left behind by the cursor-up).
-    for (const line of drawn.filter((l) => l.startsWith('  … test running') || l.startsWith('    at '))) expect(line.length, line).toBeLessThan(COLUMNS);
+    const redrawn = drawn.filter((l) => l.startsWith('  … test running') || l.startsWith('    at '));
+    for (const line of redrawn) expect(line.length, line).toBeLessThan(COLUMNS);
+    expect(redrawn.filter((l) => l.length === COLUMNS - 1).length).toBeGreaterThan(0);
     // Between redraws nothing is left behind: the stage lines come once each, the block is gone at the end.
     expect(drawn.filter((l) => l.startsWith('  ✓ Watch'))).toHaveLength(1);
     expect(drawn.at(-1)).toBe(`outcome: SUCCEEDED (run ${id})`);
+    // Replayed on a terminal of that width: every redrawn block was cleared, none left on the screen.
+    const screen = screenAfter(text, COLUMNS);
+    expect(screen.filter((l) => l.startsWith('  … test running') || l.startsWith('    at '))).toEqual([]);
+    expect(screen.filter((l) => l.startsWith('  ✓ Watch'))).toHaveLength(1);
   }, 180_000);
 });

@@ -1,8 +1,8 @@
 /**
  * The live line under a running test's bar (local/cli/live-line.ts), from the figures liveFigures()
- * makes of real samples (lambdas/core/live-sample.ts): rates between complete samples, a partial
- * sample said as such, figures it cannot give left out rather than shown as 0, and nothing without
- * samples.
+ * makes of real samples (lambdas/core/live-sample.ts): rates between complete samples and only when
+ * liveFigures has them, a partial sample said as such right after the time, figures it cannot give
+ * left out rather than shown as 0, and nothing without samples.
  */
 import { describe, expect, it } from 'vitest';
 import { liveFigures, type LiveSample } from '../../lambdas/core/live-sample';
@@ -39,27 +39,43 @@ describe('liveLine', () => {
     expect(liveLine(figures, 600)).toBe('    at 4m10s of ~10m: 152.3 req/s · errors 0.12% · 40 VUs · worst p95 312 ms (runner 3)');
   });
 
-  it('the first sample: the rate since the start; without an expected length, the elapsed time alone', () => {
+  it('one complete sample so far: no rate and no error rate (no interval to take them over); without an expected length, the elapsed time alone', () => {
     const figures = liveFigures([sample(20, { requests: 2_000, vus: 1, p95: [12, null, null, null] })]);
-    expect(liveLine(figures)).toBe('    at 20s: 100.0 req/s · errors 0% · 1 VU · worst p95 12 ms (runner 0)');
+    expect(liveLine(figures)).toBe('    at 20s: 1 VU · worst p95 12 ms (runner 0)');
   });
 
-  it('a partial sample says how many runners answered; its rate is from the complete samples before it', () => {
+  it('a partial sample says how many runners answered, right after the time; its rate is from the complete samples before it', () => {
     const figures = liveFigures([
       sample(60, { requests: 6_000 }),
       sample(120, { requests: 12_000, failed: 60 }),
       sample(180, { answered: 3, requests: 14_000, vus: 30, p95: [200, null, 210, 190] }),
     ]);
-    expect(liveLine(figures, 1800)).toBe('    at 3m of ~30m: 100.0 req/s · errors 1.00% · 30 VUs · worst p95 210 ms (runner 2) · 3/4 runners answered');
+    expect(liveLine(figures, 1800)).toBe('    at 3m of ~30m (3/4 runners answered): 100.0 req/s · errors 1.00% · 30 VUs · worst p95 210 ms (runner 2)');
+  });
+
+  it('a partial sample after complete ones that made no requests: a rate of 0 is shown as one (it is known)', () => {
+    const figures = liveFigures([sample(10), sample(20), sample(30, { answered: 2, requests: 50, vus: 20 })]);
+    expect(liveLine(figures, 60)).toBe('    at 30s of ~1m (2/4 runners answered): 0.0 req/s · 20 VUs');
   });
 
   it('no complete sample yet: no rate and no error rate (never a 0 that is not one)', () => {
     const figures = liveFigures([sample(10, { answered: 1, requests: 500, vus: 10, p95: [null, 40, null, null] })]);
-    expect(liveLine(figures, 30)).toBe('    at 10s of ~30s: 10 VUs · worst p95 40 ms (runner 1) · 1/4 runners answered');
+    expect(liveLine(figures, 30)).toBe('    at 10s of ~30s (1/4 runners answered): 10 VUs · worst p95 40 ms (runner 1)');
   });
 
   it('no requests yet: 0 req/s, no error rate, no p95', () => {
-    expect(liveLine(liveFigures([sample(2, { vus: 4 })]), 30)).toBe('    at 2s of ~30s: 0.0 req/s · 4 VUs');
+    expect(liveLine(liveFigures([sample(2, { vus: 4 }), sample(4, { vus: 4 })]), 30)).toBe('    at 4s of ~30s: 0.0 req/s · 4 VUs');
+  });
+
+  it('counters that went down (a runner started again): no rate across them, the other figures as they are', () => {
+    const figures = liveFigures([sample(10, { requests: 5_000, failed: 5 }), sample(20, { requests: 1_200, failed: 1, p95: [30, null, null, null] })]);
+    expect(figures?.requestsPerSecond).toBeUndefined();
+    expect(liveLine(figures, 60)).toBe('    at 20s of ~1m: 40 VUs · worst p95 30 ms (runner 0)');
+  });
+
+  it('figures given without a rate (the API leaves them out): none shown, never NaN or undefined', () => {
+    const line = liveLine({ at: new Date(START).toISOString(), elapsedSeconds: 5, answered: 2, runners: 2, requests: 10, failed: 0, vus: 3 }, 30);
+    expect(line).toBe('    at 5s of ~30s: 3 VUs');
   });
 
   it('no samples: no line', () => {
@@ -68,8 +84,8 @@ describe('liveLine', () => {
   });
 
   it('large rates in whole numbers with separators', () => {
-    const figures = liveFigures([sample(10, { requests: 123_456 })]);
-    expect(liveLine(figures)).toMatch(/^ {4}at 10s: 12,346 req\/s · errors 0% · 40 VUs$/);
+    const figures = liveFigures([sample(10, { requests: 1_000 }), sample(20, { requests: 124_456 })]);
+    expect(liveLine(figures)).toBe('    at 20s: 12,346 req/s · errors 0% · 40 VUs');
   });
 });
 

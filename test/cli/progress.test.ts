@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { liveFigures, type LiveFigures, type LiveSample } from '../../lambdas/core/live-sample';
 import { createProgress, retryReason } from '../../local/cli/progress';
 import type { HistoryEvent } from '../../local/engine/local-execution';
+import { screenAfter } from './terminal-screen';
 
 const TASKS = {
   Notify: { stage: 'Notify' },
@@ -162,6 +163,8 @@ describe("progress: the runners' live figures under the test's line", () => {
     dataSentBytes: 0,
     p95,
   });
+  /** The test's first read: every runner answered, nothing sent yet (rates are taken from it on). */
+  const s0 = sample(0, 0);
 
   /**
    * A local run's progress whose figures come from `reads` (what the ledger holds at each read, in
@@ -208,7 +211,7 @@ describe("progress: the runners' live figures under the test's line", () => {
   it('plain output: one line of figures per new sample, after the test line, never a cursor movement', async () => {
     const s1 = sample(60, 6_000);
     const s2 = sample(120, 18_000, [110, 150]);
-    const p = liveProgress(false, [[], [s1], [s1], [s1, s2]]);
+    const p = liveProgress(false, [[], [s0, s1], [s0, s1], [s0, s1, s2]]);
     p.start();
     for (const seconds of [30, 60, 90, 120]) await p.poll(seconds);
     p.at('StateExited', 'Watch', { output: { step: { phase: 'done' } } });
@@ -226,7 +229,7 @@ describe("progress: the runners' live figures under the test's line", () => {
   it('on a terminal: the test line and the figures are one block, both lines cleared and redrawn in place', async () => {
     const s1 = sample(60, 6_000);
     const partial = sample(120, 9_000, [130, null]);
-    const p = liveProgress(true, [[s1], [s1, partial]]);
+    const p = liveProgress(true, [[s0, s1], [s0, s1, partial]]);
     p.start();
     await p.poll(60);
     await p.poll(120);
@@ -237,14 +240,14 @@ describe("progress: the runners' live figures under the test's line", () => {
     expect(text).toContain('\r\x1b[2K  … test running: 60s of ~600s expected (cluster clock)\n    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)');
     // The next poll clears both lines before drawing: the partial sample says so, with the rate before it.
     expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 1m of ~10m`);
-    expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 2m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 130 ms (runner 0) · 1/2 runners answered`);
+    expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 2m of ~10m (1/2 runners answered): 100.0 req/s · errors 0% · 20 VUs · worst p95 130 ms (runner 0)`);
     // The stage's end clears the block (two lines) and stays.
     expect(text.endsWith('\n')).toBe(true);
     expect(text.slice(text.lastIndexOf(clearTwo) + clearTwo.length)).toMatch(/^ {2}✓ Watch .*\n$/);
   });
 
   it('a read that answers after a later line was written draws nothing', async () => {
-    const p = liveProgress(true, [[sample(60, 6_000)]]);
+    const p = liveProgress(true, [[s0, sample(60, 6_000)]]);
     p.start();
     p.holdReads();
     await p.poll(60);
@@ -257,12 +260,39 @@ describe("progress: the runners' live figures under the test's line", () => {
   });
 
   it("on a terminal, lines redrawn in place are cut to its width (a wrapped line would not be cleared)", async () => {
-    const p = liveProgress(true, [[sample(60, 6_000)]], 40);
+    const p = liveProgress(true, [[s0, sample(60, 6_000)]], 40);
     p.start();
     await p.poll(60);
     // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is split on
     const drawn = p.text().split(/\r|\n|\x1b\[1A|\x1b\[2K/).filter((l) => l.includes('test running') || l.startsWith('    at '));
     expect(drawn.length).toBeGreaterThanOrEqual(2);
     for (const line of drawn) expect(line.length, line).toBe(39);
+  });
+
+  it('on a terminal, a retry line stays and the test block redrawn under it leaves nothing behind, poll after poll', async () => {
+    const p = liveProgress(true, [[s0, sample(60, 6_000)], [s0, sample(60, 6_000), sample(90, 9_000)], [s0, sample(90, 9_000), sample(120, 15_000)]]);
+    p.start();
+    // Watch's read failed twice for one reason (one ↻ line, redrawn in place), then the test runs on.
+    for (let i = 0; i < 2; i++) {
+      p.at('StateFailed', 'Watch', { Error: 'ClusterUnavailable', Cause: '503 from the API server' });
+      p.at('StateRetried', 'Watch');
+    }
+    for (const seconds of [60, 90, 120, 150]) await p.poll(seconds);
+    const retry = '  ↻ Watch           1.0s   retrying (the cluster did not answer)';
+    expect(screenAfter(p.text())).toEqual([
+      expect.stringMatching(/^ {2}✓ Start /),
+      retry,
+      '  … test running: 150s of ~600s expected (cluster clock)',
+      '    at 2m of ~10m: 200.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)',
+    ]);
+    p.at('StateExited', 'Watch', { output: { step: { phase: 'done' } } });
+    expect(screenAfter(p.text())).toEqual([expect.stringMatching(/^ {2}✓ Start /), retry, expect.stringMatching(/^ {2}✓ Watch /)]);
+  });
+
+  it('the terminal model the check above relies on sees a stale line when a redraw clears too little', () => {
+    expect(screenAfter('a\nb\r\x1b[2Kc\nd')).toEqual(['a', 'c', 'd']);
+    expect(screenAfter('x\ny\r\x1b[2K\x1b[1A\x1b[2Kz')).toEqual(['z']);
+    expect(screenAfter('abcdef', 4)).toEqual(['abcd', 'ef']);
+    expect(() => screenAfter('\x1b[3Jx')).toThrow(/escape code/);
   });
 });

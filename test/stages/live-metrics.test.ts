@@ -15,7 +15,10 @@ import { StepPhase } from '../../lambdas/core/step';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import type { Ledger } from '../../lambdas/ledger/ledger';
 import type { StageDeps, StageLogEvent } from '../../lambdas/stages/deps';
-import { liveSample, LIVE_READ_BUDGET_MS } from '../../lambdas/stages/live-metrics';
+import { liveSample, LIVE_READ_BUDGET_MS, recordFinalSample, recordLiveSample } from '../../lambdas/stages/live-metrics';
+import { loadRun } from '../../lambdas/stages/run-context';
+import { observeRunners } from '../../lambdas/stages/runners';
+import { aggregateResults } from '../../lambdas/core/aggregate';
 import type { StartRecord } from '../../lambdas/stages/start';
 import { collect, collectedResult } from '../../lambdas/stages/collect';
 import { watch } from '../../lambdas/stages/watch';
@@ -71,6 +74,23 @@ describe('Watch: live samples', () => {
       if (s.requests > 0) expect(s.p95.every((p) => p !== null && p > 0)).toBe(true);
     }
     expect(samples.at(-1)!.requests).toBeGreaterThan(0);
+  });
+
+  it('a runner that already ran to its end counts with its result, read from its log: the sums keep covering every runner', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'live-finished', parallelism: 3 }), Stage.Start);
+    await h.clock.sleep(5 * 60_000); // every runner has exited; no Watch poll has seen it yet
+    const run = await loadRun(h.runtime.deps, runId);
+    const runners = await observeRunners(run);
+    expect(runners.every((r) => r.latest?.exitCode === 0)).toBe(true);
+    await recordLiveSample(h.runtime.deps, run, runners, steps.Start as StartRecord);
+    const [sample] = await h.runtime.ledger.listSamples(runId);
+    expect(sample).toMatchObject({ source: 'live', answered: 3, runners: 3, vus: 0 });
+    // Their results are what Collect will read: the same sums.
+    await pollUntilSettled(h, () => watch(h.runtime.deps, runId));
+    await collect(h.runtime.deps, runId);
+    const result = collectedResult(await viewOf(h, runId))!;
+    expect(sample).toMatchObject({ requests: result.requests, failed: result.failedRequests, iterations: result.iterations, dataReceivedBytes: result.dataReceivedBytes });
+    expect(sample!.p95).toEqual(result.runners.map((r) => r.latency.p95));
   });
 
   it.each<[string, StallMode]>([
@@ -195,6 +215,12 @@ describe('Collect: the final sample', () => {
     expect(samples.at(-1)).toEqual(finals[0]);
     expect(finals[0]!.elapsedMs).toBe(late.elapsedMs + 1);
     expect(collectedResult(await viewOf(h, runId))!.durationMs).toBeLessThan(late.elapsedMs);
+  });
+
+  it('no runner reported a result: no final sample (zeros would read as the load dropping to nothing)', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'final-none', parallelism: 2 }), Stage.Start);
+    await recordFinalSample(h.runtime.deps, runId, aggregateResults(2, []));
+    expect(await h.runtime.ledger.listSamples(runId)).toEqual([]);
   });
 
   it('a final sample the ledger refuses is logged and Collect completes as without it', async () => {
