@@ -55,9 +55,11 @@ export const UNREACHABLE_STUB = join(REPO_ROOT, 'lambdas/handlers/bundling/unrea
 /**
  * `import.meta.url` in a CommonJS bundle is the bundle's own file (esbuild would leave it empty):
  * modules that find files next to themselves (lambdas/report/chart-library.ts) find them beside index.js.
+ * The banner comes before everything esbuild writes, its `"use strict"` too, which is a directive only
+ * at the very start of the file: the banner opens with its own, or every bundle would run sloppy.
  */
 const IMPORT_META_URL = '__loadplaneImportMetaUrl';
-const IMPORT_META_URL_BANNER = `const ${IMPORT_META_URL}=require('url').pathToFileURL(__filename).href;`;
+const IMPORT_META_URL_BANNER = `"use strict";const ${IMPORT_META_URL}=require('url').pathToFileURL(__filename).href;`;
 
 /**
  * Files copied beside each bundle's index.js: the report page's chart library (uPlot), which the page

@@ -130,6 +130,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
             '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
             '400': error('Not a run id'),
             '404': error('No such run'),
+            '413': error('The page would pass the size a Lambda can answer (the limit is named)'),
             '500': SERVER_ERROR,
           },
         },

@@ -18,7 +18,7 @@ import { openApiDocument } from './openapi';
 import { checkRunId, getRunResource, listRunResources, parseListQuery, runNotFound } from './read-runs';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key';
 import type { ErrorBody } from './resources';
-import { runReport } from '../report/run-report';
+import { REPORT_MAX_BYTES, runReport } from '../report/run-report';
 import { deleteSchedule, getScheduleDetail, listScheduleResources, putSchedule, SchedulesUnavailable } from './schedules';
 import { submitRun } from './submit-run';
 
@@ -61,7 +61,7 @@ export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
   // The router decodes path parameters: a malformed percent-escape (`/runs/%ZZ`) is the caller's.
   if (err instanceof URIError) return problems(400, [{ path: '(path)', message: 'holds a malformed percent-escape' }]);
   // For the operator, not the caller: the error's name and message (SDK and store errors carry no secrets).
-  log({ message: 'request failed', error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
+  log({ message: 'request failed', level: 'error', error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
   return problems(500, [{ path: '(server)', message: 'the request could not be completed; retrying it is safe (with the same Idempotency-Key for POST /runs)' }]);
 }
 
@@ -75,8 +75,14 @@ const ROUTES = [
   { path: /^\/openapi\.json$/, methods: ['GET'] },
 ];
 
-export function buildRouter(deps: ApiDeps): Router {
-  const app = new Router();
+/** What a deployment does not choose, but a test may lower. */
+export interface RouterOptions {
+  /** The largest report page the API answers (bytes); default REPORT_MAX_BYTES. */
+  reportMaxBytes?: number;
+}
+
+export function buildRouter(deps: ApiDeps, { reportMaxBytes = REPORT_MAX_BYTES }: RouterOptions = {}): Router {
+  const app = new Router(deps.logger ? { logger: deps.logger } : {});
   const event = (reqCtx: { event: unknown }) => reqCtx.event as APIGatewayProxyEvent;
 
   app.post('/runs', async (reqCtx) => {
@@ -104,6 +110,11 @@ export function buildRouter(deps: ApiDeps): Router {
     const id = checkRunId(reqCtx.params.id!);
     const report = await runReport(deps.ledger, id, deps.now());
     if (!report) throw runNotFound(id);
+    // Lambda answers at most 6 MB: past the limit the caller would get a bare 502 instead of this.
+    const bytes = Buffer.byteLength(report.html);
+    if (bytes > reportMaxBytes) {
+      throw new HttpProblem(413, [{ path: '(report)', message: `the report page is ${bytes} bytes, over the limit of ${reportMaxBytes} bytes a response may carry (Lambda's 6 MB, with room)` }]);
+    }
     return new Response(report.html, {
       status: 200,
       headers: {
@@ -156,8 +167,8 @@ export function buildRouter(deps: ApiDeps): Router {
 const BODYLESS = new Set(['GET', 'HEAD']);
 
 /** The Lambda's entry point over a router built once per container. */
-export function makeApiHandler(deps: ApiDeps): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
-  const app = buildRouter(deps);
+export function makeApiHandler(deps: ApiDeps, options: RouterOptions = {}): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
+  const app = buildRouter(deps, options);
   return async (e, context) => {
     const event = BODYLESS.has(e.httpMethod?.toUpperCase()) && e.body ? { ...e, body: null, isBase64Encoded: false } : e;
     try {

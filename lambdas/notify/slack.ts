@@ -1,7 +1,11 @@
 /**
  * The Slack incoming-webhook body (Block Kit): a header with the outcome, the key numbers as section
- * fields, the reason, a "simulated metrics" marker when the numbers are synthetic, and link buttons.
- * `text` is the fallback Slack shows in notifications and on clients that cannot render blocks.
+ * fields, the reason, a "simulated metrics" marker when the numbers are synthetic, the command that
+ * saves the run's report, and the console's button. `text` is the fallback Slack shows in
+ * notifications and on clients that cannot render blocks.
+ *
+ * The report is a command, not a button: on AWS the API takes only SigV4-signed requests, which a
+ * browser opening a link cannot make (the webhook's `links.report` stays: its receivers can sign).
  */
 import { formatDuration } from '../core/duration';
 import { countOf, every, plural } from '../core/plural';
@@ -48,6 +52,7 @@ export function slackBody(message: NotificationMessage): SlackBody {
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(`*Reason*\n${escapeMrkdwn(message.reason)}`, SECTION_MAX) } });
   }
   if (message.simulated) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: SIMULATED_NOTE }] });
+  if (message.links.report) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: reportCommand(message.runId) }] });
   const buttons = linkButtons(message);
   if (buttons.length > 0) blocks.push({ type: 'actions', elements: buttons });
 
@@ -90,11 +95,11 @@ function thresholdsText(t: ThresholdsSummary | undefined): string {
   return `${countOf(t.failed.length, t.total, 'threshold')} failed: ${named.join('; ')}`;
 }
 
+/** The context line naming the command that saves the run's report (shown where the run has a report link). */
+export const reportCommand = (runId: string): string => `Report: \`loadplane report ${escapeMrkdwn(runId)}\``;
+
 function linkButtons(m: NotificationMessage) {
-  const links = [
-    { url: m.links.console, label: 'Open execution', action_id: 'open-execution' },
-    { url: m.links.report, label: 'Open report', action_id: 'open-report' },
-  ];
+  const links = [{ url: m.links.console, label: 'Open execution', action_id: 'open-execution' }];
   return links.flatMap(({ url, label, action_id }) =>
     url ? [{ type: 'button' as const, text: { type: 'plain_text' as const, text: label }, url, action_id }] : [],
   );

@@ -15,16 +15,23 @@ import { REPORT_SCRIPT } from './report-script';
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
-/** The page's policy: nothing loads, only the inlined scripts run (their hashes), inline styles apply. */
+/** The page's policy (its `<meta>`): nothing loads, only the inlined scripts run (their hashes), inline styles apply. */
 export function reportContentSecurityPolicy(library: ChartLibrary): string {
   return [
     "default-src 'none'",
     `script-src ${sha256(library.script)} ${sha256(REPORT_SCRIPT)}`,
     "style-src 'unsafe-inline'",
-    'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
+}
+
+/**
+ * The policy for the API's response header: the page's, and no page may frame the report
+ * (`frame-ancestors` works only in a header: browsers ignore it in a `<meta>`, Chromium with a console error).
+ */
+export function reportContentSecurityPolicyHeader(library: ChartLibrary): string {
+  return `${reportContentSecurityPolicy(library)}; frame-ancestors 'none'`;
 }
 
 const iso = (ms: number): string => (Number.isFinite(ms) ? new Date(ms).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC') : '–');
@@ -146,7 +153,14 @@ function charts(model: ReportModel): Markup {
   }.</p>
 <figure><figcaption>Requests per second</figcaption><div class="chart" id="chart-rps"></div></figure>
 <figure><figcaption>Error rate</figcaption><div class="chart" id="chart-errors"></div></figure>
-<figure><figcaption>p95 request duration, per runner (each runner's own; never averaged)</figcaption><div class="chart" id="chart-p95"></div></figure>`;
+<figure><figcaption>p95 request duration, per runner (each runner's own; never averaged)</figcaption>${p95Cap(model)}<div class="chart" id="chart-p95"></div></figure>`;
+}
+
+/** Says which runners the p95 chart leaves out, when it does (report-series.ts); the runner table has them all. */
+function p95Cap(model: ReportModel): Markup | '' {
+  const { p95ByRunner, runners } = model.series;
+  if (p95ByRunner.length >= runners) return '';
+  return html`<p class="note" id="p95-cap">${p95ByRunner.length} of ${runners} runners: the highest p95s (the highest peak of each runner's p95 over the test); every runner is in the table below.</p>`;
 }
 
 function runnerTable(model: ReportModel): Markup {

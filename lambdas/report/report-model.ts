@@ -140,16 +140,18 @@ function resultOf(result: RunResult): NonNullable<ReportModel['result']> {
 export const HIDDEN = '(hidden)';
 
 /**
- * The spec as the report shows it: `env` values and `-e/--env KEY=VALUE` arguments hidden (keys kept).
- * A report is linked from Slack and read by more people than the run's owner, and a test's tokens
- * travel in exactly those (`-e TOKEN=…`); everything else is shown as submitted.
+ * The spec as the report shows it: `env` values and `-e/--env KEY=VALUE` arguments hidden (keys kept),
+ * and the credentials of any URL in it (`scheme://user:pass@host` → `scheme://(hidden)@host`, in an
+ * argument or any other field). A report is read by more people than the run's owner, and a test's
+ * tokens travel in exactly those (`-e TOKEN=…`, `--out influxdb=http://user:pass@…`); everything else
+ * is shown as submitted.
  */
 export function specShown(spec: Record<string, unknown>): Record<string, unknown> {
-  const shown: Record<string, unknown> = { ...spec };
+  const shown = withoutUrlCredentials(spec) as Record<string, unknown>;
   const env = spec.env;
   if (env && typeof env === 'object' && !Array.isArray(env)) shown.env = Object.fromEntries(Object.keys(env).map((key) => [key, HIDDEN]));
-  if (Array.isArray(spec.arguments)) {
-    const args = spec.arguments.map(String);
+  if (Array.isArray(shown.arguments)) {
+    const args = shown.arguments.map(String);
     shown.arguments = args.map((arg, i) => {
       const flagged = /^(-e|--env)$/.test(args[i - 1] ?? '');
       if (flagged) return hideValue(arg);
@@ -158,6 +160,17 @@ export function specShown(spec: Record<string, unknown>): Record<string, unknown
     });
   }
   return shown;
+}
+
+/** A URL's user information: after `scheme://`, up to the `@` before the host (no `/`, `?`, `#` or space in between). */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+
+/** `value` with every string's URL credentials hidden, at any depth (objects, arrays); keys and other values as they are. */
+function withoutUrlCredentials(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(URL_CREDENTIALS, `$1${HIDDEN}@`);
+  if (Array.isArray(value)) return value.map(withoutUrlCredentials);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutUrlCredentials(v)]));
+  return value;
 }
 
 /** `KEY=VALUE` → `KEY=(hidden)`; anything else whole. */

@@ -4,8 +4,11 @@
  * has (report-html.ts leaves them out when there are no samples). Every axis is labelled; the time
  * axis is h:mm:ss since the test started. Plain ES2019, no imports: it runs from a file with no
  * network. The uPlot instances stay reachable as `window.loadplaneCharts` (for a look in devtools,
- * and for the browser test).
+ * and for the browser test). The p95 chart has a line per charted runner (report-series.ts caps them
+ * at P95_CHART_MAX_RUNNERS, so its legend always fits).
  */
+import { P95_CHART_MAX_RUNNERS } from './report-series';
+
 export const REPORT_SCRIPT = String.raw`(function () {
   'use strict';
   var data = JSON.parse(document.getElementById('report-data').textContent);
@@ -31,7 +34,7 @@ export const REPORT_SCRIPT = String.raw`(function () {
       width: Math.max(320, el.clientWidth),
       height: 260,
       scales: { x: { time: false } },
-      legend: { show: lines.length <= 16 },
+      legend: { show: lines.length <= ${P95_CHART_MAX_RUNNERS} },
       series: [{ label: 'time', value: function (u, v) { return clock(v); } }].concat(lines.map(function (line, i) {
         return { label: line.label, stroke: line.colour || colour(i), width: 2, points: { size: 4 }, value: function (u, v) { return number(v, unitDigits); } };
       })),
@@ -47,8 +50,8 @@ export const REPORT_SCRIPT = String.raw`(function () {
 
   draw('chart-rps', 'requests per second', [{ label: 'requests/s', values: series.requestsPerSecond, colour: '#2563eb' }], 1);
   draw('chart-errors', 'failed requests (%)', [{ label: 'error rate %', values: series.errorRatePercent, colour: '#dc2626' }], 2);
-  draw('chart-p95', 'p95 request duration (ms)', series.p95ByRunner.map(function (values, runner) {
-    return { label: 'runner ' + runner, values: values };
+  draw('chart-p95', 'p95 request duration (ms)', series.p95ByRunner.map(function (line) {
+    return { label: 'runner ' + line.runner, values: line.values };
   }), 1);
 })();
 `;

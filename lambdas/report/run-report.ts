@@ -8,11 +8,19 @@ import { writeFile } from 'node:fs/promises';
 import type { Ledger } from '../ledger/ledger';
 import { chartLibrary } from './chart-library';
 import { reportModel } from './report-model';
-import { renderReportHtml, reportContentSecurityPolicy } from './report-html';
+import { renderReportHtml, reportContentSecurityPolicyHeader } from './report-html';
+
+/**
+ * The largest report page the API answers: Lambda's synchronous response holds at most 6 MB, and
+ * this leaves room for the headers and the proxy's JSON around the body. A day-long run of 500
+ * runners (1,435 samples) makes a 0.3 MB page (report-series.ts caps the p95 chart at 16 runners;
+ * 4.3 MB without the cap), so it is not reached in practice.
+ */
+export const REPORT_MAX_BYTES = 5 * 1024 * 1024;
 
 export interface RunReport {
   html: string;
-  /** The page's own Content-Security-Policy, also for a response header. */
+  /** The Content-Security-Policy for the response header: the page's own, and `frame-ancestors 'none'`. */
   contentSecurityPolicy: string;
 }
 
@@ -21,7 +29,7 @@ export async function runReport(ledger: Pick<Ledger, 'getRun' | 'listSamples'>, 
   const [view, samples] = await Promise.all([ledger.getRun(runId), ledger.listSamples(runId)]);
   if (!view) return undefined;
   const library = chartLibrary();
-  return { html: renderReportHtml(reportModel(view, samples, now), library), contentSecurityPolicy: reportContentSecurityPolicy(library) };
+  return { html: renderReportHtml(reportModel(view, samples, now), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
 }
 
 /**

@@ -42,9 +42,18 @@ describe('the OpenAPI document', () => {
     expect(statuses('/runs', 'get')).toEqual(['200', '400', '500']);
     expect(statuses('/runs/{id}', 'get')).toEqual(['200', '400', '404', '500']);
     expect(statuses('/runs/{id}', 'delete')).toEqual(['202', '400', '404', '409', '500']);
-    expect(statuses('/runs/{id}/report', 'get')).toEqual(['200', '400', '404', '500']);
+    expect(statuses('/runs/{id}/report', 'get')).toEqual(['200', '400', '404', '413', '500']);
     expect(Object.keys(committed.paths['/runs/{id}/report'].get.responses['200'].content)).toEqual(['text/html']);
     expect(committed.paths['/runs'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'name', 'next', 'status']);
     expect(committed.components.schemas.RunSpec.properties.parallelism).toBeDefined();
+  });
+
+  it("LiveFigures: the rate and error rate are optional (absent without an interval to take them over), the error rate a fraction 0 to 1", () => {
+    const live = committed.components.schemas.LiveFigures;
+    expect(live.required).toEqual(expect.arrayContaining(['at', 'elapsedSeconds', 'answered', 'runners', 'requests', 'failed', 'vus']));
+    expect(live.required).not.toContain('requestsPerSecond');
+    expect(live.required).not.toContain('errorRate');
+    expect(live.properties.requestsPerSecond.description).toMatch(/absent without/);
+    expect(live.properties.errorRate.description).toMatch(/fraction from 0 to 1/);
   });
 });

@@ -8,10 +8,11 @@
  * One esbuild build for all entries (esbuild shares the parsing of what they import; each output is
  * still self-contained, as no splitting is asked for); one child process per handler, like one container.
  * The files the stack copies beside each index.js (BUNDLE_FILES: the report's chart library) are copied
- * the same way, and the API bundle serves a run's report page from a ledger (dynalite) with them inlined.
+ * the same way, and the API bundle serves a run's report page from a ledger (dynalite) with them inlined;
+ * the stack's own afterBundling commands are run by bash, as CDK runs them, and copy the same files.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,12 +36,13 @@ const runtime = { ...loadDeployConfig(EXAMPLE_CONFIG).runtime, maxSpecBytes: MAR
 
 /**
  * Loads `<kind>/index.js` as Lambda's Node runtime does (require, handler export `handler`), then
- * invokes it with the event in `eventFile` if given. Prints one JSON line: how far it got.
+ * invokes it with the event in `eventFile` if given. Writes one JSON document to `resultFile`: how far
+ * it got (stdout is the function's log, where its log lines and metrics go).
  */
 const PROBE = `
-const [kind, eventFile] = process.argv.slice(2);
+const [resultFile, kind, eventFile] = process.argv.slice(2);
 const out = {};
-const done = () => process.stdout.write(JSON.stringify(out));
+const done = () => require('node:fs').writeFileSync(resultFile, JSON.stringify(out));
 let mod;
 try {
   mod = require('./' + kind + '/index.js');
@@ -65,7 +67,8 @@ interface ProbeResult {
 }
 
 function probe(kind: HandlerKind, event?: unknown, extraEnv: Record<string, string> = {}, name: string = kind): Promise<ProbeResult> {
-  const args = [join(dir, 'probe.cjs'), kind];
+  const resultFile = join(dir, `${name}-result.json`);
+  const args = [join(dir, 'probe.cjs'), resultFile, kind];
   if (event !== undefined) {
     const eventFile = join(dir, `${name}-event.json`);
     writeFileSync(eventFile, JSON.stringify(event));
@@ -92,9 +95,9 @@ function probe(kind: HandlerKind, event?: unknown, extraEnv: Record<string, stri
     ...extraEnv,
   };
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { cwd: dir, env, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, args, { cwd: dir, env, timeout: 60_000 }, (error, _stdout, stderr) => {
       if (error) return reject(new Error(`probe ${kind} failed (${error.message}): ${stderr}`));
-      resolve(JSON.parse(stdout) as ProbeResult);
+      resolve(JSON.parse(readFileSync(resultFile, 'utf8')) as ProbeResult);
     });
   });
 }
@@ -161,6 +164,25 @@ describe('the Lambda bundles', () => {
       expect(output, kind).toBeDefined();
       const external = output!.imports.filter((i) => i.external).map((i) => i.path);
       expect(external.filter((p) => !builtins.has(p) && !optional.has(p)), kind).toEqual([]);
+    }
+  });
+
+  it.each(KINDS)('%s starts with "use strict" (the import.meta.url banner comes before esbuild\'s own directive)', (kind) => {
+    // A directive counts only at the very start of the file: after the banner, esbuild's would be a plain string.
+    expect(readFileSync(bundle(kind), 'utf8').slice(0, 40)).toMatch(/^"use strict";/);
+  });
+
+  it("the afterBundling hook's commands, run by bash as CDK runs them, copy the chart library beside index.js", async () => {
+    // A directory name a shell would split or unquote, as a CDK output path could hold.
+    const outputDir = join(dir, "after bundling's output");
+    mkdirSync(outputDir);
+    const commands = LAMBDA_BUNDLING.commandHooks!.afterBundling(REPO_ROOT, outputDir);
+    expect(commands).toHaveLength(Object.keys(BUNDLE_FILES).length);
+    await new Promise<void>((resolve, reject) =>
+      execFile('bash', ['-c', commands.join(' && ')], (error, _stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve())),
+    );
+    for (const file of ['uPlot.iife.min.js', 'uPlot.min.css']) {
+      expect(readFileSync(join(outputDir, file)), file).toEqual(readFileSync(join(REPO_ROOT, 'node_modules/uplot/dist', file)));
     }
   });
 

@@ -4,7 +4,7 @@ import { OUTCOMES, Outcome } from '../../lambdas/core/status';
 import { staticChannelSecrets } from '../../lambdas/notify/channel-secrets';
 import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
-import { SIMULATED_NOTE, slackBody, type SlackBlock, type SlackBody } from '../../lambdas/notify/slack';
+import { reportCommand, SIMULATED_NOTE, slackBody, type SlackBlock, type SlackBody } from '../../lambdas/notify/slack';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { SECRET_PATH, message, runner } from './fixtures';
 
@@ -149,20 +149,22 @@ describe('slackBody, as received over HTTP', () => {
     expect(real.text).not.toMatch(/simulated/);
   });
 
-  it('has a link button per link, and no actions block without links', async () => {
+  it("has the console's button, and names the report's command instead of linking it (on AWS the API takes only signed requests)", async () => {
     const both = await sentToSlack(message({ links: { console: 'https://console.aws.amazon.com/states/x', report: 'https://reports.example/r/1' } }));
     expect(ofType(both, 'actions')).toEqual([
       {
         type: 'actions',
-        elements: [
-          { type: 'button', text: { type: 'plain_text', text: 'Open execution' }, url: 'https://console.aws.amazon.com/states/x', action_id: 'open-execution' },
-          { type: 'button', text: { type: 'plain_text', text: 'Open report' }, url: 'https://reports.example/r/1', action_id: 'open-report' },
-        ],
+        elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open execution' }, url: 'https://console.aws.amazon.com/states/x', action_id: 'open-execution' }],
       },
     ]);
+    expect(ofType(both, 'context')).toEqual([{ type: 'context', elements: [{ type: 'mrkdwn', text: 'Report: `loadplane report 01jdm5x3k7q8r9s0t1v2w3x4y5`' }] }]);
+    // The report's URL is nowhere in the message: a browser could not open it.
+    expect(JSON.stringify(both)).not.toContain('reports.example');
     const reportOnly = slackBody(message({ links: { report: 'https://reports.example/r/1' } }));
-    expect(ofType(reportOnly, 'actions')[0]!.elements.map((e) => e.action_id)).toEqual(['open-report']);
+    expect(ofType(reportOnly, 'actions')).toEqual([]);
+    expect(ofType(reportOnly, 'context').map((c) => c.elements[0]!.text)).toEqual([reportCommand('01jdm5x3k7q8r9s0t1v2w3x4y5')]);
     expect(ofType(slackBody(message()), 'actions')).toEqual([]);
+    expect(ofType(slackBody(message()), 'context')).toEqual([]);
   });
 
   it('says what is missing when the run ended before its result was collected', () => {

@@ -1,8 +1,9 @@
 /**
  * A run's report page end to end (issue 15 part 3), from a finished local run on the virtual clock
  * (the real ASL, stages, dynalite, kube-sim; k6, three runners, one threshold passing and one failing):
- * - `GET /runs/{id}/report` through the API handler: 200 text/html with its CSP; 404, 400 and 405 as
- *   the other run routes answer them; the webhook's `links.report` is that route on the serve's URL;
+ * - `GET /runs/{id}/report` through the API handler: 200 text/html with its CSP (no page may frame it);
+ *   404, 400 and 405 as the other run routes answer them; 413 naming the limit for a page over it (the
+ *   limit lowered for the test); the webhook's `links.report` is that route on the serve's URL;
  * - `loadplane report <id>` (the real CLI, spawned): the file, no overwrite without --force, `--out -`,
  *   an unknown run's refusal;
  * - the page in headless Chromium (playwright-core driving /usr/bin/chromium): every chart drawn (its
@@ -10,8 +11,7 @@
  *   written to test-output/report.png. Without Chromium those tests are skipped, saying so, unless
  *   LOADPLANE_REQUIRE_BROWSER=1 (.ci/run sets it), where they fail.
  *
- * The samples are Watch's own when it records them; until then (issue 15 part 1 not in yet) the test
- * writes a series like Watch's into the ledger itself, and says so in the log.
+ * The charts' samples are the ones Watch recorded while the run's test ran (and Collect's final one).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorBodySchema, runResourceSchema, type RunResource } from '../../lambdas/api/resources';
-import type { LiveSample } from '../../lambdas/core/live-sample';
+import { makeApiHandler } from '../../lambdas/api/router';
 import { Outcome } from '../../lambdas/core/status';
 import { runReportFile } from '../../lambdas/report/run-report';
 import { VirtualClock } from '../../local/clock/virtual-clock';
@@ -54,30 +54,11 @@ let serve: Serve;
 let clock: VirtualClock;
 let receiver: WebhookReceiver;
 let run: RunResource;
+/** The run's samples in the ledger: Watch's (live), and with Collect's final one (all). */
+let samples: { live: number; all: number };
 
 async function call(request: ProxyRequest) {
   return serve.handler(proxyEvent(request), CONTEXT);
-}
-
-/** A series like Watch's, for a run whose Watch recorded none: three runners read every 5 s. */
-function watchLikeSamples(startedAt: number, runners: number, seconds: number): LiveSample[] {
-  return Array.from({ length: seconds / 5 }, (_, i) => {
-    const elapsed = (i + 1) * 5;
-    return {
-      at: startedAt + elapsed * 1000,
-      elapsedMs: elapsed * 1000,
-      source: 'live' as const,
-      answered: runners,
-      runners,
-      requests: elapsed * 40 * runners + (i % 3) * 17,
-      failed: Math.floor(elapsed / 10),
-      iterations: elapsed * 40 * runners,
-      vus: 10 * runners,
-      dataReceivedBytes: elapsed * 9000,
-      dataSentBytes: elapsed * 900,
-      p95: Array.from({ length: runners }, (_, r) => 80 + r * 25 + (i % 4) * 6),
-    };
-  });
 }
 
 beforeAll(async () => {
@@ -93,10 +74,8 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 20));
   }
   const recorded = await serve.runtime.ledger.listSamples(runId);
-  if (recorded.length === 0) {
-    console.log('report-page: Watch recorded no samples (issue 15 part 1 not in yet): writing a series like its own');
-    for (const s of watchLikeSamples(Date.parse(run.test!.startedAt), 3, 60)) await serve.runtime.ledger.recordSample(runId, s);
-  } else console.log(`report-page: ${recorded.length} samples recorded by Watch`);
+  samples = { live: recorded.filter((s) => s.source === 'live').length, all: recorded.length };
+  console.log(`report-page: ${samples.live} live samples recorded by Watch, ${samples.all} in all`);
 }, 180_000);
 
 afterAll(async () => {
@@ -109,10 +88,14 @@ afterAll(async () => {
 describe('GET /runs/{id}/report', () => {
   it('answers 200 with the page: text/html, its CSP also as a header, not cached; the run, its outcome and its thresholds in it', async () => {
     expect(run.outcome).toBe(Outcome.THRESHOLDS_FAILED);
+    // Watch read the runners while the test ran: the charts are drawn from its samples.
+    expect(samples.live).toBeGreaterThan(0);
     const res = await call({ method: 'GET', path: `/runs/${run.runId}/report` });
     expect(res.statusCode).toBe(200);
     expect(res.headers?.['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers?.['content-security-policy']).toMatch(/^default-src 'none'; script-src 'sha256-[^']+' 'sha256-[^']+';/);
+    expect(res.headers?.['content-security-policy']).toMatch(/; frame-ancestors 'none'$/);
+    expect(res.body).toContain(`<p class="note">${samples.all} samples, one per poll of the runners`);
     expect(res.headers?.['cache-control']).toBe('no-store');
     expect(res.isBase64Encoded ?? false).toBe(false);
     expect(res.body).toContain(`<span class="id">${run.runId}</span>`);
@@ -137,6 +120,21 @@ describe('GET /runs/{id}/report', () => {
     const del = await call({ method: 'DELETE', path: `/runs/${run.runId}/report` });
     expect(del.statusCode).toBe(405);
     expect(del.headers?.allow).toBe('GET');
+  });
+
+  it('answers 413 naming the limit for a page over it (the limit lowered here: a real page stays far under 5 MB), and 200 at the limit', async () => {
+    const full = await call({ method: 'GET', path: `/runs/${run.runId}/report` });
+    const bytes = Buffer.byteLength(full.body);
+    const withLimit = (reportMaxBytes: number) =>
+      makeApiHandler({ ledger: serve.runtime.ledger, config: serve.runtime.deps.config, executions: serve.executions, now: () => clock.now(), log: () => undefined }, { reportMaxBytes });
+    const over = await withLimit(bytes - 1)(proxyEvent({ method: 'GET', path: `/runs/${run.runId}/report` }), CONTEXT);
+    expect(over.statusCode).toBe(413);
+    expect(over.headers?.['content-type']).toBe('application/json');
+    expect(errorBodySchema.parse(JSON.parse(over.body)).errors).toEqual([
+      { path: '(report)', message: `the report page is ${bytes} bytes, over the limit of ${bytes - 1} bytes a response may carry (Lambda's 6 MB, with room)` },
+    ]);
+    const at = await withLimit(bytes)(proxyEvent({ method: 'GET', path: `/runs/${run.runId}/report` }), CONTEXT);
+    expect(at.statusCode).toBe(200);
   });
 
   it("the webhook's links.report is the route on the serve's URL, and serves the page over HTTP", async () => {

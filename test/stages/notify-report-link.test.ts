@@ -1,8 +1,9 @@
 /**
  * The report link of Notify's messages (issue 15): with NotifyDeps.reportUrl (on AWS from the API's
  * URL the stack sets, core/config.ts + report/report-link.ts; under `serve` its own URL) the webhook's
- * `links.report` is the run's `GET /runs/{id}/report` and Slack shows an "Open report" button; without
- * it there is no link. Real Notify on the local runtime, a webhook receiver on 127.0.0.1.
+ * `links.report` is the run's `GET /runs/{id}/report` and Slack names the command that saves it
+ * (`loadplane report <id>`: the API takes only signed requests on AWS, so no button links it); without
+ * it neither. Real Notify on the local runtime, a webhook receiver on 127.0.0.1.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NotifyPolicy, Outcome, Stage } from '../../lambdas/core/status';
@@ -39,13 +40,14 @@ async function decided(name: string): Promise<string> {
 const body = (path: string) => JSON.parse(receiver.requests.find((r) => r.path === path)!.body.toString('utf8')) as Record<string, unknown>;
 
 describe("Notify's report link", () => {
-  it("is the run's report route under the API: the webhook's links.report, Slack's Open report button", async () => {
+  it("is the run's report route under the API in the webhook's links.report; Slack names the report's command and links no URL", async () => {
     const runId = await decided('report-link');
     await notify(h.runtime.deps, runId);
     expect(body('/hook').links).toEqual({ console: null, report: `${API}/runs/${runId}/report` });
-    const buttons = JSON.stringify(body('/slack'));
-    expect(buttons).toContain('Open report');
-    expect(buttons).toContain(`${API}/runs/${runId}/report`);
+    const slack = JSON.stringify(body('/slack'));
+    expect(slack).toContain(JSON.stringify(`Report: \`loadplane report ${runId}\``));
+    expect(slack).not.toContain(API);
+    expect(slack).not.toContain('Open report');
   });
 
   it('is absent where no API URL is known', async () => {
@@ -53,6 +55,6 @@ describe("Notify's report link", () => {
     const { reportUrl: _none, ...withoutLink } = h.runtime.deps.notify;
     await notify({ ...h.runtime.deps, notify: withoutLink } satisfies StageDeps, runId);
     expect(body('/hook').links).toEqual({ console: null, report: null });
-    expect(JSON.stringify(body('/slack'))).not.toContain('Open report');
+    expect(JSON.stringify(body('/slack'))).not.toContain('loadplane report');
   });
 });
