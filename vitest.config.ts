@@ -9,8 +9,9 @@ export default defineConfig({
     maxWorkers: 2,
     // Test files share their worker's loaded modules instead of loading the SDK, client-node and the
     // rest again for each file (import time 157 s → 24 s of the suite). Safe here: no test mocks a
-    // module, and the one file that imports the Lambda handlers with an environment of its own
-    // (test/handlers/lambda-handlers.test.ts) is the only one that imports them.
+    // module, and importing a Lambda handler module reads no environment (lambdas/handlers/lazy-handler.ts):
+    // test/handlers/lambda-handlers.test.ts invokes the deployed handlers with an environment of its
+    // own, test/telemetry/log-capture.test.ts builds handlers through makeHandler with its own deps.
     isolate: false,
     testTimeout: 30_000,
     // Versions are pinned to ones that run on Node 20; the SDK's notice about its 2027 releases is noise here.

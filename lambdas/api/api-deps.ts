@@ -4,6 +4,7 @@
  * run state machine's executions through the real SFNClient, and where schedules fire (architecture
  * §2, §9).
  */
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DeploymentConfig } from '../core/config';
 import type { Ledger } from '../ledger/ledger';
 import type { Executions } from '../core/executions';
@@ -26,5 +27,11 @@ export interface ApiDeps {
   /** The execution's page in the AWS console (absent locally). */
   consoleUrl?: (executionArn: string) => string;
   /** Problems the caller does not see (a failed StartExecution the sweeper will heal). Never secrets. */
-  log(event: { message: string; [field: string]: unknown }): void;
+  /** An operator's entry; `level: 'error'` for a failure of the service itself (a 500), warn otherwise. */
+  log(event: { message: string; level?: 'error'; [field: string]: unknown }): void;
+  /**
+   * Where the router (Powertools' event-handler) writes its own warnings and errors: the handler's
+   * Logger on AWS, so they are JSON lines with the invocation's keys. Absent: the console (`serve`, tests).
+   */
+  logger?: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 }

@@ -20,8 +20,8 @@ import { createLedgerDeps } from './ledger-deps';
 
 export interface ApiHandlerDeps {
   telemetry: Telemetry;
-  /** The routes' deps (their log is the telemetry's Logger). */
-  api: Omit<ApiDeps, 'log'>;
+  /** The routes' deps (their log, and the router's own, is the telemetry's Logger). */
+  api: Omit<ApiDeps, 'log' | 'logger'>;
 }
 
 /** Longest path segment kept in a line's route or run id: a caller's path is the caller's text. */
@@ -39,7 +39,7 @@ export function requestKeys(event: Pick<APIGatewayProxyEvent, 'httpMethod' | 'pa
 
 export function makeHandler(deps: ApiHandlerDeps): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
   const { logger } = deps.telemetry;
-  const routes = makeApiHandler({ ...deps.api, log: apiLogOn(logger) });
+  const routes = makeApiHandler({ ...deps.api, log: apiLogOn(logger), logger });
   return async (event, context) => {
     const { route, ...keys } = requestKeys(event);
     logger.appendKeys({ route });

@@ -1,15 +1,26 @@
 /**
  * One handler invocation, instrumented the same way in every handler: the Logger's keys (run id and
- * stage, from the payload) and Lambda context on every line, an X-Ray subsegment around the work
- * (Powertools' captureLambdaHandler, for a plain function handler), the metrics published when it
- * ends (run-metrics.ts), and one error line when it fails. Errors are rethrown as they are: Step
- * Functions' Retry and Catch match on their names (statemachine/run.asl.json). A PollLater is the
- * normal path of a long Watch (architecture §3.6): a debug line, no error line, no error in the trace.
+ * stage, from the payload) and Lambda context on every line, an X-Ray subsegment around the work (the
+ * steps Powertools documents for a plain function handler, done here by hand: captureLambdaHandler is
+ * a decorator and a Middy middleware, neither fits a function built by makeHandler), the metrics
+ * published when it ends (run-metrics.ts; ColdStart with the first invocation of a container), and
+ * one error line when it fails.
+ *
+ * Errors are rethrown as the same object with the same name: Step Functions' Retry and Catch match on
+ * names (statemachine/run.asl.json). Their message (and the message's copy at the head of the stack)
+ * has its URLs redacted first, in place: the Lambda runtime itself logs every error a handler throws
+ * ("Invoke Error", message and stack, outside our Logger), X-Ray stores it, and Step Functions' Cause
+ * carries it into the run's outcomeReason (stages/decide.ts describeCaught). That includes a
+ * PollLater: the normal path of a long Watch (architecture §3.6) is, to the runtime, a thrown error,
+ * so each cruise poll is also a runtime ERROR record and counts in the function's Errors metric. Ours
+ * is a debug line for it, no error line, no error in the trace.
  */
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Context } from 'aws-lambda';
 import { isRetryable, PollLater } from '../core/errors';
 import { publishMetricPoints, type MetricPoint } from './metric-points';
-import { invocationMetrics } from './run-metrics';
+import { redactUrls } from './redact';
+import { coldStartMetric, invocationMetrics } from './run-metrics';
 import type { Telemetry } from './telemetry';
 
 export interface InvocationKeys {
@@ -33,10 +44,20 @@ export async function invoke<T>(telemetry: Telemetry, context: Partial<Context>,
   const { keys } = invocation;
   logger.addContext(context as Context);
   logger.appendKeys({ runId: keys.runId, stage: keys.stage });
+  const coldStart = isFirstInvocation(telemetry);
   const started = performance.now();
   let error: unknown;
+  // The error redacted before anything sees it: the trace (traced), our error line, the runtime.
+  const work = async () => {
+    try {
+      return await invocation.work();
+    } catch (err) {
+      redactErrorUrls(err);
+      throw err;
+    }
+  };
   try {
-    return await traced(telemetry, keys, invocation.work);
+    return await traced(telemetry, keys, work);
   } catch (err) {
     error = err;
     if (err instanceof PollLater) logger.debug('cruise poll: the test runs on', { ...keys, nextPollSeconds: err.seconds });
@@ -48,7 +69,11 @@ export async function invoke<T>(telemetry: Telemetry, context: Partial<Context>,
   } finally {
     const durationMs = performance.now() - started;
     try {
-      const points = [...(invocation.metrics?.() ?? []), ...invocationMetrics(invocation.measured ? keys.stage : undefined, durationMs, error)];
+      const points = [
+        ...(invocation.metrics?.() ?? []),
+        ...invocationMetrics(invocation.measured ? keys.stage : undefined, durationMs, error),
+        ...(coldStart ? [coldStartMetric(context.functionName)] : []),
+      ];
       publishMetricPoints(metrics, points, keys);
     } catch (err) {
       // Telemetry never changes what the invocation answers.
@@ -58,25 +83,68 @@ export async function invoke<T>(telemetry: Telemetry, context: Partial<Context>,
   }
 }
 
-/** The work in a subsegment `## <stage>` with the run id as an annotation, where tracing is on. */
+/**
+ * The work in a subsegment `## <stage>` with the run id as an annotation, where tracing is on. Every
+ * tracing step is guarded: a tracing failure never keeps the work from running, nor replaces its
+ * answer or error.
+ */
 async function traced<T>({ tracer }: Telemetry, keys: InvocationKeys, work: () => Promise<T>): Promise<T> {
   if (!tracer.isTracingEnabled()) return work();
-  const segment = tracer.getSegment();
-  const subsegment = segment?.addNewSubsegment(`## ${keys.stage}`);
-  if (subsegment) tracer.setSegment(subsegment);
-  tracer.annotateColdStart();
-  tracer.addServiceNameAnnotation();
-  tracer.putAnnotation('runId', keys.runId);
-  tracer.putAnnotation('stage', keys.stage);
+  let segment: ReturnType<Tracer['getSegment']>;
+  let subsegment: ReturnType<NonNullable<typeof segment>['addNewSubsegment']> | undefined;
+  guarded(() => {
+    segment = tracer.getSegment();
+    subsegment = segment?.addNewSubsegment(`## ${keys.stage}`);
+    if (subsegment) tracer.setSegment(subsegment);
+    tracer.annotateColdStart();
+    tracer.addServiceNameAnnotation();
+    tracer.putAnnotation('runId', keys.runId);
+    tracer.putAnnotation('stage', keys.stage);
+  });
   try {
     return await work();
   } catch (err) {
-    if (!(err instanceof PollLater)) tracer.addErrorAsMetadata(err as Error);
+    if (!(err instanceof PollLater)) guarded(() => tracer.addErrorAsMetadata(err as Error));
     throw err;
   } finally {
     if (segment && subsegment) {
-      subsegment.close();
-      tracer.setSegment(segment);
+      guarded(() => subsegment!.close());
+      guarded(() => tracer.setSegment(segment!));
     }
+  }
+}
+
+/** The telemetry sets whose first invocation has begun: one set per container (telemetry.ts). */
+const invoked = new WeakSet<Telemetry>();
+
+/** Whether this is the first invocation with this telemetry, i.e. the container's cold start. */
+function isFirstInvocation(telemetry: Telemetry): boolean {
+  if (invoked.has(telemetry)) return false;
+  invoked.add(telemetry);
+  return true;
+}
+
+/**
+ * The error's URLs replaced in its message, and in the message's copy that heads its stack (the
+ * frames' own file URLs kept): the same object, name and class, so Retry and Catch still match.
+ */
+export function redactErrorUrls(err: unknown): void {
+  if (!(err instanceof Error)) return;
+  guarded(() => {
+    const { message, stack } = err;
+    const redacted = redactUrls(message);
+    if (redacted === message) return;
+    err.message = redacted;
+    // A replacer function: the redacted text is inserted as it is, `$&` and the like included.
+    if (typeof stack === 'string') err.stack = stack.replace(message, () => redacted);
+  });
+}
+
+/** Telemetry never changes what the invocation answers: a failure of its own is dropped. */
+function guarded(step: () => void): void {
+  try {
+    step();
+  } catch {
+    // dropped on purpose
   }
 }

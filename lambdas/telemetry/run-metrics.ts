@@ -12,6 +12,10 @@
  * - StageDuration (Milliseconds) by Stage: every invocation of a known stage (the reaper and the
  *   sweeper as Stage `Reaper` and `Sweeper`); a payload naming no stage gets none (its name is input).
  * - CruisePolls (Count): Watch answered PollLater, the normal path of a long test (architecture §3.6).
+ * - ColdStart (Count) by function_name: the first invocation of a container (invocation.ts). The
+ *   same metric as Powertools' captureColdStartMetric() (name, unit, dimension), but published here
+ *   with the others: Powertools' publishes it at once as a single metric, a document without the run
+ *   id and stage every other line carries (and its cold-start flag is not public).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PollLater } from '../core/errors';
@@ -45,6 +49,11 @@ function notificationPoints(output: unknown): MetricPoint[] {
   const byResult = new Map<string, number>();
   for (const result of Object.values(channels)) if (typeof result === 'string') byResult.set(result, (byResult.get(result) ?? 0) + 1);
   return [...byResult].map(([result, n]) => count('Notifications', { Result: result }, n));
+}
+
+/** A container's first invocation; `function_name` as Powertools names it, where the context names the function. */
+export function coldStartMetric(functionName: string | undefined): MetricPoint {
+  return count('ColdStart', functionName ? { function_name: functionName } : {});
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * What an invocation did in the ledger's stage records, seen by wrapping the ledger it is given:
  * each stage it began (and which attempt that was) and each stage it completed (with the output
- * recorded). The handlers derive the run metrics from it (stage-metrics.ts) instead of every stage
+ * recorded). The handlers derive the run metrics from it (run-metrics.ts) instead of every stage
  * reporting them: a completion is recorded once per run (runOnce, architecture §4), so a retried or
  * duplicated invocation that finds a stage already completed counts nothing twice, and the reaper's
  * and the sweeper's Decide and Notify count like the execution's.

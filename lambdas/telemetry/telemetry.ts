@@ -4,8 +4,9 @@
  * container, built when a handler is first invoked (handlers/lazy-handler.ts), never at import.
  *
  * Logger and Metrics write to stdout, as Lambda collects it; a test passes `output` and gets each
- * line there instead (the same JSON, through the same replacer). Tracer is on only in Lambda with
- * active tracing (Powertools turns it off outside Lambda, or with POWERTOOLS_TRACE_ENABLED=false).
+ * line there instead (the same JSON, through the same replacer). Metrics' own warnings go through
+ * the Logger (JSON, with the invocation's keys) rather than to a bare console. Tracer is on only in
+ * Lambda with active tracing (Powertools turns it off outside Lambda, or with POWERTOOLS_TRACE_ENABLED=false).
  * It never patches http/https: a traced HTTP call records its URL, and a channel's webhook URL is
  * its secret (lambdas/notify/channel-secrets.ts); the AWS SDK clients are traced one by one
  * (`traceClient`), and handlers are traced by handlers' wrapper (invocation.ts).
@@ -34,10 +35,11 @@ export interface TelemetryOptions {
 
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const loggerOptions = { serviceName: SERVICE, jsonReplacerFn: redactingReplacer, ...(options.logLevel ? { logLevel: options.logLevel } : {}) };
-  const metricsOptions = { serviceName: SERVICE, namespace: METRICS_NAMESPACE };
   const { output } = options;
+  const logger = output ? new LoggerTo(output, loggerOptions) : new Logger(loggerOptions);
+  const metricsOptions = { serviceName: SERVICE, namespace: METRICS_NAMESPACE, logger };
   return {
-    logger: output ? new LoggerTo(output, loggerOptions) : new Logger(loggerOptions),
+    logger,
     metrics: output ? new MetricsTo(output, metricsOptions) : new Metrics(metricsOptions),
     tracer: new Tracer({ serviceName: SERVICE, captureHTTPsRequests: false }),
   };

@@ -6,13 +6,15 @@
  * and the API invoked directly.
  *
  * Every captured line is one JSON document naming its run and stage; none carries the webhook URL,
- * its signing secret, an EKS token or any http(s) URL. The metric lines (CloudWatch EMF) carry the
- * run metrics with their low-cardinality dimensions only. A failing stage logs one error line and
- * rethrows the very error it got; a cruise poll (PollLater) is no error.
+ * its signing secret or any http(s) URL. (No EKS token is looked for: the local run reaches kube-sim,
+ * so no token exists that could leak.) The metric lines (CloudWatch EMF) carry the run metrics with
+ * their low-cardinality dimensions only, ColdStart once. The keys are the invocation's: a line
+ * logged inside the work carries them, and the next invocation starts without the last one's. A
+ * failing stage logs one error line and rethrows the very error it got, its URLs redacted; a cruise
+ * poll (PollLater) is no error. The router's own lines and a 500 are ERROR lines of the Logger.
  */
-import type { Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKEN_PREFIX } from '../../lambdas/cluster/eks-token';
 import { PollLater } from '../../lambdas/core/errors';
 import type { Executions } from '../../lambdas/core/executions';
 import { Outcome, Stage } from '../../lambdas/core/status';
@@ -106,8 +108,15 @@ describe('a whole run through the stage Lambda handler', () => {
     expect(named('StageRetries')).toEqual([]);
     for (const doc of metricDocs()) {
       expect(doc._aws.CloudWatchMetrics[0]!.Namespace).toBe('loadplane');
-      for (const set of doc._aws.CloudWatchMetrics[0]!.Dimensions) expect(set.filter((d) => !['service', 'Stage', 'Outcome', 'Result'].includes(d))).toEqual([]);
+      const allowed = ['service', 'Stage', 'Outcome', 'Result', ...('ColdStart' in doc ? ['function_name'] : [])];
+      for (const set of doc._aws.CloudWatchMetrics[0]!.Dimensions) expect(set.filter((d) => !allowed.includes(d))).toEqual([]);
     }
+  });
+
+  it('ColdStart: once, with the first invocation (Admit, whose answer names the run)', () => {
+    expect(metricPoints().filter((p) => p.name === 'ColdStart')).toEqual([
+      expect.objectContaining({ value: 1, unit: 'Count', dimensions: { service: 'loadplane', function_name: 'loadplane-test' }, runId: run.runId }),
+    ]);
   });
 
   it('a cruise poll is the normal path: no error line, no warning', () => {
@@ -144,6 +153,44 @@ describe('the other handlers', () => {
     const runId = (JSON.parse(res.body) as { runId: string }).runId;
     expect(logLines().find((l) => l.stage === 'Api')).toMatchObject({ level: 'WARN', runId, route: 'POST /runs', message: expect.stringMatching(/StartExecution failed/), error: 'ServiceUnavailable' });
   });
+
+  it('the API: a request that fails (500) is an ERROR line naming the run and the route', async () => {
+    const before = lines.length;
+    const ledger = Object.create(h.runtime.deps.ledger) as Ledger;
+    ledger.getRun = async () => Promise.reject(Object.assign(new Error('store down'), { name: 'TransientStoreError' }));
+    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const api = makeApiHandler({ telemetry, api: { ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
+    const res = await api(proxyEvent({ method: 'GET', path: `/runs/${run.runId}` }), context());
+    expect(res.statusCode).toBe(500);
+    const failed = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'request failed');
+    expect(failed).toEqual([expect.objectContaining({ level: 'ERROR', runId: run.runId, stage: 'Api', route: 'GET /runs/{id}', error: 'TransientStoreError' })]);
+  });
+
+  it("the API: the router's own error lines are the Logger's JSON lines, with the invocation's keys", async () => {
+    const before = lines.length;
+    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const api = makeApiHandler({ telemetry, api: { ledger: h.runtime.deps.ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
+    // Not an API Gateway proxy event: the router says so (on its logger), the handler answers 400.
+    const res = await api({ httpMethod: 'GET' } as APIGatewayProxyEvent, context());
+    expect(res.statusCode).toBe(400);
+    const routerLines = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'Received an event that is not compatible with this resolver');
+    expect(routerLines).toEqual([expect.objectContaining({ level: 'ERROR', service: 'loadplane', runId: '-', stage: 'Api' })]);
+  });
+
+  it("the next invocation starts with its own keys: a sweeper line after an API request has no route and the sweeper's run id", async () => {
+    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const api = makeApiHandler({ telemetry, api: { ledger: h.runtime.deps.ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
+    expect((await api(proxyEvent({ method: 'GET', path: `/runs/${run.runId}` }), context())).statusCode).toBe(200);
+    const before = lines.length;
+    const sweeper = makeSweeperHandler({ telemetry, stageDeps: () => h.runtime.deps, executions });
+    await sweeper({}, context());
+    const sweeperLines = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => !('_aws' in l));
+    expect(sweeperLines.length).toBeGreaterThan(0);
+    for (const line of sweeperLines) {
+      expect(line, JSON.stringify(line)).not.toHaveProperty('route');
+      expect(line).toMatchObject({ stage: 'Sweeper', runId: '-' });
+    }
+  });
 });
 
 describe('a stage that fails', () => {
@@ -156,8 +203,24 @@ describe('a stage that fails', () => {
     const failing = makeStageHandler({ telemetry, stageDeps: () => ({ ...h.runtime.deps, ledger }) });
     const thrown = await failing({ stage: Stage.Collect, runId: run.runId, execution: 'arn:x' }, context()).catch((e: unknown) => e);
     expect(thrown).toBe(failure);
+    // Redacted in place: the runtime logs the thrown error itself, and Step Functions' Cause carries it.
+    expect(failure).toMatchObject({ name: 'TransientStoreError', message: 'the ledger at <url> is unreachable' });
+    expect(failure.stack).not.toContain(HOOK_TOKEN);
     const errors = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'ERROR');
     expect(errors).toEqual([expect.objectContaining({ runId: run.runId, stage: Stage.Collect, error: 'TransientStoreError', detail: 'the ledger at <url> is unreachable' })]);
+  });
+
+  it('a bare logger.info inside the work carries the run id and stage', async () => {
+    const before = lines.length;
+    const ledger = Object.create(h.runtime.deps.ledger) as Ledger;
+    ledger.beginStage = async () => {
+      telemetry.logger.info('a line from inside the work');
+      return Promise.reject(new PollLater(run.runId, 60));
+    };
+    const handler = makeStageHandler({ telemetry, stageDeps: () => ({ ...h.runtime.deps, ledger }) });
+    await handler({ stage: Stage.Collect, runId: run.runId }, context()).catch(() => undefined);
+    const bare = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'a line from inside the work');
+    expect(bare).toEqual([expect.objectContaining({ level: 'INFO', runId: run.runId, stage: Stage.Collect, function_request_id: expect.any(String) })]);
   });
 
   it('a PollLater is rethrown as it is, with no error line', async () => {
@@ -172,9 +235,9 @@ describe('a stage that fails', () => {
 });
 
 describe('secrets and URLs', () => {
-  it('no line carries the webhook URL, its path token, the signing secret, an EKS token or any http(s) URL', () => {
+  it('no line carries the webhook URL, its path token, the signing secret or any http(s) URL', () => {
     expect(lines.length).toBeGreaterThan(0);
-    for (const needle of [receiver.url, HOOK_TOKEN, SIGNING_SECRET, TOKEN_PREFIX, 'http://', 'https://']) {
+    for (const needle of [receiver.url, HOOK_TOKEN, SIGNING_SECRET, 'http://', 'https://']) {
       expect(lines.filter((l) => l.includes(needle)), needle).toEqual([]);
     }
     // The failed stage's message did hold a URL: it was redacted, not dropped.
