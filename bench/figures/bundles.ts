@@ -103,7 +103,7 @@ export const bundles: Figure = {
           timed === deployed
             ? `Import timed on that build (node ${process.version}).`
             : `Import timed on the same bundling for ${LOCAL_TARGET} (node ${process.version} here; Lambda runs ${deployTarget}): only the syntax lowering differs.`,
-          `${rounds} rounds, commands interleaved; require = spawn to exit of \`node -e "require(bundle)"\` (the module's top level: config, clients built, no AWS call).`,
+          `${rounds} rounds, commands interleaved; require = spawn to exit of \`node -e "require(bundle)"\` (the module's top level only: a handler builds its config and clients on its first invocation, which this does not count).`,
           `Biggest inputs of the stage bundle: ${biggestInputs(metafile, 'stage', 5).join('; ')}.`,
         ],
       };
