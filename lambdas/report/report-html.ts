@@ -5,6 +5,7 @@
  * page opens from a file, an e-mail or an artifact store without the network, and run data that got
  * into it can never run as script. Every piece of run data is escaped (html.ts).
  */
+import { formatBytes as bytes } from '../core/bytes';
 import { createHash } from 'node:crypto';
 import { Stage } from '../core/status';
 import type { Bracket } from '../core/percentile-bracket';
@@ -53,16 +54,6 @@ const ms = (n: number): string => `${n.toLocaleString('en-US', { maximumFraction
 const percent = (rate: number): string => `${(rate * 100).toLocaleString('en-US', { maximumFractionDigits: 2 })} %`;
 const bracket = (b: Bracket): string => (b.lo === b.hi ? ms(b.lo) : `${ms(b.lo)} – ${ms(b.hi)}`);
 
-function bytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toLocaleString('en-US', { maximumFractionDigits: unit === 0 ? 0 : 1 })} ${units[unit]}`;
-}
 
 /** The outcome's class: green, red or grey. */
 function tone(model: ReportModel): string {

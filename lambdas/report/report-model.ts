@@ -5,7 +5,7 @@
  * spec. Pure: the page's markup is report-html.ts's, its charts' data report-series.ts's.
  */
 import { stringify } from 'yaml';
-import type { LatencyTotals, RunResult } from '../core/aggregate';
+import type { RunResult } from '../core/aggregate';
 import type { LiveSample } from '../core/live-sample';
 import { Stage, type StageState } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
@@ -52,20 +52,7 @@ export interface ReportModel {
   test?: { startedAt: number; expectedEndAt?: number };
   stages: ReportStage[];
   /** Collect's result; absent for a run that ended before it. */
-  result?: {
-    expectedRunners: number;
-    missingRunners: number[];
-    requests: number;
-    failedRequests: number;
-    errorRate: number;
-    iterations: number;
-    dataReceivedBytes: number;
-    dataSentBytes: number;
-    latency: LatencyTotals;
-    durationMs: number;
-    simulated: boolean;
-    runners: RunnerSummary[];
-  };
+  result?: RunResult;
   /** Absent without a result; empty when no runner judged any threshold. */
   thresholds?: ReportThreshold[];
   /** The spec as submitted, as YAML (an inline script is left out: it is not read for the report). */
@@ -117,23 +104,6 @@ export function thresholdsOf(runners: readonly RunnerSummary[]): ReportThreshold
     }
   }
   return [...byKey.values()];
-}
-
-function resultOf(result: RunResult): NonNullable<ReportModel['result']> {
-  return {
-    expectedRunners: result.expectedRunners,
-    missingRunners: result.missingRunners,
-    requests: result.requests,
-    failedRequests: result.failedRequests,
-    errorRate: result.errorRate,
-    iterations: result.iterations,
-    dataReceivedBytes: result.dataReceivedBytes,
-    dataSentBytes: result.dataSentBytes,
-    latency: result.latency,
-    durationMs: result.durationMs,
-    simulated: result.simulated,
-    runners: result.runners,
-  };
 }
 
 /** Shown instead of a value the report leaves out. */
@@ -196,7 +166,7 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
     ...(run.decidedAt !== undefined ? { decidedAt: run.decidedAt } : {}),
     ...(started ? { test: { startedAt: started.startedAt, ...(started.expectedEndAt !== undefined ? { expectedEndAt: started.expectedEndAt } : {}) } } : {}),
     stages: stagesOf(view, now),
-    ...(result ? { result: resultOf(result), thresholds: thresholdsOf(result.runners) } : {}),
+    ...(result ? { result, thresholds: thresholdsOf(result.runners) } : {}),
     specText: stringify(specShown(run.spec), { lineWidth: 0 }),
     samples: samples.length,
     series: reportSeries(samples),

@@ -3,6 +3,7 @@
  * in the total row are the run's brackets [lo, hi] (core/percentile-bracket.ts): the run's exact
  * percentile lies in them; a runner's own percentile is never passed off as the run's.
  */
+import { formatBytes as bytes } from '../../lambdas/core/bytes';
 import type { RunResult } from '../../lambdas/core/aggregate';
 import { checksFailedExitCode, describeExitCode } from '../../lambdas/core/outcome-rules';
 import type { RunnerSummary } from '../../lambdas/core/summary';
@@ -98,16 +99,6 @@ function percent(rate: number): string {
   return `${(rate * 100).toFixed(2)} %`;
 }
 
-function bytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
-}
 
 /** "123.4 ms" when exact, "[118.0, 131.2] ms" otherwise. */
 function bracket(b: { lo: number; hi: number }): string {

@@ -13,26 +13,15 @@ import type { ApiDeps } from '../../lambdas/api/api-deps';
 import { runResourceSchema, type RunResource } from '../../lambdas/api/resources';
 import { liveFigures, liveSampleSchema, type LiveSample } from '../../lambdas/core/live-sample';
 import type { Ledger } from '../../lambdas/ledger/ledger';
-import { dispatchStage } from '../../lambdas/stages/dispatch';
-import type { StageDeps } from '../../lambdas/stages/deps';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startServe, type Serve } from '../../local/serve/serve';
 import { proxyEvent } from '../support/api-gateway-events';
 import { k6Spec, recordAsApi } from '../support/local-runs';
+import { holdWatch, liveSampleAt } from '../support/live-samples';
 
 const CONTEXT = { awsRequestId: 'test' } as unknown as Context;
-/** Runs whose Watch waits (in real time, so the virtual clock stands still) until released. */
-const held = new Set<string>();
-const released = new Set<string>();
-
-async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
-  const { stage, runId } = payload as { stage?: string; runId?: string };
-  if (stage === 'Watch' && runId) {
-    held.add(runId);
-    while (!released.has(runId)) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return dispatchStage(deps, payload);
-}
+/** Runs whose Watch waits until released (in real time, so the virtual clock stands still). */
+const { held, released, invokeStage } = holdWatch();
 
 let serve: Serve;
 let clock: VirtualClock;
@@ -59,23 +48,7 @@ async function until(runId: string, done: (run: RunResource) => boolean): Promis
   }
 }
 
-function sample(runStartedAt: number, seconds: number, figures: Partial<LiveSample>): LiveSample {
-  return {
-    at: runStartedAt + seconds * 1000,
-    elapsedMs: seconds * 1000,
-    source: 'live',
-    answered: 4,
-    runners: 4,
-    requests: 0,
-    failed: 0,
-    iterations: 0,
-    vus: 8,
-    dataReceivedBytes: 0,
-    dataSentBytes: 0,
-    p95: [null, null, null, null],
-    ...figures,
-  };
-}
+const sample = (runStartedAt: number, seconds: number, figures: Partial<LiveSample>): LiveSample => liveSampleAt(runStartedAt, seconds, { vus: 8, ...figures });
 
 /** The ledger as it is, counting the reads of samples. */
 function countingSamples(ledger: Ledger): { ledger: Ledger; reads: Array<{ newest?: number }> } {

@@ -17,11 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runResourceSchema, type RunResource } from '../../lambdas/api/resources';
 import type { LiveSample } from '../../lambdas/core/live-sample';
-import { dispatchStage } from '../../lambdas/stages/dispatch';
-import type { StageDeps } from '../../lambdas/stages/deps';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startServe, type Serve } from '../../local/serve/serve';
 import { screenAfter } from './terminal-screen';
+import { holdWatch, liveSampleAt } from '../support/live-samples';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -30,18 +29,8 @@ const RUN_ID = /[0-9a-z]{26}/;
 /** The pseudo-terminal's width: redrawn lines are cut to one less (the live lines here do not fit). */
 const COLUMNS = 60;
 
-/** Runs whose Watch waits until released. */
-const held = new Set<string>();
-const released = new Set<string>();
-
-async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
-  const { stage, runId } = payload as { stage?: string; runId?: string };
-  if (stage === 'Watch' && runId) {
-    held.add(runId);
-    while (!released.has(runId)) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return dispatchStage(deps, payload);
-}
+/** Runs whose Watch waits until released (in real time, so the virtual clock stands still). */
+const { held, released, invokeStage } = holdWatch();
 
 let serve: Serve;
 let clock: VirtualClock;
@@ -102,23 +91,7 @@ async function testRunning(id: string): Promise<number> {
   return Date.parse(run.test!.startedAt);
 }
 
-function sample(startedAt: number, seconds: number, figures: Partial<LiveSample>): LiveSample {
-  return {
-    at: startedAt + seconds * 1000,
-    elapsedMs: seconds * 1000,
-    source: 'live',
-    answered: 4,
-    runners: 4,
-    requests: 0,
-    failed: 0,
-    iterations: 0,
-    vus: 5,
-    dataReceivedBytes: 0,
-    dataSentBytes: 0,
-    p95: [null, null, null, null],
-    ...figures,
-  };
-}
+const sample = (startedAt: number, seconds: number, figures: Partial<LiveSample>): LiveSample => liveSampleAt(startedAt, seconds, { vus: 5, ...figures });
 
 const FIRST = '    at 10s of ~30s: 100.0 req/s · errors 0.20% · 5 VUs · worst p95 88 ms (runner 2)';
 const SECOND = '    at 20s of ~30s (3/4 runners answered): 100.0 req/s · errors 0.20% · 4 VUs · worst p95 97 ms (runner 1)';

@@ -7,27 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { liveFigures, type LiveSample } from '../../lambdas/core/live-sample';
 import { clearBlock, liveLine, shortDuration } from '../../local/cli/live-line';
+import { liveSampleAt } from '../support/live-samples';
 
 const START = Date.parse('2030-01-01T00:00:00Z');
 
 /** A sample `seconds` into the test; every runner answered unless said otherwise. */
-function sample(seconds: number, figures: Partial<LiveSample> = {}): LiveSample {
-  return {
-    at: START + seconds * 1000,
-    elapsedMs: seconds * 1000,
-    source: 'live',
-    answered: 4,
-    runners: 4,
-    requests: 0,
-    failed: 0,
-    iterations: 0,
-    vus: 40,
-    dataReceivedBytes: 0,
-    dataSentBytes: 0,
-    p95: [null, null, null, null],
-    ...figures,
-  };
-}
+/** A sample `seconds` into the test; every runner answered unless said otherwise. */
+const sample = (seconds: number, figures: Partial<LiveSample> = {}): LiveSample => liveSampleAt(START, seconds, { vus: 40, ...figures });
 
 describe('liveLine', () => {
   it('the rate and error rate between the two newest samples, the VUs, the worst runner\'s p95, against the expected length', () => {
