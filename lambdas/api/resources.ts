@@ -69,7 +69,7 @@ export const liveFiguresSchema = z
     requestsPerSecond: z
       .number()
       .optional()
-      .meta({ description: `Requests per second between the newest sample where every runner answered and the newest such sample at least ${MIN_RATE_INTERVAL_MS / 1000} s before it; absent without such a pair (one complete sample so far, or a runner restarted its counters in between)` }),
+      .meta({ description: `Requests per second between the newest sample where every runner answered and the newest such sample at least ${MIN_RATE_INTERVAL_MS / 1000} s before it; absent without such a pair among the newest 3 samples (one complete sample so far, partial polls, or a runner restarted its counters in between)` }),
     errorRate: z
       .number()
       .optional()

@@ -71,8 +71,8 @@ export interface LiveFigures {
   failed: number;
   /**
    * Requests per second between the newest complete sample and the newest complete one at least
-   * MIN_RATE_INTERVAL_MS before it; absent without such a pair (one complete sample so far, or a
-   * counter reset between them).
+   * MIN_RATE_INTERVAL_MS before it; absent without such a pair among the samples given (the API reads
+   * the newest 3): one complete sample so far, partial polls, or a counter reset between them.
    */
   requestsPerSecond?: number;
   /** failed / requests (0–1) over the same interval; absent without a rate or without requests. */

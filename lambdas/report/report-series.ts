@@ -15,7 +15,7 @@
  * Collect's `final` sample is the run's end point when it lies after the last live one; live samples
  * alone make the rest, so a final sample written with an earlier time moves nothing.
  */
-import { intervalBetween, type LiveSample } from '../core/live-sample';
+import { intervalBetween, MIN_RATE_INTERVAL_MS, type LiveSample } from '../core/live-sample';
 
 /** The most runners the p95 chart draws (its legend is readable up to about this many). */
 export const P95_CHART_MAX_RUNNERS = 16;
@@ -74,19 +74,26 @@ export function reportSeries(samples: readonly LiveSample[]): ReportSeries {
     runners,
     partialPoints: 0,
   };
-  let base: Pick<LiveSample, 'elapsedMs' | 'requests' | 'failed'> = { elapsedMs: 0, requests: 0, failed: 0 };
+  const start = { elapsedMs: 0, requests: 0, failed: 0 };
+  let base: Pick<LiveSample, 'elapsedMs' | 'requests' | 'failed'> = start;
+  /** Complete points so far (and the start): a short interval's rate is drawn from the newest a second or more before it. */
+  const complete: Pick<LiveSample, 'elapsedMs' | 'requests' | 'failed'>[] = [start];
   for (const point of points) {
     series.elapsedSeconds.push(round(point.elapsedMs / 1000, 3));
     const interval = point.answered >= point.runners ? intervalBetween(base, point) : undefined;
-    if (interval?.kind === 'rate') {
-      series.requestsPerSecond.push(round(interval.requestsPerSecond, 2));
-      series.errorRatePercent.push(interval.errorRate === undefined ? null : round(100 * interval.errorRate, 3));
+    const earlier = interval?.kind === 'short' ? complete.findLast((c) => point.elapsedMs - c.elapsedMs >= MIN_RATE_INTERVAL_MS) : undefined;
+    const shown = earlier ? intervalBetween(earlier, point) : interval;
+    if (interval !== undefined) complete.push(point);
+    if (shown?.kind === 'rate') {
+      series.requestsPerSecond.push(round(shown.requestsPerSecond, 2));
+      series.errorRatePercent.push(shown.errorRate === undefined ? null : round(100 * shown.errorRate, 3));
     } else {
       series.requestsPerSecond.push(null);
       series.errorRatePercent.push(null);
     }
     if (interval === undefined) series.partialPoints++;
-    // A short interval keeps its base (the next point's rate spans both); a reset starts from here.
+    // A short interval keeps its base (the next point's rate spans both; its own is drawn from the
+    // newest complete point a second before it, e.g. Collect's final 1 ms after the last live one); a reset starts from here.
     else if (interval.kind !== 'short') base = point;
     for (const line of series.p95ByRunner) {
       const p95 = point.p95[line.runner];

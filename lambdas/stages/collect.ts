@@ -71,7 +71,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       }
     });
     const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
-    // Best effort, and the same sample again on a retry: its key is the result's duration.
+    // Best effort, and the same sample again on a retry (recordFinalSample: at the result's duration,
+    // or just after the newest live sample; a retry finds its own final there).
     await recordFinalSample(deps, runId, result);
     // An abort wins only over a test still running when it was asked for (runners.ts, runningAt):
     // one that came after every runner had finished changes nothing of what the test did.

@@ -215,17 +215,17 @@ describe('the report series', () => {
     expect(earlier.elapsedSeconds).toEqual([10, 20]);
   });
 
-  it('draws no spike for a final sample 1 ms after the last live one: under a second apart, no rate; the next point spans both', () => {
+  it('draws no spike for a final sample 1 ms after the last live one: its rate spans the newest complete point a second or more before it; the next point spans both', () => {
     const live = [sample(10, { requests: 1000, failed: 10 }), sample(20, { requests: 2000, failed: 20 })];
     const final = { ...sample(20, { source: 'final', requests: 2050, failed: 25 }), elapsedMs: 20_001 };
     const series = reportSeries([...live, final]);
     expect(series.elapsedSeconds).toEqual([10, 20, 20.001]);
-    // 50 requests over 1 ms would be 50,000/s: a gap instead.
-    expect(series.requestsPerSecond).toEqual([100, 100, null]);
-    expect(series.errorRatePercent).toEqual([1, 1, null]);
-    // A short interval keeps its base: a live point 0.5 s on and one 2 s on are both measured from 10 s.
+    // 50 requests over 1 ms would be 50,000/s: measured from 10 s instead, (2,050 − 1,000) / 10.001 s.
+    expect(series.requestsPerSecond).toEqual([100, 100, 104.99]);
+    expect(series.errorRatePercent).toEqual([1, 1, 1.429]);
+    // A short interval keeps its base: a live point 0.5 s on (drawn from the start) and one 2 s on (from 10 s).
     const short = reportSeries([sample(10, { requests: 1000 }), { ...sample(10, { requests: 1040 }), elapsedMs: 10_500 }, sample(12, { requests: 1300 })]);
-    expect(short.requestsPerSecond).toEqual([100, null, 150]);
+    expect(short.requestsPerSecond).toEqual([100, 99.05, 150]);
   });
 
   it('a counter reset (a replaced runner, or more failures than requests) is a gap, and the rates start again from that point', () => {
