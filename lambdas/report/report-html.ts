@@ -16,15 +16,22 @@ import { REPORT_SCRIPT } from './report-script';
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
+/** The policy by library: the hashes are of the same bytes every page (chart-library.ts reads them once). */
+const policies = new WeakMap<ChartLibrary, string>();
+
 /** The page's policy (its `<meta>`): nothing loads, only the inlined scripts run (their hashes), inline styles apply. */
 export function reportContentSecurityPolicy(library: ChartLibrary): string {
-  return [
+  const known = policies.get(library);
+  if (known !== undefined) return known;
+  const policy = [
     "default-src 'none'",
     `script-src ${sha256(library.script)} ${sha256(REPORT_SCRIPT)}`,
     "style-src 'unsafe-inline'",
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
+  policies.set(library, policy);
+  return policy;
 }
 
 /**

@@ -16,7 +16,6 @@ import { outcomeFromRunners } from '../core/outcome-rules';
 import { countOf } from '../core/plural';
 import { replacementNote } from '../core/restart';
 import { done, type StepResult } from '../core/step';
-import { SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import type { RunnerSummary } from '../core/summary';
 import { engineAdapter } from '../engines';
 import { Outcome, RunStatus, Stage } from '../core/status';
@@ -25,7 +24,7 @@ import { recordFinalSample } from './live-metrics';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
-import { observeRunners, runningAt } from './runners';
+import { observeRunners, runnerResultFromLog, runningAt } from './runners';
 
 /** How much of a parser's message a reason carries per runner (at most three runners are named). */
 const UNREADABLE_MESSAGE_CHARS = 200;
@@ -62,9 +61,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         if (isRetryable(err)) throw err;
         return undefined;
       }
-      const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
       try {
-        return engine.parseResult(log, { runner: r.index, exitCode: pod.exitCode, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
+        return runnerResultFromLog(engine, r.index, { ...pod, exitCode: pod.exitCode }, log);
       } catch (err) {
         unreadable.push({ runner: r.index, note: `runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})` });
         return undefined;

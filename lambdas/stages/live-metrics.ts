@@ -11,14 +11,13 @@
  */
 import type { RunResult } from '../core/aggregate';
 import type { LiveSample } from '../core/live-sample';
-import { SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import { Stage } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 import { engineAdapter, type EngineAdapter, type LiveReading } from '../engines';
 import { settledWithin } from '../engines/within-budget';
 import type { StageDeps } from './deps';
 import type { RunContext } from './run-context';
-import { ranToEnd, type RunnerView } from './runners';
+import { ranToEnd, runnerResultFromLog, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
 /**
@@ -101,8 +100,7 @@ export async function recordLiveSample(
 async function resultReading(run: RunContext, engine: EngineAdapter, runner: RunnerView): Promise<LiveReading | undefined> {
   const pod = runner.latest!;
   const log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
-  const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
-  const summary = engine.parseResult(log, { runner: runner.index, exitCode: pod.exitCode!, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
+  const summary = runnerResultFromLog(engine, runner.index, { ...pod, exitCode: pod.exitCode! }, log);
   return summary && readingOf(summary);
 }
 

@@ -6,8 +6,9 @@
  */
 import { isStuck, type JobFacts, type PodFacts } from '../cluster/observe';
 import { describeExitCode } from '../core/outcome-rules';
-import { engineAdapter } from '../engines';
-import { Role } from '../core/runner-contract';
+import type { RunnerSummary } from '../core/summary';
+import { engineAdapter, type EngineAdapter } from '../engines';
+import { Role, SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import { Engine, RunnerRestartPolicy } from '../core/status';
 import { listJobs, listPods, type RunContext } from './run-context';
 
@@ -104,3 +105,14 @@ export function runningAt(runners: RunnerView[], at: number): RunnerView[] {
 }
 
 export { runnerList } from '../core/runner-list';
+
+/**
+ * An exited runner pod's result from the tail of its log (`engine.resultLogLines` lines), through its
+ * engine's adapter, with the facts the log does not say (exit code, duration on the cluster's clock,
+ * whether kube-sim simulated it): Collect's reading, and Watch's for a runner that finished early.
+ * Undefined when the log holds no result; throws when the result cannot be read.
+ */
+export function runnerResultFromLog(engine: EngineAdapter, index: number, pod: PodFacts & { exitCode: number }, log: string): RunnerSummary | undefined {
+  const durationMs = pod.startedAt !== undefined && pod.finishedAt !== undefined ? pod.finishedAt - pod.startedAt : 0;
+  return engine.parseResult(log, { runner: index, exitCode: pod.exitCode, durationMs, simulated: log.includes(SIMULATED_OUTPUT_MARKER) });
+}
