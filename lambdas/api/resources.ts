@@ -93,6 +93,17 @@ export const runResourceSchema = runSummaryResourceSchema
         startedAt: z.string(),
         expectedEndAt: z.string().optional(),
         observedAt: z.string().meta({ description: 'The cluster clock when this answer was made: elapsed = observedAt - startedAt' }),
+        startSkew: z
+          .object({
+            skewMs: z.number().meta({ description: 'The latest runner start minus the earliest (ms)' }),
+            resolutionMs: z.number().optional().meta({ description: 'How precisely each start is known (ms): the widest window between not yet running and seen running' }),
+            source: z.enum(['k6-status', 'log']).meta({ description: "k6-status: Start read each k6 runner's REST status turning to running; log: each runner's start line, timestamped by the kubelet (Gatling)" }),
+            runners: z.record(z.string(), z.string()).meta({ description: 'Runner index → when it was seen to start (cluster clock)' }),
+            unseen: z.array(z.number().int()).meta({ description: 'Runners whose start was not seen' }),
+            summary: z.string(),
+          })
+          .optional()
+          .meta({ description: "The synchronized start as measured: when each runner really began its test, and the spread. k6's once Start verified it; Gatling's once Collect read the logs" }),
       })
       .optional()
       .meta({ description: 'When the runners were started and when the test is expected to end, on the cluster clock (simulated under kube-sim)' }),

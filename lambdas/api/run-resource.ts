@@ -7,7 +7,8 @@ import { Stage } from '../core/status';
 import type { RunItem, RunSummary, RunView } from '../ledger/ledger';
 import { collectedResult } from '../stages/collect';
 import { outputOf } from '../stages/run-context';
-import type { StartRecord } from '../stages/start';
+import { measuredStartOf, type StartRecord } from '../stages/start';
+import { describeStartSkew, type MeasuredStart } from '../core/start-skew';
 import type { RunResource, RunSummaryResource } from './resources';
 
 const STAGE_ORDER = Object.values(Stage);
@@ -46,6 +47,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
   const { run } = view;
   const spec = run.spec as { name?: string; engine?: string; parallelism?: number };
   const started = outputOf<StartRecord>(view, Stage.Start);
+  const measured = measuredStartOf(view);
   const results = collectedResult(view);
   return {
     ...runItemSummary(run),
@@ -56,8 +58,9 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
       ? {
           test: {
             startedAt: iso(started.startedAt),
-            ...(started.expectedEndAt !== undefined ? { expectedEndAt: iso(started.expectedEndAt) } : {}),
+            ...(expectedEnd(started) !== undefined ? { expectedEndAt: iso(expectedEnd(started)!) } : {}),
             observedAt: iso(links.now()),
+            ...(measured ? { startSkew: startSkewResource(measured) } : {}),
           },
         }
       : {}),
@@ -73,4 +76,20 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
       ...(run.executionArn && links.consoleUrl ? { execution: links.consoleUrl(run.executionArn) } : {}),
     },
   };
+}
+
+function startSkewResource(m: MeasuredStart) {
+  return {
+    skewMs: m.skewMs,
+    ...(m.resolutionMs !== undefined ? { resolutionMs: m.resolutionMs } : {}),
+    source: m.source,
+    runners: Object.fromEntries(Object.entries(m.runners).map(([i, at]) => [i, iso(at)])),
+    unseen: m.unseen,
+    summary: describeStartSkew(m),
+  };
+}
+
+/** When the user expects the test to end: its schedule's end, else k6's totalDuration (gracefulStop included). */
+function expectedEnd(started: StartRecord): number | undefined {
+  return started.scheduledEndAt ?? started.expectedEndAt;
 }

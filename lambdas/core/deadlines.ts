@@ -198,6 +198,21 @@ export function expectedDurationFromInspect(output: unknown): number | undefined
   return seconds === undefined ? undefined : Math.ceil(seconds);
 }
 
+/**
+ * When the test's schedule ends, in whole seconds: every scenario's startTime + duration (or stages),
+ * before any gracefulStop, which k6 inspect's totalDuration includes (30 s by default: a 30 s test's
+ * totalDuration is 1m0s). What a user expects the test to take, for progress and for polling densely
+ * near the end; the deadlines keep totalDuration. Undefined when a scenario ends by its iterations
+ * (its length is not known beforehand) or the scenarios cannot be read.
+ */
+export function scheduledDurationFromInspect(output: unknown): number | undefined {
+  const scenarios = (output as { scenarios?: unknown } | null)?.scenarios;
+  if (typeof scenarios !== 'object' || scenarios === null || Object.keys(scenarios).length === 0) return undefined;
+  const executors = Object.values(scenarios as Record<string, { executor?: unknown }>).map((s) => s?.executor);
+  if (!executors.every((e) => typeof e === 'string' && (TIME_BOUND_EXECUTORS.has(e) || STAGED_EXECUTORS.has(e)))) return undefined;
+  return minimumDurationFromInspect(output);
+}
+
 /** k6 executors that run for their whole `duration` (or their stages'): the others end when their iterations are done. */
 const TIME_BOUND_EXECUTORS = new Set(['constant-vus', 'constant-arrival-rate', 'externally-controlled']);
 const STAGED_EXECUTORS = new Set(['ramping-vus', 'ramping-arrival-rate']);

@@ -7,11 +7,23 @@
 import type { RunResult } from './aggregate';
 import { every } from './plural';
 import { engineAdapter } from '../engines';
+import { ExitMeaning } from '../engines/engine-adapter';
 import { Outcome, type Engine } from './status';
 
 /** The exit code of an engine that says "the load ran to its end and a check failed": THRESHOLDS_FAILED, not FAILED. */
 export function checksFailedExitCode(engine: Engine): number {
   return engineAdapter(engine).checksFailedExitCode;
+}
+
+/** What an exit code means for the run (the engine adapter's table; a code not in it is a failure). */
+export function exitMeaning(code: number, engine: Engine): ExitMeaning {
+  return engineAdapter(engine).exitMeanings[code] ?? ExitMeaning.failed;
+}
+
+/** 0, or a code that says the load ran to its end and a check failed (thresholds, assertions, the script's exec.test.fail()). */
+export function exitRanToEnd(code: number, engine: Engine): boolean {
+  const meaning = exitMeaning(code, engine);
+  return meaning === ExitMeaning.passed || meaning === ExitMeaning.checksFailed;
 }
 
 /** Exit codes above 128 that are not in the table are a signal number + 128, as Kubernetes reports them. */
@@ -31,15 +43,17 @@ export interface OutcomeDecision {
 }
 
 /**
- * FAILED when a runner is missing, unexpected, or exited non-zero other than its engine's "checks
- * failed" code (k6 99, Gatling 2); otherwise THRESHOLDS_FAILED when any runner exited with that code
- * or reported a failed threshold (or assertion); otherwise SUCCEEDED.
+ * FAILED when a runner is missing, unexpected, or exited with a code that does not say its load ran to
+ * the end (engine-adapter.ts ExitMeaning); otherwise THRESHOLDS_FAILED when any runner exited with a
+ * "checks failed" code (k6 99 thresholds, 110 the script's exec.test.fail(); Gatling 2) or reported a
+ * failed threshold (or assertion); otherwise SUCCEEDED. A test that ended early is Collect's to
+ * judge from Watch's record (early-end.ts), not here.
  * The reason names every runner concerned, grouped (`runners 0-3, 7`) so 100 runners stay readable.
  */
-export function outcomeFromRunners(result: RunResult): OutcomeDecision {
+export function outcomeFromRunners(result: RunResult, missingNotes?: ReadonlyMap<number, string>): OutcomeDecision {
   const failures = [
     ...(result.runners.length === 0 && result.missingRunners.length === 0 ? ['no runner produced a result'] : []),
-    ...(result.missingRunners.length > 0 ? [`${runnerList(result.missingRunners)} produced no result`] : []),
+    ...missingFailures(result.missingRunners, missingNotes),
     ...(result.unexpectedRunners.length > 0 ? [`${runnerList(result.unexpectedRunners)} reported but ${launched(result.expectedRunners)}`] : []),
     ...exitFailures(result),
   ];
@@ -57,10 +71,28 @@ export function outcomeFromRunners(result: RunResult): OutcomeDecision {
   return { outcome: Outcome.SUCCEEDED, reason: `${every(n, 'runner')} exited 0 ${checked ? 'with every threshold passed' : '(no thresholds defined)'}` };
 }
 
-/** Non-zero exit codes other than the engine's "checks failed" (k6 99, Gatling 2), one entry per code. */
+/** Distinct notes a reason quotes for runners without a result; runners with other notes are listed without one. */
+const MAX_MISSING_NOTES = 3;
+
+/**
+ * Runners without a result, grouped by why (`missingNotes`: the engine's words from the runner's
+ * log, Collect's missingResultReason): `runners 0-3 produced no result (k6: …)`, by first runner;
+ * those without a note (or past MAX_MISSING_NOTES distinct ones) in one entry, first.
+ */
+function missingFailures(missing: number[], missingNotes: ReadonlyMap<number, string> | undefined): string[] {
+  const noted = [...groupBy(missing.filter((r) => missingNotes?.has(r)), (r) => missingNotes!.get(r)!)].sort(([, a], [, b]) => a[0]! - b[0]!);
+  const quoted = noted.slice(0, MAX_MISSING_NOTES);
+  const plain = missing.filter((r) => !quoted.some(([, runners]) => runners.includes(r)));
+  return [
+    ...(plain.length > 0 ? [`${runnerList(plain)} produced no result`] : []),
+    ...quoted.map(([note, runners]) => `${runnerList(runners)} produced no result (${note})`),
+  ];
+}
+
+/** Exit codes that do not say "ran to its end" (0, or a check failed: k6 99 and 110, Gatling 2), one entry per code. */
 function exitFailures(result: RunResult): string[] {
   const byCode = groupBy(
-    result.runners.filter((r) => r.exitCode !== 0 && r.exitCode !== checksFailedExitCode(r.engine)),
+    result.runners.filter((r) => !exitRanToEnd(r.exitCode, r.engine)),
     (r) => `${r.exitCode} (${describeExitCode(r.exitCode, r.engine)})`,
   );
   return [...byCode]
@@ -79,7 +111,7 @@ function thresholdFailures(result: RunResult): string[] {
 
   const named = new Set(failed.map((f) => f.runner));
   const unnamed = groupBy(
-    result.runners.filter((r) => r.exitCode === checksFailedExitCode(r.engine) && !named.has(r.runner)),
+    result.runners.filter((r) => exitMeaning(r.exitCode, r.engine) === ExitMeaning.checksFailed && !named.has(r.runner)),
     (r) => `${r.exitCode} (${describeExitCode(r.exitCode, r.engine)})`,
   );
   for (const [code, runners] of unnamed) entries.push(`${runnerList(runners.map((r) => r.runner))} exited ${code}`);

@@ -8,6 +8,7 @@
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node';
 import type { ClusterClient } from '../cluster/cluster-client';
 import type { RunnerPlan } from '../cluster/plan';
+import type { ObservedStart, StartSource } from '../core/start-skew';
 import type { RunnerSummary } from '../core/summary';
 
 /** What Collect knows about a runner besides its log. */
@@ -54,11 +55,48 @@ export interface StartContext {
   exitedPods(): Promise<Set<string>>;
 }
 
+/**
+ * What a runner's exit code says about its test (architecture §3.6). Watch waits for runners that
+ * ran to their end; any other exit ends the test early: Watch stops the rest (gracefully where the
+ * engine can) and Collect always reads what every runner printed. Decide's outcome follows from the
+ * worst meaning (outcome-rules.ts).
+ */
+export const ExitMeaning = {
+  /** Ran to its end, every check passed (0). */
+  passed: 'passed',
+  /** Ran to its end and the test's own criteria failed: thresholds (k6 99), assertions (Gatling 2), the script's exec.test.fail() (k6 110). */
+  checksFailed: 'checksFailed',
+  /** The script ended the test early on purpose (k6 108, exec.test.abort()), its result printed: the run ends ABORTED by the script. */
+  scriptAborted: 'scriptAborted',
+  /** Stopped before its end, its partial result printed: through its REST API (k6 103), by a signal (k6 105: eviction, a node drain, a Job's deadline). */
+  stopped: 'stopped',
+  /** Anything else: the runner failed (a script exception, a crash, OOM-killed, an unknown code). */
+  failed: 'failed',
+} as const;
+export type ExitMeaning = (typeof ExitMeaning)[keyof typeof ExitMeaning];
+
+/** Whether a running pod can take the start signal, and if not, what it is waiting for (for reasons). */
+export interface RunnerReadiness {
+  ready: boolean;
+  /** `k6 status 1 (initializing VUs: 132 ready)`: why it is not ready yet. */
+  waitingFor?: string;
+}
+
+/** What Start did. */
+export interface StartResult {
+  /** The test's start (cluster clock): when the start requests went out (k6), or the common instant (Gatling). */
+  startedAt: number;
+  /** Each runner's start as the engine let Start see it (k6: its status turning to running); absent when Start cannot see it. */
+  observed?: { source: StartSource; starts: ObservedStart[] };
+}
+
 export interface EngineAdapter {
   /** The engine's documented exit codes and what they mean. */
   readonly exitCodes: Readonly<Record<number, string>>;
-  /** "The load ran to its end and a check failed" (k6 99, Gatling 2): THRESHOLDS_FAILED, not FAILED. */
+  /** "The load ran to its end and a threshold/assertion failed" (k6 99, Gatling 2): THRESHOLDS_FAILED, not FAILED. */
   readonly checksFailedExitCode: number;
+  /** What each exit code means for the run; a code not listed is `failed`. */
+  readonly exitMeanings: Readonly<Record<number, ExitMeaning>>;
 
   /**
    * What of the spec's arguments and env this engine cannot take, each with its path (`['arguments', 3]`,
@@ -80,13 +118,14 @@ export interface EngineAdapter {
    * them ready: they are past ready, not broken.
    */
   startInstant(launchedAt: number, readyTimeoutSeconds: number): string | undefined;
-  /** True once a running pod can take the start signal (k6: its REST API answers). */
-  answers(cluster: ClusterClient, namespace: string, pod: string): Promise<boolean>;
+  /** Whether a running pod can take the start signal (k6: its VUs are initialized, status 4, not only its REST API answering). */
+  readiness(cluster: ClusterClient, namespace: string, pod: string): Promise<RunnerReadiness>;
   /**
-   * Starts every ready runner at once and returns the start time (cluster clock). Throws a retryable
-   * error when a runner did not start; the retry sends the (idempotent) start again.
+   * Starts every ready runner at once, then verifies each one really runs. Throws a retryable error
+   * when a runner is not ready (then nothing is sent to any) or did not start; the retry sends the
+   * start only to runners that have not taken it.
    */
-  start(ctx: StartContext, pods: ReadyPod[]): Promise<number>;
+  start(ctx: StartContext, pods: ReadyPod[]): Promise<StartResult>;
   /** Starts a replacement runner (onRunnerRestart: restart); true once it runs its test. */
   startReplacement(cluster: ClusterClient, namespace: string, pod: string): Promise<boolean>;
   /** True when a running runner can be told to stop and keep its partial result; false: it is deleted. */
@@ -106,4 +145,11 @@ export interface EngineAdapter {
   readonly resultLogLines: number;
   /** The runner's result from its log, or undefined when it printed none (it died first). */
   parseResult(log: string, facts: RunnerFacts): RunnerSummary | undefined;
+  /**
+   * Why a runner's log holds no result (parseResult gave undefined), in the engine's own words and
+   * short (k6: `k6: failed to handle the end-of-test summary: could not open '/x': no such file or
+   * directory`), or undefined when the log does not say. Collect adds it to the run's reason
+   * (`runner 2 produced no result (k6: …)`). Optional: without it the reason says "produced no result".
+   */
+  missingResultReason?(log: string): string | undefined;
 }

@@ -3,6 +3,7 @@
  * both say. buildMessage is pure; the Notify stage maps the run item and Collect's result onto
  * MessageInput, and each channel renders the message its own way.
  */
+import { describeStartSkew, type MeasuredStart } from '../core/start-skew';
 import type { RunResult } from '../core/aggregate';
 import type { Engine, Outcome } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
@@ -48,6 +49,8 @@ export interface MessageInput {
   links?: MessageLinks;
   /** Default: real. */
   clock?: MessageClock;
+  /** When each runner was seen to start (start-skew.ts); absent when not measured. */
+  startSkew?: MeasuredStart;
 }
 
 export interface FailedThreshold {
@@ -75,6 +78,19 @@ export interface MessageMetrics {
   p95Ms: { lo: number; hi: number };
 }
 
+export interface MessageStartSkew {
+  /** The latest runner start minus the earliest (ms). */
+  skewMs: number;
+  /** How precisely each start is known (ms); null when not known. */
+  resolutionMs: number | null;
+  /** How the starts were seen: `k6-status`, `log`. */
+  source: string;
+  /** Runners whose start was seen. */
+  runnersSeen: number;
+  /** `start skew 12 ms across 4 runners (measured to within 3 ms, from k6's status)`. */
+  text: string;
+}
+
 export interface NotificationMessage {
   runId: string;
   name: string;
@@ -92,6 +108,8 @@ export interface NotificationMessage {
   thresholds?: ThresholdsSummary;
   /** The numbers are synthetic (kube-sim): every rendering must say so. */
   simulated: boolean;
+  /** The measured start skew across the runners; absent when not measured. */
+  startSkew?: MessageStartSkew;
   links: MessageLinks;
   /** The clock of startedAt and endedAt (and the webhook's sentAt): every rendering of a simulated one says so. */
   clock: MessageClock;
@@ -125,6 +143,7 @@ export function buildMessage(input: MessageInput): NotificationMessage {
       : {}),
     ...(thresholds ? { thresholds } : {}),
     simulated: result?.simulated ?? false,
+    ...(input.startSkew ? { startSkew: messageStartSkew(input.startSkew) } : {}),
     links: { ...input.links },
     clock: input.clock ? { ...input.clock } : { kind: 'real' },
   };
@@ -150,4 +169,8 @@ function summarizeThresholds(runners: NonNullable<ResultTotals['runners']>): Thr
   const failed = [...byKey.values()].filter((t) => t.runners.length > 0);
   for (const t of failed) t.runners.sort((a, b) => a - b);
   return { total: byKey.size, failed };
+}
+
+function messageStartSkew(m: MeasuredStart): MessageStartSkew {
+  return { skewMs: m.skewMs, resolutionMs: m.resolutionMs ?? null, source: m.source, runnersSeen: Object.keys(m.runners).length, text: describeStartSkew(m) };
 }

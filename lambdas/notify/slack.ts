@@ -10,7 +10,7 @@
 import { formatDuration } from '../core/duration';
 import { countOf, every, plural } from '../core/plural';
 import { Outcome } from '../core/status';
-import type { NotificationMessage, ThresholdsSummary } from './message';
+import type { MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
 
 /** Slack's limits: header text 150, section text 3000, a section field 2000 characters. */
 const HEADER_MAX = 150;
@@ -82,7 +82,14 @@ function fields(m: NotificationMessage): string[] {
     );
   }
   list.push(`*Thresholds*\n${thresholdsText(m.thresholds)}`);
+  if (m.startSkew) list.push(`*Start skew*\n${startSkewText(m.startSkew)}`);
   return list;
+}
+
+/** `12 ms across 4 runners (±3 ms)`. */
+function startSkewText(s: MessageStartSkew): string {
+  const within = s.resolutionMs === null ? '' : ` (±${Math.round(s.resolutionMs)} ms)`;
+  return `${Math.round(s.skewMs)} ms across ${s.runnersSeen} ${s.runnersSeen === 1 ? 'runner' : 'runners'}${within}`;
 }
 
 function thresholdsText(t: ThresholdsSummary | undefined): string {

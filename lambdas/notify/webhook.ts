@@ -60,6 +60,8 @@ export interface WebhookPayload {
   thresholds: ThresholdsSummary | null;
   /** True when the numbers are synthetic (kube-sim), not measured. */
   simulated: boolean;
+  /** The runners' measured start skew (ms, with its resolution); null when not measured. */
+  startSkew: { skewMs: number; resolutionMs: number | null; source: string; runnersSeen: number } | null;
   links: { console: string | null; report: string | null };
   /** On the payload's `clock`, like startedAt and endedAt: sentAt ≥ endedAt ≥ startedAt. */
   sentAt: string;
@@ -85,6 +87,7 @@ export function webhookPayload(message: NotificationMessage, sentAt: string): We
     metrics: message.metrics ? { ...message.metrics } : null,
     thresholds: message.thresholds ?? null,
     simulated: message.simulated,
+    startSkew: message.startSkew ? { skewMs: message.startSkew.skewMs, resolutionMs: message.startSkew.resolutionMs, source: message.startSkew.source, runnersSeen: message.startSkew.runnersSeen } : null,
     links: { console: message.links.console ?? null, report: message.links.report ?? null },
     sentAt,
     clock: message.clock.kind,

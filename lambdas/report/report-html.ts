@@ -5,6 +5,7 @@
  * page opens from a file, an e-mail or an artifact store without the network, and run data that got
  * into it can never run as script. Every piece of run data is escaped (html.ts).
  */
+import { describeStartSkew } from '../core/start-skew';
 import { formatBytes as bytes } from '../core/bytes';
 import { createHash } from 'node:crypto';
 import { Stage } from '../core/status';
@@ -79,6 +80,7 @@ function facts(model: ReportModel): Markup {
     ['test started', model.test ? iso(model.test.startedAt) : 'never (the run ended before its test started)'],
   ];
   if (model.test?.expectedEndAt !== undefined) rows.push(['test expected to end', iso(model.test.expectedEndAt)]);
+  if (model.test?.startSkew) rows.push(['runners started', describeStartSkew(model.test.startSkew)]);
   if (model.result) rows.push(['test duration (longest runner)', duration(model.result.durationMs)]);
   rows.push(['outcome decided', isoText(model.decidedAt)]);
   return html`<dl class="facts">${rows.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>`;

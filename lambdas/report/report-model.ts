@@ -12,7 +12,8 @@ import type { RunnerSummary } from '../core/summary';
 import type { RunView } from '../ledger/ledger';
 import { collectedResult } from '../stages/collect';
 import { outputOf } from '../stages/run-context';
-import type { StartRecord } from '../stages/start';
+import { measuredStartOf, type StartRecord } from '../stages/start';
+import type { MeasuredStart } from '../core/start-skew';
 import { reportSeries, type ReportSeries } from './report-series';
 
 export interface ReportStage {
@@ -49,7 +50,7 @@ export interface ReportModel {
   createdAt: string;
   decidedAt?: string;
   /** The test's window on the cluster's clock (epoch ms), once Start recorded it. */
-  test?: { startedAt: number; expectedEndAt?: number };
+  test?: { startedAt: number; expectedEndAt?: number; startSkew?: MeasuredStart };
   stages: ReportStage[];
   /** Collect's result; absent for a run that ended before it. */
   result?: RunResult;
@@ -153,6 +154,7 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
   const { run } = view;
   const spec = run.spec as { name?: unknown; engine?: unknown; parallelism?: unknown };
   const started = outputOf<StartRecord>(view, Stage.Start);
+  const measured = measuredStartOf(view);
   const result = collectedResult(view);
   return {
     runId: run.runId,
@@ -164,7 +166,9 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
     ...(run.outcomeReason !== undefined ? { reason: run.outcomeReason } : run.statusReason !== undefined ? { reason: run.statusReason } : {}),
     createdAt: run.createdAt,
     ...(run.decidedAt !== undefined ? { decidedAt: run.decidedAt } : {}),
-    ...(started ? { test: { startedAt: started.startedAt, ...(started.expectedEndAt !== undefined ? { expectedEndAt: started.expectedEndAt } : {}) } } : {}),
+    ...(started
+      ? { test: { startedAt: started.startedAt, ...((started.scheduledEndAt ?? started.expectedEndAt) !== undefined ? { expectedEndAt: (started.scheduledEndAt ?? started.expectedEndAt)! } : {}), ...(measured ? { startSkew: measured } : {}) } }
+      : {}),
     stages: stagesOf(view, now),
     ...(result ? { result, thresholds: thresholdsOf(result.runners) } : {}),
     specText: stringify(specShown(run.spec), { lineWidth: 0 }),

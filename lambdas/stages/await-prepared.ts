@@ -2,14 +2,18 @@
  * AwaitPrepared (architecture §3.2): polls the k6 initializer. Done when it printed the execution
  * requirements (recorded, so every later poll returns the same answer); a bad script, or one that
  * runs longer than the run's timeouts allow, ends the run FAILED with k6's own message or both
- * numbers; no answer by the prepare deadline ends it TIMED_OUT.
+ * numbers; so does an initializer that exited 0 with output that cannot be read
+ * (engines/k6/inspect-output.ts), naming what could not be read, rather than skipping those checks;
+ * no answer by the prepare deadline ends it TIMED_OUT.
  */
 import { isStuck, type PodFacts } from '../cluster/observe';
-import { expectedDurationFromInspect, minimumDurationFromInspect } from '../core/deadlines';
+import { expectedDurationFromInspect, minimumDurationFromInspect, scheduledDurationFromInspect } from '../core/deadlines';
 import { formatDuration } from '../core/duration';
 import { describeExitCode } from '../core/outcome-rules';
 import { nextPollSeconds } from '../core/polling';
-import { REQUIREMENTS_MARKER, Role } from '../core/runner-contract';
+import { escapeText } from '../core/excerpt';
+import { Role } from '../core/runner-contract';
+import { k6ErrorMessage, readK6InspectOutput } from '../engines/k6/inspect-output';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, Stage } from '../core/status';
 import { admission } from './acquire';
@@ -19,11 +23,20 @@ import { runOnce } from './run-once';
 
 /** What the initializer found, kept in the stage's output. */
 export interface PreparedResult extends StepResult {
-  requirements?: { maxVUs?: number; expectedDurationSeconds?: number };
+  /**
+   * From k6 inspect: `expectedDurationSeconds` is its totalDuration (every gracefulStop included: the
+   * most the test may take, what the deadlines are sized from); `scheduledDurationSeconds` when its
+   * scenarios' schedule ends (deadlines.ts scheduledDurationFromInspect), when known.
+   */
+  requirements?: { maxVUs?: number; expectedDurationSeconds?: number; scheduledDurationSeconds?: number };
 }
 
 /** Real k6 prints the whole consolidated options object (every scenario, every stage, one line each). */
 const LOG_LINES = 5_000;
+/** A failed initializer: the lines its error is read from (init-code console.* lines come before it). */
+const FAILURE_LOG_LINES = 20;
+/** How much of k6's error message a reason carries. */
+const FAILURE_MESSAGE_CHARS = 600;
 
 export async function awaitPrepared(deps: StageDeps, runId: string): Promise<PreparedResult> {
   const run = await loadRun(deps, runId);
@@ -41,9 +54,14 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   const pod = pods.filter((p) => p.role === Role.initializer).sort((a, b) => b.createdAt - a.createdAt)[0];
 
   if (job.complete && pod) {
-    const requirements = parseRequirements(await run.cluster.podLogTail(run.namespace, pod.name, LOG_LINES));
-    const maxVUs = requirements?.maxVUs;
-    if (typeof maxVUs === 'number' && maxVUs < run.spec.parallelism) {
+    const reading = readK6InspectOutput(await run.cluster.podLogTail(run.namespace, pod.name, LOG_LINES));
+    // Never `requirements: {}`: without them the VU and duration checks below would be skipped unseen.
+    if (!reading.ok) {
+      return endsRun(StepPhase.failed, Outcome.FAILED, `prepare: the k6 initializer exited 0 but its output could not be read: ${reading.problem}`);
+    }
+    const { requirements } = reading;
+    const { maxVUs } = requirements;
+    if (maxVUs < run.spec.parallelism) {
       return endsRun(
         StepPhase.failed,
         Outcome.FAILED,
@@ -51,13 +69,15 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
       );
     }
     const expectedDurationSeconds = expectedDurationFromInspect(requirements);
+    const scheduledDurationSeconds = scheduledDurationFromInspect(requirements);
     const tooLong = scriptTooLong(run, minimumDurationFromInspect(requirements), deadlines.totalBy, deps.now());
     if (tooLong) return endsRun(StepPhase.failed, Outcome.FAILED, tooLong);
     const result: PreparedResult = {
       ...done(),
       requirements: {
-        ...(typeof maxVUs === 'number' ? { maxVUs } : {}),
+        maxVUs,
         ...(expectedDurationSeconds !== undefined ? { expectedDurationSeconds } : {}),
+        ...(scheduledDurationSeconds !== undefined ? { scheduledDurationSeconds } : {}),
       },
     };
     return runOnce(deps, runId, Stage.AwaitPrepared, async () => result);
@@ -103,24 +123,9 @@ function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, tota
 async function initializerFailure(run: RunContext, jobReason: string | undefined, pod: PodFacts | undefined): Promise<string> {
   const code = pod?.exitCode;
   const how = code === undefined ? (jobReason ?? 'failed') : `exited ${code} (${describeExitCode(code, run.spec.engine)})`;
-  const log = pod ? await run.cluster.podLogTail(run.namespace, pod.name, 5).catch(() => '') : '';
-  const lastLines = log.trim().split('\n').slice(-3).join(' | ').slice(0, 1000);
-  return `prepare: the k6 initializer ${how}${lastLines ? `: ${lastLines}` : ''}`;
-}
-
-/**
- * k6 inspect prints one (indented) JSON object after the initializer script's marker line (anything
- * `k6 archive` logged comes before it); anything around it is ignored.
- */
-function parseRequirements(text: string): { maxVUs?: number; totalDuration?: string; scenarios?: unknown } | undefined {
-  const marker = text.lastIndexOf(`${REQUIREMENTS_MARKER}\n`);
-  const log = marker < 0 ? text : text.slice(marker + REQUIREMENTS_MARKER.length + 1);
-  const start = log.indexOf('{');
-  const end = log.lastIndexOf('}');
-  if (start < 0 || end < start) return undefined;
-  try {
-    return JSON.parse(log.slice(start, end + 1)) as { maxVUs?: number; totalDuration?: string; scenarios?: unknown };
-  } catch {
-    return undefined;
-  }
+  const log = pod ? await run.cluster.podLogTail(run.namespace, pod.name, FAILURE_LOG_LINES).catch(() => '') : '';
+  // k6's own message (its last error record); else the log's last lines as they are.
+  const k6Error = k6ErrorMessage(log);
+  const said = k6Error !== undefined ? escapeText(k6Error, FAILURE_MESSAGE_CHARS) : log.trim().split('\n').slice(-3).join(' | ').slice(0, 1000);
+  return `prepare: the k6 initializer ${how}${said ? `: ${said}` : ''}`;
 }

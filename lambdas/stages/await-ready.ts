@@ -1,6 +1,7 @@
 /**
- * AwaitReady (architecture §3.4): every runner pod Running and answering as its engine's adapter asks
- * (k6: its REST API, through the pods/proxy subresource). A Gatling runner that already ran and exited (it starts itself at the
+ * AwaitReady (architecture §3.4): every runner pod Running and ready as its engine's adapter judges
+ * (k6: its VUs initialized, status 4 through its REST API on the pods/proxy subresource; an API that
+ * answers is not enough, k6 answers while still initializing its VUs). A Gatling runner that already ran and exited (it starts itself at the
  * common instant) is past ready and counts as ready; Watch judges its exit code. A runner that can
  * never start (image pull failure, a failed Job, a k6 runner that exited before Start) ends the run
  * FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
@@ -52,9 +53,11 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
 
   const running = runners.filter((_, i) => states[i] === Readiness.ready);
   const finished = runners.filter((_, i) => states[i] === Readiness.finished);
+  let notReady: string[] = [];
   if (running.length + finished.length === runners.length) {
-    const answering = await inBatches(running, (r) => engine.answers(run.cluster, run.namespace, r.latest!.name));
-    if (answering.every(Boolean)) {
+    const answering = await inBatches(running, (r) => engine.readiness(run.cluster, run.namespace, r.latest!.name));
+    notReady = running.flatMap((r, i) => (answering[i]!.ready ? [] : [`runner ${r.index}: ${answering[i]!.waitingFor ?? 'not ready'}`]));
+    if (notReady.length === 0) {
       const pods = Object.fromEntries([...running, ...finished].map((r) => [r.index, { name: r.latest!.name, uid: r.latest!.uid }]));
       return runOnce(deps, runId, Stage.AwaitReady, async () => ({ ...done(), pods }));
     }
@@ -67,7 +70,7 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
     const reason =
       waitingFor.length > 0
         ? `ready: ${countOf(waitingFor.length, runners.length, 'runner')} not ready ${within} (${waitingFor.slice(0, 5).map((r) => describeRunner(r, run.spec.engine)).join('; ')})`
-        : `ready: every runner pod is running, but not every k6 REST API answered ${within}`;
+        : `ready: every runner pod is running, but ${countOf(notReady.length, runners.length, 'runner')} not ready to start ${within} (${notReady.slice(0, 5).join('; ')})`;
     return endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason);
   }
   return waiting(nextPollSeconds({ phase: 'ready', now, phaseStartedAt: launchedAt, deadline: readyBy }));

@@ -12,7 +12,7 @@ import { aggregateResults, storedRunResult, type RunResult } from '../core/aggre
 import type { RunView } from '../ledger/ledger';
 import { isRetryable } from '../core/errors';
 import { escapeText } from '../core/excerpt';
-import { outcomeFromRunners } from '../core/outcome-rules';
+import { exitRanToEnd, outcomeFromRunners } from '../core/outcome-rules';
 import { countOf } from '../core/plural';
 import { replacementNote } from '../core/restart';
 import { done, type StepResult } from '../core/step';
@@ -25,6 +25,8 @@ import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
 import { observeRunners, runnerResultFromLog, runningAt } from './runners';
+import { earlyEndNotes, type EarlyEnd } from './early-end';
+import type { WatchRecord } from './watch';
 
 /** How much of a parser's message a reason carries per runner (at most three runners are named). */
 const UNREADABLE_MESSAGE_CHARS = 200;
@@ -50,6 +52,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
     // A runner whose log holds a result that cannot be read (an unexpected shape) says why, in the reason.
     const unreadable: { runner: number; note: string }[] = [];
+    // A runner whose log holds no result but says why (k6: an export it could not write).
+    const noResult = new Map<number, string>();
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
       const pod = r.latest;
       if (pod?.exitCode === undefined) return undefined;
@@ -62,7 +66,11 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         return undefined;
       }
       try {
-        return runnerResultFromLog(engine, r.index, { ...pod, exitCode: pod.exitCode }, log);
+        const summary = runnerResultFromLog(engine, r.index, { ...pod, exitCode: pod.exitCode }, log);
+        // No result: the engine's own words for why, for the reason (engine-adapter.ts missingResultReason).
+        const why = summary === undefined ? engine.missingResultReason?.(log) : undefined;
+        if (why !== undefined) noResult.set(r.index, why);
+        return summary;
       } catch (err) {
         unreadable.push({ runner: r.index, note: `runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})` });
         return undefined;
@@ -76,9 +84,13 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     // one that came after every runner had finished changes nothing of what the test did.
     const abort = abortRequest(run);
     const stopped = abort !== undefined && runningAt(runners, abort.at).length > 0;
+    // A runner ended the test early (Watch's record, early-end.ts): the outcome is why it ended.
+    const ended = outputOf<WatchRecord>(run.view, Stage.Watch)?.endedEarly;
     const { outcome, reason } = stopped
       ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${countOf(result.runners.length, run.spec.parallelism, 'runner')}` }
-      : withLateAbort(outcomeFromRunners(result), abort);
+      : ended
+        ? earlyEndDecision(ended, result, noResult, run.spec.parallelism)
+        : withLateAbort(outcomeFromRunners(result, noResult), abort);
     const replaced = replacementNote(
       runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
     );
@@ -88,6 +100,22 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     return { ...done(), outcome, reason: [reason, ...notes].join('; '), result };
   });
   return verdict;
+}
+
+/**
+ * The test ended early: the cause's outcome and reason, then who loadplane stopped or cut off, how many
+ * runners reported, and what the results of the runners that ran to their end say (failed thresholds,
+ * runners without a result, besides those cut off).
+ */
+function earlyEndDecision(ended: EarlyEnd, result: RunResult, noResult: ReadonlyMap<number, string>, runners: number): { outcome: Outcome; reason: string } {
+  const ranToEnd = result.runners.filter((r) => exitRanToEnd(r.exitCode, r.engine));
+  const missing = result.missingRunners.filter((i) => !ended.cutOff.includes(i));
+  const rest = ranToEnd.length + missing.length > 0 ? outcomeFromRunners({ ...result, runners: ranToEnd, missingRunners: missing }, noResult) : undefined;
+  const also = rest && rest.outcome !== Outcome.SUCCEEDED ? [`also ${rest.reason}`] : [];
+  return {
+    outcome: ended.outcome,
+    reason: [`run: ${ended.reason}`, ...earlyEndNotes(ended), `results from ${countOf(result.runners.length, runners, 'runner')}`, ...also].join('; '),
+  };
 }
 
 function withLateAbort(decision: { outcome: Outcome; reason: string }, abort: { by: string } | undefined): { outcome: Outcome; reason: string } {

@@ -36,7 +36,7 @@ import {
 import { collectedResult } from './collect';
 import type { Decision } from './decide';
 import type { AdmitRecord } from './admit';
-import type { StartRecord } from './start';
+import { measuredStartOf, type StartRecord } from './start';
 import { NotifyWhen, Stage } from '../core/status';
 import { buildMessage, type MessageLinks, type NotificationMessage } from '../notify/message';
 import { sendNotification } from '../notify/channels';
@@ -202,6 +202,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
   const endedAt = outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now();
   const started = outputOf<StartRecord>(run.view, Stage.Start);
   const collected = collectedResult(run.view);
+  const measured = measuredStartOf(run.view);
   return buildMessage({
     runId: run.runId,
     name: run.spec.name,
@@ -216,6 +217,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected } : {}),
     links: messageLinks(deps, run),
+    ...(measured ? { startSkew: measured } : {}),
     ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });
 }

@@ -5,9 +5,9 @@
  * mean its test ran to the end.
  */
 import { isStuck, type JobFacts, type PodFacts } from '../cluster/observe';
-import { describeExitCode } from '../core/outcome-rules';
+import { describeExitCode, exitRanToEnd } from '../core/outcome-rules';
 import type { RunnerSummary } from '../core/summary';
-import { engineAdapter, type EngineAdapter } from '../engines';
+import type { EngineAdapter } from '../engines';
 import { Role, SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import { Engine, RunnerRestartPolicy } from '../core/status';
 import { listJobs, listPods, type RunContext } from './run-context';
@@ -34,12 +34,12 @@ export async function observeRunners(run: RunContext): Promise<RunnerView[]> {
 }
 
 /**
- * A runner whose test ran to its end exited 0, or with the engine's "the load ran, a check failed"
- * (k6 99: thresholds failed; Gatling 2: assertions failed; their documented exit codes). Collect and
- * Decide report those; any other code is a runner that failed.
+ * A runner whose test ran to its end exited 0, or with a code that says "the load ran, a check failed"
+ * (k6 99: thresholds failed, 110: the script's exec.test.fail(); Gatling 2: assertions failed; their
+ * documented exit codes). Collect and Decide report those; any other code ended its test early.
  */
 export function ranToEnd(engine: Engine, pod: PodFacts | undefined): boolean {
-  return pod?.exitCode === 0 || (pod?.exitCode !== undefined && pod.exitCode === engineAdapter(engine).checksFailedExitCode);
+  return pod?.exitCode !== undefined && exitRanToEnd(pod.exitCode, engine);
 }
 
 export const Readiness = {

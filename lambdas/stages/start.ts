@@ -1,11 +1,14 @@
 /**
- * Start (architecture §3.5), through the engine's adapter. k6: unpause every runner concurrently through
- * the pods/proxy subresource, then check each reports running; a runner that did not start makes the
- * stage fail with a retryable error, and the retry re-sends the (idempotent) PATCH. Gatling: the
+ * Start (architecture §3.5), through the engine's adapter. k6: only when every runner is ready (its VUs
+ * initialized), unpause them all concurrently through the pods/proxy subresource, then check each
+ * reports running and record when it was seen to (the measured start and skew, start-skew.ts); a runner
+ * not ready or not started makes the stage fail with a retryable error, and the retry sends the
+ * unpause only to runners that have not taken it (k6 answers a second one with 500). Gatling: the
  * runners start themselves at the common instant fixed at Launch. Either way the started pod UIDs are
  * recorded, so Watch can tell a restarted runner from the one that was started.
  */
 import { runDeadline } from '../core/deadlines';
+import { measuredStart, type MeasuredStart } from '../core/start-skew';
 import { RunStatus, Stage } from '../core/status';
 import { engineAdapter } from '../engines';
 import { admission } from './acquire';
@@ -15,15 +18,28 @@ import type { StageDeps } from './deps';
 import type { LaunchRecord } from './launch';
 import { listPods, loadRun, outputOf, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
+import type { RunView } from '../ledger/ledger';
 
 export interface StartRecord {
   /** Cluster clock (epoch ms). */
   startedAt: number;
   runBy: number;
-  /** When the test should end (k6 inspect's totalDuration after the start), if known. */
+  /** The most the test should take: k6 inspect's totalDuration (gracefulStop included) after the start, if known. Deadlines follow it. */
   expectedEndAt?: number;
+  /** When the test's schedule ends (its scenarios' durations, no gracefulStop), if known: what progress shows and polls close in on. */
+  scheduledEndAt?: number;
   /** Runner index → UID of the pod that was started. */
   startedPods: Record<number, string>;
+  /** When each runner was seen to start and the run's start skew (k6; Gatling's are read from the logs at Collect). */
+  measured?: MeasuredStart;
+}
+
+/**
+ * The run's measured start: k6's from Start (its status turning to running), Gatling's from Collect (each
+ * runner's "started" log line); undefined before it is known, or for a record older than the measurement.
+ */
+export function measuredStartOf(view: RunView): MeasuredStart | undefined {
+  return outputOf<StartRecord>(view, Stage.Start)?.measured ?? outputOf<{ measuredStart?: MeasuredStart }>(view, Stage.Collect)?.measuredStart;
 }
 
 export async function start(deps: StageDeps, runId: string): Promise<StartRecord> {
@@ -35,7 +51,7 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
     const ready = requireOutput<ReadyResult>(run.view, Stage.AwaitReady, Stage.Start);
     const pods = Object.entries(ready.pods ?? {}).map(([index, pod]) => ({ index: Number(index), ...pod }));
 
-    const startedAt = await engineAdapter(run.spec.engine).start(
+    const { startedAt, observed } = await engineAdapter(run.spec.engine).start(
       {
         cluster: run.cluster,
         namespace: run.namespace,
@@ -46,13 +62,18 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
       pods,
     );
 
-    const expected = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared)?.requirements?.expectedDurationSeconds;
+    const measured = observed && measuredStart(observed.source, run.spec.parallelism, observed.starts);
+    const requirements = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared)?.requirements;
+    const expected = requirements?.expectedDurationSeconds;
+    const scheduled = requirements?.scheduledDurationSeconds;
     await deps.ledger.setStatus(runId, RunStatus.RUNNING);
     return {
       startedAt,
       runBy: runDeadline(startedAt, run.spec.timeouts, expected, deadlines.totalBy),
       ...(expected !== undefined ? { expectedEndAt: startedAt + expected * 1000 } : {}),
+      ...(scheduled !== undefined && (expected === undefined || scheduled < expected) ? { scheduledEndAt: startedAt + scheduled * 1000 } : {}),
       startedPods: Object.fromEntries(pods.map((p) => [p.index, p.uid])),
+      ...(measured ? { measured } : {}),
     };
   });
 }

@@ -4,10 +4,12 @@
  * polls again after that interval, one state transition instead of a Wait → Task → Choice cycle.
  * While the test runs, each poll also records a live sample of the runners' figures in the ledger
  * (live-metrics.ts: one batch of reads, best effort, never part of the answer).
- * Done when every runner's test ran to its end (exit 0, or the engine's "a check failed": k6 99,
- * Gatling 2; Collect and Decide report those). Any other exit code, a runner evicted or restarted
- * under `onRunnerRestart: fail`, or a runner Job deleted behind our back ends the run FAILED at once;
- * the run deadline ends it TIMED_OUT.
+ * Done when every runner's test ran to its end (exit 0, or a code that says "a check failed": k6 99
+ * and 110, Gatling 2; Collect and Decide report those). A runner that exited with any other code ended
+ * the test early: the others are stopped (k6: gracefully, partial results kept) and Collect reads
+ * every runner's result (windDown, early-end.ts). A runner evicted or restarted under
+ * `onRunnerRestart: fail`, or a runner Job deleted behind our back, ends the run FAILED at once; the
+ * run deadline ends it TIMED_OUT.
  *
  * Under `restart` (lambdas/core/restart.ts) a replacement pod re-runs its runner's whole share: Watch
  * starts it as soon as it is ready, polls densely until it runs, and moves the run deadline to what
@@ -19,7 +21,6 @@ import { formatDuration } from '../core/duration';
 import { PollLater } from '../core/errors';
 import { cruisePollSeconds, startsCruiseWindow } from '../core/polling';
 import { countOf } from '../core/plural';
-import { describeExitCode } from '../core/outcome-rules';
 import { runWindow, type Replacement, type RunWindow } from '../core/restart';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, RunnerRestartPolicy, Stage } from '../core/status';
@@ -29,6 +30,7 @@ import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { recordLiveSample } from './live-metrics';
+import { earlyEnd, endedEarly, type EarlyEnd } from './early-end';
 import { describeRunner, observeRunners, ranToEnd, runnerList, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
@@ -36,6 +38,11 @@ import type { StartRecord } from './start';
 const ABORT_POLL_SECONDS = 2;
 /** Cluster clock, like the abort request's time (run-context.ts, abortRequest). */
 const ABORT_GRACE_MS = 2 * 60_000;
+
+/** Watch's answer once the test is over; `endedEarly` when a runner ended it early (early-end.ts). */
+export interface WatchRecord extends StepResult {
+  endedEarly?: EarlyEnd;
+}
 
 export async function watch(deps: StageDeps, runId: string): Promise<StepResult> {
   const run = await loadRun(deps, runId);
@@ -49,6 +56,8 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
 
   const failure = runnerFailure(run, runners, started);
   if (failure) return endsRun(StepPhase.failed, Outcome.FAILED, `run: ${failure}`);
+  const early = endedEarly(run.spec.engine, runners);
+  if (early.length > 0) return windDown(deps, run, runners, started, early);
 
   const replacements = run.spec.onRunnerRestart === RunnerRestartPolicy.restart ? await startReplacements(run, runners, started, deps.now()) : [];
 
@@ -63,6 +72,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
     startedAt: started.startedAt,
     runBy: started.runBy,
     ...(started.expectedEndAt !== undefined ? { expectedEndAt: started.expectedEndAt } : {}),
+    ...(started.scheduledEndAt !== undefined ? { scheduledEndAt: started.scheduledEndAt } : {}),
     totalBy: deadlines.totalBy,
     timeouts: run.spec.timeouts,
     replacements,
@@ -129,6 +139,25 @@ async function stopForAbort(
   return waiting(ABORT_POLL_SECONDS);
 }
 
+/**
+ * A runner ended the test early (early-end.ts): every runner still running is told to stop (k6:
+ * `stopped: true`, so it prints its partial result; engines that cannot stop gracefully are left to
+ * Cleanup), Watch polls densely until all have exited or ABORT_GRACE_MS passed since the first early
+ * exit (or the run deadline came), then hands over to Collect with why the test ended.
+ */
+async function windDown(deps: StageDeps, run: RunContext, runners: RunnerView[], started: StartRecord, early: RunnerView[]): Promise<StepResult> {
+  const running = runners.filter((r) => r.latest && r.latest.exitCode === undefined);
+  const engine = engineAdapter(run.spec.engine);
+  const since = Math.min(...early.map((r) => r.latest!.finishedAt ?? deps.now()));
+  const givenUp = deps.now() - since > ABORT_GRACE_MS || deps.now() >= started.runBy;
+  if (running.length === 0 || !engine.stopsGracefully || givenUp) {
+    const ended = earlyEnd(run.spec.engine, runners, early);
+    return runOnce(deps, run.runId, Stage.Watch, async (): Promise<WatchRecord> => ({ ...done(), endedEarly: ended }));
+  }
+  await Promise.all(running.filter((r) => r.latest!.ready).map((r) => engine.stop(run.cluster, run.namespace, r.latest!.name)));
+  return waiting(ABORT_POLL_SECONDS);
+}
+
 /** Why the run cannot succeed any more, or undefined. */
 function runnerFailure(run: RunContext, runners: RunnerView[], started: StartRecord): string | undefined {
   const deleted = runners.filter((r) => !r.job);
@@ -141,12 +170,9 @@ function runnerFailure(run: RunContext, runners: RunnerView[], started: StartRec
     if (failFast && (replaced || runner.pods.some((p) => p.disrupted))) {
       return `runner ${runner.index} was evicted or restarted (its pod changed); onRunnerRestart is fail, so the run stops rather than finish short-handed`;
     }
-    const endedWell = ranToEnd(run.spec.engine, pod);
-    // restart: an evicted pod's exit code is the eviction's; its Job replaces it (below), unless the Job failed.
-    if (!pod?.disrupted && pod?.exitCode !== undefined && !endedWell) {
-      return `runner ${runner.index} exited ${pod.exitCode} (${describeExitCode(pod.exitCode, run.spec.engine)})`;
-    }
-    if (runner.job?.failed && !endedWell) {
+    // A pod that exited (not disrupted) ended its test, well or early (windDown): its Job's failure is that exit.
+    const exited = pod?.exitCode !== undefined && !pod.disrupted;
+    if (runner.job?.failed && !exited) {
       return `runner ${runner.index}'s Job failed (${runner.job.reason ?? 'no reason given'}${runner.job.message ? `: ${runner.job.message}` : ''})`;
     }
     if (replaced && pod && isStuck(pod)) return `runner ${runner.index}'s replacement cannot start: ${describeRunner(runner, run.spec.engine)}`;

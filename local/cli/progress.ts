@@ -24,6 +24,7 @@ interface StepOutput {
   outcome?: string;
   reason?: string;
   expectedEndAt?: number;
+  scheduledEndAt?: number;
   startedAt?: number;
   nextPollSeconds?: number;
 }
@@ -217,7 +218,9 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     const step = (task.resultKey ? output?.[task.resultKey] : undefined) as StepOutput | undefined;
 
     if (stage === 'Start' && step?.startedAt !== undefined) {
-      started = { at: step.startedAt, ...(step.expectedEndAt !== undefined ? { expectedEndAt: step.expectedEndAt } : {}) };
+      // What the user expects the test to take: its schedule's end, else k6's totalDuration (gracefulStop included).
+      const expectedEndAt = step.scheduledEndAt ?? step.expectedEndAt;
+      started = { at: step.startedAt, ...(expectedEndAt !== undefined ? { expectedEndAt } : {}) };
     }
     if (POLL_STAGES.has(stage) && step?.phase === 'waiting') {
       if (stage === 'Watch' && started) showTestRunning(started);

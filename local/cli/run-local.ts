@@ -4,6 +4,8 @@
  * progress as it goes (and the runners' live figures, from the ledger, while the test runs), the
  * result table, and a last line `outcome: <OUTCOME> (run <runId>)`.
  */
+import { describeStartSkew } from '../../lambdas/core/start-skew';
+import { measuredStartOf } from '../../lambdas/stages/start';
 import { LIVE_SAMPLES_READ } from '../../lambdas/api/read-runs';
 import { liveFigures } from '../../lambdas/core/live-sample';
 import { count } from '../../lambdas/core/plural';
@@ -133,7 +135,8 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const view = await runtime.ledger.getRun(runId);
     const outcome = view?.run.outcome;
     const collected = view && collectedResult(view);
-    if (collected && outcome) console.log(`\n${formatResultTable(collected, outcome, view.run.outcomeReason ?? '')}`);
+    const measured = view && measuredStartOf(view);
+    if (collected && outcome) console.log(`\n${formatResultTable(collected, outcome, view.run.outcomeReason ?? '', measured && describeStartSkew(measured))}`);
     else if (view?.run.outcomeReason) console.log(`\n${terminalSafe(view.run.outcomeReason)}`);
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
     if (notified && Object.keys(notified).length > 0) {

@@ -155,8 +155,10 @@ function writeStream(res: ServerResponse, response: ApiResponse, stream: (sink: 
 
 function write(res: ServerResponse, response: ApiResponse): void {
   const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+  // contentType '' = no Content-Type header (a proxied program that sent none, as k6's empty answers).
+  const contentType = response.contentType ?? 'application/json';
   res.writeHead(response.status, {
-    'Content-Type': response.contentType ?? 'application/json',
+    ...(contentType === '' ? {} : { 'Content-Type': contentType }),
     'Content-Length': Buffer.byteLength(text),
     ...response.headers,
   });

@@ -40,6 +40,12 @@ export interface Faults {
   setLatency(ms: number): void;
   /** Runner pods that match exit with `code` (k6: 99 thresholds failed, 107 script error, 108 abort, 137 OOM). */
   setExitCode(code: number, match: PodMatch): void;
+  /**
+   * k6 runner pods that match take exactly `simMs` of simulated time from their launch to initialise
+   * their VUs (status 1 InitVUs while the REST API answers, vus-max counting up, then status 4). Without it each
+   * runner draws a seeded delay (k6-runner.ts: a base plus a per-VU cost times a per-runner factor).
+   */
+  setVuInitDelay(simMs: number, match: PodMatch): void;
   /** Pods that match are scheduled after `simSeconds` of simulated time, or never. */
   setScheduleDelay(simSeconds: number | 'never', match?: PodMatch): void;
   /** Pods that match stay Pending with ErrImagePull, then ImagePullBackOff. */
@@ -77,6 +83,7 @@ type PodFault =
   | { type: 'exitCode'; code: number; match: PodMatch }
   | { type: 'scheduleDelay'; delay: ScheduleDelay; match: PodMatch }
   | { type: 'imagePullFailure'; match: PodMatch }
+  | { type: 'vuInitDelay'; ms: number; match: PodMatch }
   | { type: 'eviction'; afterMs: number; remaining: number; match: PodMatch };
 
 export interface FaultActions {
@@ -114,6 +121,11 @@ export class FaultSettings implements Faults {
 
   setExitCode(code: number, match: PodMatch): void {
     this.podFaults.push({ type: 'exitCode', code, match });
+  }
+
+  setVuInitDelay(simMs: number, match: PodMatch): void {
+    if (!(simMs >= 0)) throw new RangeError(`VU-init delay must be >= 0 ms, got ${simMs}`);
+    this.podFaults.push({ type: 'vuInitDelay', ms: simMs, match });
   }
 
   setScheduleDelay(simSeconds: number | 'never', match: PodMatch = {}): void {
@@ -178,6 +190,12 @@ export class FaultSettings implements Faults {
       if (id.runnerIndex === undefined || !indexes.includes(id.runnerIndex)) return undefined;
     }
     return Number(code);
+  }
+
+  /** The VU-init delay (sim ms) a fault sets for this runner pod, if any. */
+  vuInitDelayFor(pod: Pod): number | undefined {
+    if (podIdentity(pod).role !== Role.runner) return undefined;
+    return this.latest(pod, 'vuInitDelay')?.ms;
   }
 
   /** Simulated ms before the pod is scheduled, 'never', or undefined for the default. */

@@ -30,11 +30,22 @@ const MOUNT_RETRY_MS = 2000;
 const NODE_NAME = 'kube-sim-node';
 const HOST_IP = '172.18.0.2';
 const DISRUPTED_EXIT_CODE = 137;
+/** Kubernetes' default terminationGracePeriodSeconds, in sim ms. */
+const DEFAULT_GRACE_MS = 30_000;
+/**
+ * The container runtime's longest log record (containerd's and CRI-O's default max log line size,
+ * 16 KiB): a longer line is written as several records, all but the last marked partial ("P").
+ */
+export const MAX_LOG_RECORD_BYTES = 16 * 1024;
 
-/** One line of a container's log, with the sim instant it was written. */
+/**
+ * One record of a container's log (a line, or a 16 KiB piece of a longer one), with the sim instant
+ * it was written. `partial`: the line goes on in the next record (CRI tag "P"; the last piece is "F").
+ */
 export interface LogLine {
   at: number;
   text: string;
+  partial?: boolean;
 }
 
 /** Who follows a container's log (`follow=true`): new lines, then the end. */
@@ -255,17 +266,26 @@ export class Kubelet {
       get exitCodeFault() {
         return faults.exitCodeFor(pod);
       },
+      get vuInitDelayFault() {
+        return faults.vuInitDelayFor(pod);
+      },
     };
   }
 
-  /** Appends text (one or more lines) to a container's log and hands the lines to its followers. */
+  /**
+   * Appends text (one or more lines) to a container's log and hands the records to its followers. A
+   * line longer than MAX_LOG_RECORD_BYTES becomes several records, as the container runtime writes it.
+   */
   private append(cr: ContainerRuntime, text: string): void {
     const at = this.scheduler.clock.now();
     const body = text.endsWith('\n') ? text.slice(0, -1) : text;
     for (const line of body.split('\n')) {
-      const entry = { at, text: line };
-      cr.lines.push(entry);
-      for (const follower of cr.followers) follower.line(entry);
+      const pieces = logRecords(line);
+      for (const [i, piece] of pieces.entries()) {
+        const entry: LogLine = i < pieces.length - 1 ? { at, text: piece, partial: true } : { at, text: piece };
+        cr.lines.push(entry);
+        for (const follower of cr.followers) follower.line(entry);
+      }
     }
   }
 
@@ -298,14 +318,28 @@ export class Kubelet {
     });
   }
 
+  /**
+   * The pod was deleted (by a client, a cascade or its Job's deadline). kube-sim deletes at once (no
+   * Terminating phase), so its containers get SIGTERM (`terminate`) and are stopped in the same instant:
+   * what a program does synchronously on the signal (k6 prints its summary and exits 105) reaches
+   * whoever follows its log, the pod object is already gone.
+   */
   private forget(pod: Pod): void {
     const rt = this.pods.get(pod.metadata.uid!);
     if (!rt) return;
     for (const cr of rt.containers.values()) {
       if (cr.startedAt !== undefined && !cr.exited) this.event(pod, 'Normal', 'Killing', `Stopping container ${cr.name}`, cr.name);
     }
+    this.signalAll(rt);
     this.stopAll(rt);
     this.pods.delete(pod.metadata.uid!);
+  }
+
+  /** SIGTERM to every running container whose program handles it. */
+  private signalAll(rt: PodRuntime): void {
+    for (const cr of rt.containers.values()) {
+      if (!cr.exited && cr.program?.terminate) cr.program.terminate();
+    }
   }
 
   private stopAll(rt: PodRuntime): void {
@@ -324,20 +358,46 @@ export class Kubelet {
   }
 
   /**
-   * An eviction or node drain: every container is killed (137), the pod ends Failed with a
-   * DisruptionTarget condition, and its Job's podFailurePolicy decides what happens next.
+   * An eviction or node drain, as the Eviction API does it: the pod gets the DisruptionTarget condition
+   * first, then its containers SIGTERM (`terminate`); a program that handles it ends on its own (k6:
+   * 105, its summary when it was running); whatever still runs after the pod's grace period
+   * (terminationGracePeriodSeconds, default 30 s), or does not handle the signal, is killed (137). The pod
+   * ends Failed with the condition, and its Job's podFailurePolicy decides what happens next.
    */
   disrupt(namespace: string, name: string): void {
     const found = this.runtimeOf(namespace, name);
     if (!found) throw new ClusterNotFound(`pod ${namespace}/${name} not found`, 404);
     const { pod, rt } = found;
-    if (isTerminal(pod)) return;
-    const at = this.nowIso();
+    if (isTerminal(pod) || pod.status?.conditions?.some((c) => c.type === 'DisruptionTarget' && c.status === 'True')) return;
     this.event(pod, 'Warning', 'Evicted', 'The pod was evicted (eviction simulated by kube-sim)');
+    rt.timers.forEach((t) => t.cancel());
+    rt.timers = [];
+    this.update(rt, (p) => {
+      setCondition(p.status!, this.nowIso(), 'DisruptionTarget', 'True', 'EvictionByEvictionAPI', 'Eviction API: evicting');
+    });
+    let graceful = false;
     for (const cr of rt.containers.values()) {
       if (cr.exited) continue;
-      this.append(cr, 'kube-sim: container killed: pod disrupted (eviction)');
       if (cr.startedAt !== undefined) this.event(pod, 'Normal', 'Killing', `Stopping container ${cr.name}`, cr.name);
+      if (cr.program?.terminate) graceful = true;
+    }
+    this.signalAll(rt);
+    const declared = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds;
+    const graceMs = graceful ? Math.max(0, declared !== undefined ? declared * 1000 : DEFAULT_GRACE_MS) : 0;
+    if (graceMs > 0 && [...rt.containers.values()].some((cr) => !cr.exited)) {
+      this.podTimer(rt, graceMs, () => this.kill(rt));
+    } else {
+      this.kill(rt);
+    }
+  }
+
+  /** The end of a disruption: containers still running are killed (137); the pod is Failed. */
+  private kill(rt: PodRuntime): void {
+    const pod = this.store.get('Pod', rt.namespace, rt.name) as Pod | undefined;
+    if (!pod) return;
+    const at = this.nowIso();
+    for (const cr of rt.containers.values()) {
+      if (!cr.exited) this.append(cr, 'kube-sim: container killed: pod disrupted (eviction)');
     }
     this.stopAll(rt);
     this.update(rt, (p) => {
@@ -358,9 +418,11 @@ export class Kubelet {
   }
 
   /**
-   * The container's log, as `GET pods/{name}/log` returns it: the lines so far (filtered by
-   * `sinceMs`, then the last `tailLines`), and, when the container is still running, a way to follow
-   * it (new lines as they are written, then the end when the container terminates).
+   * The container's log, as `GET pods/{name}/log` returns it: the records so far (filtered by
+   * `sinceMs`, then the last `tailLines` RECORDS: a line split into 16 KiB records counts as several,
+   * as the kubelet counts the lines of the CRI log file), and, when the container is still running, a
+   * way to follow it (new records as they are written, then the end when the container terminates).
+   * The router joins partial records back into lines (renderLogRecords).
    */
   readLog(namespace: string, name: string, container: string | undefined, options: LogOptions = {}): LogRead {
     const found = this.runtimeOf(namespace, name);
@@ -413,4 +475,52 @@ export class Kubelet {
       `error trying to reach service: dial tcp ${pod.status.podIP}:${request.port}: connect: connection refused`,
     );
   }
+}
+
+/**
+ * A log line as the container runtime records it: pieces of at most MAX_LOG_RECORD_BYTES bytes of
+ * UTF-8. kube-sim cuts between characters (never inside a multi-byte one), so a piece may be a few
+ * bytes shorter than the runtime's; an empty line is one empty record.
+ */
+export function logRecords(line: string): string[] {
+  if (Buffer.byteLength(line) <= MAX_LOG_RECORD_BYTES) return [line];
+  const pieces: string[] = [];
+  let piece = '';
+  let bytes = 0;
+  for (const ch of line) {
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > MAX_LOG_RECORD_BYTES) {
+      pieces.push(piece);
+      piece = '';
+      bytes = 0;
+    }
+    piece += ch;
+    bytes += size;
+  }
+  pieces.push(piece);
+  return pieces;
+}
+
+/**
+ * Renders log records as the kubelet serves them (pkg/kubelet/kuberuntime/logs/logs.go, ReadLogs):
+ * a partial record is written without its newline, so the pieces of a line come out joined; with
+ * `timestamps`, only a record that starts a line gets the RFC 3339 prefix (logs.go's writer adds it
+ * when the previous record ended with a newline). `state.newLine` carries that across calls (a
+ * followed stream). From memory of logs.go, not checked against its source here: the partial/full
+ * tags and the counting of tailLines over the file's records (tail.FindTailLineStartIndex counts
+ * newline-terminated records, which is what lets a tail start inside a long line) are how containerd's
+ * CRI log format and the kubelet work; the exact cut points of kube-sim's pieces are not verified.
+ */
+export function renderLogRecords(
+  records: readonly LogLine[],
+  timestamp: ((at: number) => string) | undefined,
+  state: { newLine: boolean } = { newLine: true },
+): string {
+  let out = '';
+  for (const r of records) {
+    if (timestamp && state.newLine) out += `${timestamp(r.at)} `;
+    out += r.partial ? r.text : `${r.text}\n`;
+    state.newLine = !r.partial;
+  }
+  return out;
 }

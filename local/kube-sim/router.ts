@@ -7,7 +7,7 @@ import { json, type ApiRequest, type ApiResponse } from './api-request';
 import { ApiStatusError, badRequest, failureStatus, methodNotAllowed } from './api-status';
 import { apiGroup, apiGroupList, apiVersions, batchResourceList, coreResourceList, versionInfo } from './discovery';
 import { kindByPlural, KINDS, type KindInfo } from './kinds';
-import type { Kubelet, LogLine } from './kubelet';
+import { renderLogRecords, type Kubelet } from './kubelet';
 import { openApiV3Document, openApiV3Root } from './openapi';
 import type { ResourceHandlers } from './resource-handlers';
 
@@ -143,13 +143,14 @@ export class Router {
       if (Number.isNaN(at)) throw badRequest(`sinceTime must be an RFC 3339 instant, got ${JSON.stringify(sinceTime)}`);
       sinceMs = Math.max(sinceMs ?? at, at);
     }
-    const timestamps = req.query.get('timestamps') === 'true';
-    const render = (line: LogLine) => `${timestamps ? `${rfc3339Nano(line.at)} ` : ''}${line.text}\n`;
+    const timestamps = req.query.get('timestamps') === 'true' ? rfc3339Nano : undefined;
     const read = this.kubelet.readLog(namespace, name, req.query.get('container') ?? undefined, {
       tailLines: tail === null ? undefined : Number(tail),
       sinceMs,
     });
-    const text = read.lines.map(render).join('');
+    // Records of lines longer than 16 KiB are joined back (kubelet.ts renderLogRecords).
+    const state = { newLine: true };
+    const text = renderLogRecords(read.lines, timestamps, state);
     const follow = read.follow;
     if (req.query.get('follow') !== 'true' || !follow) return { status: 200, body: text, contentType: 'text/plain' };
     return {
@@ -157,7 +158,7 @@ export class Router {
       body: text,
       contentType: 'text/plain',
       stream: (sink) => {
-        const unsubscribe = follow({ line: (line) => sink.write(render(line)), end: () => sink.end() });
+        const unsubscribe = follow({ line: (line) => sink.write(renderLogRecords([line], timestamps, state)), end: () => sink.end() });
         sink.onClose(unsubscribe);
       },
     };
@@ -176,7 +177,7 @@ export class Router {
       path,
       body: req.body,
     });
-    return { status: reply.status, body: reply.body };
+    return { status: reply.status, body: reply.body, contentType: reply.contentType };
   }
 }
 

@@ -89,6 +89,8 @@ const EXPECTED: Record<string, RegExp[]> = {
   'oversized-name.yaml': [/^name$/],
   'passwd-like': [/^\(root\)$/],
   'reserved-env.yaml': [/^env\.LOADPLANE_START_AT$/],
+  'refused-double-dash.yaml': [/^arguments\.2$/],
+  'refused-linger.yaml': [/^arguments\.1$/, /^env\.K6_LINGER$/],
   'reserved-flag.yaml': [/^arguments\.2$/],
   'reserved-label.yaml': [/^labels\.loadplane\.io\/run-id$/],
   'script-deep-parens.json': [/^script\.inline$/],

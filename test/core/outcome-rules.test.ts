@@ -53,6 +53,13 @@ describe('outcomeFromRunners', () => {
       [/threshold http_req_duration p\(95\)<300 failed on runner 1$/],
     ],
     [
+      "a runner's script failed the test (exec.test.fail(), exit 110, the test ran to its end): the script's verdict, THRESHOLDS_FAILED, not FAILED",
+      3,
+      [runner(0), runner(1, 110), runner(2)],
+      Outcome.THRESHOLDS_FAILED,
+      [/^runner 1 exited 110 \(test\.fail\(\) called by the script\)$/],
+    ],
+    [
       'thresholds failed on several runners, grouped per threshold',
       4,
       [runner(0, 99, [p95Failed, errorsFailed]), runner(1, 99, [p95Failed]), runner(2), runner(3, 99, [p95Failed])],
@@ -123,14 +130,15 @@ describe('describeExitCode', () => {
     [255, 'other error'],
     [143, 'killed by signal 15'],
     [1, 'unknown exit code'],
-    [110, 'unknown exit code'],
+    [110, 'test.fail() called by the script'],
+    [111, 'unknown exit code'],
   ])('k6: %i → %s', (code, meaning) => {
     expect(describeExitCode(code, Engine.k6)).toBe(meaning);
   });
 
-  it('knows every code k6 documents (97..109), 255 and the kubelet’s 137', () => {
+  it('knows every code k6 documents (97..110), 255 and the kubelet’s 137', () => {
     const codes = Object.keys(K6_EXIT_CODES).map(Number);
-    for (let code = 97; code <= 109; code++) expect(codes).toContain(code);
+    for (let code = 97; code <= 110; code++) expect(codes).toContain(code);
     expect(codes).toEqual(expect.arrayContaining([0, 137, 255]));
   });
 

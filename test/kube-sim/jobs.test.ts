@@ -188,7 +188,8 @@ describe('restartPod (disruption)', () => {
     const old = podsOf(sim, name).find((p) => p.metadata.uid === first.metadata.uid);
     expect(old.status.phase).toBe('Failed');
     expect(old.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True' }));
-    expect(exitCodeOf(old)).toBe(137);
+    // A k6 runner gets SIGTERM (as the Eviction API's graceful deletion does) and exits 105 while paused.
+    expect(exitCodeOf(old)).toBe(105);
 
     const status = await eventually(sim, async () => {
       const res = await k6Status(sim, replacement.metadata.name);

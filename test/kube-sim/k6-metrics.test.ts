@@ -64,7 +64,9 @@ async function pausedRunners(annotations: Record<string, string>): Promise<{ run
     jobs.map((job) =>
       eventually(sim, async () => {
         const pod = sim.list('Pod', NS, `job-name=${job}`).find(isRunning);
-        return pod && (await k6Status(sim, pod.metadata.name)).status === 200 ? (pod.metadata.name as string) : undefined;
+        if (!pod) return undefined;
+        const res = await k6Status(sim, pod.metadata.name);
+        return res.status === 200 && res.body.data.attributes.status === 4 ? (pod.metadata.name as string) : undefined;
       }, `${job} ready`),
     ),
   );
@@ -77,7 +79,13 @@ describe('simulated k6 GET /v1/metrics', () => {
   it('answers in k6’s REST API shape: observed metrics only, each sink’s sample with its keys sorted', async () => {
     const { pods } = await pausedRunners({ [HTTP_FAILURE_RATE_ANNOTATION]: '0.05' });
 
-    // Paused: nothing observed but the VU gauges.
+    // Just paused: nothing observed yet (recorded: lifecycle-2vus), in plain text as k6 labels it.
+    const early = await metrics(pods[0]!);
+    expect(early.status).toBe(200);
+    expect(early.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(early.body).toEqual({ data: [] });
+    // Paused 2 s after launch: the VU gauges only (recorded: lifecycle-400vus-heavy-init).
+    await simSleep(sim, 2000);
     const paused = await metrics(pods[0]!);
     expect(paused.status).toBe(200);
     expect(paused.body).toEqual({

@@ -117,13 +117,15 @@ async function runners(
   return { runId, names };
 }
 
-/** Each runner's pod once its k6 REST API answers. */
+/** Each runner's pod once its k6 is ready: status 4 (PausedBeforeRun), its VUs initialised. */
 function ready(names: string[]): Promise<Json[]> {
   return Promise.all(
     names.map((name) =>
       eventually(sim, async () => {
         const pod = sim.list('Pod', NS, `job-name=${name}`).find(isRunning);
-        return pod && (await k6Status(sim, pod.metadata.name)).status === 200 ? pod : undefined;
+        if (!pod) return undefined;
+        const res = await k6Status(sim, pod.metadata.name);
+        return res.status === 200 && res.body.data.attributes.status === 4 ? pod : undefined;
       }, `${name} ready`),
     ),
   );
@@ -154,22 +156,29 @@ describe('k6 initializer (k6 archive, then k6 inspect --execution-requirements)'
   it('prints the requirements as JSON derived from the script options and exits 0', async () => {
     const { pod, name } = await initializer(SCRIPT);
     expect(exitCodeOf(pod)).toBe(0);
-    expect(await requirementsOf(pod)).toEqual({
-      scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: 10, duration: '1m0s' } },
-      maxVUs: 10,
-      totalDuration: '1m0s',
+    expect(await requirementsOf(pod)).toMatchObject({
+      vus: 10,
+      duration: '1m0s',
+      scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, env: null, exec: null, tags: null, vus: 10, duration: '1m0s' } },
       thresholds: { http_req_duration: ['p(95)<500'], http_req_failed: ['rate<0.01'] },
+      // As real k6: the duration plus the default 30s gracefulStop.
+      totalDuration: '1m30s',
+      maxVUs: 10,
     });
+    // As real k6 prints it: 2-space indented, the two figures last, `<` escaped as Go's encoder does.
+    const log = await podLog(sim, pod.metadata.name);
+    expect(log).toContain('"p(95)\\u003c500"');
+    expect(log).toMatch(/\n {2}"totalDuration": "1m30s",\n {2}"maxVUs": 10\n}/);
     await jobWhen(sim, name, (j) => condition(j, 'Complete'), 'Complete');
   });
 
   it('defaults to 1 VU for 30s', async () => {
     const { pod } = await initializer('export default function () {}');
-    expect(await requirementsOf(pod)).toEqual({
+    expect(await requirementsOf(pod)).toMatchObject({
       scenarios: { default: { executor: 'constant-vus', startTime: null, gracefulStop: null, vus: 1, duration: '30s' } },
       maxVUs: 1,
-      totalDuration: '30s',
-      thresholds: {},
+      totalDuration: '1m0s',
+      thresholds: null,
     });
   });
 
@@ -179,25 +188,39 @@ describe('k6 initializer (k6 archive, then k6 inspect --execution-requirements)'
     expect(await requirementsOf(pod)).toMatchObject({
       scenarios: { default: { executor: 'constant-vus', vus: 7, duration: '2m0s' } },
       maxVUs: 7,
-      totalDuration: '2m0s',
+      totalDuration: '2m30s',
       thresholds: { http_req_duration: ['p(95)<500'], http_req_failed: ['rate<0.01'] },
     });
   });
 
   it.each([
-    ['a syntax error', 'export default function () {\n  let x = ;\n}', /msg="SyntaxError: file:\/\/\/loadplane\/scripts\/test\.js: Line 2:11 Unexpected token"/],
-    ['a throw in the init context', 'throw new Error("no config");\nexport default function () {}', /msg="Error: no config\\n\\tat file:\/\/\/loadplane\/scripts\/test\.js:1:7\(3\)"/],
-    ['no default export', 'const x = 1;', /function 'default' not found in exports/],
-  ])('%s: logs k6’s error and exits 107; the Job fails', async (_what, script, message) => {
+    // As real k6 1.3.0 (test/fixtures/real-k6/cases/init-*): its extension resolution fails first, the path relative to /home/k6.
+    ['a syntax error', 'export default function () {\n  let x = ;\n}', 255, /level=error msg="\.\.\/\.\.\/loadplane\/scripts\/test\.js:2:10 Unexpected \\";\\""$/m],
+    ['a throw in the init context', 'throw new Error("no config");\nexport default function () {}', 107, /msg="Error: no config\\n\\tat file:\/\/\/loadplane\/scripts\/test\.js:1:7\(3\)\\n" hint="script exception"/],
+    ['no default export', 'const x = 1;', 104, /msg="There were problems with the specified script configuration:\\n\\t- executor default: function 'default' not found in exports"$/m],
+    ['an invalid duration', "export const options = { duration: 'forever' };\nexport default function () {}", 104, /time: invalid duration \\"forever\\""$/m],
+  ])('%s: logs k6’s error and exits as k6 does; the Job fails', async (_what, script, code, message) => {
     const { pod, name } = await initializer(script);
     expect(pod.status.phase).toBe('Failed');
-    expect(exitCodeOf(pod)).toBe(107);
+    expect(exitCodeOf(pod)).toBe(code);
     const log = await podLog(sim, pod.metadata.name);
     expect(log).toMatch(message);
-    expect(log).toMatch(/level=error .*hint="script exception"/);
     // `k6 archive` failed: the script exits with its code before the marker and `k6 inspect`.
     expect(log).not.toContain(REQUIREMENTS_MARKER);
     await jobWhen(sim, name, (j) => condition(j, 'Failed'), 'Failed');
+  });
+
+  it('init-code console.log with literal arguments: printed by k6 archive and by k6 inspect, around the marker', async () => {
+    const { pod } = await initializer(`console.log('config', { vus: 3 });\nconsole.log('{');\nexport const options = { vus: 3, duration: '2s' };\nexport default function () {}`);
+    expect(exitCodeOf(pod)).toBe(0);
+    const lines = (await podLog(sim, pod.metadata.name)).split('\n');
+    const consoleLines = [/^time="[^"]+" level=info msg="config \{\\"vus\\":3\}" source=console$/, /^time="[^"]+" level=info msg="\{" source=console$/];
+    const marker = lines.indexOf(REQUIREMENTS_MARKER);
+    for (const [i, re] of consoleLines.entries()) {
+      expect(lines[marker - 2 + i]).toMatch(re);
+      expect(lines[marker + 1 + i]).toMatch(re);
+    }
+    expect(lines[marker + 3]).toBe('{');
   });
 });
 
@@ -206,16 +229,19 @@ describe('k6 runners', () => {
     const { names } = await runners(2);
     const pods = await ready(names);
     const status = await k6Status(sim, pods[0].metadata.name);
-    expect(status.body).toMatchObject({ data: { type: 'status', id: 'default', attributes: { paused: true, running: false, stopped: false, 'vus-max': 5 } } });
+    expect(status.body).toMatchObject({ data: { type: 'status', id: 'default', attributes: { status: 4, paused: true, running: false, stopped: false, vus: 0, 'vus-max': 5 } } });
 
     await simSleep(sim, 10 * 60_000);
     expect(sim.list('Pod', NS, `job-name=${names[0]}`)[0].status.phase).toBe('Running');
     expect(await podLog(sim, pods[0].metadata.name)).not.toContain(RESULT_LINE_PREFIX);
 
     const started = await Promise.all(pods.map((p) => k6Status(sim, p.metadata.name, 'PATCH', K6_START)));
-    for (const res of started) {
+    for (const [i, res] of started.entries()) {
       expect(res.status).toBe(200);
-      expect(res.body.data.attributes).toMatchObject({ paused: false, running: true, vus: 5 });
+      // Real k6 answers with the state before the start (status 4, paused:false, vus 0) ...
+      expect(res.body.data.attributes).toMatchObject({ status: 4, paused: false, running: false, vus: 0 });
+      // ... and the next GET shows it running.
+      expect((await k6Status(sim, pods[i].metadata.name)).body.data.attributes).toMatchObject({ status: 7, paused: false, running: true, vus: 5 });
     }
 
     const summaries = [];
@@ -259,7 +285,9 @@ describe('k6 runners', () => {
     await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
     await simSleep(sim, 60_000);
     const stopped = await k6Status(sim, pod.metadata.name, 'PATCH', K6_STOP);
-    expect(stopped.body.data.attributes).toMatchObject({ stopped: true, running: false });
+    // Recorded (exit-rest-stop): 200 with the run's state, stopped:true; then the API is gone.
+    expect(stopped.body.data.attributes).toMatchObject({ status: 7, stopped: true, running: true });
+    expect((await k6Status(sim, pod.metadata.name)).status).toBe(503);
     const done = await finished(names[0]!);
     // Real k6's exit code for a test stopped via the REST API (ScriptStoppedFromRESTAPI).
     expect(exitCodeOf(done)).toBe(103);
@@ -400,7 +428,90 @@ describe('pods/proxy', () => {
     const [pod] = await ready(names);
     const res = await http(sim, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}:6565/proxy/v1/nothing`);
     expect(res.status).toBe(404);
-    expect(res.body.kind).toBeUndefined();
-    expect(res.body.errors[0].status).toBe('404');
+    // k6's router answers an unknown path in plain text (recorded: rest-api-probes).
+    expect(res.text).toBe('404 page not found\n');
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+  });
+});
+
+describe('k6 runner: VU init, SIGTERM and exit-code faults 105 / 110', () => {
+  it('setVuInitDelay: status 1 with vus-max counting up until the delay, then 4; the default is seeded and short', async () => {
+    const { runId, names } = await runners(1, { extraArgv: ['--vus', '40'] });
+    sim.faults.setVuInitDelay(8000, { runId });
+    const pod = await podWhen(sim, names[0]!, isRunning, 'running');
+    const seen: Json[] = [];
+    await eventually(sim, async () => {
+      const res = await k6Status(sim, pod.metadata.name);
+      if (res.status === 200) seen.push(res.body.data.attributes);
+      return seen.at(-1)?.status === 4 ? true : undefined;
+    }, 'status 4', { stepMs: 500 });
+    expect(seen[0]).toMatchObject({ status: 1, paused: true, vus: 0 });
+    expect(seen[0]['vus-max']).toBeLessThan(5);
+    const counting = seen.filter((s) => s.status === 1).map((s) => s['vus-max']);
+    expect(counting).toEqual([...counting].sort((a, b) => a - b));
+    expect(counting.at(-1)).toBeGreaterThan(30);
+    expect(seen.at(-1)).toMatchObject({ status: 4, 'vus-max': 40 });
+  });
+
+  it.each([
+    [105, 'test run was aborted because k6 received a \'terminated\' signal'],
+    [110, 'test run was marked as failed'],
+  ])('exit-code fault %i: exits with it, logs k6’s line, and writes its export', async (code, line) => {
+    const { names } = await runners(1, { annotations: { [SimAnnotations.exitCode]: String(code) }, extraArgv: ['--duration', '2m'] });
+    const [pod] = await ready(names);
+    await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
+    const done = await finished(names[0]!);
+    expect(exitCodeOf(done)).toBe(code);
+    const log = await podLog(sim, done.metadata.name);
+    expect(log).toContain(`msg="${line.replace(/"/g, '\\"')}"`);
+    const summary = collected(done, log)!;
+    // 105 arrives half-way (partial results); 110 runs to the end.
+    expect(summary.durationMs).toBe(code === 105 ? 60_000 : 120_000);
+  });
+
+  it('an eviction SIGTERMs a running k6: exit 105 with partial results, the pod Failed with DisruptionTarget', async () => {
+    const { names } = await runners(1, { extraArgv: ['--duration', '10m'] });
+    const [pod] = await ready(names);
+    await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
+    await simSleep(sim, 60_000);
+    sim.faults.restartPod(NS, pod.metadata.name);
+    const done = await finished(names[0]!);
+    expect(exitCodeOf(done)).toBe(105);
+    expect(done.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True' }));
+    const summary = collected(done, await podLog(sim, done.metadata.name))!;
+    expect(summary.exitCode).toBe(105);
+    expect(summary.durationMs).toBe(60_000);
+  });
+});
+
+describe('container log records (16 KiB)', () => {
+  it('a 20 KB line is two records: tailLines counts records, the served log joins them back (a tail cut inside the line serves its last piece)', async () => {
+    // setup() throws (kube-sim's rule) with a 20 KB message: k6 logs it on one line, then the runner
+    // script prints the marker and the (small) export of a failed setup.
+    const reason = 'x'.repeat(20_000);
+    const script = `export const options = { vus: 1, duration: '10s' };\nexport function setup() {\n  throw new Error('${reason}');\n}\nexport default function () {}\n`;
+    const { names } = await runners(1, { script });
+    const [pod] = await ready(names);
+    await k6Status(sim, pod.metadata.name, 'PATCH', K6_START);
+    const done = await finished(names[0]!);
+    expect(exitCodeOf(done)).toBe(107);
+    const full = await podLog(sim, done.metadata.name);
+    const lines = full.split('\n').slice(0, -1);
+    const long = lines.at(-3)!;
+    expect(long).toContain(reason);
+    expect(Buffer.byteLength(long)).toBeGreaterThan(16 * 1024);
+    expect(lines.at(-2)).toBe(SIMULATED_OUTPUT_MARKER);
+    // Records: …, long[0..16 KiB) (partial), long[16 KiB..), marker, result.
+    const tail = async (n: number) => podLog(sim, done.metadata.name, `?tailLines=${n}`);
+    expect(await tail(2)).toBe(`${lines.at(-2)}\n${lines.at(-1)}\n`);
+    expect(await tail(3)).toBe(`${long.slice(16 * 1024)}\n${lines.at(-2)}\n${lines.at(-1)}\n`);
+    expect(await tail(4)).toBe(`${long}\n${lines.at(-2)}\n${lines.at(-1)}\n`);
+    expect(await tail(5)).toBe(lines.slice(-4).map((l) => `${l}\n`).join(''));
+    // With timestamps, only a record that starts a line carries one: 4 records, 3 lines, 3 stamps.
+    const stamped = await podLog(sim, done.metadata.name, '?tailLines=4&timestamps=true');
+    const stampedLines = stamped.split('\n').slice(0, -1);
+    expect(stampedLines).toHaveLength(3);
+    for (const l of stampedLines) expect(l).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z \S/);
+    expect(stampedLines[0]!.replace(/^\S+ /, '')).toBe(long);
   });
 });

@@ -56,6 +56,7 @@ describe('the JSON webhook', () => {
       expectedRunners: 2,
       result,
       links: { console: 'https://console.aws.amazon.com/states/exec' },
+      startSkew: { source: 'k6-status', runners: { 0: 1_000, 1: 1_012 }, skewMs: 12, resolutionMs: 4, unseen: [] },
     });
     // Two runners with p95 = 200 ms each: the run's p95 lies in [190, 210] ms, bounded by their grids.
     expect(result.latency.p95.lo).toBeCloseTo(190, 9);
@@ -75,6 +76,7 @@ describe('the JSON webhook', () => {
       metrics: { requests: 2000, failedRequests: 20, errorRate: 0.01, p95Ms: { ...result.latency.p95 } },
       thresholds: { total: 1, failed: [{ metric: 'http_req_failed', expression: 'rate<0.01', runners: [0] }] },
       simulated: false,
+      startSkew: { skewMs: 12, resolutionMs: 4, source: 'k6-status', runnersSeen: 2 },
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
       sentAt: '2026-11-30T12:00:00.500Z',
       clock: 'real',

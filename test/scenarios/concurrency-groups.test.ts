@@ -166,16 +166,30 @@ describe('concurrency groups: never more than `limit` runs hold a slot', () => {
 
   it('a run whose cleanup policy keeps its objects keeps its slot while a runner still runs; the sweeper frees it once none does', async () => {
     const runId = newRunId(h.clock.now());
-    // Runner 1 is OOM-killed at once: the run ends FAILED while runner 0 runs its 30 s on.
+    // Runner 1 is OOM-killed half-way through a 10-minute test, and runner 0 never takes the stop that
+    // follows (its REST API refuses it): Watch gives up on it after 2 minutes and the run ends FAILED
+    // while runner 0 runs on, to its end 3 minutes later.
     h.kubeSim.faults.setExitCode(137, { runId, runnerIndex: 1 });
-    const spec = k6Spec({ name: 'kept-runners', parallelism: 2, cleanup: 'never', concurrency: { group: 'prod-kept', limit: 1 } } as Partial<RunSpecInput>);
-    const run = await h.run(spec, { name: runId });
+    const refuseStops = (e: { type: string; state?: { name?: string } }) => {
+      if (e.type === 'StateExited' && e.state?.name === 'Start') h.kubeSim.faults.failNextRequests(1_000, 503, { method: 'PATCH', pathIncludes: `lp-${runId}-runner-0-` });
+    };
+    const spec = k6Spec({
+      name: 'kept-runners',
+      parallelism: 2,
+      cleanup: 'never',
+      concurrency: { group: 'prod-kept', limit: 1 },
+      script: { inline: "export const options = { vus: 4, duration: '10m' };\nexport default function () {}\n" },
+      timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' },
+    } as Partial<RunSpecInput>);
+    const run = await h.run(spec, { name: runId, onEvent: refuseStops });
+    h.kubeSim.faults.clear();
     expect(run.view.run.outcome).toBe(Outcome.FAILED);
+    expect(run.view.run.outcomeReason).toMatch(/runner 0 still running when the test ended early/);
     expect(run.view.stages.Cleanup?.output).toMatchObject({ kept: true, slotKept: true });
     expect(await holdersOf('prod-kept')).toEqual([runId]);
     const deps = { ...h.runtime.deps, executions: noExecutions };
     expect((await sweep(deps)).slotsFreed).toEqual([]); // runner 0 still runs
-    h.clock.advance(MINUTE); // its test ends
+    h.clock.advance(5 * MINUTE); // its test ends
     expect((await sweep(deps)).slotsFreed).toEqual([{ group: 'prod-kept', runId, as: 'holder', why: 'the run ended FAILED and was cleaned up' }]);
     expect(await holdersOf('prod-kept')).toEqual([]);
   });

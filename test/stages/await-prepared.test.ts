@@ -4,6 +4,7 @@
  * script ends the run FAILED with k6's message; no answer by the prepare deadline ends it TIMED_OUT,
  * naming prepare. Waiting answers are not recorded.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { StepPhase } from '../../lambdas/core/step';
@@ -34,8 +35,8 @@ describe('AwaitPrepared', () => {
     const { step, polls } = await poll(runId);
 
     expect(polls).toBeGreaterThan(0);
-    // SMOKE_SCRIPT: 40 VUs for 30s.
-    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 40, expectedDurationSeconds: 30 } });
+    // SMOKE_SCRIPT: 40 VUs for 30s; k6's totalDuration adds the default 30s gracefulStop.
+    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 40, expectedDurationSeconds: 60, scheduledDurationSeconds: 30 } });
     expect((await viewOf(h, runId)).stages.AwaitPrepared).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     // Reads only: list calls, and the initializer's log once, when it had finished.
     expect(requests.writes()).toEqual([]);
@@ -93,7 +94,7 @@ describe('AwaitPrepared', () => {
       const { runId } = await driveTo(h, k6Spec({ name: 'shortened', script: { inline: script }, arguments: [...args], timeouts }), Stage.Prepare);
       const { step } = await poll(runId);
       expect(step.phase, args.join(' ')).toBe(phase);
-      if (phase === StepPhase.done) expect(step, args.join(' ')).toMatchObject({ requirements: { expectedDurationSeconds: 300 } });
+      if (phase === StepPhase.done) expect(step, args.join(' ')).toMatchObject({ requirements: { expectedDurationSeconds: 330 } });
     }
     // --vus in the arguments is what inspect reports as maxVUs.
     const { runId } = await driveTo(h, k6Spec({ name: 'more-vus', script: { inline: script }, arguments: ['--vus', '20', '--duration', '5m'], timeouts }), Stage.Prepare);
@@ -110,7 +111,58 @@ describe('AwaitPrepared', () => {
 
     const fits = `export const options = { vus: 8, duration: '30m' };\nexport default function () {}\n`;
     const accepted = await driveTo(h, k6Spec({ name: 'fits', script: { inline: fits }, timeouts }), Stage.Prepare);
-    expect((await poll(accepted.runId)).step).toMatchObject({ phase: StepPhase.done, requirements: { expectedDurationSeconds: 1800 } });
+    expect((await poll(accepted.runId)).step).toMatchObject({ phase: StepPhase.done, requirements: { expectedDurationSeconds: 1830 } });
+  });
+
+  it('init code that logs braces (console.log(\'config\', {vus: 3}), console.log(\'{\')) does not hide the requirements', async () => {
+    const script = `console.log('config', { vus: 3 });\nconsole.log('{');\nexport const options = { vus: 3, duration: '2s' };\nexport default function () {}\n`;
+    const { runId } = await driveTo(h, k6Spec({ name: 'console-braces', parallelism: 2, script: { inline: script } }), Stage.Prepare);
+    expect((await poll(runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 } });
+    // And the checks still run on them: 3 VUs cannot cover 4 runners.
+    const few = await driveTo(h, k6Spec({ name: 'console-few', parallelism: 4, script: { inline: script } }), Stage.Prepare);
+    expect((await poll(few.runId)).step.reason).toMatch(/^prepare: the script asks for at most 3 VUs, fewer than parallelism 4/);
+  });
+
+  describe('the initializer’s log as the kubelet serves it, replaced (the initializer itself ran in kube-sim)', () => {
+    /** AwaitPrepared with the initializer's log replaced by `rewrite(log)`. */
+    const awaitWithLog = (rewrite: (log: string) => string) => {
+      const deps = {
+        ...h.runtime.deps,
+        clusterFor: async (name: string) => {
+          const cluster = await h.runtime.deps.clusterFor(name);
+          return new Proxy(cluster, {
+            get(target, key) {
+              if (key === 'podLogTail') return async (...args: Parameters<typeof cluster.podLogTail>) => rewrite(await target.podLogTail(...args));
+              const value = Reflect.get(target, key) as unknown;
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          });
+        },
+      };
+      return (runId: string) => pollUntilSettled(h, () => awaitPrepared(deps, runId));
+    };
+    const recorded = (name: string) => readFileSync(new URL(`../fixtures/real-k6/cases/${name}/combined.txt`, import.meta.url), 'utf8');
+
+    it('real k6’s log of init-console-log (console lines before and after the marker): its requirements, checked', async () => {
+      const log = recorded('init-console-log');
+      const ok = await driveTo(h, k6Spec({ name: 'real-console', parallelism: 3 }), Stage.Prepare);
+      expect((await awaitWithLog(() => log)(ok.runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 } });
+      const few = await driveTo(h, k6Spec({ name: 'real-console-few', parallelism: 4 }), Stage.Prepare);
+      expect((await awaitWithLog(() => log)(few.runId)).step.reason).toMatch(/^prepare: the script asks for at most 3 VUs, fewer than parallelism 4/);
+    });
+
+    it.each([
+      ['the JSON cut off', (log: string) => log.slice(0, log.indexOf('"maxVUs"')), /^prepare: the k6 initializer exited 0 but its output could not be read: k6 inspect's JSON does not parse \(.*\): "\{\\n {2}\\"paused\\"/],
+      ['no marker', (log: string) => log.replace('LOADPLANE_REQUIREMENTS\n', ''), /^prepare: the k6 initializer exited 0 but its output could not be read: no LOADPLANE_REQUIREMENTS line in its log \(its last line: "\}"\)$/],
+      ['no maxVUs', (log: string) => log.replace(/,\n {2}"maxVUs": \d+/, ''), /could not be read: k6 inspect's JSON has no maxVUs as a whole number \(got none\)$/],
+      ['nothing after the marker but log lines', (log: string) => log.slice(0, log.indexOf('{\n')), /could not be read: no JSON object after the LOADPLANE_REQUIREMENTS line \(nothing but log lines\)$/],
+    ])('%s: the run ends FAILED saying what could not be read, never with requirements {}', async (_what, rewrite, reason) => {
+      const { runId } = await driveTo(h, k6Spec({ name: 'unreadable', parallelism: 1 }), Stage.Prepare);
+      const { step } = await awaitWithLog(() => rewrite(recorded('init-console-log')))(runId);
+      expect(step).toMatchObject({ phase: StepPhase.failed, nextPollSeconds: 0, outcome: Outcome.FAILED });
+      expect(step.reason).toMatch(reason);
+      expect((await viewOf(h, runId)).stages.AwaitPrepared).toBeUndefined();
+    });
   });
 
   it('an initializer that never runs ends the run TIMED_OUT at the prepare deadline, naming prepare', async () => {

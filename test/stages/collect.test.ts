@@ -4,6 +4,7 @@
  * runner and bracketed for the run, never averaged. The full result is recorded in the ledger;
  * the state machine gets only the verdict. Moves the run to COLLECTING; never runs for an ended run.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { percentileBracket } from '../../lambdas/core/percentile-bracket';
@@ -106,6 +107,38 @@ describe('Collect', () => {
     expect(verdict.reason).toMatch(/runner 2/);
     const { result } = (await viewOf(h, runId)).stages.Collect!.output as CollectRecord;
     expect(result.runners.map((r) => r.exitCode)).toEqual([0, 0, 99]);
+  });
+
+  it('a runner whose k6 could not write its export: "produced no result", with k6’s own reason (recorded: exit-unwritable-export)', async () => {
+    const runId = newRunId();
+    await driveTo(h, k6Spec({ name: 'collect-no-export', parallelism: 3 }), Stage.Watch, { runId });
+    // Runner 2's log replaced by what real k6 1.3.0 printed when the export path could not be opened
+    // (it exited 0), then the runner script's own note: no LOADPLANE_RESULT line.
+    const recorded = readFileSync(new URL('../fixtures/real-k6/cases/exit-unwritable-export/stderr.txt', import.meta.url), 'utf8');
+    const runner2 = objectsOf(h, 'Pod', runId, Role.runner).find((p) => p.metadata.labels['loadplane.io/runner-index'] === '2')!.metadata.name;
+    const deps = {
+      ...h.runtime.deps,
+      clusterFor: async (name: string) => {
+        const cluster = await h.runtime.deps.clusterFor(name);
+        return new Proxy(cluster, {
+          get(target, key) {
+            if (key === 'podLogTail') {
+              return async (namespace: string, pod: string, lines: number) =>
+                pod === runner2 ? `${recorded}loadplane: /tmp/loadplane-summary.json was not written; no result line\n` : target.podLogTail(namespace, pod, lines);
+            }
+            const value = Reflect.get(target, key) as unknown;
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+      },
+    };
+
+    const verdict = await collect(deps, runId);
+
+    expect(verdict).toMatchObject({ phase: StepPhase.done, outcome: Outcome.FAILED });
+    expect(verdict.reason).toBe(
+      "runner 2 produced no result (k6: failed to handle the end-of-test summary: could not open '/nonexistent/loadplane-summary.json': no such file or directory)",
+    );
   });
 
   it('after an abort: ABORTED, with the partial results of the runners that stopped', async () => {

@@ -43,8 +43,11 @@ describe('Start', () => {
     expect(record).toEqual({
       startedAt,
       runBy: startedAt + 5 * 60_000,
-      expectedEndAt: startedAt + 30_000, // k6 inspect: 30s
+      expectedEndAt: startedAt + 60_000, // k6 inspect's totalDuration: 30s + the default 30s gracefulStop
+      scheduledEndAt: startedAt + 30_000, // its scenario's 30s
       startedPods: Object.fromEntries(Object.entries(ready.pods!).map(([i, p]) => [i, p.uid])),
+      // Seen running by the first read after the start requests (the virtual clock does not move meanwhile).
+      measured: { source: 'k6-status', runners: { 0: startedAt, 1: startedAt, 2: startedAt }, skewMs: 0, resolutionMs: 0, unseen: [] },
     } satisfies StartRecord);
     const patches = startPatches(requests, runId);
     expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);

@@ -1,8 +1,9 @@
 /**
  * Watch's contract (architecture §3.6): each poll lists the run's Jobs and Pods (one call each, whatever
- * N is) and answers `{ phase, nextPollSeconds }`. Done — recorded — when every runner exited 0 or 99;
- * any other exit code, or a runner Job deleted, ends the run FAILED naming the runner; the run
- * deadline ends it TIMED_OUT naming run; an abort request stops the runners gracefully.
+ * N is) and answers `{ phase, nextPollSeconds }`. Done — recorded — when every runner exited 0, 99 or
+ * 110; any other exit code ends the test early (the others are stopped gracefully, and Watch's record
+ * says why for Collect); a runner Job deleted ends the run FAILED naming the runner; the run deadline
+ * ends it TIMED_OUT naming run; an abort request stops the runners gracefully.
  */
 import { PollLater } from '../../lambdas/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +43,7 @@ describe('Watch', () => {
     const { step, polls } = await poll(runId);
 
     expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0 });
-    expect(h.clock.now()).toBeGreaterThanOrEqual((steps.Start as StartRecord).expectedEndAt!);
+    expect(h.clock.now()).toBeGreaterThanOrEqual((steps.Start as StartRecord).scheduledEndAt!);
     expect(exitCodes(runId)).toEqual([0, 0, 0, 0]);
     expect((await viewOf(h, runId)).stages.Watch).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     // 1 + polls calls, each one list of Jobs and one of Pods: never a list call per pod.
@@ -74,17 +75,26 @@ describe('Watch', () => {
     expect(exitCodes(runId)).toEqual([99, 99]);
   });
 
-  it('a runner OOM-killed (exit 137) ends the run FAILED at once, naming the runner', async () => {
+  it('a runner OOM-killed (exit 137) ends the test early: the others are stopped gracefully, and Watch hands over to Collect with the cause', async () => {
     const runId = newRunId();
     h.kubeSim.faults.setExitCode(137, { runId, runnerIndex: 1 });
-    const { steps } = await driveTo(h, k6Spec({ name: 'watch-137', parallelism: 3 }), Stage.Start, { runId });
+    const spec = k6Spec({ name: 'watch-137', parallelism: 3, script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
+    const { steps } = await driveTo(h, spec, Stage.Start, { runId });
+    const requests = markRequests(h);
 
     const { step } = await poll(runId);
 
-    expect(step).toMatchObject({ phase: StepPhase.failed, nextPollSeconds: 0, outcome: Outcome.FAILED });
-    expect(step.reason).toMatch(/^run: runner 1 exited 137 \(/);
+    // The other two were told to stop (k6's REST stop: they print their partial results and exit 103).
+    const stops = requests.since().filter((r) => r.method === 'PATCH' && r.path.endsWith(':6565/proxy/v1/status'));
+    expect(new Set(stops.map((r) => r.path.match(/-runner-(\d+)-/)![1]))).toEqual(new Set(['0', '2']));
+    expect(exitCodes(runId)).toEqual([103, 137, 103]);
     expect(h.clock.now()).toBeLessThan((steps.Start as StartRecord).expectedEndAt!); // half-way, not at the end
-    expect((await viewOf(h, runId)).stages.Watch).toBeUndefined(); // the verdict goes to Decide
+    expect(step).toEqual({
+      phase: StepPhase.done,
+      nextPollSeconds: 0,
+      endedEarly: { outcome: Outcome.FAILED, reason: "runner 1 exited 137 (SIGKILL, usually OOM-killed) before the test's end", stopped: [0, 2], cutOff: [] },
+    });
+    expect((await viewOf(h, runId)).stages.Watch).toMatchObject({ state: StageState.completed, output: step });
   });
 
   it('far from the expected end it answers PollLater with the cruise interval (the Task retries it), and polls with Waits near the end', async () => {
@@ -96,8 +106,8 @@ describe('Watch', () => {
     expect(err).toBeInstanceOf(PollLater);
     expect((err as PollLater).seconds).toBe(60);
     expect((await viewOf(h, runId)).stages.Watch).toBeUndefined();
-    // 40 s before the expected end: a short Wait, so the end is seen promptly.
-    await h.clock.sleep((steps.Start as StartRecord).expectedEndAt! - h.clock.now() - 40_000);
+    // 40 s before the schedule's end (k6's totalDuration adds a 30 s gracefulStop): a short Wait, so the end is seen promptly.
+    await h.clock.sleep((steps.Start as StartRecord).scheduledEndAt! - h.clock.now() - 40_000);
     const near = await watch(h.runtime.deps, runId);
     expect(near).toEqual({ phase: StepPhase.waiting, nextPollSeconds: 20 });
   });

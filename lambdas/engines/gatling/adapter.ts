@@ -8,7 +8,7 @@ import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import type { EngineAdapter } from '../engine-adapter';
 import { runnerSummaryFromGatlingLog, GATLING_LOG_TAIL_LINES } from './console-summary';
 import { gatlingArgumentProblems, gatlingEnvProblems } from './argument-rules';
-import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from './exit-codes';
+import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES, GATLING_EXIT_MEANINGS } from './exit-codes';
 import { settledWithin } from '../within-budget';
 import { GATLING_LIVE_LOG_LINES, liveReadingFromGatlingLog } from './live-stats';
 import { gatlingRunnerJob } from './manifests';
@@ -19,6 +19,7 @@ export const GATLING_START_LEAD_SECONDS = 60;
 export const gatlingAdapter: EngineAdapter = {
   exitCodes: GATLING_EXIT_CODES,
   checksFailedExitCode: ASSERTIONS_FAILED_EXIT_CODE,
+  exitMeanings: GATLING_EXIT_MEANINGS,
 
   specProblems: ({ arguments: args, env }) => [
     ...gatlingArgumentProblems(args).map(({ index, message }) => ({ path: ['arguments', index], message })),
@@ -38,8 +39,9 @@ export const gatlingAdapter: EngineAdapter = {
   startInstant: (launchedAt, readyTimeoutSeconds) =>
     new Date(Math.ceil((launchedAt + Math.min(GATLING_START_LEAD_SECONDS, readyTimeoutSeconds) * 1000) / 1000) * 1000).toISOString(),
   // A running pod waits for the instant by itself: nothing more to ask it.
-  answers: async () => true,
-  start: async (ctx) => Date.parse(ctx.startAt!),
+  readiness: async () => ({ ready: true }),
+  // Each runner's real start (after compiling its simulation) is read from its log at Collect.
+  start: async (ctx) => ({ startedAt: Date.parse(ctx.startAt!) }),
   // A replacement's instant is past: it starts at once.
   startReplacement: async () => true,
   stopsGracefully: false,
@@ -55,4 +57,6 @@ export const gatlingAdapter: EngineAdapter = {
 
   resultLogLines: GATLING_LOG_TAIL_LINES,
   parseResult: runnerSummaryFromGatlingLog,
+  // Gatling prints no reason of its own for a missing summary (it dies, or its JVM is killed): the exit code says it.
+  missingResultReason: () => undefined,
 };

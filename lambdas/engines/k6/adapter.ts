@@ -5,13 +5,16 @@
  */
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import { ClusterUnavailable } from '../../core/errors';
-import type { EngineAdapter, ReadyPod, StartContext } from '../engine-adapter';
-import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
+import { StartSource, type ObservedStart } from '../../core/start-skew';
+import type { EngineAdapter, ReadyPod, StartContext, StartResult } from '../engine-adapter';
+import { describeK6Status, hasStarted, K6RunnerPhase, k6RunnerPhase } from './execution-status';
+import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE, K6_EXIT_MEANINGS } from './exit-codes';
 import { k6InitializerJob, k6RunnerJob } from './manifests';
-import { k6LiveReadings, k6Status, k6Statuses, patchK6Status, prepareK6StatusPatches } from './rest-api';
+import { k6LiveReadings, k6Status, k6StatusesTimed, patchK6Status, prepareK6StatusPatches } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
 import { k6SpecProblems } from './argument-rules';
+import { k6MissingResultReason } from './missing-result';
 
 /**
  * The result line comes after k6's last lines. Container runtimes split a line over 16 KiB into several
@@ -23,6 +26,7 @@ const RESULT_LOG_LINES = 200;
 export const k6Adapter: EngineAdapter = {
   exitCodes: K6_EXIT_CODES,
   checksFailedExitCode: THRESHOLDS_FAILED_EXIT_CODE,
+  exitMeanings: K6_EXIT_MEANINGS,
 
   specProblems: k6SpecProblems,
 
@@ -36,13 +40,16 @@ export const k6Adapter: EngineAdapter = {
   launchManifests: (plan) => Array.from({ length: plan.parallelism }, (_, i) => k6RunnerJob(plan, i)),
 
   startInstant: () => undefined,
-  answers: async (cluster, namespace, pod) => (await k6Status(cluster, namespace, pod)) !== undefined,
+  async readiness(cluster, namespace, pod) {
+    const status = await k6Status(cluster, namespace, pod);
+    return k6RunnerPhase(status) === K6RunnerPhase.ready ? { ready: true } : { ready: false, waitingFor: describeK6Status(status) };
+  },
   start: startK6Runners,
   startReplacement: unpauseReplacement,
   stopsGracefully: true,
-  async stop(cluster, namespace, pod) {
-    await patchK6Status(cluster, namespace, pod, { stopped: true });
-  },
+  // A runner whose API no longer answers (503) is already stopping or gone: k6 closes its API at the
+  // test's end, before the process exits (test/fixtures/real-k6: lifecycle-2vus).
+  stop: (cluster, namespace, pod) => tolerateUnreachable(patchK6Status(cluster, namespace, pod, { stopped: true })),
 
   liveMetrics: k6LiveReadings,
 
@@ -51,35 +58,80 @@ export const k6Adapter: EngineAdapter = {
     const exported = parseK6ResultLine(log);
     return exported === undefined ? undefined : runnerSummaryFromK6Export(exported, facts);
   },
+  missingResultReason: k6MissingResultReason,
 };
+
+/** Reads after the start requests until every runner reports running; then the stage fails, retryable. */
+const VERIFY_READS = 5;
 
 /**
  * All at once, not one after another: start skew must not grow with N (k6-operator's starter curls
- * runners in turn), and every ms between the first and the last start request is skew. So first one
- * status request per runner, all at once: it tells which are still paused (a retried Start finds the
- * ones an earlier attempt started running, and k6 does not resume a running test) and it opens the
- * keep-alive connection each start request then reuses. The start requests are prepared before the
- * first is sent, and sent together. Then each runner must report running; a runner whose API no longer
- * answers because it already ran and exited was started (by an earlier attempt of the stage): Watch
- * judges its exit code.
+ * runners in turn), and every ms between the first and the last start request is skew.
+ *
+ * 1. One status request per runner, all at once: it tells which are ready (status 4, paused: every VU
+ *    of its segment initialized), which took a start already (a retried Start must not send it again:
+ *    k6 answers a second unpause with 500), and it opens the keep-alive connection each start request
+ *    then reuses. If any runner is not ready (still initializing its VUs, its API silent), nothing is
+ *    sent to any: an unpause during InitVUs is accepted and that runner would start late on its own.
+ * 2. The start requests, prepared before the first is sent, sent together.
+ * 3. Each runner must report running (status 5–8, or ended); the answer to the unpause itself still
+ *    says status 4, so the runners are read again, up to VERIFY_READS times. Each runner's start is
+ *    bracketed by the last moment it was not running and the first read that says it runs (start-skew.ts).
+ *    A runner whose API no longer answers because it already ran and exited was started (by an
+ *    earlier attempt of the stage): Watch judges its exit code.
  */
-async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<number> {
-  const before = await k6Statuses(ctx.cluster, ctx.namespace, pods.map((p) => p.name));
-  // A runner whose API does not answer (undefined) is sent the request too: it may answer by now.
-  const paused = pods.filter((_, i) => before[i]?.paused !== false);
-  const starts = await prepareK6StatusPatches(ctx.cluster, ctx.namespace, paused.map((p) => p.name), { paused: false });
+async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<StartResult> {
+  const names = pods.map((p) => p.name);
+  const before = await k6StatusesTimed(ctx.cluster, ctx.namespace, names, ctx.now);
+  const phases = before.map((b) => k6RunnerPhase(b.status));
+  const unready = pods.filter((_, i) => phases[i] === K6RunnerPhase.initializing || phases[i] === K6RunnerPhase.silent);
+  if (unready.length > 0) {
+    const exited = await ctx.exitedPods();
+    const waiting = unready.filter((p) => !exited.has(p.name));
+    if (waiting.length > 0) {
+      const why = waiting.slice(0, 5).map((p) => `runner ${p.index}: ${describeK6Status(before[pods.indexOf(p)]!.status)}`);
+      throw new ClusterUnavailable(`start: ${runnerList(waiting.map((p) => p.index))} not ready (${why.join('; ')}); no runner was sent the start`);
+    }
+  }
+
+  const toStart = pods.filter((_, i) => phases[i] === K6RunnerPhase.ready);
+  const starts = await prepareK6StatusPatches(ctx.cluster, ctx.namespace, toStart.map((p) => p.name), { paused: false });
+  const sentAt = ctx.now();
   await Promise.all(starts.map((send) => tolerateUnreachable(send())));
   const startedAt = ctx.now();
-  const statuses = await k6Statuses(ctx.cluster, ctx.namespace, pods.map((p) => p.name));
-  let notStarted = pods.filter((_, i) => statuses[i]?.paused !== false);
-  if (notStarted.length > 0) {
+
+  // Runners found running before anything was sent were started by an earlier attempt: when, is not known.
+  const observed = new Map<number, ObservedStart>();
+  const notBefore = new Map<number, number | undefined>();
+  pods.forEach((p, i) => {
+    if (hasStarted(phases[i]!)) observed.set(p.index, { runner: p.index, seenAt: before[i]!.at });
+    else notBefore.set(p.index, toStart.includes(p) ? sentAt : undefined);
+  });
+  let pending = pods.filter((p) => !observed.has(p.index));
+  for (let read = 0; read < VERIFY_READS && pending.length > 0; read++) {
+    const askedAt = ctx.now();
+    const statuses = await k6StatusesTimed(ctx.cluster, ctx.namespace, pending.map((p) => p.name), ctx.now);
+    pending = pending.filter((p, i) => {
+      const { status, at } = statuses[i]!;
+      if (!hasStarted(k6RunnerPhase(status))) {
+        if (status !== undefined) notBefore.set(p.index, Math.max(notBefore.get(p.index) ?? askedAt, askedAt));
+        return true;
+      }
+      const since = notBefore.get(p.index);
+      observed.set(p.index, { runner: p.index, seenAt: at, ...(since !== undefined ? { notBefore: since } : {}) });
+      return false;
+    });
+    // A silent runner: not running yet, or already ran and exited (a short test, an earlier attempt).
+    if (pending.length > 0 && statuses.every((s) => s.status === undefined)) break;
+  }
+  if (pending.length > 0) {
     const exited = await ctx.exitedPods();
-    notStarted = notStarted.filter((p) => !exited.has(p.name));
+    pending = pending.filter((p) => !exited.has(p.name));
   }
-  if (notStarted.length > 0) {
-    throw new ClusterUnavailable(`start: ${runnerList(notStarted.map((p) => p.index))} did not report running after the start request`);
+  if (pending.length > 0) {
+    throw new ClusterUnavailable(`start: ${runnerList(pending.map((p) => p.index))} did not report running after the start request`);
   }
-  return startedAt;
+  return { startedAt, observed: { source: StartSource.k6Status, starts: [...observed.values()] } };
 }
 
 /** The start request's outcome; a pod that cannot be reached (503: not running) is left to the check that follows. */
@@ -92,13 +144,14 @@ async function tolerateUnreachable(sent: Promise<number>): Promise<void> {
 }
 
 /**
- * True once the replacement runs its test: unpaused now, or earlier (k6 refuses to resume a test that
- * runs, so only one that reports paused is unpaused). False while its API does not answer.
+ * True once the replacement runs its test: unpaused now, or earlier (k6 refuses a second unpause, so
+ * only one that is ready, status 4 and paused, is sent it). False while its API does not answer or
+ * its VUs are still initializing: an unpause then would be accepted and the test start late on its own.
  */
 async function unpauseReplacement(...[cluster, namespace, pod]: Parameters<EngineAdapter['startReplacement']>): Promise<boolean> {
-  const status = await k6Status(cluster, namespace, pod);
-  if (status === undefined) return false;
-  if (status.paused !== true) return true;
+  const phase = k6RunnerPhase(await k6Status(cluster, namespace, pod));
+  if (hasStarted(phase) || phase === K6RunnerPhase.starting) return true;
+  if (phase !== K6RunnerPhase.ready) return false;
   try {
     return (await patchK6Status(cluster, namespace, pod, { paused: false })) < 400;
   } catch (err) {

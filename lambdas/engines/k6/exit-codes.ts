@@ -1,3 +1,5 @@
+import { ExitMeaning } from '../engine-adapter';
+
 /** k6's exit codes (go.k6.io/k6/errext/exitcodes), plus the kubelet's for an OOM-killed container. */
 export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
   0: 'ok',
@@ -14,8 +16,24 @@ export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
   107: 'script exception',
   108: 'test.abort() called by the script',
   109: 'Go panic in k6',
+  110: 'test.fail() called by the script',
   137: 'SIGKILL, usually OOM-killed',
   255: 'other error',
 };
 
 export const THRESHOLDS_FAILED_EXIT_CODE = 99;
+
+/**
+ * What the codes mean for the run (engine-adapter.ts, ExitMeaning), as the real k6 1.3.0 behaved
+ * (test/fixtures/real-k6): 110 ran the whole test and printed its result (the script's own verdict,
+ * like a threshold); 108 ended its test early and printed its result (the script's abort); 103 and 105
+ * printed a partial result when they were running (not when still paused).
+ */
+export const K6_EXIT_MEANINGS: Readonly<Record<number, ExitMeaning>> = {
+  0: ExitMeaning.passed,
+  99: ExitMeaning.checksFailed,
+  110: ExitMeaning.checksFailed,
+  108: ExitMeaning.scriptAborted,
+  103: ExitMeaning.stopped,
+  105: ExitMeaning.stopped,
+};

@@ -15,10 +15,24 @@ import { liveReadingFromK6Metrics } from './live-reading';
 const STATUS_PATH = '/v1/status';
 const METRICS_PATH = '/v1/metrics';
 
+/** The attributes of k6's `GET /v1/status` answer (k6 1.x, as recorded: test/fixtures/real-k6). */
 export interface K6Status {
+  /** k6's execution status (execution-status.ts); absent only from an answer that is not k6's. */
+  status?: number;
   paused?: boolean;
   running?: boolean;
   stopped?: boolean;
+  tainted?: boolean;
+  vus?: number;
+  /** The VUs initialized so far: all of the runner's segment once status is 4 (PausedBeforeRun). */
+  'vus-max'?: number;
+}
+
+/** A status answer with the cluster-clock time it arrived at. */
+export interface TimedK6Status {
+  status: K6Status | undefined;
+  /** Cluster clock (epoch ms) when the answer came back. */
+  at: number;
 }
 
 /** What PATCH /v1/status sets (k6 REST API docs: start = paused false; stop = stopped true). */
@@ -31,8 +45,14 @@ export async function k6Status(cluster: ClusterClient, namespace: string, pod: s
 
 /** Each runner's status (as k6Status), all asked at once. */
 export async function k6Statuses(cluster: ClusterClient, namespace: string, pods: readonly string[]): Promise<(K6Status | undefined)[]> {
+  return (await k6StatusesTimed(cluster, namespace, pods, () => 0)).map((t) => t.status);
+}
+
+/** Each runner's status, all asked at once, each with the time (`now`, the cluster clock) its answer came back. */
+export async function k6StatusesTimed(cluster: ClusterClient, namespace: string, pods: readonly string[], now: () => number): Promise<TimedK6Status[]> {
+  if (pods.length === 0) return [];
   const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'GET' as const, path: STATUS_PATH })));
-  return Promise.all(requests.map((send) => statusFrom(send)));
+  return Promise.all(requests.map(async (send) => ({ status: await statusFrom(send), at: now() })));
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
  * The parts of a k6 command line kube-sim acts on: subcommand, script path, VUs, duration, stages,
- * REST API address, --paused and the execution segment.
+ * REST API address, --paused, --linger, --no-setup, --no-teardown and the execution segment. As in
+ * k6 (cobra), everything after `--` is positional: `k6 run -- script --address=…` has many positional
+ * arguments, which `k6 run` refuses (exit 255) and `k6 archive` does not check.
  */
 import { parseDuration } from '../go-duration';
 import { parseFraction, type Fraction } from './fraction';
@@ -24,7 +26,15 @@ export interface K6Argv {
   /** `--address`; k6's default is `localhost:6565`, which the API server's proxy cannot reach. */
   address: string;
   paused: boolean;
+  /** `--linger` / `-l`: after the end, keep the REST API up until a signal. */
+  linger: boolean;
+  /** `--no-setup`: setup() does not run at the start (POST/PUT /v1/setup may provide the data). */
+  noSetup: boolean;
+  /** `--no-teardown`: teardown() does not run at the end (POST /v1/teardown may run it). */
+  noTeardown: boolean;
   segment?: ExecutionSegment;
+  /** Every positional argument (after `--`, everything); `script` is the first. */
+  positionals: string[];
 }
 
 /** Flags that take a value (long names; SHORT maps the one-letter forms). */
@@ -82,11 +92,26 @@ const SHORT: Record<string, string> = {
 
 export function parseK6Argv(engineArgv: string[]): K6Argv {
   const args = engineArgv[0] === 'k6' || engineArgv[0]?.endsWith('/k6') ? engineArgv.slice(1) : engineArgv;
-  const result: K6Argv = { subcommand: args[0], stages: [], address: 'localhost:6565', paused: false };
+  const result: K6Argv = {
+    subcommand: args[0],
+    stages: [],
+    address: 'localhost:6565',
+    paused: false,
+    linger: false,
+    noSetup: false,
+    noTeardown: false,
+    positionals: [],
+  };
+  let positionalOnly = false;
   for (let i = 1; i < args.length; i++) {
     const arg = args[i]!;
-    if (!arg.startsWith('-') || arg === '-') {
+    if (!positionalOnly && arg === '--') {
+      positionalOnly = true;
+      continue;
+    }
+    if (positionalOnly || !arg.startsWith('-') || arg === '-') {
       result.script ??= arg;
+      result.positionals.push(arg);
       continue;
     }
     const eq = arg.indexOf('=');
@@ -119,6 +144,15 @@ function apply(result: K6Argv, name: string, value: string | undefined): void {
       return;
     case 'paused':
       result.paused = value === undefined || value === 'true';
+      return;
+    case 'linger':
+      result.linger = value === undefined || value === 'true';
+      return;
+    case 'no-setup':
+      result.noSetup = value === undefined || value === 'true';
+      return;
+    case 'no-teardown':
+      result.noTeardown = value === undefined || value === 'true';
       return;
     case 'execution-segment':
       result.segment = parseSegment(value);

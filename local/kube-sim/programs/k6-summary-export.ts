@@ -63,7 +63,8 @@ export interface SimulatedK6Export {
 }
 
 /** md5("") — k6's root group id (lib/models.go NewGroup). */
-const ROOT_GROUP_ID = 'd41d8cd98f00b204e9800998ecf8427e';
+/** k6's root group id: md5 of the empty path. */
+export const ROOT_GROUP_ID = 'd41d8cd98f00b204e9800998ecf8427e';
 
 /** http_req_duration = sending + waiting + receiving; the phases as fixed shares of it. */
 const PHASES: [string, number][] = [
@@ -221,7 +222,7 @@ export function simulatedK6Export(
 }
 
 /** A metric's k6 type: built-in ones by name, custom ones by the aggregation their threshold uses. */
-function metricType(name: string, expression: string): 'counter' | 'rate' | 'gauge' | 'trend' {
+export function metricType(name: string, expression: string): 'counter' | 'rate' | 'gauge' | 'trend' {
   const known = METRIC_TYPES[baseMetric(name)];
   if (known) return known;
   const parsed = parseThresholdExpression(expression);

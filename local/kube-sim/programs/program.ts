@@ -24,11 +24,16 @@ export interface ProgramContext {
   readFile(path: string): string | undefined;
   /** The exit code a fault forces on this container (runner pods only), if any, as of now. */
   readonly exitCodeFault: number | undefined;
+  /** The VU-init delay (sim ms) a `setVuInitDelay` fault forces on this container, if any, as of now. */
+  readonly vuInitDelayFault: number | undefined;
 }
 
 export interface HttpReply {
   status: number;
+  /** A string is sent as is; anything else as JSON. */
   body: unknown;
+  /** The Content-Type the program answers with; default `application/json`; '' = no Content-Type header. */
+  contentType?: string;
 }
 
 export interface ProxiedRequest {
@@ -44,4 +49,11 @@ export interface ContainerProgram {
   start(): void;
   /** Answers a request to one of the container's ports; undefined = nothing listens there. */
   serve?(request: ProxiedRequest): HttpReply | undefined;
+  /**
+   * SIGTERM: the kubelet stops the container gracefully (eviction, pod deletion, a Job's deadline).
+   * The program should end with `ctx.exit` within the pod's grace period (terminationGracePeriodSeconds,
+   * default 30 s of sim time); one still running then is killed (137). It may be called more than once
+   * (a second signal). Without this hook the container is killed at once (137), as before.
+   */
+  terminate?(): void;
 }

@@ -84,12 +84,13 @@ describe('ENGINES: one adapter per engine', () => {
   const MEMBERS = {
     exitCodes: 'object',
     checksFailedExitCode: 'number',
+    exitMeanings: 'object',
     specProblems: 'function',
     prepareManifests: 'function',
     inspectsScript: 'boolean',
     launchManifests: 'function',
     startInstant: 'function',
-    answers: 'function',
+    readiness: 'function',
     start: 'function',
     startReplacement: 'function',
     stopsGracefully: 'boolean',
@@ -97,6 +98,7 @@ describe('ENGINES: one adapter per engine', () => {
     liveMetrics: 'function',
     resultLogLines: 'number',
     parseResult: 'function',
+    missingResultReason: 'function',
   } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean'>;
 
   it('has an adapter for every value of Engine, and no other', () => {

@@ -16,8 +16,22 @@ describe('parseK6Argv', () => {
       stages: [],
       address: '0.0.0.0:6565',
       paused: true,
+      linger: false,
+      noSetup: false,
+      noTeardown: false,
       segment: { start: { num: 1, den: 3 }, end: { num: 2, den: 3 } },
+      positionals: ['/loadplane/scripts/test.js'],
     });
+  });
+
+  it('reads --linger / -l, --no-setup, --no-teardown', () => {
+    expect(parseK6Argv(['k6', 'run', '--linger', '--no-setup', '--no-teardown', 'x.js'])).toMatchObject({ linger: true, noSetup: true, noTeardown: true });
+    expect(parseK6Argv(['k6', 'run', '-l', 'x.js'])).toMatchObject({ linger: true, noSetup: false, noTeardown: false });
+  });
+
+  it('everything after -- is positional, as cobra parses it', () => {
+    const argv = parseK6Argv(['k6', 'run', '--quiet', '--', '/s/test.js', '--address=0.0.0.0:6565', '--paused']);
+    expect(argv).toMatchObject({ script: '/s/test.js', positionals: ['/s/test.js', '--address=0.0.0.0:6565', '--paused'], paused: false, address: 'localhost:6565' });
   });
 
   it('defaults: not paused, k6 listening on localhost only', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { analyzeK6Script } from '../../../local/kube-sim/programs/k6-script';
+import { analyzeK6Script, initConsoleMessages } from '../../../local/kube-sim/programs/k6-script';
 
 const PATH = '/loadplane/scripts/test.js';
 
@@ -57,21 +57,17 @@ describe('analyzeK6Script', () => {
     ]);
   });
 
-  it('a script that does not parse is a SyntaxError worded like sobek’s parser: file, line and column', () => {
+  it('a script that does not parse exits 255 as k6 1.x: path relative to /home/k6, line, 0-based column, esbuild’s wording (init-js-syntax-error)', () => {
     const analysis = analyzeK6Script('import http from "k6/http";\n\nlet x = ;\nexport default function () {}', PATH);
-    expect(analysis).toEqual({
-      ok: false,
-      error: `SyntaxError: file://${PATH}: Line 3:9 Unexpected token`,
-      hint: 'script exception',
-      exitCode: 107,
-    });
+    const error = '../../loadplane/scripts/test.js:3:8 Unexpected ";"';
+    expect(analysis).toEqual({ ok: false, error, hint: '', exitCode: 255, resolutionError: error });
   });
 
   it('a top-level throw fails the init context as k6 reports it (exit 107); a .ts script is not parsed but throws alike', () => {
     const script = 'export const options = {};\nthrow new Error("the script is broken");\nexport default function () {}';
     expect(analyzeK6Script(script, PATH)).toEqual({
       ok: false,
-      error: `Error: the script is broken\n\tat file://${PATH}:2:7(3)`,
+      error: `Error: the script is broken\n\tat file://${PATH}:2:7(3)\n`,
       hint: 'script exception',
       exitCode: 107,
     });
@@ -82,14 +78,41 @@ describe('analyzeK6Script', () => {
 
   it('a malformed threshold on a built-in metric is an invalid configuration (exit 104)', () => {
     const script = "export const options = { thresholds: { http_req_failed: ['rate<<0.01'] } };\nexport default function () {}";
-    expect(analyzeK6Script(script, PATH)).toMatchObject({ ok: false, exitCode: 104, error: expect.stringContaining('invalid threshold defined on http_req_failed') });
+    expect(analyzeK6Script(script, PATH)).toMatchObject({
+      ok: false,
+      exitCode: 104,
+      hint: '',
+      error: 'failed parsing threshold expresion\'s "rate<<0.01" right hand side; reason: strconv.ParseFloat: parsing "<0.01": invalid syntax',
+    });
     const wrongAgg = "export const options = { thresholds: { http_req_failed: ['p(95)<1'] } };\nexport default function () {}";
     expect(analyzeK6Script(wrongAgg, PATH)).toMatchObject({ ok: false, exitCode: 104 });
   });
 
-  it('a script without a default export is not a k6 test', () => {
-    const analysis = analyzeK6Script('console.log("hello")', PATH);
-    expect(analysis.ok).toBe(false);
-    if (!analysis.ok) expect(analysis.error).toContain("function 'default' not found in exports");
+  it('a script without a default export is an invalid configuration (104), unless every scenario names its exec function', () => {
+    expect(analyzeK6Script('console.log("hello")', PATH)).toMatchObject({
+      ok: false,
+      exitCode: 104,
+      hint: '',
+      error: "There were problems with the specified script configuration:\n\t- executor default: function 'default' not found in exports",
+    });
+    const exec = "export const options = { scenarios: { a: { executor: 'constant-vus', vus: 1, duration: '1s', exec: 'a' } } };\nexport function a() {}";
+    expect(analyzeK6Script(exec, PATH).ok).toBe(true);
+  });
+
+  it('a duration that is no Go duration is an invalid option (104), worded as k6 (init-invalid-option)', () => {
+    expect(analyzeK6Script("export const options = { vus: 1, duration: 'forever' };\nexport default function () {}", PATH)).toMatchObject({
+      ok: false,
+      exitCode: 104,
+      error: `could not initialize '${PATH}': could not load JS test 'file://${PATH}': time: invalid duration "forever"`,
+    });
+  });
+
+  it('init-code console calls with literal arguments, as k6 prints them; others not', () => {
+    const script = "console.log('config', { vus: 3, 'a-b': [1, null] });\nconsole.log('{');\nconsole.warn(\"w\", 2.5, true);\nconsole.log(`t${x}`);\nfunction f() {\n  console.log('in a function');\n}";
+    expect(initConsoleMessages(script)).toEqual([
+      { level: 'info', msg: 'config {"vus":3,"a-b":[1,null]}' },
+      { level: 'info', msg: '{' },
+      { level: 'warning', msg: 'w 2.5 true' },
+    ]);
   });
 });
