@@ -13,7 +13,7 @@ import type { RunView } from '../ledger/ledger';
 import { isRetryable } from '../core/errors';
 import { escapeText } from '../core/excerpt';
 import { exitRanToEnd, outcomeFromRunners } from '../core/outcome-rules';
-import { countOf } from '../core/plural';
+import { countOf, every } from '../core/plural';
 import { replacementNote } from '../core/restart';
 import { done, type StepResult } from '../core/step';
 import type { RunnerSummary } from '../core/summary';
@@ -114,7 +114,7 @@ function earlyEndDecision(ended: EarlyEnd, result: RunResult, noResult: Readonly
   const also = rest && rest.outcome !== Outcome.SUCCEEDED ? [`also ${rest.reason}`] : [];
   return {
     outcome: ended.outcome,
-    reason: [`run: ${ended.reason}`, ...earlyEndNotes(ended), `results from ${countOf(result.runners.length, runners, 'runner')}`, ...also].join('; '),
+    reason: [`run: ${ended.reason}`, ...earlyEndNotes(ended), `results from ${result.runners.length === runners ? every(runners, 'runner') : countOf(result.runners.length, runners, 'runner')}`, ...also].join('; '),
   };
 }
 

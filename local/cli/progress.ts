@@ -10,6 +10,7 @@
  * a few seconds says what it waits for. On a terminal, live lines are rewritten in place; otherwise
  * every line is a plain line (no cursor movement).
  */
+import { describeStartSkew, type MeasuredStart } from '../../lambdas/core/start-skew';
 import type { HistoryEvent } from '../engine/local-execution';
 import { escapeText } from '../../lambdas/core/excerpt';
 import type { LiveFigures } from '../../lambdas/core/live-sample';
@@ -26,6 +27,8 @@ interface StepOutput {
   expectedEndAt?: number;
   scheduledEndAt?: number;
   startedAt?: number;
+  /** Start's measured start of the runners (k6). */
+  measured?: MeasuredStart;
   nextPollSeconds?: number;
 }
 
@@ -231,7 +234,8 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       line('✗', stage, since, terminalSafe(`${step.outcome}: ${step.reason ?? ''}`));
       return;
     }
-    line('✓', stage, since, task.resultKey === 'decision' && step?.outcome ? step.outcome : '');
+    const note = task.resultKey === 'decision' && step?.outcome ? step.outcome : stage === 'Start' && step?.measured ? describeStartSkew(step.measured) : '';
+    line('✓', stage, since, note);
   };
 
   function explainWait(stage: string, since: number, seconds: number) {

@@ -12,7 +12,11 @@ import type { ReadyResult } from '../../lambdas/stages/await-ready';
 import type { LaunchRecord } from '../../lambdas/stages/launch';
 import { start, type StartRecord } from '../../lambdas/stages/start';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
-import { driveTo, endRun, markRequests, NAMESPACE, objectsOf, viewOf } from './stage-fixture';
+import { driveTo, endRun, markRequests, NAMESPACE, objectsOf, pollUntilSettled, viewOf } from './stage-fixture';
+import { awaitReady } from '../../lambdas/stages/await-ready';
+import { StepPhase } from '../../lambdas/core/step';
+import { engineAdapter } from '../../lambdas/engines';
+import { createClusterClient } from '../../lambdas/cluster/cluster-client';
 
 let h: Harness;
 beforeAll(async () => {
@@ -25,10 +29,25 @@ const statusPath = (runId: string) => new RegExp(`/pods/lp-${runId}-runner-\\d+-
 const startPatches = (requests: ReturnType<typeof markRequests>, runId: string) =>
   requests.since().filter((r) => r.method === 'PATCH' && statusPath(runId).test(r.path));
 
+const clusterOf = (harness: Harness) => createClusterClient(harness.kubeSim.kubeConfig());
+
+/** When each runner's k6 began its load: its `test started` log line, timestamped by the kubelet (cluster clock). */
+async function testStartedAt(runId: string): Promise<number[]> {
+  const pods = objectsOf(h, 'Pod', runId, Role.runner);
+  return Promise.all(
+    pods.map(async (p) => {
+      const res = await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${p.metadata.name}/log?timestamps=true`);
+      const line = (await res.text()).split('\n').find((l) => l.includes('test started'));
+      if (!line) throw new Error(`no test started line in ${p.metadata.name}'s log`);
+      return Date.parse(line.slice(0, line.indexOf(' ')));
+    }),
+  );
+}
+
 /** What runner pod `name` says about itself (k6's REST API, through kube-sim's pods/proxy). */
-async function k6StatusOf(pod: string): Promise<{ paused?: boolean; running?: boolean }> {
+async function k6StatusOf(pod: string): Promise<{ status?: number; paused?: boolean; running?: boolean }> {
   const res = await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pod}:6565/proxy/v1/status`);
-  return ((await res.json()) as { data: { attributes: { paused?: boolean; running?: boolean } } }).data.attributes;
+  return ((await res.json()) as { data: { attributes: { status?: number; paused?: boolean; running?: boolean } } }).data.attributes;
 }
 
 describe('Start', () => {
@@ -118,6 +137,65 @@ describe('Start', () => {
     const pods = objectsOf(h, 'Pod', runId, Role.runner);
     expect(pods).toHaveLength(2);
     for (const pod of pods) expect(await k6StatusOf(pod.metadata.name)).toMatchObject({ paused: true });
+  });
+
+  it('a runner whose VUs are still initializing (status 1, its API already answering): AwaitReady waits for it, and only then are all unpaused, at once', async () => {
+    const runId = newRunId();
+    // Runner 2's 40 VUs take 20 s (simulated) to initialize; its REST API answers after 0.1 s.
+    h.kubeSim.faults.setVuInitDelay(20_000, { runId, runnerIndex: 2 });
+    const { steps } = await driveTo(h, k6Spec({ name: 'start-vu-init', parallelism: 3, timeouts: TIMEOUTS }), Stage.Launch, { runId });
+    const launchedAt = (steps.Launch as LaunchRecord).launchedAt;
+    const ready = await pollUntilSettled(h, () => awaitReady(h.runtime.deps, runId));
+    // Not before runner 2's VUs were ready: an answering API is not a ready runner.
+    expect(h.clock.now() - launchedAt).toBeGreaterThanOrEqual(20_000);
+    expect(ready.step.phase).toBe(StepPhase.done);
+    const requests = markRequests(h);
+    const record = await start(h.runtime.deps, runId);
+    // Each runner's load began when Start unpaused it: the test-started lines are all at Start's instant.
+    const began = await testStartedAt(runId);
+    expect(Math.max(...began) - Math.min(...began)).toBeLessThanOrEqual(1_000);
+    expect(record.measured).toMatchObject({ source: 'k6-status', skewMs: 0, unseen: [] });
+    expect(startPatches(requests, runId).map((p) => p.status)).toEqual([200, 200, 200]);
+  });
+
+  it('AwaitReady at its deadline names the runner still initializing its VUs and how many are ready', async () => {
+    const runId = newRunId();
+    h.kubeSim.faults.setVuInitDelay(10 * 60_000, { runId, runnerIndex: 1 });
+    await driveTo(h, k6Spec({ name: 'ready-vu-init', parallelism: 2, timeouts: TIMEOUTS }), Stage.Launch, { runId });
+    const { step } = await pollUntilSettled(h, () => awaitReady(h.runtime.deps, runId));
+    expect(step).toMatchObject({ phase: StepPhase.timed_out, outcome: Outcome.TIMED_OUT });
+    expect(step.reason).toMatch(/^ready: every runner pod is running, but 1 of 2 runners not ready to start within 2m \(runner 1: k6 status 1 \(initializing VUs: \d+ ready\)\)$/);
+  });
+
+  it('the adapter sends nothing to any runner while one is still initializing: a retryable error naming it', async () => {
+    const runId = newRunId();
+    h.kubeSim.faults.setVuInitDelay(10 * 60_000, { runId, runnerIndex: 0 });
+    await driveTo(h, k6Spec({ name: 'start-not-all-ready', parallelism: 2, timeouts: TIMEOUTS }), Stage.Launch, { runId });
+    await h.clock.sleep(30_000); // pods running, both APIs answering, runner 0 still in InitVUs
+    const pods = objectsOf(h, 'Pod', runId, Role.runner).map((p) => ({ index: Number(p.metadata.labels['loadplane.io/runner-index']), name: p.metadata.name as string }));
+    expect((await k6StatusOf(pods.find((p) => p.index === 0)!.name)).status).toBe(1);
+    const requests = markRequests(h);
+    const started = engineAdapter('k6').start(
+      { cluster: clusterOf(h), namespace: NAMESPACE, now: () => h.clock.now(), startAt: undefined, exitedPods: async () => new Set() },
+      pods,
+    );
+    await expect(started).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true, message: expect.stringMatching(/^start: runner 0 not ready \(runner 0: k6 status 1 \(initializing VUs: \d+ ready\)\); no runner was sent the start$/) });
+    expect(startPatches(requests, runId)).toEqual([]);
+  });
+
+  it('a runner an earlier attempt already unpaused is not sent a second unpause (k6 answers it 500 "Pause error")', async () => {
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'start-once-each', parallelism: 2, timeouts: TIMEOUTS }), Stage.AwaitReady);
+    const pods = (steps.AwaitReady as ReadyResult).pods!;
+    // As if a crashed first attempt had unpaused runner 1.
+    const url = `${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pods[1]!.name}:6565/proxy/v1/status`;
+    const unpause = () => fetch(url, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { type: 'status', id: 'default', attributes: { paused: false } } }) });
+    expect((await unpause()).status).toBe(200);
+    const requests = markRequests(h);
+    const record = await start(h.runtime.deps, runId);
+    expect(startPatches(requests, runId).map((p) => p.path)).toEqual([`/api/v1/namespaces/${NAMESPACE}/pods/${pods[0]!.name}:6565/proxy/v1/status`]);
+    expect(Object.keys(record.measured!.runners)).toEqual(['0', '1']);
+    expect(record.measured!.resolutionMs).toBeUndefined(); // when the earlier attempt started runner 1 is not known
+    expect((await unpause()).status).toBe(500); // what a second unpause would have met
   });
 
   it('for a run that does not exist: RunNotFound, and nothing is sent', async () => {
