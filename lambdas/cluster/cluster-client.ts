@@ -68,6 +68,12 @@ export interface ClusterClient {
   /** The last `lines` lines of the runner container's log. */
   podLogTail(namespace: string, pod: string, lines: number): Promise<string>;
   /**
+   * The first `limitBytes` bytes of the runner container's log (the last line may be cut short);
+   * `timestamps`: each line prefixed with the kubelet's RFC 3339 timestamp and a space, the prefixes
+   * counted in the limit. Errors as podLogTail's.
+   */
+  podLogHead(namespace: string, pod: string, limitBytes: number, options?: { timestamps?: boolean }): Promise<string>;
+  /**
    * A request to the pod's `port` through pods/proxy; the pod's own non-2xx answers are returned, not
    * thrown. Retried like every call: loadplane's only PATCH sets k6's status to absolute values.
    */
@@ -281,6 +287,15 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
     podLogTail(namespace, pod, lines) {
       return call(`log of pod ${namespace}/${pod}`, true, (o) =>
         core.readNamespacedPodLog({ namespace, name: pod, container: RUNNER_CONTAINER, tailLines: lines }, o),
+      );
+    },
+
+    podLogHead(namespace, pod, limitBytes, options = {}) {
+      return call(`log of pod ${namespace}/${pod}`, true, (o) =>
+        core.readNamespacedPodLog(
+          { namespace, name: pod, container: RUNNER_CONTAINER, limitBytes, ...(options.timestamps ? { timestamps: true } : {}) },
+          o,
+        ),
       );
     },
 

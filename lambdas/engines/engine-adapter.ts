@@ -152,4 +152,23 @@ export interface EngineAdapter {
    * (`runner 2 produced no result (k6: …)`). Optional: without it the reason says "produced no result".
    */
   missingResultReason?(log: string): string | undefined;
+
+  /**
+   * When the runner's load began, read from the head of its log as the kubelet serves it with
+   * `timestamps=true` (each line `<RFC 3339 time> <text>`; the head may end inside a line): `at`, the
+   * timestamp of the engine's line that shows the load began (epoch ms), and `after`, the previous
+   * line's (the load had not begun then), if there is one; undefined when the head has no such line.
+   * Optional: for engines whose runners start themselves (Gatling: its `Simulation <class> started...`
+   * line), Collect reads each runner's log head for it and records the run's measured start; without
+   * it (k6, whose starts Start measures) Collect reads no head.
+   */
+  startFromLog?(timestampedLogHead: string): LogStart | undefined;
+}
+
+/** A runner's start as its log shows it (EngineAdapter.startFromLog): cluster clock (the kubelet's), epoch ms. */
+export interface LogStart {
+  /** The line that shows the load began was written then. */
+  at: number;
+  /** The line before it was written then: the load had not begun yet. */
+  after?: number;
 }

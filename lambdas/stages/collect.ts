@@ -11,6 +11,7 @@
 import { aggregateResults, storedRunResult, type RunResult } from '../core/aggregate';
 import type { RunView } from '../ledger/ledger';
 import { isRetryable } from '../core/errors';
+import { measuredStart, StartSource, type MeasuredStart, type ObservedStart } from '../core/start-skew';
 import { escapeText } from '../core/excerpt';
 import { exitRanToEnd, outcomeFromRunners } from '../core/outcome-rules';
 import { countOf, every } from '../core/plural';
@@ -24,7 +25,9 @@ import { recordFinalSample } from './live-metrics';
 import type { StageDeps } from './deps';
 import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
-import { observeRunners, runnerResultFromLog, runningAt } from './runners';
+import { observeRunners, runnerResultFromLog, runningAt, type RunnerView } from './runners';
+import type { StartRecord } from './start';
+import type { EngineAdapter } from '../engines';
 import { earlyEndNotes, type EarlyEnd } from './early-end';
 import type { WatchRecord } from './watch';
 
@@ -33,6 +36,8 @@ const UNREADABLE_MESSAGE_CHARS = 200;
 
 export interface CollectRecord extends StepResult {
   result: RunResult;
+  /** Engines whose runners start themselves (Gatling): each runner's start as its log shows it (measuredStartOf reads it). */
+  measuredStart?: MeasuredStart;
 }
 
 /** The run's collected result, as recorded (an older record's shape read as today's), or undefined before Collect. */
@@ -42,7 +47,7 @@ export function collectedResult(view: RunView): RunResult | undefined {
 }
 
 export async function collect(deps: StageDeps, runId: string): Promise<StepResult> {
-  const { result: _result, ...verdict } = await runOnceReading<CollectRecord, RunContext>(deps, runId, Stage.Collect, () => loadRun(deps, runId), async (_attempt, run) => {
+  const { result: _result, measuredStart: _measured, ...verdict } = await runOnceReading<CollectRecord, RunContext>(deps, runId, Stage.Collect, () => loadRun(deps, runId), async (_attempt, run) => {
     requireOpenRun(run.view, Stage.Collect);
     // Only once every runner has finished (or was told to stop): a result read mid-test would be recorded for good.
     requireOutput(run.view, Stage.Watch, Stage.Collect);
@@ -54,6 +59,9 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     const unreadable: { runner: number; note: string }[] = [];
     // A runner whose log holds no result but says why (k6: an export it could not write).
     const noResult = new Map<number, string>();
+    // The runners' starts from their logs, read alongside the results (startsFromLogs, below).
+    const startsRead = startsFromLogs(run, engine, runners);
+    startsRead.catch(() => undefined); // awaited below, unless the results' read fails first
     const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
       const pod = r.latest;
       if (pod?.exitCode === undefined) return undefined;
@@ -76,6 +84,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         return undefined;
       }
     });
+    const measured = await startsRead;
     const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
     // Best effort, and the same sample again on a retry (recordFinalSample: at the result's duration,
     // or just after the newest live sample; a retry finds its own final there).
@@ -97,10 +106,49 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     // By runner index (the logs are read concurrently), three at most, then how many more.
     const unread = unreadable.sort((a, b) => a.runner - b.runner).map((u) => u.note);
     const notes = [...(replaced ? [replaced] : []), ...unread.slice(0, 3), ...(unread.length > 3 ? [`and ${unread.length - 3} more unreadable results`] : [])];
-    return { ...done(), outcome, reason: [reason, ...notes].join('; '), result };
+    return { ...done(), outcome, reason: [reason, ...notes].join('; '), result, ...(measured ? { measuredStart: measured } : {}) };
   });
   return verdict;
 }
+
+// --- Measured start from the runners' logs (engines with startFromLog) ---
+
+/** How much of a runner's log head is read for its start line: it comes within the first few lines. */
+const START_LOG_HEAD_BYTES = 16 * 1024;
+
+/**
+ * The run's measured start from each runner's log head (timestamped), for an engine whose runners
+ * start themselves (EngineAdapter.startFromLog) when Start measured none: a runner is seen to have
+ * started at its start line's timestamp, and not before the line before it nor the start instant.
+ * The pod read is the one Start recorded as started (a replacement's later start is not the run's
+ * start skew; an original that is gone leaves its runner unseen), else the newest. Best effort: a head
+ * that cannot be read, or holds no start line, leaves its runner unseen; only a retryable error fails
+ * Collect (as the result read's does). Undefined when nothing was seen.
+ */
+async function startsFromLogs(run: RunContext, engine: EngineAdapter, runners: RunnerView[]): Promise<MeasuredStart | undefined> {
+  const startRecord = outputOf<StartRecord>(run.view, Stage.Start);
+  if (!engine.startFromLog || startRecord?.measured) return undefined;
+  const startInstant = startRecord?.startedAt;
+  const observed = await inBatches(runners, async (r): Promise<ObservedStart | undefined> => {
+    const startedUid = startRecord?.startedPods[r.index];
+    const pod = startedUid === undefined ? r.latest : r.pods.find((p) => p.uid === startedUid);
+    if (pod === undefined) return undefined;
+    let head: string;
+    try {
+      head = await run.cluster.podLogHead(run.namespace, pod.name, START_LOG_HEAD_BYTES, { timestamps: true });
+    } catch (err) {
+      if (isRetryable(err)) throw err;
+      return undefined;
+    }
+    const start = engine.startFromLog!(head);
+    if (!start) return undefined;
+    const bounds = [start.after, startInstant].filter((t): t is number => t !== undefined && t <= start.at);
+    return { runner: r.index, seenAt: start.at, ...(bounds.length > 0 ? { notBefore: Math.max(...bounds) } : {}) };
+  });
+  return measuredStart(StartSource.log, run.spec.parallelism, observed.filter((o): o is ObservedStart => o !== undefined));
+}
+
+// --- end of the measured start ---
 
 /**
  * The test ended early: the cause's outcome and reason, then who loadplane stopped or cut off, how many

@@ -123,9 +123,13 @@ export class Router {
   }
 
   /**
-   * `pods/{name}/log`: `container`, `tailLines`, `sinceSeconds` / `sinceTime`, `timestamps`, and
-   * `follow=true`, which streams the lines as they are written and ends the response when the
-   * container terminates (at once when it already has).
+   * `pods/{name}/log`: `container`, `tailLines`, `sinceSeconds` / `sinceTime`, `timestamps`,
+   * `limitBytes`, and `follow=true`, which streams the lines as they are written and ends the response
+   * when the container terminates (at once when it already has) or when `limitBytes` have been sent.
+   * `limitBytes` caps what is served from wherever the read starts (after `sinceTime`, from the
+   * `tailLines`th record from the end), timestamp prefixes included, and may cut a line: the kubelet's
+   * logWriter (kuberuntime/logs/logs.go) counts the bytes it writes, prefixes and all, cuts the line
+   * that crosses the limit and stops there.
    */
   private log(req: ApiRequest, namespace: string, name: string): ApiResponse {
     if (req.method !== 'GET') throw methodNotAllowed('pods/log supports GET only');
@@ -143,6 +147,11 @@ export class Router {
       if (Number.isNaN(at)) throw badRequest(`sinceTime must be an RFC 3339 instant, got ${JSON.stringify(sinceTime)}`);
       sinceMs = Math.max(sinceMs ?? at, at);
     }
+    const limitText = req.query.get('limitBytes');
+    if (limitText !== null && !/^-?\d+$/.test(limitText)) throw badRequest(`limitBytes must be an integer, got ${JSON.stringify(limitText)}`);
+    // ValidatePodLogOptions, answered as the pod log REST handler does (a 400, "invalid request: …").
+    if (limitText !== null && Number(limitText) < 1) throw badRequest(`invalid request: limitBytes: Invalid value: ${Number(limitText)}: must be greater than 0`);
+    const limit = limitText === null ? undefined : byteLimit(Number(limitText));
     const timestamps = req.query.get('timestamps') === 'true' ? rfc3339Nano : undefined;
     const read = this.kubelet.readLog(namespace, name, req.query.get('container') ?? undefined, {
       tailLines: tail === null ? undefined : Number(tail),
@@ -150,15 +159,32 @@ export class Router {
     });
     // Records of lines longer than 16 KiB are joined back (kubelet.ts renderLogRecords).
     const state = { newLine: true };
-    const text = renderLogRecords(read.lines, timestamps, state);
+    const text = limit ? limit.take(renderLogRecords(read.lines, timestamps, state)) : renderLogRecords(read.lines, timestamps, state);
     const follow = read.follow;
-    if (req.query.get('follow') !== 'true' || !follow) return { status: 200, body: text, contentType: 'text/plain' };
+    if (req.query.get('follow') !== 'true' || !follow || limit?.reached()) return { status: 200, body: text, contentType: 'text/plain' };
     return {
       status: 200,
       body: text,
       contentType: 'text/plain',
       stream: (sink) => {
-        const unsubscribe = follow({ line: (line) => sink.write(renderLogRecords([line], timestamps, state)), end: () => sink.end() });
+        let ended = false;
+        const unsubscribe = follow({
+          line: (line) => {
+            if (ended) return;
+            const rendered = renderLogRecords([line], timestamps, state);
+            sink.write(limit ? limit.take(rendered) : rendered);
+            // The limit reached: the kubelet stops reading and the response ends.
+            if (limit?.reached()) {
+              ended = true;
+              unsubscribe();
+              sink.end();
+            }
+          },
+          end: () => {
+            if (!ended) sink.end();
+            ended = true;
+          },
+        });
         sink.onClose(unsubscribe);
       },
     };
@@ -179,6 +205,30 @@ export class Router {
     });
     return { status: reply.status, body: reply.body, contentType: reply.contentType };
   }
+}
+
+/**
+ * What is left of a `limitBytes` budget: `take` returns the part of the text that still fits (its
+ * first bytes, cut between characters: kube-sim's logs are strings, so a cut never splits a UTF-8
+ * sequence as the kubelet's byte cut can) and spends it.
+ */
+function byteLimit(bytes: number): { take(text: string): string; reached(): boolean } {
+  let remain = bytes;
+  return {
+    take(text) {
+      if (remain <= 0) return '';
+      const buf = Buffer.from(text);
+      if (buf.length <= remain) {
+        remain -= buf.length;
+        return text;
+      }
+      let cut = remain;
+      while (cut > 0 && (buf[cut]! & 0xc0) === 0x80) cut--;
+      remain = 0;
+      return buf.subarray(0, cut).toString();
+    },
+    reached: () => remain <= 0,
+  };
 }
 
 /** `2026-01-01T00:00:00.123000000Z`: the kubelet's timestamps=true prefix (sim time). */

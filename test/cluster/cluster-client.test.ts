@@ -484,6 +484,7 @@ describe('errors', () => {
 
   it.each([
     ['404', () => client.podLogTail(NAMESPACE, 'no-such-pod', 5), ClusterNotFound],
+    ['404 (log head)', () => client.podLogHead(NAMESPACE, 'no-such-pod', 16 * 1024, { timestamps: true }), ClusterNotFound],
     ['400', () => client.listByRun('Job', NAMESPACE, 'not a label value'), ClusterRejected],
     [
       '422',

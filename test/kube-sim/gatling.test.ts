@@ -3,14 +3,16 @@
  * the runner script waits for it), Gatling's own end-of-run console output that Collect parses,
  * exit-code faults.
  *
- * When a runner started its simulation is read as Collect's people would: from the pod log with
- * `timestamps=true`, the timestamp of Gatling's `Simulation <class> started...` line.
+ * When a runner started its simulation is read as Collect does: from the pod log with
+ * `timestamps=true`, the timestamp of Gatling's `Simulation <class> started...` line, which follows the
+ * launcher's `GATLING_HOME is set to …` by the runner's compile time (1–5 s, seeded per runner).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIMULATED_OUTPUT_MARKER, SimAnnotations } from '../../lambdas/core/runner-contract';
+import { Labels, SIMULATED_OUTPUT_MARKER, SimAnnotations } from '../../lambdas/core/runner-contract';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import { runnerSummaryFromGatlingLog } from '../../lambdas/engines/gatling/console-summary';
 import type { KubeSim } from '../../local/kube-sim/index';
+import { gatlingCompileMs } from '../../local/kube-sim/programs/gatling-runner';
 import {
   closeKubeSim,
   createConfigMap,
@@ -50,6 +52,8 @@ async function gatlingRunners(n: number, env: Record<string, string>, annotation
   return names;
 }
 
+/** The bundle launcher's first line, when the runner script starts `gatling.sh`. */
+const LAUNCHED = /^GATLING_HOME is set to \/opt\/gatling$/;
 /** Gatling's line when the simulation starts (GATLING_ARGV names no class: the default one). */
 const STARTED = /^Simulation loadplane\.Simulation started\.\.\.$/;
 const COMPLETED = /^Simulation loadplane\.Simulation completed in (\d+) seconds$/;
@@ -125,13 +129,21 @@ describe('Gatling runners', () => {
     expect(Number(now)).toBeLessThan(startEpoch);
 
     const done = await Promise.all(names.map((name) => podWhen(sim, name, isDone, 'done')));
+    const launches = [];
     const starts = [];
     for (const [i, pod] of done.entries()) {
       expect(exitCodeOf(pod)).toBe(0);
       const lines = await timedLog(pod.metadata.name);
+      const launched = when(lines, LAUNCHED);
       const started = when(lines, STARTED);
       const completed = when(lines, COMPLETED);
+      launches.push(launched);
       starts.push(started);
+      // The launcher's line, then the compile (seeded per runner, 1–5 s), then Gatling's start line.
+      expect(lines.findIndex((l) => STARTED.test(l.text))).toBe(lines.findIndex((l) => LAUNCHED.test(l.text)) + 1);
+      expect(started - launched).toBe(gatlingCompileMs(pod.metadata.labels[Labels.runId], i));
+      expect(started - launched).toBeGreaterThanOrEqual(1000);
+      expect(started - launched).toBeLessThanOrEqual(5000);
       // The default duration, 30 s, from Gatling's start line to its end-of-run output.
       expect(completed - started).toBe(30_000);
       expect(COMPLETED.exec(lines.find((l) => COMPLETED.test(l.text))!.text)![1]).toBe('30');
@@ -149,9 +161,13 @@ describe('Gatling runners', () => {
       expect(summary!.requests).toEqual({ count: block.total, failed: block.ko });
       expect(summary!.latency.count).toBe(block.total);
     }
-    // Both start on the common instant, not before it, and within a second of each other.
-    for (const start of starts) expect(start).toBeGreaterThanOrEqual(startEpoch * 1000);
-    expect(Math.abs(starts[0]! - starts[1]!)).toBeLessThanOrEqual(1000);
+    // Both launch on the common instant, not before it, and within a second of each other; their
+    // load begins apart by the difference of their compile times.
+    for (const launch of launches) expect(launch).toBeGreaterThanOrEqual(startEpoch * 1000);
+    expect(Math.abs(launches[0]! - launches[1]!)).toBeLessThanOrEqual(1000);
+    const runId = done[0]!.metadata.labels[Labels.runId];
+    expect(starts[1]! - starts[0]!).toBe(launches[1]! - launches[0]! + gatlingCompileMs(runId, 1) - gatlingCompileMs(runId, 0));
+    expect(starts[0]).not.toBe(starts[1]);
   });
 
   it('run the duration annotation and exit with the exit-code fault (2: a failed assertion, result still printed)', async () => {
@@ -188,10 +204,12 @@ describe('Gatling runners', () => {
     expect(exitCodeOf(pod)).toBe(0);
     const lines = await timedLog(pod.metadata.name);
     expect(lines.some((l) => WAITING.test(l.text))).toBe(false);
-    // Gatling starts in the second its container started (the API shows that start to the second).
-    const started = when(lines, STARTED);
-    expect(started).toBeGreaterThanOrEqual(containerStartedAt(pod));
-    expect(started).toBeLessThan(containerStartedAt(pod) + 1000);
+    // The launcher starts in the second its container started (the API shows that start to the
+    // second); Gatling's start line follows its compile.
+    const launched = when(lines, LAUNCHED);
+    expect(launched).toBeGreaterThanOrEqual(containerStartedAt(pod));
+    expect(launched).toBeLessThan(containerStartedAt(pod) + 1000);
+    expect(when(lines, STARTED) - launched).toBe(gatlingCompileMs(pod.metadata.labels[Labels.runId], 0));
     expect(collected(pod, 0, await podLog(sim, pod.metadata.name))).toMatchObject({ exitCode: 0, simulated: true });
   });
 });

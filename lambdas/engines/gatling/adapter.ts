@@ -12,6 +12,7 @@ import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES, GATLING_EXIT_MEANINGS 
 import { settledWithin } from '../within-budget';
 import { GATLING_LIVE_LOG_LINES, liveReadingFromGatlingLog } from './live-stats';
 import { gatlingRunnerJob } from './manifests';
+import { gatlingStartFromLog } from './start-line';
 
 /** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
 export const GATLING_START_LEAD_SECONDS = 60;
@@ -40,7 +41,7 @@ export const gatlingAdapter: EngineAdapter = {
     new Date(Math.ceil((launchedAt + Math.min(GATLING_START_LEAD_SECONDS, readyTimeoutSeconds) * 1000) / 1000) * 1000).toISOString(),
   // A running pod waits for the instant by itself: nothing more to ask it.
   readiness: async () => ({ ready: true }),
-  // Each runner's real start (after compiling its simulation) is read from its log at Collect.
+  // Each runner's real start (after compiling its simulation) is read from its log at Collect (startFromLog).
   start: async (ctx) => ({ startedAt: Date.parse(ctx.startAt!) }),
   // A replacement's instant is past: it starts at once.
   startReplacement: async () => true,
@@ -59,4 +60,6 @@ export const gatlingAdapter: EngineAdapter = {
   parseResult: runnerSummaryFromGatlingLog,
   // Gatling prints no reason of its own for a missing summary (it dies, or its JVM is killed): the exit code says it.
   missingResultReason: () => undefined,
+  // Each runner's `Simulation … started...` line, after its compile: the run's measured start (Collect).
+  startFromLog: gatlingStartFromLog,
 };

@@ -8,11 +8,17 @@
  * Information" block, the assertion lines) from synthetic numbers, and exits with Gatling's exit
  * code. Each block counts the synthetic requests at its elapsed time, so the last meets the result.
  *
+ * At the instant the launcher starts it prints `GATLING_HOME is set to /opt/gatling` (the bundle's
+ * CommandHelper), then compiles the simulation before Gatling prints `Simulation <class> started...`
+ * and the load begins: the compile takes 1–5 s of sim time, seeded per (run id, runner index)
+ * (gatlingCompileMs), so runners started at the same instant begin their load apart, as real ones do.
+ *
  * Exit-code faults: 137 is OOM-killed half-way (no summary); 2 makes an assertion fail (Gatling exits
  * 2, its result still printed); any other code ends the run with that code after the output.
  */
 import { ENV_START_AT, ENV_START_AT_EPOCH, Labels, SIMULATED_OUTPUT_MARKER, SimAnnotations } from '../../../lambdas/core/runner-contract';
 import { parseDuration } from '../go-duration';
+import { mulberry32, seedFromText } from '../seeded-random';
 import {
   DEFAULT_KO_MESSAGE,
   gatlingConsoleOutput,
@@ -32,6 +38,17 @@ const EXIT_OOM = 137;
 const EXIT_ASSERTIONS = 2;
 /** Gatling's console period (gatling.conf data.console.writePeriod, default 5 s). */
 const CONSOLE_PERIOD_MS = 5_000;
+/** The bundle launcher's first line (gatling-bundle CommandHelper), the reference image's GATLING_HOME. */
+export const GATLING_HOME_LINE = 'GATLING_HOME is set to /opt/gatling';
+/** The simulated compile's spread (sim ms): a small simulation on a 1-CPU runner (unverified figures). */
+export const GATLING_COMPILE_MIN_MS = 1_000;
+export const GATLING_COMPILE_MAX_MS = 5_000;
+
+/** How long runner `runner` of run `runId` compiles its simulation (sim ms, whole ms, deterministic). */
+export function gatlingCompileMs(runId: string, runner: number): number {
+  const r = mulberry32(seedFromText(`${runId}/${runner}/gatling-compile`))();
+  return GATLING_COMPILE_MIN_MS + Math.floor(r * (GATLING_COMPILE_MAX_MS - GATLING_COMPILE_MIN_MS));
+}
 
 export class GatlingRunner implements ContainerProgram {
   constructor(
@@ -46,13 +63,13 @@ export class GatlingRunner implements ContainerProgram {
     const iso = ctx.env(ENV_START_AT);
     const startAt = epoch !== undefined && /^\d+$/.test(epoch) ? Number(epoch) * 1000 : iso === undefined ? Number.NaN : Date.parse(iso);
     if (Number.isNaN(startAt)) {
-      this.begin();
+      this.launch();
       return;
     }
     if (startAt > ctx.now()) {
       ctx.log(`loadplane: waiting for the common start at ${Math.round(startAt / 1000)} (now ${Math.floor(ctx.now() / 1000)})`);
     }
-    ctx.at(startAt, () => this.begin());
+    ctx.at(startAt, () => this.launch());
   }
 
   private simulationClass(): string {
@@ -89,6 +106,14 @@ export class GatlingRunner implements ContainerProgram {
       scenarios: [{ name: simpleName(simulationClass), users: 1, active: 1, done: 0 }],
     });
     ctx.log(lines.join('\n'));
+  }
+
+  /** The launcher starts: its first line, then the compile, then Gatling's run. */
+  private launch(): void {
+    const { ctx } = this;
+    ctx.log(GATLING_HOME_LINE);
+    const runId = ctx.pod.metadata.labels?.[Labels.runId] ?? ctx.pod.metadata.name ?? '';
+    ctx.after(gatlingCompileMs(runId, this.identity.runnerIndex ?? 0), () => this.begin());
   }
 
   private begin(): void {
