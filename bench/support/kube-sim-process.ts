@@ -36,7 +36,7 @@ export interface KubeSimProcess {
   clearRequestLog(): Promise<void>;
   /** How many objects of `kind` exist (optionally in a namespace, by label selector). */
   count(kind: string, namespace?: string, labelSelector?: string): Promise<number>;
-  /** Calls `sim.faults[method](...args)` in the child (e.g. setLatency, setExitCode). */
+  /** Calls `sim.faults[method](...args)` in the child (e.g. setLatency, setExitCode, setVuInitDelay, clear). */
   fault(method: string, ...args: unknown[]): Promise<void>;
   /** The child's process.resourceUsage() (CPU µs so far, maxRSS in KiB: its peak). */
   usage(): Promise<NodeJS.ResourceUsage>;
