@@ -130,6 +130,8 @@ export interface EngineAdapter {
   startReplacement(cluster: ClusterClient, namespace: string, pod: string): Promise<boolean>;
   /** True when a running runner can be told to stop and keep its partial result; false: it is deleted. */
   readonly stopsGracefully: boolean;
+  /** The exit code of a runner that `stop` ended (k6 103: stopped through its REST API); absent when stopping deletes it. */
+  readonly stoppedExitCode?: number;
   /** Tells a running runner to stop (idempotent). */
   stop(cluster: ClusterClient, namespace: string, pod: string): Promise<void>;
 

@@ -8,11 +8,9 @@
  */
 import { describeExitCode, exitMeaning } from '../core/outcome-rules';
 import { Outcome, type Engine } from '../core/status';
+import { engineAdapter } from '../engines';
 import { ExitMeaning } from '../engines/engine-adapter';
 import { ranToEnd, runnerList, type RunnerView } from './runners';
-
-/** k6's exit code when its test was stopped through its REST API: what loadplane's own stop gives. */
-const STOPPED_THROUGH_API = 103;
 
 /** What Watch records when the test ended early; Collect decides the outcome from it. */
 export interface EarlyEnd {
@@ -31,19 +29,21 @@ export function endedEarly(engine: Engine, runners: readonly RunnerView[]): Runn
 }
 
 /**
- * Why the test ended, from the runners that ended early. A runner that exited 103 (stopped through
- * its REST API) after another runner had already ended early was stopped by loadplane: not a cause.
+ * Why the test ended, from the runners that ended early. A runner that exited with its engine's
+ * stopped code (k6 103, stopped through its REST API) after another runner had already ended early
+ * was stopped by loadplane: not a cause.
  */
 export function earlyEnd(engine: Engine, runners: readonly RunnerView[], early: readonly RunnerView[]): EarlyEnd {
-  const first = Math.min(...early.filter((r) => r.latest!.exitCode !== STOPPED_THROUGH_API).map((r) => finishedAt(r)));
-  const byLoadplane = (r: RunnerView) => Number.isFinite(first) && r.latest!.exitCode === STOPPED_THROUGH_API && finishedAt(r) >= first;
+  const stopped = engineAdapter(engine).stoppedExitCode;
+  const first = Math.min(...early.filter((r) => r.latest!.exitCode !== stopped).map((r) => finishedAt(r)));
+  const byLoadplane = (r: RunnerView) => stopped !== undefined && Number.isFinite(first) && r.latest!.exitCode === stopped && finishedAt(r) >= first;
   const causes = early.filter((r) => !byLoadplane(r));
-  const stopped = early.filter(byLoadplane).map((r) => r.index);
+  const stoppedByLoadplane = early.filter(byLoadplane).map((r) => r.index);
   const cutOff = runners.filter((r) => r.latest?.exitCode === undefined).map((r) => r.index);
 
   const meanings = causes.map((r) => exitMeaning(r.latest!.exitCode!, engine));
   const outcome = meanings.includes(ExitMeaning.scriptAborted) && !meanings.includes(ExitMeaning.failed) && !meanings.includes(ExitMeaning.stopped) ? Outcome.ABORTED : Outcome.FAILED;
-  return { outcome, reason: describeCauses(engine, causes), stopped, cutOff };
+  return { outcome, reason: describeCauses(engine, causes), stopped: stoppedByLoadplane, cutOff };
 }
 
 /** `aborted by the script on runner 2 (exit 108: test.abort() called by the script)`, `runner 1 exited 137 (…) before its test's end`. */

@@ -8,7 +8,7 @@ import { ClusterUnavailable } from '../../core/errors';
 import { StartSource, type ObservedStart } from '../../core/start-skew';
 import type { EngineAdapter, ReadyPod, StartContext, StartResult } from '../engine-adapter';
 import { describeK6Status, hasStarted, K6RunnerPhase, k6RunnerPhase } from './execution-status';
-import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE, K6_EXIT_MEANINGS } from './exit-codes';
+import { K6_EXIT_CODES, K6_EXIT_MEANINGS, STOPPED_THROUGH_API_EXIT_CODE, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
 import { k6InitializerJob, k6RunnerJob } from './manifests';
 import { k6LiveReadings, k6Status, k6StatusesTimed, patchK6Status, prepareK6StatusPatches } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
@@ -47,6 +47,7 @@ export const k6Adapter: EngineAdapter = {
   start: startK6Runners,
   startReplacement: unpauseReplacement,
   stopsGracefully: true,
+  stoppedExitCode: STOPPED_THROUGH_API_EXIT_CODE,
   // A runner whose API no longer answers (503) is already stopping or gone: k6 closes its API at the
   // test's end, before the process exits (test/fixtures/real-k6: lifecycle-2vus).
   stop: (cluster, namespace, pod) => tolerateUnreachable(patchK6Status(cluster, namespace, pod, { stopped: true })),

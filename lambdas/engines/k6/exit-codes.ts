@@ -22,6 +22,8 @@ export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
 };
 
 export const THRESHOLDS_FAILED_EXIT_CODE = 99;
+/** A test stopped through k6's REST API (`stopped: true`): what loadplane's own stop gives. */
+export const STOPPED_THROUGH_API_EXIT_CODE = 103;
 
 /**
  * What the codes mean for the run (engine-adapter.ts, ExitMeaning), as the real k6 1.3.0 behaved

@@ -43,11 +43,6 @@ export async function k6Status(cluster: ClusterClient, namespace: string, pod: s
   return statusFrom(() => cluster.podProxy(namespace, pod, K6_API_PORT, 'GET', STATUS_PATH));
 }
 
-/** Each runner's status (as k6Status), all asked at once. */
-export async function k6Statuses(cluster: ClusterClient, namespace: string, pods: readonly string[]): Promise<(K6Status | undefined)[]> {
-  return (await k6StatusesTimed(cluster, namespace, pods, () => 0)).map((t) => t.status);
-}
-
 /** Each runner's status, all asked at once, each with the time (`now`, the cluster clock) its answer came back. */
 export async function k6StatusesTimed(cluster: ClusterClient, namespace: string, pods: readonly string[], now: () => number): Promise<TimedK6Status[]> {
   if (pods.length === 0) return [];

@@ -101,7 +101,9 @@ describe('ENGINES: one adapter per engine', () => {
     missingResultReason: 'function',
     // Optional: engines whose runners start themselves (Gatling); k6's starts are measured by Start.
     startFromLog: { k6: 'undefined', gatling: 'function' },
-  } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean' | Record<Engine, 'function' | 'undefined'>>;
+    // Optional: engines whose stop keeps the runner (k6 exits 103); Gatling's runners are deleted.
+    stoppedExitCode: { k6: 'number', gatling: 'undefined' },
+  } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean' | Record<Engine, 'function' | 'number' | 'undefined'>>;
 
   it('has an adapter for every value of Engine, and no other', () => {
     expect(Object.keys(ENGINES).sort()).toEqual(Object.values(Engine).sort());
