@@ -85,6 +85,8 @@ export interface ClusterClient {
     path: string,
     body?: unknown,
   ): Promise<ProxyResponse>;
+  /** One pods/proxy request with its own timeout and retry rule (ProxyRequest's `timeoutMs`, `idempotent`). */
+  podRequest(request: ProxyRequest): Promise<ProxyResponse>;
   /**
    * pods/proxy requests to many pods, prepared before the first is sent (auth resolved once, URLs,
    * headers and bodies built): each returned function sends its request, with podProxy's timeout,
@@ -304,6 +306,8 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
     },
 
     preparePodProxy: (requests) => podProxy.prepare(requests),
+
+    podRequest: (request) => podProxy.request(request),
 
     deleteObject,
 

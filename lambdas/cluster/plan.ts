@@ -4,7 +4,7 @@
  * so the spec schema can change without touching them.
  */
 import type { V1Toleration } from '@kubernetes/client-node';
-import type { Engine, RunnerRestartPolicy } from '../core/status';
+import type { Engine, RunnerRestartPolicy, SetupTeardown } from '../core/status';
 
 /** The script as given inline (we create `lp-<runId>-script`) or as an existing ConfigMap in the namespace. */
 export type ScriptSource =
@@ -51,6 +51,8 @@ export interface RunnerPlan {
     ttlSecondsAfterFinished: number;
   };
   onRunnerRestart: RunnerRestartPolicy;
+  /** k6: `perRun` adds the coordinator Job at Launch and runs every runner with --no-setup --no-teardown. */
+  setupTeardown: SetupTeardown;
   /** Gatling only: the common start instant (ISO 8601 UTC) every runner waits for. */
   startAt?: string;
 }

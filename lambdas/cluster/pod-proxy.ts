@@ -24,11 +24,21 @@ export interface ProxyRequest {
   namespace: string;
   pod: string;
   port: number;
-  method: 'GET' | 'PATCH';
+  method: 'GET' | 'PATCH' | 'POST' | 'PUT';
   /** Path on the pod, starting with `/`, e.g. `/v1/status`. */
   path: string;
-  /** Sent as JSON. */
+  /** Sent as JSON (`null` too; undefined: no body). */
   body?: unknown;
+  /**
+   * A request the pod works on for long (k6's POST /v1/setup runs setup() before it answers): its
+   * own bound on each attempt, in real ms, instead of the proxy's.
+   */
+  timeoutMs?: number;
+  /**
+   * False for a request that must not reach the pod twice (POST /v1/setup runs setup() again): a
+   * transport failure, after which it may have reached the pod, is then not retried. Default: the proxy's.
+   */
+  idempotent?: boolean;
 }
 
 export interface ProxyResponse {
@@ -98,7 +108,8 @@ export function createPodProxy(kc: KubeConfig, options: ProxyOptions): PodProxy 
         },
       };
       const send = url.protocol === 'http:' ? http.request : https.request;
-      return () => requestWithRetries(what, (signal) => exchange(send, opts, payload, signal), options);
+      const own = { ...options, ...(req.timeoutMs === undefined ? {} : { timeoutMs: req.timeoutMs }), ...(req.idempotent === undefined ? {} : { idempotent: req.idempotent }) };
+      return () => requestWithRetries(what, (signal) => exchange(send, opts, payload, signal), own);
     });
   }
 

@@ -58,8 +58,10 @@ const RULES: readonly PolicyRule[] = [
   // AwaitPrepared reads the initializer's log, Collect the runners' result lines (readNamespacedPodLog).
   { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
   // k6's REST API through the API server (pod-proxy.ts): GET /v1/status (readiness, progress) and
-  // PATCH /v1/status (start the paused runners, stop them on abort). The HTTP method is the verb.
-  { apiGroups: [''], resources: ['pods/proxy'], verbs: ['get', 'patch'] },
+  // PATCH /v1/status (start the paused runners, stop them on abort); setup() and teardown() once per
+  // run (engines/k6/setup-api.ts): POST /v1/setup and /v1/teardown on the coordinator (create), PUT
+  // /v1/setup on the runners (update), GET /v1/setup. The HTTP method is the verb.
+  { apiGroups: [''], resources: ['pods/proxy'], verbs: ['get', 'create', 'update', 'patch'] },
 ];
 
 /** The rules of the control plane's Role, in a fixed order (fresh copies: callers may change them). */

@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import type { DeploymentConfig } from './config';
 import { SpecInvalid, type Problem } from './errors';
-import { CleanupPolicy, Engine, NotifyPolicy, NotifyWhen, RunnerRestartPolicy, WhenBusy } from './status';
+import { CleanupPolicy, Engine, NotifyPolicy, NotifyWhen, RunnerRestartPolicy, SetupTeardown, WhenBusy } from './status';
 import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
 import { formatDuration, parseDuration } from './duration';
 import { capProblems, describeKind, describeValue, escapeText, excerpt } from './excerpt';
@@ -481,7 +481,17 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       concurrency: concurrency.optional(),
       cleanup: z.enum(CleanupPolicy).default(CleanupPolicy.always),
       onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
+      setupTeardown: z.enum(SetupTeardown).optional(),
       labels: userLabels.default({}),
+    })
+    .check((ctx) => {
+      if (ctx.value.engine !== Engine.gatling || ctx.value.setupTeardown === undefined) return;
+      ctx.issues.push({
+        code: 'custom',
+        path: ['setupTeardown'],
+        input: ctx.value.setupTeardown,
+        message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field",
+      });
     })
     .check((ctx) => {
       if (ctx.value.runner.image !== undefined || config.defaultImages[ctx.value.engine] !== undefined) return;
@@ -660,4 +670,14 @@ function toProblems(issues: readonly z.core.$ZodIssue[]): Problem[] {
 /** The spec's schema for documentation (the API's OpenAPI document): either engine, as written (`io: 'input'`). */
 export function runSpecDocumentationSchema(config: DeploymentConfig) {
   return runSpecSchema(config, undefined);
+}
+
+/** Where the run's setup() and teardown() run: the spec's `setupTeardown`, for k6 `perRun` unless it says `perRunner`; an engine without them, `perRunner` (their hooks run in each runner). */
+export function setupTeardownOf(spec: Pick<RunSpec, 'engine' | 'setupTeardown'>): SetupTeardown {
+  return spec.engine === Engine.k6 ? (spec.setupTeardown ?? SetupTeardown.perRun) : SetupTeardown.perRunner;
+}
+
+/** The run has k6's coordinator pod (setup() and teardown() once per run: engines/k6/coordinator.ts). */
+export function hasCoordinator(spec: Pick<RunSpec, 'engine' | 'setupTeardown'>): boolean {
+  return setupTeardownOf(spec) === SetupTeardown.perRun;
 }

@@ -23,13 +23,22 @@ export const STAGE_TIMEOUT_SECONDS = {
   [Stage.AwaitPrepared]: 30,
   [Stage.Launch]: 120,
   [Stage.AwaitReady]: 60,
-  [Stage.Start]: 60,
+  [Stage.Start]: 180,
   [Stage.Watch]: 60,
   [Stage.Collect]: 120,
   [Stage.Decide]: 30,
   [Stage.Notify]: 60,
-  [Stage.Cleanup]: 120,
+  [Stage.Cleanup]: 240,
 } as const satisfies Record<Stage, number>;
+
+/**
+ * k6 setup() and teardown() once per run (engines/k6/coordinator.ts): Start waits for setup() and
+ * Cleanup for teardown(), each synchronously through the coordinator's REST API, so each stage's
+ * timeout holds the longest the function may take (k6's setupTimeout / teardownTimeout, 60 s unless
+ * the script says more) plus the stage's own work. A script allowing more is refused at AwaitPrepared.
+ */
+export const SETUP_BUDGET_SECONDS = STAGE_TIMEOUT_SECONDS[Stage.Start] - 60;
+export const TEARDOWN_BUDGET_SECONDS = STAGE_TIMEOUT_SECONDS[Stage.Cleanup] - 120;
 
 /**
  * How long a notification claim protects one send: connect-and-send plus the answer, each bounded by

@@ -111,6 +111,14 @@ export type CleanupPolicy = (typeof CleanupPolicy)[keyof typeof CleanupPolicy];
 export const RunnerRestartPolicy = { fail: 'fail', restart: 'restart' } as const;
 export type RunnerRestartPolicy = (typeof RunnerRestartPolicy)[keyof typeof RunnerRestartPolicy];
 
+/**
+ * Where k6's setup() and teardown() run (architecture §3.5): `perRun`, once for the whole run on the
+ * run's coordinator pod (its data handed to every runner through k6's REST API); `perRunner`, in each
+ * runner, as k6 does on its own (N setups, N different setup data). k6 only; Gatling has no such field.
+ */
+export const SetupTeardown = { perRun: 'perRun', perRunner: 'perRunner' } as const;
+export type SetupTeardown = (typeof SetupTeardown)[keyof typeof SetupTeardown];
+
 export const Engine = { k6: 'k6', gatling: 'gatling' } as const;
 export type Engine = (typeof Engine)[keyof typeof Engine];
 

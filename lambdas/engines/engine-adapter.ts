@@ -8,6 +8,7 @@
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node';
 import type { ClusterClient } from '../cluster/cluster-client';
 import type { RunnerPlan } from '../cluster/plan';
+import type { StageMarks } from '../core/stage-marks';
 import type { ObservedStart, StartSource } from '../core/start-skew';
 import type { RunnerSummary } from '../core/summary';
 
@@ -53,7 +54,36 @@ export interface StartContext {
   startAt: string | undefined;
   /** Names of the run's pods whose container has exited (asked only when a runner did not report running). */
   exitedPods(): Promise<Set<string>>;
+  /**
+   * setup() once per run (k6 setupTeardown perRun): run on the coordinator, its data handed to the
+   * runners, before they are started; absent when each runner runs its own (or the engine has none).
+   */
+  setup?: Omit<CoordinatorCall, 'cluster' | 'namespace'> & { skip?: string };
 }
+
+/** A call to the run's coordinator (k6 perRun: engines/k6/coordinator.ts). */
+export interface CoordinatorCall {
+  cluster: ClusterClient;
+  namespace: string;
+  /** The coordinator pod's name. */
+  coordinator: string;
+  /** The calling stage's marks (what its earlier attempts sent). */
+  marks: StageMarks;
+  /** How long the script's function may take (k6's setupTimeout / teardownTimeout), in seconds. */
+  functionTimeoutSeconds: number;
+}
+
+/** What setup() once per run came to (Start records it). */
+export type SetupOutcome =
+  /** setup() ran on the coordinator; `data`: it returned data, which every runner was given. */
+  | { ran: true; data: boolean }
+  /** Not run: the script's options or arguments say so (k6's noSetup). */
+  | { ran: false; skipped: string }
+  /** setup() threw (k6's message), or could not be known to have run once: nothing was started. */
+  | { ran: false; failed: string };
+
+/** What teardown() once per run came to (Cleanup records it); `failed`: it threw (k6's message). */
+export type TeardownOutcome = { ran: true; failed?: string } | { ran: false; skipped: string };
 
 /**
  * What a runner's exit code says about its test (architecture §3.6). Watch waits for runners that
@@ -88,6 +118,8 @@ export interface StartResult {
   startedAt: number;
   /** Each runner's start as the engine let Start see it (k6: its status turning to running); absent when Start cannot see it. */
   observed?: { source: StartSource; starts: ObservedStart[] };
+  /** setup() once per run (StartContext.setup): what it came to. When it failed, no runner was started. */
+  setup?: SetupOutcome;
 }
 
 export interface EngineAdapter {
@@ -126,8 +158,13 @@ export interface EngineAdapter {
    * start only to runners that have not taken it.
    */
   start(ctx: StartContext, pods: ReadyPod[]): Promise<StartResult>;
-  /** Starts a replacement runner (onRunnerRestart: restart); true once it runs its test. */
-  startReplacement(cluster: ClusterClient, namespace: string, pod: string): Promise<boolean>;
+  /**
+   * Starts a replacement runner (onRunnerRestart: restart); true once it runs its test. `setupFrom`:
+   * the coordinator pod whose setup data it gets first (setup() once per run).
+   */
+  startReplacement(cluster: ClusterClient, namespace: string, pod: string, setupFrom?: string): Promise<boolean>;
+  /** Runs teardown() once on the coordinator (setup() once per run); absent for an engine without one. */
+  teardown?(call: CoordinatorCall): Promise<TeardownOutcome>;
   /** True when a running runner can be told to stop and keep its partial result; false: it is deleted. */
   readonly stopsGracefully: boolean;
   /** The exit code of a runner that `stop` ended (k6 103: stopped through its REST API); absent when stopping deletes it. */

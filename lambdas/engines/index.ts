@@ -4,7 +4,7 @@ import type { EngineAdapter } from './engine-adapter';
 import { gatlingAdapter } from './gatling/adapter';
 import { k6Adapter } from './k6/adapter';
 
-export type { EngineAdapter, LiveReading, ReadyPod, RunnerFacts, StartContext } from './engine-adapter';
+export type { EngineAdapter, LiveReading, ReadyPod, RunnerFacts, SetupOutcome, StartContext, TeardownOutcome } from './engine-adapter';
 
 export const ENGINES: Readonly<Record<Engine, EngineAdapter>> = {
   k6: k6Adapter,

@@ -97,6 +97,14 @@ const stageItemSchema = z.object({
   /** The stage's recorded output, returned to any later begin instead of re-running it. */
   output: z.unknown().optional(),
   error: z.object({ name: z.string(), message: z.string() }).optional(),
+  /**
+   * Steps of the stage's side effects that an attempt recorded before finishing (a string set, kept
+   * across attempts): a retry reads them to do an at-most-once step (k6's setup()) no second time.
+   */
+  marks: z
+    .union([z.set(z.string()), z.array(z.string())])
+    .transform((v) => [...v].sort())
+    .optional(),
   expiresAt: z.number(),
 });
 export type StageItem = z.infer<typeof stageItemSchema>;

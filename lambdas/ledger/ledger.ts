@@ -40,7 +40,7 @@ import {
   type ScheduleRecord,
 } from './schedules';
 import { listSamples, recordSample } from './samples';
-import { beginStage, completeStage, failStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
+import { beginStage, completeStage, failStage, markStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
 import type { LiveSample } from '../core/live-sample';
 
@@ -89,6 +89,11 @@ export class Ledger {
 
   completeStage(runId: string, stage: Stage, owner: string, output: unknown): Promise<CompleteStageResult> {
     return completeStage(this.ctx, runId, stage, owner, output);
+  }
+
+  /** Records (or with `set` false removes) one step of a live attempt's side effects (stages.ts markStage). */
+  markStage(runId: string, stage: Stage, owner: string, mark: string, set = true): Promise<void> {
+    return markStage(this.ctx, runId, stage, owner, mark, set);
   }
 
   failStage(runId: string, stage: Stage, owner: string, error: { name: string; message: string }): Promise<FailStageResult> {

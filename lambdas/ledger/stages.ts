@@ -19,8 +19,11 @@ import { expiresAt, stageKey } from './keys';
 import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
 
 export type BeginStageResult =
-  /** `previousError`: what the last attempt failed with, when it failed (a retry may say more for it). */
-  | { kind: 'begun'; attempt: number; tookOver: boolean; previousError?: { name: string; message: string } }
+  /**
+   * `previousError`: what the last attempt failed with, when it failed (a retry may say more for it).
+   * `marks`: the steps earlier attempts recorded (markStage), sorted; empty for a first attempt.
+   */
+  | { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: { name: string; message: string } }
   | { kind: 'completed'; output: unknown };
 
 /** Between the caller and the attempt's id in an owner; neither an ARN nor an id has it. */
@@ -92,6 +95,7 @@ export async function beginStage(
         kind: 'begun',
         attempt: (typeof previous.attempts === 'number' ? previous.attempts : 0) + 1,
         tookOver: previous.state === StageState.in_progress,
+        marks: marksOf(previous),
         ...(previousError ? { previousError } : {}),
       };
     }
@@ -112,7 +116,10 @@ export async function beginStage(
       values: { ':owner': owner, ':inProgress': StageState.in_progress, ':lease': ctx.now() + leaseMs },
       returnValues: 'ALL_NEW',
     });
-    if (renew.ok) return { kind: 'begun', attempt: parseStageItem(renew.attributes).attempts, tookOver: false };
+    if (renew.ok) {
+      const item = parseStageItem(renew.attributes);
+      return { kind: 'begun', attempt: item.attempts, tookOver: false, marks: item.marks ?? [] };
+    }
   }
   throw new StageBusy(
     runId,
@@ -120,6 +127,27 @@ export async function beginStage(
     current,
     current && { holder: holderFor(callerOf(owner), callerOf(current.owner)), leaseLeftMs: Math.max(0, current.leaseUntil - ctx.now()) },
   );
+}
+
+function marksOf(previous: Record<string, unknown>): string[] {
+  const marks = previous.marks;
+  return marks instanceof Set || Array.isArray(marks) ? [...(marks as Iterable<string>)].sort() : [];
+}
+
+/**
+ * Records (`set`: true) or removes one step of the attempt's side effects, fenced on the owner's live
+ * attempt like complete and fail: a step is recorded only by the attempt that did it. Idempotent.
+ */
+export async function markStage(ctx: LedgerContext, runId: string, stage: Stage, owner: string, mark: string, set: boolean): Promise<void> {
+  const write = await conditionalUpdate(ctx, `markStage ${runId} ${stage} ${mark}`, {
+    key: stageKey(runId, stage),
+    update: set ? 'ADD #marks :mark' : 'DELETE #marks :mark',
+    condition: '#owner = :owner AND #state = :inProgress',
+    values: { ':owner': owner, ':inProgress': StageState.in_progress, ':mark': new Set([mark]) },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return;
+  throw new StageOwnershipLost(runId, stage, write.current && parseStageItem(write.current));
 }
 
 /** Records the output. Completing again by the same owner is fine and returns what was recorded first. */

@@ -14,6 +14,8 @@ import { nextPollSeconds } from '../core/polling';
 import { escapeText } from '../core/excerpt';
 import { Role } from '../core/runner-contract';
 import { k6ErrorMessage, readK6InspectOutput } from '../engines/k6/inspect-output';
+import { k6LifecycleOptions, k6LifecycleProblem, type K6LifecycleOptions } from '../engines/k6/lifecycle-options';
+import { hasCoordinator } from '../core/spec';
 import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, Stage } from '../core/status';
 import { admission } from './acquire';
@@ -29,6 +31,8 @@ export interface PreparedResult extends StepResult {
    * scenarios' schedule ends (deadlines.ts scheduledDurationFromInspect), when known.
    */
   requirements?: { maxVUs?: number; expectedDurationSeconds?: number; scheduledDurationSeconds?: number };
+  /** setup() and teardown() once per run (k6's coordinator): whether k6 skips them and how long each may take. */
+  lifecycle?: K6LifecycleOptions;
 }
 
 /** Real k6 prints the whole consolidated options object (every scenario, every stage, one line each). */
@@ -72,6 +76,9 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
     const scheduledDurationSeconds = scheduledDurationFromInspect(requirements);
     const tooLong = scriptTooLong(run, minimumDurationFromInspect(requirements), deadlines.totalBy, deps.now());
     if (tooLong) return endsRun(StepPhase.failed, Outcome.FAILED, tooLong);
+    const lifecycle = hasCoordinator(run.spec) ? k6LifecycleOptions(requirements) : undefined;
+    const lifecycleProblem = lifecycle && k6LifecycleProblem(lifecycle);
+    if (lifecycleProblem) return endsRun(StepPhase.failed, Outcome.FAILED, lifecycleProblem);
     const result: PreparedResult = {
       ...done(),
       requirements: {
@@ -79,6 +86,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
         ...(expectedDurationSeconds !== undefined ? { expectedDurationSeconds } : {}),
         ...(scheduledDurationSeconds !== undefined ? { scheduledDurationSeconds } : {}),
       },
+      ...(lifecycle ? { lifecycle } : {}),
     };
     return runOnce(deps, runId, Stage.AwaitPrepared, async () => result);
   }

@@ -9,6 +9,8 @@ import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { livePods, loadRun } from './run-context';
 import { runOnceReading } from './run-once';
+import { teardownOnRun } from './teardown';
+import type { TeardownOutcome } from '../engines';
 
 /** Stages that create objects in the cluster. */
 const CREATING_STAGES = [Stage.Prepare, Stage.Launch] as const;
@@ -19,10 +21,12 @@ export interface CleanupRecord {
   kept: boolean;
   /** The run's concurrency slot was left for the sweeper: kept runner pods were still running. */
   slotKept?: boolean;
+  /** teardown() once per run (k6's coordinator, teardown.ts), when it was due. */
+  teardown?: TeardownOutcome;
 }
 
 export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRecord> {
-  return runOnceReading(deps, runId, Stage.Cleanup, () => loadRun(deps, runId), async (_attempt, run) => {
+  return runOnceReading(deps, runId, Stage.Cleanup, () => loadRun(deps, runId), async ({ marks }, run) => {
     // A stopped execution's Lambda may still be creating objects (StopExecution does not stop it):
     // deleting now would leave what it creates next. Wait for it (StageBusy is retried).
     for (const stage of CREATING_STAGES) {
@@ -33,19 +37,21 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
     }
     const policy = run.spec.cleanup;
     const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
+    const teardown = await teardownOnRun(deps, run, marks, !keep);
+    const done = teardown ? { teardown } : {};
     const deleted = keep ? 0 : (await run.cluster.deleteRun(run.namespace, runId)).deleted;
     // The run's slot in its concurrency group (or its place in the queue) goes once it can generate no
     // more load: its objects deleted, or, when they are kept, no pod of it still running (a run that
     // failed on one runner, or timed out, may have others running on until their Jobs' deadline). A slot
     // kept here is freed by the sweeper once they have ended (sweep-slots.ts).
     const group = run.spec.concurrency?.group;
-    if (!group) return { policy, deleted, kept: keep };
+    if (!group) return { policy, deleted, kept: keep, ...done };
     const running = keep ? await livePods(run) : [];
     if (running.length > 0) {
       deps.log({ runId, stage: Stage.Cleanup, message: 'concurrency slot kept: kept pods still running; the sweeper frees it once they end', group, pods: running.slice(0, 5) });
-      return { policy, deleted, kept: keep, slotKept: true };
+      return { policy, deleted, kept: keep, slotKept: true, ...done };
     }
     await deps.ledger.releaseSlot(group, runId);
-    return { policy, deleted, kept: keep };
+    return { policy, deleted, kept: keep, ...done };
   });
 }

@@ -4,6 +4,7 @@
  * make the script ConfigMap (Prepare, Launch): every poll reads the run, and the text may be
  * maxScriptBytes (architecture §4). The spec's type says which read it came from.
  */
+import { Role } from '../core/runner-contract';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { ClusterClient } from '../cluster/cluster-client';
 import { jobFacts, podFacts, type JobFacts, type PodFacts } from '../cluster/observe';
@@ -78,7 +79,8 @@ export async function listPods(run: RunContext): Promise<PodFacts[]> {
  * slot is not given up while there are any (cleanup.ts, sweep-slots.ts).
  */
 export async function livePods(run: RunContext): Promise<string[]> {
-  return (await listPods(run)).filter((p) => p.phase === 'Pending' || p.phase === 'Running').map((p) => p.name);
+  // k6's coordinator is never unpaused: it generates no load.
+  return (await listPods(run)).filter((p) => p.role !== Role.coordinator && (p.phase === 'Pending' || p.phase === 'Running')).map((p) => p.name);
 }
 
 /**

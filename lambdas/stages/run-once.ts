@@ -9,6 +9,7 @@ import { stageLeaseMs } from '../core/stage-timing';
 import type { Stage } from '../core/status';
 import { leaseOwner } from '../ledger/stages';
 import type { StageDeps } from './deps';
+import type { StageMarks } from '../core/stage-marks';
 
 /** What the work learns of the attempt. */
 export interface Attempt {
@@ -20,7 +21,10 @@ export interface Attempt {
   first: boolean;
   /** What the previous attempt failed with, if it failed. */
   previousError?: { name: string; message: string };
+  /** The steps earlier attempts recorded (and this one, through `mark`). */
+  marks: StageMarks;
 }
+
 
 export async function runOnce<T>(deps: StageDeps, runId: string, stage: Stage, work: (attempt: Attempt) => Promise<T>): Promise<T> {
   return runOnceReading(deps, runId, stage, async () => undefined, (attempt) => work(attempt));
@@ -48,7 +52,20 @@ export async function runOnceReading<T, R>(
   if (begun.kind === 'completed') return begun.output as T;
   let output: T;
   try {
-    output = await work({ first: begun.attempt === 1 && !begun.tookOver, ...(begun.previousError ? { previousError: begun.previousError } : {}) }, await reading);
+    const marks = new Set(begun.marks);
+    const stageMarks: StageMarks = {
+      has: (mark) => marks.has(mark),
+      async mark(mark) {
+        await deps.ledger.markStage(runId, stage, owner, mark, true);
+        marks.add(mark);
+      },
+      async unmark(mark) {
+        await deps.ledger.markStage(runId, stage, owner, mark, false);
+        marks.delete(mark);
+      },
+    };
+    const attempt = { first: begun.attempt === 1 && !begun.tookOver, marks: stageMarks, ...(begun.previousError ? { previousError: begun.previousError } : {}) };
+    output = await work(attempt, await reading);
   } catch (err) {
     const error = err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) };
     await deps.ledger.failStage(runId, stage, owner, error).catch(() => undefined);

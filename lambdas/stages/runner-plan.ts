@@ -4,7 +4,7 @@
  */
 import type { V1Toleration } from '@kubernetes/client-node';
 import type { RunnerPlan, ScriptSource } from '../cluster/plan';
-import type { RunSpec } from '../core/spec';
+import { setupTeardownOf, type RunSpec } from '../core/spec';
 import { CleanupPolicy } from '../core/status';
 
 /**
@@ -54,6 +54,7 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
       ttlSecondsAfterFinished: spec.cleanup === CleanupPolicy.never ? TTL_AFTER_FINISHED_KEPT_SECONDS : TTL_AFTER_FINISHED_SECONDS,
     },
     onRunnerRestart: spec.onRunnerRestart,
+    setupTeardown: setupTeardownOf(spec),
     ...(timing.startAt ? { startAt: timing.startAt } : {}),
   };
 }

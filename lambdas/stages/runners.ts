@@ -11,6 +11,7 @@ import type { EngineAdapter } from '../engines';
 import { Role, SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import { Engine, RunnerRestartPolicy } from '../core/status';
 import { listJobs, listPods, type RunContext } from './run-context';
+import { hasCoordinator } from '../core/spec';
 
 export interface RunnerView {
   index: number;
@@ -21,7 +22,27 @@ export interface RunnerView {
 }
 
 export async function observeRunners(run: RunContext): Promise<RunnerView[]> {
+  return (await observeRunPods(run)).runners;
+}
+
+/**
+ * The runners and, when the run has one (k6 setup() once per run), its coordinator: the same two list
+ * calls. The coordinator's view has index -1 (describeCoordinator names it).
+ */
+export async function observeRunPods(run: RunContext): Promise<{ runners: RunnerView[]; coordinator?: RunnerView }> {
   const [jobs, pods] = await Promise.all([listJobs(run), listPods(run)]);
+  const runners = runnerViews(run, jobs, pods);
+  if (!hasCoordinator(run.spec)) return { runners };
+  const own = pods.filter((p) => p.role === Role.coordinator).sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+  return { runners, coordinator: { index: -1, job: jobs.find((j) => j.role === Role.coordinator), pods: own, latest: own[own.length - 1] } };
+}
+
+/** `coordinator: Failed, exited 107 (script exception)`, as describeRunner says it of a runner. */
+export function describeCoordinator(coordinator: RunnerView, engine: Engine): string {
+  return describeRunner(coordinator, engine).replace(/^runner -1/, 'coordinator');
+}
+
+function runnerViews(run: RunContext, jobs: JobFacts[], pods: PodFacts[]): RunnerView[] {
   return Array.from({ length: run.spec.parallelism }, (_, index) => {
     const own = pods.filter((p) => p.role === Role.runner && p.index === index).sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
     return {

@@ -19,6 +19,8 @@ import type { LaunchRecord } from './launch';
 import { listPods, loadRun, outputOf, requireOpenRun, requireOutput } from './run-context';
 import { runOnce } from './run-once';
 import type { RunView } from '../ledger/ledger';
+import type { SetupOutcome } from '../engines/engine-adapter';
+import { K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../engines/k6/lifecycle-options';
 
 export interface StartRecord {
   /** Cluster clock (epoch ms). */
@@ -32,6 +34,8 @@ export interface StartRecord {
   startedPods: Record<number, string>;
   /** When each runner was seen to start and the run's start skew (k6; Gatling's are read from the logs at Collect). */
   measured?: MeasuredStart;
+  /** setup() once per run (k6's coordinator): what it came to. `failed`: nothing was started, Watch ends the run FAILED. */
+  setup?: SetupOutcome;
 }
 
 /**
@@ -43,27 +47,39 @@ export function measuredStartOf(view: RunView): MeasuredStart | undefined {
 }
 
 export async function start(deps: StageDeps, runId: string): Promise<StartRecord> {
-  return runOnce(deps, runId, Stage.Start, async () => {
+  return runOnce(deps, runId, Stage.Start, async ({ marks }) => {
     const run = await loadRun(deps, runId);
     requireOpenRun(run.view, Stage.Start);
     const { deadlines } = admission(run.view, Stage.Start);
     const launch = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.Start);
     const ready = requireOutput<ReadyResult>(run.view, Stage.AwaitReady, Stage.Start);
     const pods = Object.entries(ready.pods ?? {}).map(([index, pod]) => ({ index: Number(index), ...pod }));
+    const prepared = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared);
+    const lifecycle = prepared?.lifecycle;
+    const setup = ready.coordinator && {
+      coordinator: ready.coordinator.name,
+      marks,
+      functionTimeoutSeconds: lifecycle?.setupTimeoutSeconds ?? K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS,
+      ...(lifecycle?.noSetup ? { skip: 'the script\'s options or arguments say noSetup' } : {}),
+    };
 
-    const { startedAt, observed } = await engineAdapter(run.spec.engine).start(
+    const started = await engineAdapter(run.spec.engine).start(
       {
         cluster: run.cluster,
         namespace: run.namespace,
         now: deps.now,
         startAt: launch.startAt,
         exitedPods: async () => new Set((await listPods(run)).filter((p) => p.exitCode !== undefined).map((p) => p.name)),
+        ...(setup ? { setup } : {}),
       },
       pods,
     );
+    const { startedAt, observed } = started;
+    // setup() failed: nothing was started; Watch ends the run with its reason, Cleanup deletes the runners.
+    if (started.setup && 'failed' in started.setup) return { startedAt, runBy: startedAt, startedPods: {}, setup: started.setup };
 
     const measured = observed && measuredStart(observed.source, run.spec.parallelism, observed.starts);
-    const requirements = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared)?.requirements;
+    const requirements = prepared?.requirements;
     const expected = requirements?.expectedDurationSeconds;
     const scheduled = requirements?.scheduledDurationSeconds;
     await deps.ledger.setStatus(runId, RunStatus.RUNNING);
@@ -74,6 +90,7 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
       ...(scheduled !== undefined && (expected === undefined || scheduled < expected) ? { scheduledEndAt: startedAt + scheduled * 1000 } : {}),
       startedPods: Object.fromEntries(pods.map((p) => [p.index, p.uid])),
       ...(measured ? { measured } : {}),
+      ...(started.setup ? { setup: started.setup } : {}),
     };
   });
 }

@@ -32,6 +32,7 @@ import { runOnce } from './run-once';
 import { recordLiveSample } from './live-metrics';
 import { earlyEnd, endedEarly, type EarlyEnd } from './early-end';
 import { describeRunner, observeRunners, ranToEnd, runnerList, type RunnerView } from './runners';
+import type { ReadyResult } from './await-ready';
 import type { StartRecord } from './start';
 
 /** A runner told to stop exits within seconds: poll densely meanwhile, for at most ABORT_GRACE_MS. */
@@ -49,6 +50,8 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   const recorded = outputOf<StepResult>(run.view, Stage.Watch);
   if (recorded) return recorded;
   const started = requireOutput<StartRecord>(run.view, Stage.Start, Stage.Watch);
+  // setup() once per run failed at Start: no runner was started; the run ends with k6's message.
+  if (started.setup && 'failed' in started.setup) return endsRun(StepPhase.failed, Outcome.FAILED, started.setup.failed);
   const { deadlines } = admission(run.view, Stage.Watch);
   const runners = await observeRunners(run);
   const abort = abortRequest(run);
@@ -198,7 +201,8 @@ async function startReplacements(run: RunContext, runners: RunnerView[], started
       const since = pod.startedAt ?? now;
       if (pod.exitCode !== undefined) return { ...facts, startedAt: since };
       if (!pod.ready) return facts;
-      if (await engineAdapter(run.spec.engine).startReplacement(run.cluster, run.namespace, pod.name)) return { ...facts, startedAt: since };
+      const setupFrom = started.setup?.ran ? outputOf<ReadyResult>(run.view, Stage.AwaitReady)?.coordinator?.name : undefined;
+      if (await engineAdapter(run.spec.engine).startReplacement(run.cluster, run.namespace, pod.name, setupFrom)) return { ...facts, startedAt: since };
       return facts;
     }),
   );

@@ -10,6 +10,7 @@
  * a few seconds says what it waits for. On a terminal, live lines are rewritten in place; otherwise
  * every line is a plain line (no cursor movement).
  */
+import type { SetupOutcome } from '../../lambdas/engines/engine-adapter';
 import { describeStartSkew, type MeasuredStart } from '../../lambdas/core/start-skew';
 import type { HistoryEvent } from '../engine/local-execution';
 import { escapeText } from '../../lambdas/core/excerpt';
@@ -29,6 +30,8 @@ interface StepOutput {
   startedAt?: number;
   /** Start's measured start of the runners (k6). */
   measured?: MeasuredStart;
+  /** Start's setup() once per run (k6's coordinator). */
+  setup?: SetupOutcome;
   nextPollSeconds?: number;
 }
 
@@ -234,7 +237,7 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       line('✗', stage, since, terminalSafe(`${step.outcome}: ${step.reason ?? ''}`));
       return;
     }
-    const note = task.resultKey === 'decision' && step?.outcome ? step.outcome : stage === 'Start' && step?.measured ? describeStartSkew(step.measured) : '';
+    const note = task.resultKey === 'decision' && step?.outcome ? step.outcome : stage === 'Start' ? startNote(step) : '';
     line('✓', stage, since, note);
   };
 
@@ -280,4 +283,11 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       () => undefined,
     );
   }
+}
+
+/** `setup() ran once on the coordinator; start skew 12 ms …`: what Start did, in one line. */
+function startNote(step: StepOutput | undefined): string {
+  const setup = step?.setup;
+  const said = !setup ? '' : setup.ran ? `setup() ran once on the coordinator${setup.data ? ', its data given to every runner' : ''}` : 'failed' in setup ? 'setup() failed: no runner started' : '';
+  return [said, step?.measured ? describeStartSkew(step.measured) : ''].filter((t) => t !== '').join('; ');
 }

@@ -70,7 +70,10 @@ export class ApiServer {
     const method = req.method ?? 'GET';
     const request: ApiRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body: body ?? '' };
     const response = body === undefined ? tooLarge() : this.respond(request);
-    if (response.stream) writeStream(res, response, response.stream);
+    // Served, its answer lost (faults.dropNextResponses): the connection closes without a response.
+    const dropped = this.faults.takeResponseDrop(method, url.pathname);
+    if (dropped) res.destroy();
+    else if (response.stream) writeStream(res, response, response.stream);
     else if (!res.destroyed) write(res, response);
     // A stream is logged when it starts (its status is sent then).
     this.requestLog.push({
@@ -78,7 +81,7 @@ export class ApiServer {
       path: url.pathname,
       url: req.url ?? url.pathname,
       query: Object.fromEntries(url.searchParams),
-      status: response.status,
+      status: dropped ? 0 : response.status,
       at: Date.now(),
       simAt: this.clock.now(),
     });

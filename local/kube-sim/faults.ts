@@ -29,6 +29,12 @@ export interface Faults {
   /** The next `n` requests that match answer `status` with a Status body (429 and 503 with Retry-After). */
   failNextRequests(n: number, status: InjectedStatus, match?: RequestMatch): void;
   /**
+   * The next `n` matching requests are served (a pod proxy request reaches the pod, which acts on it)
+   * but their answers are lost: the connection is closed without a response, as when a caller's
+   * network or the API server fails between the two. The request log shows them with status 0.
+   */
+  dropNextResponses(n: number, match?: RequestMatch): void;
+  /**
    * From now on, each matching request fails with `status` with probability `rate` (0..1; 0 removes
    * the rate set earlier for the same match), drawn from a seeded random source: the same requests in
    * the same order fail on every run. 429 and 503 carry Retry-After. failNextRequests goes first.
@@ -93,6 +99,7 @@ export interface FaultActions {
 
 export class FaultSettings implements Faults {
   private requestFaults: RequestFault[] = [];
+  private responseDrops: { remaining: number; match: RequestMatch }[] = [];
   private errorRates: ErrorRate[] = [];
   private random = mulberry32(DEFAULT_FAULT_SEED);
   private podFaults: PodFault[] = [];
@@ -102,6 +109,19 @@ export class FaultSettings implements Faults {
 
   failNextRequests(n: number, status: InjectedStatus, match: RequestMatch = {}): void {
     if (n > 0) this.requestFaults.push({ remaining: n, status, match });
+  }
+
+  dropNextResponses(n: number, match: RequestMatch = {}): void {
+    if (n > 0) this.responseDrops.push({ remaining: n, match });
+  }
+
+  /** Consumes one response drop for this request, if one matches. */
+  takeResponseDrop(method: string, path: string): boolean {
+    const drop = this.responseDrops.find((d) => requestMatches(d.match, method, path));
+    if (!drop) return false;
+    drop.remaining -= 1;
+    if (drop.remaining <= 0) this.responseDrops = this.responseDrops.filter((d) => d !== drop);
+    return true;
   }
 
   setErrorRate(rate: number, status: InjectedStatus, match: RequestMatch = {}): void {
@@ -150,6 +170,7 @@ export class FaultSettings implements Faults {
 
   clear(): void {
     this.requestFaults = [];
+    this.responseDrops = [];
     this.podFaults = [];
     this.latencyMs = 0;
     this.errorRates = [];
@@ -161,9 +182,7 @@ export class FaultSettings implements Faults {
    * else the latest matching error rate draws once from the seeded random source.
    */
   takeRequestFailure(method: string, path: string): InjectedStatus | undefined {
-    const matches = (m: RequestMatch) =>
-      (m.method === undefined || m.method.toUpperCase() === method.toUpperCase()) &&
-      (m.pathIncludes === undefined || path.includes(m.pathIncludes));
+    const matches = (m: RequestMatch) => requestMatches(m, method, path);
     const fault = this.requestFaults.find((f) => matches(f.match));
     if (fault) {
       fault.remaining -= 1;
@@ -237,4 +256,8 @@ export class FaultSettings implements Faults {
     }
     return undefined;
   }
+}
+
+function requestMatches(m: RequestMatch, method: string, path: string): boolean {
+  return (m.method === undefined || m.method.toUpperCase() === method.toUpperCase()) && (m.pathIncludes === undefined || path.includes(m.pathIncludes));
 }

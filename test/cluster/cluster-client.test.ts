@@ -72,6 +72,8 @@ function plan(overrides: Partial<RunnerPlan> = {}): RunnerPlan {
     namespace: NAMESPACE,
     parallelism: 2,
     script: { kind: 'inline', file: 'test.js', content: SCRIPT },
+    // The create/list/own mechanics on runner Jobs alone; the coordinator's Job is one more of the same (owners.test.ts).
+    setupTeardown: 'perRunner',
     ...overrides,
   });
 }

@@ -135,12 +135,21 @@ describe('the Role allows exactly the calls whole runs make', () => {
   /** The run whose objects `cleanup: never` keeps, for the conflict and the sweeper below. */
   let kept: string;
 
-  it('k6: initializer, log, paused runners started through pods/proxy, status polls, results, cleanup', async () => {
-    const { view, used } = await logged(() => h.run(k6Spec({ name: 'rbac-k6', parallelism: 2 })));
+  const WITH_SETUP = `import http from 'k6/http';
+export const options = { vus: 4, duration: '30s' };
+export function setup() { return { token: 'x' }; }
+export default function (data) { http.get(__ENV.TARGET_URL); }
+export function teardown(data) {}
+`;
+
+  it('k6: initializer, log, paused runners started through pods/proxy, status polls, setup() once per run, results, cleanup', async () => {
+    const { view, used } = await logged(() => h.run(k6Spec({ name: 'rbac-k6', parallelism: 2, script: { inline: WITH_SETUP } })));
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(used).toEqual(
       expect.arrayContaining(['batch jobs create', 'batch jobs list', 'batch jobs delete', 'core pods list', 'core pods/log get', 'core pods/proxy get', 'core pods/proxy patch']),
     );
+    // POST /v1/setup and /v1/teardown on the coordinator, PUT /v1/setup on the runners.
+    expect(used).toEqual(expect.arrayContaining(['core pods/proxy create', 'core pods/proxy update']));
   });
 
   it('Gatling: script ConfigMap adopted by the runner Jobs (get + merge patch), results from the logs', async () => {
@@ -170,7 +179,8 @@ describe('the Role allows exactly the calls whole runs make', () => {
     const run = await logged(() => h.run(k6Spec({ name: 'rbac-kept', parallelism: 2, cleanup: 'never' })));
     expect(run.view.run.outcome).toBe(Outcome.SUCCEEDED);
     kept = run.runId;
-    expect(h.leftovers(kept)).toMatchObject({ Job: 3, ConfigMap: 1, Pod: 3 });
+    // The initializer, two runners and the coordinator (stopped after teardown(), kept).
+    expect(h.leftovers(kept)).toMatchObject({ Job: 4, ConfigMap: 1, Pod: 4 });
   });
 
   it("a create that meets another run's Job reads it (get on a 409) and fails the run with a conflict", async () => {
@@ -248,12 +258,14 @@ describe('rbacManifests', () => {
     expect(text).not.toContain(Labels.managedBy);
   });
 
-  it('the rules: no watch, update, deletecollection, escalate, bind or impersonate; nothing outside batch and core', () => {
+  it('the rules: no watch, update of an object, deletecollection, escalate, bind or impersonate; nothing outside batch and core', () => {
     const rules = controlPlaneRules();
     expect(rules.flatMap((r) => r.apiGroups).every((g) => g === '' || g === 'batch')).toBe(true);
-    for (const verb of ['watch', 'update', 'deletecollection', 'escalate', 'bind', 'impersonate', '*']) {
+    for (const verb of ['watch', 'deletecollection', 'escalate', 'bind', 'impersonate', '*']) {
       expect(rules.some((r) => r.verbs.includes(verb)), verb).toBe(false);
     }
+    // `update` only as the HTTP PUT to a pod's own API through the proxy (k6's PUT /v1/setup), never on an object.
+    expect(rules.filter((r) => r.verbs.includes('update')).flatMap((r) => r.resources)).toEqual(['pods/proxy']);
     expect(rules.flatMap((r) => r.resources).sort()).toEqual(['configmaps', 'jobs', 'pods', 'pods/log', 'pods/proxy']);
     // Fresh copies: a caller changing them changes nothing else.
     rules[0]!.verbs.push('*');

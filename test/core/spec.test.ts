@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { SpecInvalid } from '../../lambdas/core/errors';
-import { assertValidSpec, MAX_SPEC_FIELDS_BYTES, parseSpecText, validateSpec, type RunSpec } from '../../lambdas/core/spec';
+import { assertValidSpec, MAX_SPEC_FIELDS_BYTES, parseSpecText, setupTeardownOf, validateSpec, type RunSpec } from '../../lambdas/core/spec';
 
 const SCRIPT = "import http from 'k6/http';\nexport default function () { http.get(__ENV.TARGET_URL); }\n";
 const KIB = 1024;
@@ -78,6 +78,7 @@ describe('validateSpec: valid specs', () => {
       notify: { channels: ['slack', 'webhook-oncall'], policy: 'atLeastOnce' },
       cleanup: 'onSuccess',
       onRunnerRestart: 'restart',
+      setupTeardown: 'perRunner',
       labels: { team: 'payments', 'example.com/cost-center': 'cc-42' },
     };
     expect(specOf(full)).toEqual(full);
@@ -129,6 +130,17 @@ describe('validateSpec: valid specs', () => {
     });
     expect(spec.script).toEqual({ configMap: { name: 'sims', file: 'BasicSimulation.scala' } });
     expect(spec.runner.image).toBe('ghcr.io/st-tech/gatling:latest');
+  });
+
+  it('setupTeardown: k6 runs setup() and teardown() once per run unless told perRunner; a Gatling spec or another value is refused, naming the field', () => {
+    expect(setupTeardownOf(specOf(minimal()))).toBe('perRun');
+    expect(setupTeardownOf(specOf({ ...minimal(), setupTeardown: 'perRunner' }))).toBe('perRunner');
+    expect(problemsOf({ ...minimal(), setupTeardown: 'once' })).toEqual([{ path: 'setupTeardown', message: expect.stringMatching(/perRun.*perRunner/) }]);
+    const gatling = { name: 'ok', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1, runner: { image: 'ghcr.io/st-tech/gatling:latest' } };
+    expect(setupTeardownOf(specOf(gatling))).toBe('perRunner');
+    expect(problemsOf({ ...gatling, setupTeardown: 'perRun' })).toEqual([
+      { path: 'setupTeardown', message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field" },
+    ]);
   });
 
   it('a gatling spec may not move loadplane’s folders or turn the report (its result) off, and hears it with every other problem', () => {

@@ -357,8 +357,8 @@ describe('kube-sim k6 runner: what the recordings leave open', () => {
       exports.push(JSON.parse(log.split('\n').find((l) => l.startsWith(RESULT_LINE_PREFIX))!.slice(RESULT_LINE_PREFIX.length)));
     }
     expect(exports.map((e) => e.setup_data)).toEqual([
-      { simulated: true, runner: 0 },
-      { simulated: true, runner: 1 },
+      { simulated: true, ranOn: 'runner 0', at: expect.any(Number) },
+      { simulated: true, ranOn: 'runner 1', at: expect.any(Number) },
     ]);
   });
 });

@@ -12,7 +12,7 @@ describeOnLedgerBackends((table) => {
     const clock = testClock();
     const ledger = ledgerOn(table(), clock);
     const runId = newRunId();
-    expect(await ledger.beginStage(runId, Stage.Prepare, 'owner-a', LEASE_MS)).toEqual({ kind: 'begun', attempt: 1, tookOver: false });
+    expect(await ledger.beginStage(runId, Stage.Prepare, 'owner-a', LEASE_MS)).toEqual({ kind: 'begun', attempt: 1, tookOver: false, marks: [] });
     clock.advance(5_000);
     const completed = await ledger.completeStage(runId, Stage.Prepare, 'owner-a', { configMap: 'lp-x-script' });
     expect(completed.stage).toMatchObject({
@@ -60,6 +60,30 @@ describeOnLedgerBackends((table) => {
     await expect(ledger.failStage(runId, Stage.Start, 'owner-a', { name: 'X', message: 'y' })).rejects.toBeInstanceOf(StageOwnershipLost);
   });
 
+  it('marks: a step recorded by one attempt is handed to the next (after a failure or a takeover), removed ones are not; only the live owner may mark', async () => {
+    const clock = testClock();
+    const ledger = ledgerOn(table(), clock);
+    const runId = newRunId();
+    await ledger.beginStage(runId, Stage.Start, 'owner-a', LEASE_MS);
+    await ledger.markStage(runId, Stage.Start, 'owner-a', 'setup:sent');
+    await ledger.markStage(runId, Stage.Start, 'owner-a', 'setup:sent');
+    await ledger.markStage(runId, Stage.Start, 'owner-a', 'other');
+    await ledger.markStage(runId, Stage.Start, 'owner-a', 'other', false);
+    // A stale owner (or any other) cannot record a step.
+    await expect(ledger.markStage(runId, Stage.Start, 'owner-x', 'setup:done')).rejects.toBeInstanceOf(StageOwnershipLost);
+    await ledger.failStage(runId, Stage.Start, 'owner-a', { name: 'ClusterUnavailable', message: 'cut off' });
+
+    const retry = await ledger.beginStage(runId, Stage.Start, 'owner-b', LEASE_MS);
+    expect(retry).toMatchObject({ kind: 'begun', attempt: 2, marks: ['setup:sent'] });
+    await ledger.markStage(runId, Stage.Start, 'owner-b', 'setup:done');
+    // owner-b dies holding the lease; the takeover sees both steps.
+    clock.advance(LEASE_MS + 1);
+    expect(await ledger.beginStage(runId, Stage.Start, 'owner-c', LEASE_MS)).toEqual({ kind: 'begun', attempt: 3, tookOver: true, marks: ['setup:done', 'setup:sent'] });
+    // The item as read back (what a later stage sees in the run's view) carries them too.
+    expect((await ledger.completeStage(runId, Stage.Start, 'owner-c', { ok: true })).stage.marks).toEqual(['setup:done', 'setup:sent']);
+    await expect(ledger.markStage(runId, Stage.Start, 'owner-c', 'late')).rejects.toBeInstanceOf(StageOwnershipLost);
+  });
+
   it('a live lease: another owner gets StageBusy carrying the holder; the same owner re-enters with the same attempt and a renewed lease', async () => {
     const clock = testClock();
     const ledger = ledgerOn(table(), clock);
@@ -70,7 +94,7 @@ describeOnLedgerBackends((table) => {
     expect(busy).toMatchObject({ runId, stage: Stage.Watch, retryable: true, current: { owner: 'owner-a', state: 'in_progress' } });
 
     clock.advance(LEASE_MS - 1);
-    expect(await ledger.beginStage(runId, Stage.Watch, 'owner-a', LEASE_MS)).toEqual({ kind: 'begun', attempt: 1, tookOver: false });
+    expect(await ledger.beginStage(runId, Stage.Watch, 'owner-a', LEASE_MS)).toEqual({ kind: 'begun', attempt: 1, tookOver: false, marks: [] });
     clock.advance(LEASE_MS - 1);
     // Still live only because the re-entry renewed it.
     await expect(ledger.beginStage(runId, Stage.Watch, 'owner-b', LEASE_MS)).rejects.toBeInstanceOf(StageBusy);
@@ -106,7 +130,7 @@ describeOnLedgerBackends((table) => {
     const runId = newRunId();
     await ledger.beginStage(runId, Stage.Launch, 'owner-a', LEASE_MS);
     clock.advance(LEASE_MS + 1);
-    expect(await ledger.beginStage(runId, Stage.Launch, 'owner-b', LEASE_MS)).toEqual({ kind: 'begun', attempt: 2, tookOver: true });
+    expect(await ledger.beginStage(runId, Stage.Launch, 'owner-b', LEASE_MS)).toEqual({ kind: 'begun', attempt: 2, tookOver: true, marks: [] });
 
     const stale = await ledger.completeStage(runId, Stage.Launch, 'owner-a', { jobs: 1 }).catch((e) => e);
     expect(stale).toBeInstanceOf(StageOwnershipLost);
@@ -124,7 +148,7 @@ describeOnLedgerBackends((table) => {
     const runId = newRunId();
     await ledger.beginStage(runId, Stage.AwaitReady, 'owner-a', LEASE_MS);
     clock.advance(LEASE_MS + 1);
-    expect(await ledger.beginStage(runId, Stage.AwaitReady, 'owner-a', LEASE_MS)).toEqual({ kind: 'begun', attempt: 2, tookOver: true });
+    expect(await ledger.beginStage(runId, Stage.AwaitReady, 'owner-a', LEASE_MS)).toEqual({ kind: 'begun', attempt: 2, tookOver: true, marks: [] });
   });
 
   it('a failed stage records the error and is retried by the next begin as a new attempt', async () => {
@@ -142,6 +166,7 @@ describeOnLedgerBackends((table) => {
       kind: 'begun',
       attempt: 2,
       tookOver: false,
+      marks: [],
       previousError: { name: 'ClusterUnavailable', message: '503' },
     });
     const retried = (await ledger.completeStage(runId, Stage.Prepare, 'owner-b', { ok: true })).stage;
@@ -166,7 +191,7 @@ describeOnLedgerBackends((table) => {
     await ledger.beginStage(runId, Stage.Collect, 'crashed', LEASE_MS);
     clock.advance(LEASE_MS + 1);
     const { values, errors } = await race((i) => ledger.beginStage(runId, Stage.Collect, `owner-${i}`, LEASE_MS));
-    expect(values).toEqual([{ kind: 'begun', attempt: 2, tookOver: true }]);
+    expect(values).toEqual([{ kind: 'begun', attempt: 2, tookOver: true, marks: [] }]);
     expect(errorNames(errors)).toEqual({ StageBusy: RACERS - 1 });
   });
 });

@@ -30,8 +30,8 @@ describe('k6 happy path', () => {
 
     expect(execution.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
-    // One initializer and N runner Jobs, each created once; each runner unpaused exactly once, through pods/proxy.
-    expect(requests.filter((r) => r.method === 'POST' && r.path.endsWith('/jobs'))).toHaveLength(n + 1);
+    // One initializer, N runner Jobs and the coordinator, each created once; each runner unpaused exactly once, through pods/proxy.
+    expect(requests.filter((r) => r.method === 'POST' && r.path.endsWith('/jobs'))).toHaveLength(n + 2);
     const patches = requests.filter((r) => r.method === 'PATCH' && startPatch(runId).test(r.path));
     expect(patches).toHaveLength(n);
     expect(new Set(patches.map((p) => p.path)).size).toBe(n);
@@ -75,7 +75,7 @@ describe('k6 happy path', () => {
       fromLogs += exported.metrics.http_reqs.count;
     }
     expect(result.requests).toBe(fromLogs);
-    expect(h.leftovers(runId)).toEqual({ Job: 4, ConfigMap: 1, Pod: 4 });
+    expect(h.leftovers(runId)).toEqual({ Job: 5, ConfigMap: 1, Pod: 5 }); // initializer, 3 runners, coordinator
   });
 });
 
@@ -148,7 +148,7 @@ describe('duplicate executions', () => {
     expect(duplicates).toHaveLength(1);
     expect(a.view.run.outcome).toBe(Outcome.SUCCEEDED);
     const jobCreates = h.kubeSim.requestLog.slice(before).filter((r) => r.method === 'POST' && r.path.endsWith('/jobs'));
-    expect(jobCreates).toHaveLength(3);
+    expect(jobCreates).toHaveLength(4); // initializer, 2 runners, coordinator: once
   });
 });
 

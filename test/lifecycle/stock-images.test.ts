@@ -66,8 +66,10 @@ describe.skipIf(!hasKubectl)('stock images in a namespace enforcing "restricted"
     const { runId, view } = await h.run(k6Spec({ name: 'stock-k6', parallelism: 2, cleanup: 'never', arguments: ['--env', 'GREETING=hello world'] }));
     expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toMatch(/^SUCCEEDED: /);
 
+    // The coordinator is told to stop after teardown(); k6 exits a moment later.
+    await h.clock.sleep(1_000);
     const pods = parse(await kubectl('get', 'pods', '-n', 'loadplane', '-l', `${Labels.runId}=${runId}`, '-o', 'yaml')).items;
-    expect(pods).toHaveLength(3);
+    expect(pods).toHaveLength(4); // the initializer, 2 runners and the coordinator
     for (const pod of pods) {
       const [container] = pod.spec.containers;
       expect(container.image).toBe(DEFAULT_CONFIG.defaultImages.k6);
@@ -84,7 +86,8 @@ describe.skipIf(!hasKubectl)('stock images in a namespace enforcing "restricted"
         expect(container.args.slice(0, 2)).toEqual(['k6', 'run']);
         expect(container.args).toContain('GREETING=hello world');
       }
-      expect(pod.status.containerStatuses[0].state.terminated.exitCode).toBe(0);
+      // The coordinator is never unpaused: stopped through its REST API after teardown() (k6 exits 103).
+      expect(pod.status.containerStatuses[0].state.terminated.exitCode).toBe(role === 'coordinator' ? 103 : 0);
     }
   });
 

@@ -41,7 +41,7 @@ describe('k6-operator #138 #800 #513 #310: a stage that fails after its side eff
     expect(view.stages.Prepare).toMatchObject({ state: 'completed', attempts: 2 });
     const creates = h.kubeSim.requestLog.slice(before).filter((r) => r.method === 'POST');
     expect(creates.filter((r) => r.path.endsWith('/configmaps')).map((r) => r.status)).toEqual([500, 500, 500, 500, 500, 201]);
-    expect(creates.filter((r) => r.path.endsWith('/jobs') && r.status === 201)).toHaveLength(7); // initializer + 6 runners, once each
+    expect(creates.filter((r) => r.path.endsWith('/jobs') && r.status === 201)).toHaveLength(8); // initializer + 6 runners + coordinator, once each
     expect(creates.filter((r) => r.status === 409)).toHaveLength(0); // the retry listed what exists and created only the rest
     expect(h.leftovers(runId)).toEqual({});
   });
@@ -76,6 +76,8 @@ describe('k6-operator #222 #251 #128, gatling-operator #7: nothing waits forever
         script: { inline: `export const options = { vus: 8, duration: '2m' };\nexport default function () {}\n` },
         annotations: { [TEARDOWN_DURATION_ANNOTATION]: '5m' },
         timeouts: { prepare: '2m', ready: '2m', run: '3m', total: '30m' },
+        // Each runner runs its own teardown() (k6's way), the one that overruns.
+        setupTeardown: 'perRunner',
       }),
     );
     expect(view.run.outcome).toBe(Outcome.TIMED_OUT);

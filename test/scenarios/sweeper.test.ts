@@ -209,7 +209,7 @@ describe('(d) objects left on the cluster', () => {
     expect(kept.view.run.outcome).toBe(Outcome.SUCCEEDED);
     await leftover(kept.runId, 'debug');
     const keptObjects = h.leftovers(kept.runId);
-    expect(keptObjects).toMatchObject({ Job: 3, ConfigMap: 2 });
+    expect(keptObjects).toMatchObject({ Job: 4, ConfigMap: 2 }); // initializer, 2 runners, coordinator
     // cleanup: always, finished — yet something labelled with it is still there.
     const finished = await h.run(spec('finished'));
     expect(h.leftovers(finished.runId)).toEqual({});

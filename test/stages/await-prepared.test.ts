@@ -36,7 +36,7 @@ describe('AwaitPrepared', () => {
 
     expect(polls).toBeGreaterThan(0);
     // SMOKE_SCRIPT: 40 VUs for 30s; k6's totalDuration adds the default 30s gracefulStop.
-    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 40, expectedDurationSeconds: 60, scheduledDurationSeconds: 30 } });
+    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 40, expectedDurationSeconds: 60, scheduledDurationSeconds: 30 }, lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false } });
     expect((await viewOf(h, runId)).stages.AwaitPrepared).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     // Reads only: list calls, and the initializer's log once, when it had finished.
     expect(requests.writes()).toEqual([]);
@@ -117,7 +117,7 @@ describe('AwaitPrepared', () => {
   it('init code that logs braces (console.log(\'config\', {vus: 3}), console.log(\'{\')) does not hide the requirements', async () => {
     const script = `console.log('config', { vus: 3 });\nconsole.log('{');\nexport const options = { vus: 3, duration: '2s' };\nexport default function () {}\n`;
     const { runId } = await driveTo(h, k6Spec({ name: 'console-braces', parallelism: 2, script: { inline: script } }), Stage.Prepare);
-    expect((await poll(runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 } });
+    expect((await poll(runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 }, lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false } });
     // And the checks still run on them: 3 VUs cannot cover 4 runners.
     const few = await driveTo(h, k6Spec({ name: 'console-few', parallelism: 4, script: { inline: script } }), Stage.Prepare);
     expect((await poll(few.runId)).step.reason).toMatch(/^prepare: the script asks for at most 3 VUs, fewer than parallelism 4/);
@@ -146,7 +146,7 @@ describe('AwaitPrepared', () => {
     it('real k6’s log of init-console-log (console lines before and after the marker): its requirements, checked', async () => {
       const log = recorded('init-console-log');
       const ok = await driveTo(h, k6Spec({ name: 'real-console', parallelism: 3 }), Stage.Prepare);
-      expect((await awaitWithLog(() => log)(ok.runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 } });
+      expect((await awaitWithLog(() => log)(ok.runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 }, lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false } });
       const few = await driveTo(h, k6Spec({ name: 'real-console-few', parallelism: 4 }), Stage.Prepare);
       expect((await awaitWithLog(() => log)(few.runId)).step.reason).toMatch(/^prepare: the script asks for at most 3 VUs, fewer than parallelism 4/);
     });

@@ -37,7 +37,9 @@ describe('AwaitReady', () => {
 
     const pods = objectsOf(h, 'Pod', runId, Role.runner);
     const expected = Object.fromEntries(pods.map((p) => [p.metadata.labels[Labels.runnerIndex], { name: p.metadata.name, uid: p.metadata.uid }]));
-    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, pods: expected });
+    const [coordinator] = objectsOf(h, 'Pod', runId, Role.coordinator);
+    // The coordinator (setup() and teardown() once per run) waits paused like the runners.
+    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, pods: expected, coordinator: { name: coordinator.metadata.name, uid: coordinator.metadata.uid } });
     expect(Object.keys(expected)).toEqual(['0', '1', '2']);
     expect((await viewOf(h, runId)).stages.AwaitReady).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     // Reads only; the runners' APIs through the API server's pods/proxy, and none of them started.

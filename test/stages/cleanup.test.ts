@@ -32,7 +32,8 @@ describe('Cleanup', () => {
     const { runId } = await driveTo(h, spec('cleanup'), Stage.Notify);
     const neighbour = await driveTo(h, spec('neighbour'), Stage.Launch); // a run still in flight in the same namespace
     const neighbourBefore = h.leftovers(neighbour.runId);
-    expect(h.leftovers(runId)).toEqual({ Job: 3, Pod: 3, ConfigMap: 1 });
+    // Its initializer, two runners and the coordinator.
+    expect(h.leftovers(runId)).toEqual({ Job: 4, Pod: 4, ConfigMap: 1 });
     const requests = markRequests(h);
 
     const record = await cleanup(h.runtime.deps, runId);
@@ -40,10 +41,14 @@ describe('Cleanup', () => {
     expect(h.leftovers(runId)).toEqual({});
     expect(h.leftovers(neighbour.runId)).toEqual(neighbourBefore);
     const deleted = deletes(requests);
-    expect(deleted.length).toBeGreaterThanOrEqual(3); // at least its 3 Jobs (what they own goes with them)
+    expect(deleted.length).toBeGreaterThanOrEqual(4); // at least its 4 Jobs (what they own goes with them)
     expect(deleted.every((r) => r.path.includes(`/lp-${runId}-`))).toBe(true);
-    expect(requests.writes()).toEqual(deleted);
-    expect(record).toEqual({ policy: CleanupPolicy.always, deleted: deleted.filter((r) => r.status < 300).length, kept: false } satisfies CleanupRecord);
+    // teardown() once on the coordinator (the script has none: k6 skips it), then the deletes.
+    expect(requests.writes().filter((r) => r.method !== 'DELETE').map((r) => `${r.method} ${r.path.replace(/-coordinator-\w+:/, '-coordinator-<pod>:')}`)).toEqual([
+      `POST /api/v1/namespaces/loadplane/pods/lp-${runId}-coordinator-<pod>:6565/proxy/v1/teardown`,
+    ]);
+    expect(requests.writes().filter((r) => r.method === 'DELETE')).toEqual(deleted);
+    expect(record).toEqual({ policy: CleanupPolicy.always, deleted: deleted.filter((r) => r.status < 300).length, kept: false, teardown: { ran: true } } satisfies CleanupRecord);
     expect((await viewOf(h, runId)).stages.Cleanup).toMatchObject({ state: StageState.completed, attempts: 1, output: record });
   });
 

@@ -56,9 +56,11 @@ describe('Launch', () => {
     expect(owners).toEqual(expect.arrayContaining(jobs.map((j) => j.metadata.name)));
 
     const creates = requests.since().filter((r) => r.method === 'POST');
-    expect(creates.filter((r) => r.path.endsWith('/jobs'))).toHaveLength(3);
-    expect(creates).toHaveLength(3);
-    // The one other write: the ConfigMap adopted by the runner Jobs.
+    // The runners' Jobs and the coordinator's (setup() and teardown() once per run).
+    expect(creates.filter((r) => r.path.endsWith('/jobs'))).toHaveLength(4);
+    expect(creates).toHaveLength(4);
+    expect(objectsOf(h, 'Job', runId, Role.coordinator)).toHaveLength(1);
+    // The one other write: the ConfigMap adopted by the runner Jobs and the coordinator.
     expect(requests.writes().filter((r) => r.method !== 'POST').map((r) => `${r.method} ${r.path}`)).toEqual([
       `PATCH /api/v1/namespaces/loadplane/configmaps/lp-${runId}-script`,
     ]);

@@ -67,11 +67,19 @@ describe('Start', () => {
       startedPods: Object.fromEntries(Object.entries(ready.pods!).map(([i, p]) => [i, p.uid])),
       // Seen running by the first read after the start requests (the virtual clock does not move meanwhile).
       measured: { source: 'k6-status', runners: { 0: startedAt, 1: startedAt, 2: startedAt }, skewMs: 0, resolutionMs: 0, unseen: [] },
+      // setup() once on the coordinator first; the script exports none, so there was no data to hand on.
+      setup: { ran: true, data: false },
     } satisfies StartRecord);
     const patches = startPatches(requests, runId);
     expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);
     expect(new Set(patches.map((p) => p.path))).toEqual(new Set(Object.values(ready.pods!).map((p) => `/api/v1/namespaces/${NAMESPACE}/pods/${p.name}:6565/proxy/v1/status`)));
-    expect(requests.writes()).toEqual(patches); // nothing else is written
+    // Nothing else is written but setup() once, on the coordinator, before any start request.
+    const writes = requests.writes();
+    expect(writes.filter((r) => r.method !== 'PATCH').map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /api/v1/namespaces/${NAMESPACE}/pods/${ready.coordinator!.name}:6565/proxy/v1/setup`,
+    ]);
+    expect(writes.findIndex((r) => r.method === 'POST')).toBeLessThan(writes.findIndex((r) => r.method === 'PATCH'));
+    expect(writes.filter((r) => r.method === 'PATCH')).toEqual(patches);
     // A status request per runner before the first start request (is it paused; it opens the connection
     // the start request reuses), every start request, then the check that each runs.
     const proxied = requests.since().filter((r) => statusPath(runId).test(r.path));

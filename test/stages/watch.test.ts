@@ -120,6 +120,8 @@ describe('Watch', () => {
       script: { inline: `export const options = { vus: 8, duration: '2m' };\nexport default function () {}\n` },
       annotations: { [TEARDOWN_DURATION_ANNOTATION]: '5m' },
       timeouts: { prepare: '2m', ready: '2m', run: '3m', total: '1h' },
+      // Each runner runs its own teardown() (k6's way), the one that overruns.
+      setupTeardown: 'perRunner',
     });
     const { runId, steps } = await driveTo(h, overrun, Stage.Start);
     const { runBy } = steps.Start as StartRecord;

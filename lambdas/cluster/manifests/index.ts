@@ -14,18 +14,23 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { objectName, Role } from '../../core/runner-contract';
+import { SetupTeardown } from '../../core/status';
 import type { RunnerPlan } from '../plan';
 import { scriptConfigMap } from './script-configmap';
 
 /**
  * Launch: objects Prepare made that the runner Jobs must own as well — the script ConfigMap (inline
- * scripts only), owned by every runner Job. createAll adds the owners it lacks, or creates it with
+ * scripts only), owned by every runner Job and by k6's coordinator (it outlives the runners, for
+ * teardown()). createAll adds the owners it lacks, or creates it with
  * them if it is gone (k6: its initializer was deleted, and the ConfigMap with it).
  */
 export function launchAdoptions(plan: RunnerPlan): V1ConfigMap[] {
   const configMap = scriptConfigMap(
     plan,
-    Array.from({ length: plan.parallelism }, (_, i) => objectName(plan.runId, Role.runner, i)),
+    [
+      ...Array.from({ length: plan.parallelism }, (_, i) => objectName(plan.runId, Role.runner, i)),
+      ...(plan.setupTeardown === SetupTeardown.perRun ? [objectName(plan.runId, Role.coordinator)] : []),
+    ],
   );
   return configMap ? [configMap] : [];
 }

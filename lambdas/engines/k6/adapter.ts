@@ -6,7 +6,7 @@
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import { ClusterUnavailable } from '../../core/errors';
 import { StartSource, type ObservedStart } from '../../core/start-skew';
-import type { EngineAdapter, ReadyPod, StartContext, StartResult } from '../engine-adapter';
+import type { EngineAdapter, ReadyPod, SetupOutcome, StartContext, StartResult } from '../engine-adapter';
 import { describeK6Status, hasStarted, K6RunnerPhase, k6RunnerPhase } from './execution-status';
 import { K6_EXIT_CODES, K6_EXIT_MEANINGS, STOPPED_THROUGH_API_EXIT_CODE, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
 import { k6InitializerJob, k6RunnerJob } from './manifests';
@@ -15,6 +15,10 @@ import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
 import { k6SpecProblems } from './argument-rules';
 import { k6MissingResultReason } from './missing-result';
+import { setupOnce, teardownOnce } from './coordinator';
+import { k6CoordinatorJob } from './manifests';
+import { SetupTeardown } from '../../core/status';
+import { k6SetupData, putK6SetupData } from './setup-api';
 
 /**
  * The result line comes after k6's last lines. Container runtimes split a line over 16 KiB into several
@@ -37,7 +41,10 @@ export const k6Adapter: EngineAdapter = {
     return [...(configMap ? [configMap] : []), initializer];
   },
   inspectsScript: true,
-  launchManifests: (plan) => Array.from({ length: plan.parallelism }, (_, i) => k6RunnerJob(plan, i)),
+  launchManifests: (plan) => [
+    ...Array.from({ length: plan.parallelism }, (_, i) => k6RunnerJob(plan, i)),
+    ...(plan.setupTeardown === SetupTeardown.perRun ? [k6CoordinatorJob(plan)] : []),
+  ],
 
   startInstant: () => undefined,
   async readiness(cluster, namespace, pod) {
@@ -46,6 +53,7 @@ export const k6Adapter: EngineAdapter = {
   },
   start: startK6Runners,
   startReplacement: unpauseReplacement,
+  teardown: teardownOnce,
   stopsGracefully: true,
   stoppedExitCode: STOPPED_THROUGH_API_EXIT_CODE,
   // A runner whose API no longer answers (503) is already stopping or gone: k6 closes its API at the
@@ -96,6 +104,13 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<Star
   }
 
   const toStart = pods.filter((_, i) => phases[i] === K6RunnerPhase.ready);
+  let setup: SetupOutcome | undefined;
+  if (ctx.setup) {
+    const { skip, ...call } = ctx.setup;
+    // Only runners that still wait paused take data; one an earlier attempt started already has it.
+    setup = skip !== undefined ? { ran: false, skipped: skip } : await setupOnce({ ...call, cluster: ctx.cluster, namespace: ctx.namespace }, toStart.map((p) => p.name));
+    if ('failed' in setup) return { startedAt: ctx.now(), setup };
+  }
   const starts = await prepareK6StatusPatches(ctx.cluster, ctx.namespace, toStart.map((p) => p.name), { paused: false });
   const sentAt = ctx.now();
   await Promise.all(starts.map((send) => tolerateUnreachable(send())));
@@ -132,7 +147,7 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<Star
   if (pending.length > 0) {
     throw new ClusterUnavailable(`start: ${runnerList(pending.map((p) => p.index))} did not report running after the start request`);
   }
-  return { startedAt, observed: { source: StartSource.k6Status, starts: [...observed.values()] } };
+  return { startedAt, observed: { source: StartSource.k6Status, starts: [...observed.values()] }, ...(setup ? { setup } : {}) };
 }
 
 /** The start request's outcome; a pod that cannot be reached (503: not running) is left to the check that follows. */
@@ -149,11 +164,16 @@ async function tolerateUnreachable(sent: Promise<number>): Promise<void> {
  * only one that is ready, status 4 and paused, is sent it). False while its API does not answer or
  * its VUs are still initializing: an unpause then would be accepted and the test start late on its own.
  */
-async function unpauseReplacement(...[cluster, namespace, pod]: Parameters<EngineAdapter['startReplacement']>): Promise<boolean> {
+async function unpauseReplacement(...[cluster, namespace, pod, setupFrom]: Parameters<EngineAdapter['startReplacement']>): Promise<boolean> {
   const phase = k6RunnerPhase(await k6Status(cluster, namespace, pod));
   if (hasStarted(phase) || phase === K6RunnerPhase.starting) return true;
   if (phase !== K6RunnerPhase.ready) return false;
   try {
+    // The data the runners were given, from the coordinator that still holds it (PUT is idempotent).
+    if (setupFrom !== undefined) {
+      const held = await k6SetupData(cluster, namespace, setupFrom);
+      if (held.present) await putK6SetupData(cluster, namespace, [pod], held.data);
+    }
     return (await patchK6Status(cluster, namespace, pod, { paused: false })) < 400;
   } catch (err) {
     // 503: the pod stopped answering between the two calls; the next poll tries again.

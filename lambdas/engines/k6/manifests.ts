@@ -10,6 +10,11 @@
  * argv, the user's arguments as separate entries before the script path); Start unpauses all of them at
  * once through pods/proxy, so no Service is needed. The runner script prints k6's summary export as
  * the result line when k6 exits.
+ *
+ * With setupTeardown `perRun` (the default), every runner runs with --no-setup --no-teardown, and one
+ * more Job, the coordinator, runs k6 paused with runner 0's segment and is never unpaused: Start asks
+ * it to run setup() (POST /v1/setup) and hands its data to every runner (PUT /v1/setup); Cleanup asks
+ * it to run teardown() (POST /v1/teardown) once every runner has finished (coordinator.ts).
  */
 import type { V1Job } from '@kubernetes/client-node';
 import {
@@ -24,14 +29,16 @@ import {
   WORK_DIR,
 } from '../../core/runner-contract';
 import { loadplaneJob } from '../../cluster/manifests/job';
+import { SetupTeardown } from '../../core/status';
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
 import { podTemplate } from '../../cluster/manifests/pod-template';
 import type { RunnerPlan } from '../../cluster/plan';
-import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, shellCommand } from '../pod-scripts';
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
 import { runnerJob } from '../runner-job';
 import { archiveArguments } from './archive-arguments';
 import { executionSegment, executionSegmentSequence } from './segments';
 import { k6SummaryFlags } from './summary-export';
+import { TEARDOWN_BUDGET_SECONDS } from '../../core/stage-timing';
 
 /** grafana/k6's user (its Dockerfile: `USER 12345`). */
 export const K6_UID = 12345;
@@ -75,12 +82,18 @@ export function k6InitializerJob(plan: RunnerPlan): V1Job {
   });
 }
 
-export function k6RunnerArgv(plan: RunnerPlan, index: number): string[] {
+/** `k6 run` of runner `index` (paused, its segment, the REST API); the coordinator's when `index` is Role.coordinator. */
+export function k6RunnerArgv(plan: RunnerPlan, index: number | typeof Role.coordinator): string[] {
+  const coordinator = index === Role.coordinator;
+  // The coordinator initializes runner 0's share of the VUs: a configuration every runner already
+  // runs, so it cannot fail where they pass (an override such as --vus 1 --iterations 1 would, for a
+  // script without a default function or with --stage). It is never unpaused: no load, no export.
+  const segment = coordinator ? 0 : index;
   return [
     'k6',
     'run',
     '--quiet',
-    `--execution-segment=${executionSegment(index, plan.parallelism)}`,
+    `--execution-segment=${executionSegment(segment, plan.parallelism)}`,
     `--execution-segment-sequence=${executionSegmentSequence(plan.parallelism)}`,
     ...plan.arguments,
     scriptPath(plan),
@@ -91,8 +104,32 @@ export function k6RunnerArgv(plan: RunnerPlan, index: number): string[] {
     '--tag',
     `testrun_name=${plan.name}`,
     // Last, so they win over the user's own.
-    ...k6SummaryFlags(K6_SUMMARY_EXPORT_PATH),
+    ...(plan.setupTeardown === SetupTeardown.perRun ? ['--no-setup', '--no-teardown'] : []),
+    ...(coordinator ? [] : k6SummaryFlags(K6_SUMMARY_EXPORT_PATH)),
   ];
+}
+
+/**
+ * The coordinator (setupTeardown perRun): a k6 like runner 0, paused for the whole run, that runs
+ * setup() and teardown() through its REST API and no load. Its Job lives as long as the runners'
+ * plus the time teardown() may take after them; it prints no result line.
+ */
+export function k6CoordinatorJob(plan: RunnerPlan): V1Job {
+  const role = Role.coordinator;
+  return loadplaneJob(plan, {
+    name: objectName(plan.runId, role),
+    role,
+    deadlineSeconds: plan.deadlines.runSeconds === undefined ? undefined : plan.deadlines.runSeconds + TEARDOWN_BUDGET_SECONDS,
+    template: podTemplate(plan, {
+      role,
+      command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
+      args: k6RunnerArgv(plan, role),
+      loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, 0) },
+      runAsUser: K6_UID,
+      defaultRequests: K6_DEFAULT_REQUESTS,
+      ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],
+    }),
+  });
 }
 
 export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {

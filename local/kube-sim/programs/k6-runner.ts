@@ -23,6 +23,7 @@
  * setup() and teardown() take SETUP_MS / TEARDOWN_MS, and the script's own behaviour is read by
  * kube-sim's rules (k6-script-rules.ts).
  */
+import { Role } from '../../../lambdas/core/runner-contract';
 import { ENV_RESULT_FILE, Labels, RESULT_LINE_PREFIX, SIMULATED_OUTPUT_MARKER } from '../../../lambdas/core/runner-contract';
 import { parseDuration } from '../go-duration';
 import { mulberry32, seedFromText } from '../seeded-random';
@@ -424,9 +425,13 @@ export class K6Runner implements ContainerProgram {
     return this.setupReply();
   }
 
-  /** What kube-sim's setup() returns: it cannot run the script's. */
+  /**
+   * What kube-sim's setup() returns: it cannot run the script's. It names the instance that ran it
+   * (`runner 2`, `coordinator`) and when (sim ms), so a test can tell one setup's data from N.
+   */
   private standInSetupData(): unknown {
-    return { simulated: true, runner: this.identity.runnerIndex ?? 0 };
+    const ranOn = this.identity.role === Role.coordinator ? 'coordinator' : `runner ${this.identity.runnerIndex ?? 0}`;
+    return { simulated: true, ranOn, at: this.ctx.now() };
   }
 
   /**

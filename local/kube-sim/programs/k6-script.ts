@@ -52,6 +52,9 @@ export interface K6Options {
   hasScenarios?: boolean;
   /** Every scenario names its `exec` function: no default function is needed. */
   everyScenarioHasExec?: boolean;
+  /** `setupTimeout` / `teardownTimeout` as written (a string literal), in ms. */
+  setupTimeoutMs?: number;
+  teardownTimeoutMs?: number;
 }
 
 export type K6ScriptAnalysis =
@@ -272,6 +275,9 @@ function parseOptions(source: string): K6Options & { invalidDuration?: string } 
   // k6 refuses a duration that is no Go duration (`'forever'`); a template string is not read.
   const invalidDuration = written.find((d) => parseDuration(d) === undefined && !d.includes('${'));
   const executors = (text.match(/\bexecutor\s*:/g) ?? []).length;
+  const timeoutOf = (name: string) => parseDuration(new RegExp(`\\b${name}\\s*:\\s*(['"\`])([^'"\`]+)\\1`).exec(text)?.[2]);
+  const setupTimeoutMs = timeoutOf('setupTimeout');
+  const teardownTimeoutMs = timeoutOf('teardownTimeout');
   const vus = Math.max(0, ...vusValues, ...stages.map((s) => s.target));
   const durationMs = Math.max(0, ...durations, longestStages);
   return {
@@ -283,6 +289,8 @@ function parseOptions(source: string): K6Options & { invalidDuration?: string } 
     // Scenarios that each name their `exec` function need no default one (as many `exec:` as `executor:`).
     ...(executors > 0 && (text.match(/\bexec\s*:/g) ?? []).length >= executors ? { everyScenarioHasExec: true } : {}),
     ...(invalidDuration !== undefined ? { invalidDuration } : {}),
+    ...(setupTimeoutMs !== undefined ? { setupTimeoutMs } : {}),
+    ...(teardownTimeoutMs !== undefined ? { teardownTimeoutMs } : {}),
   };
 }
 

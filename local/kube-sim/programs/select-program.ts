@@ -20,7 +20,8 @@ export function selectProgram(ctx: ProgramContext): ContainerProgram {
     // The initializer script's parameters are `k6 archive`'s arguments: the user's, then the script.
     return new K6Initializer(ctx, parseK6Argv(['k6', 'archive', ...argv]));
   }
-  if (identity.engine === Engine.k6 && identity.role === Role.runner) {
+  // k6's coordinator (setup() and teardown() once per run) is a k6 run like a runner, never unpaused.
+  if (identity.engine === Engine.k6 && (identity.role === Role.runner || identity.role === Role.coordinator)) {
     const k6 = parseK6Argv(argv);
     if (k6.subcommand === 'run') return new K6Runner(ctx, k6, identity, argv);
   }

@@ -30,7 +30,8 @@ import { GATLING_UID, gatlingRunnerArgv, gatlingRunnerJob } from '../../../lambd
 import { engineAdapter, ENGINES } from '../../../lambdas/engines/index';
 import { archiveArguments } from '../../../lambdas/engines/k6/archive-arguments';
 import { k6Adapter } from '../../../lambdas/engines/k6/adapter';
-import { K6_UID, k6InitializerArgs, k6InitializerJob, k6RunnerArgv, k6RunnerJob } from '../../../lambdas/engines/k6/manifests';
+import { K6_UID, k6CoordinatorJob, k6InitializerArgs, k6InitializerJob, k6RunnerArgv, k6RunnerJob } from '../../../lambdas/engines/k6/manifests';
+import { TEARDOWN_BUDGET_SECONDS } from '../../../lambdas/core/stage-timing';
 import { K6_SUMMARY_TREND_STATS, k6SummaryFlags } from '../../../lambdas/engines/k6/summary-export';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../../lambdas/engines/pod-scripts';
 import { runnerPlan } from '../../../lambdas/stages/runner-plan';
@@ -103,6 +104,8 @@ describe('ENGINES: one adapter per engine', () => {
     startFromLog: { k6: 'undefined', gatling: 'function' },
     // Optional: engines whose stop keeps the runner (k6 exits 103); Gatling's runners are deleted.
     stoppedExitCode: { k6: 'number', gatling: 'undefined' },
+    // Optional: engines with a coordinator running teardown() once per run (k6).
+    teardown: { k6: 'function', gatling: 'undefined' },
   } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean' | Record<Engine, 'function' | 'number' | 'undefined'>>;
 
   it('has an adapter for every value of Engine, and no other', () => {
@@ -173,10 +176,11 @@ describe('object names', () => {
     expect(new Set(objects.map((o) => `${o.kind}/${o.metadata!.name}`)).size).toBe(objects.length);
   });
 
-  it('names follow lp-<runId>-<role>[-<i>]; Launch makes one Job per runner and nothing else (no Service)', () => {
+  it('names follow lp-<runId>-<role>[-<i>]; Launch makes one Job per runner, k6 its coordinator, and nothing else (no Service)', () => {
     const plan = k6Plan({ runId: 'abc', parallelism: 2 });
     expect(k6Adapter.prepareManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['ConfigMap/lp-abc-script', 'Job/lp-abc-initializer']);
-    expect(k6Adapter.launchManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
+    expect(k6Adapter.launchManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1', 'Job/lp-abc-coordinator']);
+    expect(k6Adapter.launchManifests({ ...plan, setupTeardown: 'perRunner' }).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
     const gatling = gatlingPlan({ runId: 'abc', parallelism: 2 });
     expect(gatlingAdapter.prepareManifests(gatling).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['ConfigMap/lp-abc-script']);
     expect(gatlingAdapter.launchManifests(gatling).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
@@ -303,11 +307,51 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
       'instance_id=1',
       '--tag',
       'testrun_name=checkout-smoke',
+      // setup() and teardown() run once per run, on the coordinator.
+      '--no-setup',
+      '--no-teardown',
       '--summary-export=/tmp/loadplane-summary.json',
       `--summary-trend-stats=${K6_SUMMARY_TREND_STATS}`,
     ]);
     expect(container(job).args).toEqual(k6RunnerArgv(plan, 1));
     expect(container(job).ports).toEqual([{ name: 'k6-api', containerPort: K6_API_PORT, protocol: 'TCP' }]);
+    // perRunner: k6's own way, each runner runs them.
+    expect(k6RunnerArgv({ ...plan, setupTeardown: 'perRunner' }, 1)).not.toContain('--no-setup');
+    expect(k6RunnerArgv({ ...plan, setupTeardown: 'perRunner' }, 1)).not.toContain('--no-teardown');
+  });
+
+  it('k6 coordinator: runner 0\'s segment and arguments, paused, no setup or teardown of its own, no summary export; lives past the runners by the teardown budget', () => {
+    const plan = k6Plan({ parallelism: 4, arguments: ['--vus', '10', '--stage', '10s:5'] });
+    const job = k6CoordinatorJob(plan);
+    expect(job.metadata!.name).toBe(`lp-${plan.runId}-coordinator`);
+    expect(job.metadata!.labels).toMatchObject({ 'loadplane.io/role': 'coordinator' });
+    expect(job.metadata!.labels).not.toHaveProperty('loadplane.io/runner-index');
+    expect(container(job).command).toEqual(shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME));
+    expect(container(job).args).toEqual([
+      'k6',
+      'run',
+      '--quiet',
+      '--execution-segment=0:1/4',
+      '--execution-segment-sequence=0,1/4,2/4,3/4,1',
+      '--vus',
+      '10',
+      '--stage',
+      '10s:5',
+      `${SCRIPT_MOUNT_PATH}/test.js`,
+      '--address=0.0.0.0:6565',
+      '--paused',
+      '--tag',
+      'instance_id=coordinator',
+      '--tag',
+      'testrun_name=checkout-smoke',
+      '--no-setup',
+      '--no-teardown',
+    ]);
+    // No result file: the runner script prints no result line for it.
+    expect(container(job).env!.map((e) => e.name)).not.toContain('LOADPLANE_RESULT_FILE');
+    expect(container(job).ports).toEqual([{ name: 'k6-api', containerPort: K6_API_PORT, protocol: 'TCP' }]);
+    expect(job.spec!.activeDeadlineSeconds).toBe(k6RunnerJob(plan, 0).spec!.activeDeadlineSeconds! + TEARDOWN_BUDGET_SECONDS);
+    expect(job.spec!.template.spec!.containers[0]!.securityContext).toEqual(k6RunnerJob(plan, 0).spec!.template.spec!.containers[0]!.securityContext);
   });
 
   it('k6 runner: the summary flags stay last, after a user’s own --summary-export, and name the file the script prints', () => {
@@ -571,7 +615,7 @@ describe('Job shape', () => {
         restart: policy === 'restart',
       });
       const plan = runnerPlan('run1', { ...spec, onRunnerRestart: policy }, { runSeconds });
-      const jobs = jobsOf(k6Adapter.launchManifests(plan));
+      const jobs = jobsOf(k6Adapter.launchManifests(plan)).filter((j) => j.metadata!.labels!['loadplane.io/role'] === 'runner');
       expect(jobs).toHaveLength(2);
       for (const job of jobs) {
         expect(job.spec!.activeDeadlineSeconds).toBe(seconds + JOB_DEADLINE_GRACE_SECONDS);

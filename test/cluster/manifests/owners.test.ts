@@ -35,20 +35,25 @@ describe('who owns what', () => {
     expect(job!.metadata!.ownerReferences).toBeUndefined();
   });
 
-  it('Launch: only runner Jobs, owned by nobody; the script ConfigMap is adopted by every runner Job', () => {
+  it('Launch: runner Jobs and the coordinator, owned by nobody; the script ConfigMap is adopted by every one of them', () => {
     const launched = launchManifests(plan);
     expect(launched.map((o) => [o.kind, o.metadata!.name, o.metadata!.ownerReferences])).toEqual([
       ['Job', 'lp-abc-runner-0', undefined],
       ['Job', 'lp-abc-runner-1', undefined],
+      ['Job', 'lp-abc-coordinator', undefined],
     ]);
     expect(launchAdoptions(plan).map((cm) => [cm.metadata!.name, ownerJobNames(cm)])).toEqual([
-      ['lp-abc-script', ['lp-abc-runner-0', 'lp-abc-runner-1']],
+      ['lp-abc-script', ['lp-abc-runner-0', 'lp-abc-runner-1', 'lp-abc-coordinator']],
     ]);
+    // setup() and teardown() in each runner: no coordinator.
+    const perRunner = { ...plan, setupTeardown: 'perRunner' as const };
+    expect(launchManifests(perRunner).map((o) => o.metadata!.name)).toEqual(['lp-abc-runner-0', 'lp-abc-runner-1']);
+    expect(launchAdoptions(perRunner).map(ownerJobNames)).toEqual([['lp-abc-runner-0', 'lp-abc-runner-1']]);
     expect(launchAdoptions(plan)[0]!.metadata!.ownerReferences!.every((r) => r.uid === UNRESOLVED_UID)).toBe(true);
   });
 
   it('Gatling: the script ConfigMap has no owner at Prepare (no Job yet) and is adopted at Launch', () => {
-    const gatling = { ...plan, engine: 'gatling' as const, startAt: '2026-12-01T10:00:00.000Z' };
+    const gatling = { ...plan, engine: 'gatling' as const, setupTeardown: 'perRunner' as const, startAt: '2026-12-01T10:00:00.000Z' };
     const prepared = engineAdapter(Engine.gatling).prepareManifests(gatling);
     expect(prepared.map((o) => o.kind)).toEqual(['ConfigMap']);
     expect(prepared[0]!.metadata!.ownerReferences).toBeUndefined();
