@@ -216,6 +216,30 @@ describe('setup() once per run, its data to every runner, teardown() once after 
     expect(h.leftovers(runId)).toEqual({});
   });
 
+  it('onRunnerRestart restart: the replacement of an evicted runner gets the same setup data before it is started; setup() ran once', async () => {
+    const runId = newRunId();
+    h.kubeSim.faults.setEviction(20, { runId, runnerIndex: 1 });
+    const before = h.kubeSim.requestLog.length;
+    const { view } = await h.run(spec('setup-restart', WITH_SETUP, { cleanup: 'never', onRunnerRestart: 'restart' }), { name: runId });
+    expect(`${view.run.outcome}: ${view.run.outcomeReason ?? ''}`).toMatch(/^SUCCEEDED: .*runner 1 was replaced once and completed/);
+    const calls = restCalls(runId, before);
+    expect(calls.filter((c) => c.call === 'POST coordinator /v1/setup')).toHaveLength(1);
+    // Runner 1's two pods each got the data before their unpause.
+    const runner1 = calls.filter((c) => c.call.endsWith('runner 1 /v1/setup') || c.call === 'PATCH runner 1 /v1/status');
+    const pods = [...new Set(runner1.map((c) => c.pod))];
+    expect(pods).toHaveLength(2);
+    for (const pod of pods) {
+      const own = runner1.filter((c) => c.pod === pod).map((c) => c.call);
+      expect(own.indexOf('PUT runner 1 /v1/setup')).toBeGreaterThanOrEqual(0);
+      expect(own.indexOf('PUT runner 1 /v1/setup')).toBeLessThan(own.indexOf('PATCH runner 1 /v1/status'));
+    }
+    // Three runners' pods and the evicted one (k6 prints its partial result on SIGTERM): one data.
+    const data = (await runnerExports(runId)).map((e) => e.setup_data);
+    expect(data).toHaveLength(4);
+    expect(data).toEqual([data[0], data[0], data[0], data[0]]);
+    expect(data[0]).toMatchObject({ ranOn: 'coordinator' });
+  });
+
   it('a script whose setupTimeout is longer than Start can wait is refused at prepare, naming both and the way out', async () => {
     const script = "export const options = { vus: 6, duration: '1m', setupTimeout: '5m' };\nexport function setup() {}\nexport default function () {}\n";
     const { runId, view } = await h.run(spec('setup-too-long', script));
