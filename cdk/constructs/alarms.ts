@@ -4,14 +4,19 @@
  * dead-letter queue, and API 5xx answers; and each run execution that failed for a control-plane
  * reason, as an event (not a test's own failure: a run that did not succeed ends at the Fail state
  * RunDidNotSucceed, whose error is the run's outcome, e.g. THRESHOLDS_FAILED).
+ *
+ * The topic has a policy of its own (enforceSSL), which replaces SNS's default: every publisher must be
+ * allowed in it. Two are: CloudWatch, for this account's alarms (`aws:SourceAccount`, `aws:SourceArn`
+ * on its alarm ARNs: SNS's confused-deputy guidance), and EventBridge, for the run-failed rule only.
+ * Without the CloudWatch grant every alarm's publish is refused and no alarm reaches anyone.
  */
-import { Duration, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { EventField, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
-import { SnsTopic } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -53,6 +58,19 @@ export class Alarms extends Construct {
       reason: "The topic carries alarm states and failed executions' names and errors, never secrets (they are not logged or put in errors); CloudWatch cannot publish to a topic under AWS's managed SNS key.",
     });
     if (props.config.alarms.email) this.topic.addSubscription(new EmailSubscription(props.config.alarms.email));
+    const stack = Stack.of(this);
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisAccount',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+        },
+      }),
+    );
     const action = new SnsAction(this.topic);
     const alarm = (alarmId: string, metric: IMetric, description: string) => {
       const a = new Alarm(this, alarmId, {
@@ -72,22 +90,29 @@ export class Alarms extends Construct {
     // Each execution that failed for a reason other than its test's outcome, as it happens: the status
     // change event carries the error (the state machine's own logs leave error details out with
     // execution data, and a test's failure is an execution failure too).
-    new Rule(this, 'RunFailed', {
+    const runFailed = new Rule(this, 'RunFailed', {
       description: `loadplane: a run execution failed for a reason other than its test's outcome (${TEST_OUTCOME_ERRORS.join(', ')})`,
       eventPattern: {
         source: ['aws.states'],
         detailType: ['Step Functions Execution Status Change'],
         detail: { stateMachineArn: [props.runStateMachine.stateMachineArn], status: ['FAILED'], error: [{ 'anything-but': [...TEST_OUTCOME_ERRORS] }] },
       },
-      targets: [
-        // EventBridge's own retries (24 h) cover a failed publish; a dead-letter queue would page through this same topic.
-        new SnsTopic(this.topic, {
-          message: RuleTargetInput.fromText(
-            `loadplane: run execution ${EventField.fromPath('$.detail.name')} failed with ${EventField.fromPath('$.detail.error')}: ${EventField.fromPath('$.detail.cause')} (${EventField.fromPath('$.detail.executionArn')})`,
-          ),
-        }),
-      ],
     });
+    // EventBridge's own retries (24 h) cover a failed publish; a dead-letter queue would page through this
+    // same topic. Not aws-events-targets' SnsTopic, whose grant to EventBridge has no condition.
+    const message = RuleTargetInput.fromText(
+      `loadplane: run execution ${EventField.fromPath('$.detail.name')} failed with ${EventField.fromPath('$.detail.error')}: ${EventField.fromPath('$.detail.cause')} (${EventField.fromPath('$.detail.executionArn')})`,
+    );
+    runFailed.addTarget({ bind: () => ({ arn: this.topic.topicArn, input: message, targetResource: this.topic }) });
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'RunFailedRule',
+        principals: [new ServicePrincipal('events.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnEquals: { 'aws:SourceArn': runFailed.ruleArn } },
+      }),
+    );
     alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
     alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {

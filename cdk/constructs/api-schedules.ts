@@ -55,12 +55,11 @@ export class ApiSchedules extends Construct {
     });
     this.role = new Role(this, 'Role', {
       // Only Scheduler acting for a schedule of this group (confused deputy: another account's schedule, or
-      // another group's, cannot use this role).
+      // another group's, cannot use this role). Scheduler sets aws:SourceArn to the schedule GROUP's ARN,
+      // not the schedule's: a condition on schedule ARNs would refuse every assume, and no schedule the
+      // API made would ever fire (Scheduler's "Confused deputy prevention"; the config's role does the same).
       assumedBy: new ServicePrincipal(SCHEDULER_SERVICE, {
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
-          ArnLike: { 'aws:SourceArn': Stack.of(this).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${this.groupName}/*` }) },
-        },
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account, 'aws:SourceArn': this.group.scheduleGroupArn } },
       }),
       description: 'loadplane API schedules: EventBridge Scheduler starts run executions and dead-letters what it could not deliver',
     });

@@ -25,10 +25,13 @@ export function rbacCommand(namespaces: string[]): string {
 export class ClusterAccess extends Construct {
   constructor(scope: Construct, id: string, props: ClusterAccessProps) {
     super(scope, id);
-    props.config.clusters.forEach((cluster, i) => {
+    // Ids keyed by cluster name, never by position: an entry's ClusterName and PrincipalArn cannot
+    // change in place, so reordering the list would replace each entry with one that collides with
+    // the entry still there, and the update would roll back.
+    for (const cluster of props.config.clusters) {
       if (cluster.accessEntry) {
         for (const [name, role] of Object.entries(props.roles)) {
-          new CfnAccessEntry(this, `${name}Entry${i}`, {
+          new CfnAccessEntry(this, `${name}Entry-${cluster.name}`, {
             clusterName: cluster.name,
             principalArn: role.roleArn,
             type: 'STANDARD',
@@ -36,10 +39,10 @@ export class ClusterAccess extends Construct {
           });
         }
       }
-      new CfnOutput(this, `Rbac${i}`, {
+      new CfnOutput(this, `Rbac-${cluster.name}`, {
         description: `RBAC for cluster ${cluster.name}: run with a kubeconfig for it`,
         value: rbacCommand(cluster.namespaces),
       });
-    });
+    }
   }
 }

@@ -630,14 +630,10 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
         Action: 'sts:AssumeRole',
         Effect: 'Allow',
         Principal: { Service: 'scheduler.amazonaws.com' },
+        // Only this group's schedules may use the role: Scheduler sends the group's ARN as aws:SourceArn
+        // (publish-permissions.test.ts judges the assume as Scheduler makes it).
         Condition: {
-          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
-          // Only this group's schedules may use the role.
-          ArnLike: {
-            'aws:SourceArn': {
-              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':schedule/loadplane-api-schedules/*']],
-            },
-          },
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' }, 'aws:SourceArn': { 'Fn::GetAtt': [v.id('ApiSchedules/Group'), 'Arn'] } },
         },
       },
     ]);
@@ -706,6 +702,24 @@ describe.each(both)('cluster access (%s)', (_, view) => {
       expect(e.Properties.KubernetesGroups).toEqual([CONTROL_PLANE_GROUP]);
       expect(e.Properties.AccessPolicies).toBeUndefined();
     }
+  });
+});
+
+describe('cluster access survives a reordered cluster list', () => {
+  it('every logical id, and each access entry\'s cluster and role, stay the same when the clusters are listed the other way round', () => {
+    const clusters = FULL_CONFIG_DOCUMENT.clusters as unknown[];
+    const reordered = synthFromDocument({ ...FULL_CONFIG_DOCUMENT, clusters: [...clusters].reverse() } as typeof FULL_CONFIG_DOCUMENT).template.toJSON();
+    const original = full().synthed.template.toJSON();
+    expect(Object.keys(reordered.Resources).sort()).toEqual(Object.keys(original.Resources).sort());
+    expect(Object.keys(reordered.Outputs).sort()).toEqual(Object.keys(original.Outputs).sort());
+    const entries = (t: typeof original) =>
+      Object.fromEntries(
+        Object.entries(t.Resources as Record<string, { Type: string; Properties: Props }>)
+          .filter(([, r]) => r.Type === 'AWS::EKS::AccessEntry')
+          .map(([id, r]) => [id, `${String(r.Properties.ClusterName)} ${flat(r.Properties.PrincipalArn)}`]),
+      );
+    expect(Object.keys(entries(original)).length).toBeGreaterThan(0);
+    expect(entries(reordered)).toEqual(entries(original));
   });
 });
 
