@@ -6,12 +6,12 @@
  * Lambda's own asynchronous retries (two, a few minutes) could not promise that. What still fails
  * goes to a dead-letter queue, as does an event EventBridge could not deliver.
  */
+import { stateMachineLogGroup } from './vended-log-group';
 import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import { Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -70,7 +70,7 @@ export class Reaper extends Construct {
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('states.amazonaws.com'), description: 'loadplane reaper machine' });
     role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.reaper.functionArn] }));
     role.addToPrincipalPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.deadLetterQueue.queueArn] }));
-    const logs = new LogGroup(this, 'Logs', { retention: props.config.logging.retentionDays as RetentionDays });
+    const logs = stateMachineLogGroup(this, 'Logs', `${props.config.stackName}-reaper`, props.config.logging.retentionDays);
     this.machine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(JSON.stringify(reaperDefinition(), null, 2)),

@@ -4,10 +4,11 @@
  * every `${<Stage>FunctionArn}` bound to that stage's function by definitionSubstitutions; logs (no
  * execution data: specs and outputs stay out of the logs) and X-Ray.
  */
+import { stateMachineLogGroup } from './vended-log-group';
 import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Stage } from '../../lambdas/core/status';
@@ -41,7 +42,7 @@ export class RunStateMachine extends Construct {
     });
     // The Tasks invoke the unqualified function ARNs: no `:*` for versions or aliases.
     role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(stageFunctions).map((f) => f.functionArn) }));
-    this.logGroup = new LogGroup(this, 'Logs', { retention: config.logging.retentionDays as RetentionDays });
+    this.logGroup = stateMachineLogGroup(this, 'Logs', runStateMachineName(config), config.logging.retentionDays);
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       // Named, so the sweeper's StopExecution grant can name its executions (execution:<name>:*).

@@ -705,6 +705,21 @@ describe.each(both)('cluster access (%s)', (_, view) => {
   });
 });
 
+describe.each(both)('state machine logs (%s)', (_, view) => {
+  it('go to log groups under /aws/vendedlogs/states/, named for the stack and ending with its id (no account-wide resource policy; a retained group never collides)', () => {
+    const v = view();
+    const machines = v.ofType('AWS::StepFunctions::StateMachine');
+    expect(machines.length).toBe(2);
+    for (const [id, m] of machines) {
+      const destinations = (m.Properties.LoggingConfiguration as { Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }[] }).Destinations;
+      expect(destinations, id).toHaveLength(1);
+      const group = v.resource(destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0]);
+      expect(flat(group.Properties.LogGroupName), id).toMatch(new RegExp(`^/aws/vendedlogs/states/${v.config.stackName}-(run|reaper)-`));
+      expect(JSON.stringify(group.Properties.LogGroupName), id).toContain('AWS::StackId');
+    }
+  });
+});
+
 describe('cluster access survives a reordered cluster list', () => {
   it('every logical id, and each access entry\'s cluster and role, stay the same when the clusters are listed the other way round', () => {
     const clusters = FULL_CONFIG_DOCUMENT.clusters as unknown[];
