@@ -160,6 +160,7 @@ function grantNetworkInterfaces(scope: Construct, role: Role): Policy {
         actions: [
           'ec2:CreateNetworkInterface',
           'ec2:DescribeNetworkInterfaces',
+          'ec2:DescribeSubnets',
           'ec2:DeleteNetworkInterface',
           'ec2:AssignPrivateIpAddresses',
           'ec2:UnassignPrivateIpAddresses',
@@ -170,7 +171,7 @@ function grantNetworkInterfaces(scope: Construct, role: Role): Policy {
   });
   Validations.of(policy).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
-    reason: "Lambda manages a VPC function's network interfaces with its role; these EC2 actions take no resource ARN (AWS's AWSLambdaVPCAccessExecutionRole grants the same on *).",
+    reason: "Lambda manages a VPC function's network interfaces with its role; these EC2 actions take no resource ARN (AWS's AWSLambdaVPCAccessExecutionRole grants the same EC2 actions, ec2:DescribeSubnets included, on *).",
   });
   return policy;
 }

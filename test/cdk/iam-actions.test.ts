@@ -300,6 +300,7 @@ const LOG_ACTIONS = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
 const ENI_ACTIONS = new Set([
   'ec2:CreateNetworkInterface',
   'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
   'ec2:DeleteNetworkInterface',
   'ec2:AssignPrivateIpAddresses',
   'ec2:UnassignPrivateIpAddresses',

@@ -779,7 +779,8 @@ const ALLOWED_ON_ANY_RESOURCE: Record<string, { reason: string; actions: string[
   },
   lambdaVpcEni: {
     reason: "Lambda creates and removes a VPC function's network interfaces with the function's role; these EC2 actions take no resource ARN (AWSLambdaVPCAccessExecutionRole).",
-    actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+    // AWSLambdaVPCAccessExecutionRole's EC2 actions (v3 added ec2:DescribeSubnets).
+    actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
   },
 };
 
