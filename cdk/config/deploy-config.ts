@@ -222,6 +222,21 @@ export const deployConfigSchema = z
          * one). `false` when the account has one already: the stack then leaves it alone.
          */
         cloudWatchRole: z.boolean().default(true),
+        /**
+         * Who else may call the API, besides the stack's own account: AWS account ids or IAM role/user
+         * ARNs of other accounts, put in the API's resource policy (each still needs execute-api:Invoke
+         * in its own policy). Default: none, the stack's account only.
+         */
+        allowedPrincipals: z
+          .array(
+            z.string().check((ctx) => {
+              if (!/^(\d{12}|arn:aws[\w-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+)$/.test(ctx.value)) {
+                ctx.issues.push({ code: 'custom', input: ctx.value, message: `must be a 12-digit AWS account id or an IAM role or user ARN, got ${excerpt(ctx.value)}` });
+              }
+            }),
+          )
+          .max(20)
+          .default([]),
       })
       .prefault({}),
     sweeper: z.strictObject({ everyMinutes: z.number().int().min(1).max(60).default(5) }).prefault({}),

@@ -22,7 +22,7 @@ import {
   EndpointType,
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AccountPrincipal, ArnPrincipal, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -91,6 +91,21 @@ export class LoadplaneRestApi extends Construct {
       description: 'loadplane: start, read and abort load test runs',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+      // Who may call at all: the stack's account (its principals still need execute-api:Invoke in their
+      // own policies) and the principals of other accounts the config names. Any other caller is refused
+      // before IAM authorization, whatever its own policy says.
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            actions: ['execute-api:Invoke'],
+            resources: ['execute-api:/*'],
+            principals: [
+              new AccountPrincipal(Stack.of(this).account),
+              ...config.api.allowedPrincipals.map((p) => (/^\d{12}$/.test(p) ? new AccountPrincipal(p) : new ArnPrincipal(p))),
+            ],
+          }),
+        ],
+      }),
       // Access and execution logs need API Gateway's account-level CloudWatch role (one per region);
       // with api.cloudWatchRole false the account's own is used. Retained: other APIs may log through it.
       cloudWatchRole: config.api.cloudWatchRole,

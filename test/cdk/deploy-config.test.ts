@@ -137,7 +137,7 @@ describe('defaults', () => {
     expect(config.stackName).toBe('loadplane');
     expect(config.clusters).toEqual([{ name: 'perf', namespaces: ['loadtest'], accessEntry: true }]);
     expect(config.logging).toEqual({ level: 'INFO', stateMachineLevel: 'ALL', retentionDays: 90 });
-    expect(config.api).toEqual({ rateLimit: 10, burstLimit: 20, cloudWatchRole: true });
+    expect(config.api).toEqual({ rateLimit: 10, burstLimit: 20, cloudWatchRole: true, allowedPrincipals: [] });
     expect(config.sweeper).toEqual({ everyMinutes: 5 });
     expect(config.images).toEqual({ allowedPrefixes: DEFAULT_CONFIG.allowedImagePrefixes, defaults: DEFAULT_CONFIG.defaultImages });
     expect(config.notify).toEqual({ defaultChannels: [], secretPrefix: DEFAULT_CONFIG.notify.secretPrefix, defaultPolicy: 'atMostOnce' });
@@ -290,6 +290,12 @@ describe('a config that cannot be deployed names each problem by key and reason'
     { what: 'a rate of 1 in the plural', document: scheduled({ expression: 'rate(1 hours)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
     { what: 'a rate of 5 in the singular', document: scheduled({ expression: 'rate(5 minute)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
     { what: 'an at() that is not a date-time', document: scheduled({ expression: 'at(tomorrow)' }), key: 'schedules.0.expression', reason: /at\(yyyy-mm-ddThh:mm:ss\)/ },
+    {
+      what: 'an API principal that is neither an account id nor an IAM role or user ARN',
+      document: { ...oneCluster, api: { allowedPrincipals: ['210987654321', 'arn:aws:iam::210987654321:group/testers'] } },
+      key: 'api.allowedPrincipals.1',
+      reason: /^must be a 12-digit AWS account id or an IAM role or user ARN, got "arn:aws:iam::210987654321:group\/testers"$/,
+    },
     {
       what: 'a stack name past 50 characters',
       document: { ...oneCluster, stackName: `s${'x'.repeat(50)}` },

@@ -705,6 +705,24 @@ describe.each(both)('cluster access (%s)', (_, view) => {
   });
 });
 
+describe.each(both)('the API\'s resource policy (%s)', (_, view) => {
+  it('lets the stack\'s account and the configured principals of other accounts invoke it, and nobody else', () => {
+    const v = view();
+    const [api] = v.ofType('AWS::ApiGateway::RestApi');
+    const policy = api![1].Properties.Policy as { Statement: (Statement & { Principal: { AWS: unknown } })[] };
+    expect(policy.Statement).toHaveLength(1);
+    const [statement] = policy.Statement;
+    expect(statement).toMatchObject({ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: 'execute-api:/*' });
+    const principals = ([] as unknown[]).concat(statement!.Principal.AWS).map((p) => flat(p));
+    expect(principals.sort()).toEqual(
+      [
+        'arn:<AWS::Partition>:iam::<AWS::AccountId>:root',
+        ...v.config.api.allowedPrincipals.map((p) => (/^\d{12}$/.test(p) ? `arn:<AWS::Partition>:iam::${p}:root` : p)),
+      ].sort(),
+    );
+  });
+});
+
 describe.each(both)('state machine logs (%s)', (_, view) => {
   it('go to log groups under /aws/vendedlogs/states/, named for the stack and ending with its id (no account-wide resource policy; a retained group never collides)', () => {
     const v = view();

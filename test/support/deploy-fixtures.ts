@@ -47,6 +47,6 @@ export const FULL_CONFIG_DOCUMENT: DeployConfigInput = configDocument({
   ],
   alarms: { email: 'platform-team@example.com' },
   logging: { level: 'WARN', stateMachineLevel: 'ERROR', retentionDays: 30 },
-  api: { rateLimit: 5, burstLimit: 7, cloudWatchRole: false },
+  api: { rateLimit: 5, burstLimit: 7, cloudWatchRole: false, allowedPrincipals: ['210987654321', 'arn:aws:iam::210987654321:role/ci-load-tests'] },
   sweeper: { everyMinutes: 15 },
 });
