@@ -1,7 +1,8 @@
 /**
  * The CDK app (`npx cdk synth|deploy`): reads the deployment config named by the context key
  * `config` (cdk.json names `loadplane.config.yaml`; `-c config=<file>` another), builds the stack,
- * and runs cdk-nag's AwsSolutions checks on every synth. A bad config ends synth with its problems,
+ * and runs cdk-nag's AwsSolutions checks and AWS Control Tower's proactive controls (cfn-guard,
+ * guard.ts) on every synth. A bad config ends synth with its problems,
  * one per line, and exit code 1: no stack trace; so does a template over CloudFormation's 1 MB
  * (template-size.ts).
  */
@@ -10,6 +11,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { DeployConfigError, loadDeployConfig, type DeployConfig } from './config/deploy-config';
 import { LoadplaneStack } from './loadplane-stack';
 import { assemblyTemplateProblems } from './template-size';
+import { AcknowledgedCfnGuard, guardAcknowledgements } from './guard';
 
 const app = new App();
 const configPath = String(app.node.tryGetContext('config') ?? 'loadplane.config.yaml');
@@ -28,7 +30,7 @@ new LoadplaneStack(app, config.stackName, {
     region: config.env?.region ?? process.env.CDK_DEFAULT_REGION,
   },
 });
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new AcknowledgedCfnGuard(guardAcknowledgements(config)));
 const problems = assemblyTemplateProblems(app.synth(), config);
 if (problems.length > 0) {
   for (const problem of problems) console.error(`loadplane: ${problem}`);

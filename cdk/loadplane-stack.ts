@@ -4,6 +4,7 @@
  * and alarms.
  * Each piece is a construct of its own under cdk/constructs; this file only wires them.
  */
+import { sourceAccountOnServicePermissions } from './guard';
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { DeployConfig } from './config/deploy-config';
@@ -28,6 +29,8 @@ export interface LoadplaneStackProps extends StackProps {
 export class LoadplaneStack extends Stack {
   constructor(scope: Construct, id: string, props: LoadplaneStackProps) {
     super(scope, id, { description: 'loadplane: distributed load tests on EKS, driven by Step Functions', ...props });
+    // Every Lambda permission for a service names this account as its source (guard.ts, CT.LAMBDA.PR.2).
+    sourceAccountOnServicePermissions(this);
     const { config } = props;
     const ledger = new LedgerTable(this, 'Ledger');
     // What every function reads at start (lambdas/core/config.ts): the checked limits and allow-lists, the table.

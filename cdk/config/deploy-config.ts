@@ -209,7 +209,8 @@ export const deployConfigSchema = z
             LOG_RETENTION_DAYS.map((d) => z.literal(d)),
             { error: (i) => `must be one of ${LOG_RETENTION_DAYS.join(', ')} (days CloudWatch Logs keeps), got ${describeValue(i.input)}` },
           )
-          .default(90),
+          // AWS Control Tower's minimum (CT.CLOUDWATCH.PR.1, cdk/guard.ts).
+          .default(365),
       })
       .prefault({}),
     api: z

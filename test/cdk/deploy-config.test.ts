@@ -136,7 +136,7 @@ describe('defaults', () => {
     const config = checkDeployConfig(configDocument(), 'test config', dir);
     expect(config.stackName).toBe('loadplane');
     expect(config.clusters).toEqual([{ name: 'perf', namespaces: ['loadtest'], accessEntry: true }]);
-    expect(config.logging).toEqual({ level: 'INFO', stateMachineLevel: 'ALL', retentionDays: 90 });
+    expect(config.logging).toEqual({ level: 'INFO', stateMachineLevel: 'ALL', retentionDays: 365 });
     expect(config.api).toEqual({ rateLimit: 10, burstLimit: 20, cloudWatchRole: true, allowedPrincipals: [] });
     expect(config.sweeper).toEqual({ everyMinutes: 5 });
     expect(config.images).toEqual({ allowedPrefixes: DEFAULT_CONFIG.allowedImagePrefixes, defaults: DEFAULT_CONFIG.defaultImages });

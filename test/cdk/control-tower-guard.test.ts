@@ -1,0 +1,75 @@
+/**
+ * AWS Control Tower's proactive controls (cfn-guard, @cdklabs/cdk-validator-cfnguard) on the example's
+ * and a full config's synthesized templates, through the same plugin the app adds to every synth
+ * (cdk/guard.ts): no finding left that is not acknowledged there with its reason. Before: 71 findings
+ * on the example (log retention under 365 days and log groups without a customer key, 18 each; the
+ * table's key; 16 Lambda permissions for a service without aws:SourceAccount; 15 functions outside a
+ * VPC; 3 dead-letter queues without a dead-letter queue).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
+import { AcknowledgedCfnGuard, GUARD_MIN_RETENTION_DAYS, guardAcknowledgements } from '../../cdk/guard';
+import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+import { configDocument } from '../support/deploy-fixtures';
+
+const dir = mkdtempSync(join(tmpdir(), 'loadplane-guard-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function templateFile(name: string, synthed: SynthedStack): string {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(synthed.template.toJSON()));
+  return file;
+}
+
+const findings = (report: ReturnType<CfnGuardValidator['validate']>) =>
+  report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.resourceLogicalId}`));
+
+describe.each([
+  ['example config', () => synthStack()],
+  ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT)],
+])('Control Tower\'s proactive controls (%s)', (name, synth) => {
+  const synthed = synth();
+  const file = templateFile(name.replace(/\W+/g, '-'), synthed);
+
+  it('leave no finding that is not acknowledged with its reason', () => {
+    const report = new AcknowledgedCfnGuard(guardAcknowledgements(synthed.config)).validate({ templatePaths: [file] });
+    expect(findings(report)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  it('what is acknowledged is only what the acknowledgements name: the rules, on those resource types', () => {
+    const raw = new CfnGuardValidator({}).validate({ templatePaths: [file] });
+    const rules = new Set(raw.violations.map((v) => v.ruleName));
+    const acknowledged = guardAcknowledgements(synthed.config);
+    for (const rule of rules) expect(acknowledged.map((a) => a.rule), rule).toContain(rule);
+    // Fixed, not acknowledged: the dead-letter queues; and retention, unless the config chose less than 365 days (the full one keeps 30).
+    expect(rules.has('sqs_dlq_check')).toBe(false);
+    expect(rules.has('cloudwatch_log_group_retention_period_check')).toBe(synthed.config.logging.retentionDays < GUARD_MIN_RETENTION_DAYS);
+    for (const a of acknowledged) expect(a.reason.length, a.rule).toBeGreaterThan(40);
+  });
+});
+
+it('synthesized for a concrete account, every Lambda permission for a service passes CT.LAMBDA.PR.2 on its own (aws:SourceAccount is a literal)', () => {
+  const synthed = synthStack(undefined, { env: { account: '123456789012', region: 'eu-west-1' } });
+  const raw = new CfnGuardValidator({}).validate({ templatePaths: [templateFile('concrete-account', synthed)] });
+  expect(raw.violations.filter((v) => v.ruleName === 'lambda_function_public_access_prohibited_check')).toEqual([]);
+  const permissions = Object.values(synthed.template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>).filter((r) => r.Type === 'AWS::Lambda::Permission');
+  expect(permissions.length).toBeGreaterThan(0);
+  for (const p of permissions) expect(p.Properties.SourceAccount).toBe('123456789012');
+});
+
+it('a deployment that keeps logs under 365 days has that finding acknowledged, naming its setting; the default keeps 365', () => {
+  const short = synthFromDocument(configDocument({ logging: { retentionDays: 30 } }));
+  expect(short.config.logging.retentionDays).toBe(30);
+  expect(synthStack().config.logging.retentionDays).toBe(GUARD_MIN_RETENTION_DAYS);
+  const retention = guardAcknowledgements(short.config).find((a) => a.rule === 'cloudwatch_log_group_retention_period_check');
+  expect(retention?.reason).toBe('The deployment config sets logging.retentionDays to 30 (the default is 365).');
+  const report = new AcknowledgedCfnGuard(guardAcknowledgements(short.config)).validate({ templatePaths: [templateFile('short-retention', short)] });
+  expect(findings(report)).toEqual([]);
+  // Without its acknowledgement, the same template fails.
+  const strict = new AcknowledgedCfnGuard(guardAcknowledgements(synthStack().config)).validate({ templatePaths: [templateFile('short-retention-strict', short)] });
+  expect(findings(strict).filter((f) => f.startsWith('cloudwatch_log_group_retention_period_check')).length).toBeGreaterThan(0);
+});
