@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { IPolicyValidationContext, IPolicyValidationContextBeta1 } from 'aws-cdk-lib';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { AcknowledgedCfnGuard, GUARD_MIN_RETENTION_DAYS, guardAcknowledgements } from '../../cdk/guard';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
@@ -24,7 +25,10 @@ function templateFile(name: string, synthed: SynthedStack): string {
   return file;
 }
 
-const findings = (report: ReturnType<CfnGuardValidator['validate']>) =>
+/** What the plugins read of the context CDK hands them at synth: the template files. */
+const context = (file: string) => ({ templatePaths: [file] }) as unknown as IPolicyValidationContext & IPolicyValidationContextBeta1;
+
+const findings = (report: { violations: { ruleName: string; violatingResources: { resourceLogicalId?: string }[] }[] }) =>
   report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.resourceLogicalId}`));
 
 describe.each([
@@ -35,13 +39,13 @@ describe.each([
   const file = templateFile(name.replace(/\W+/g, '-'), synthed);
 
   it('leave no finding that is not acknowledged with its reason', () => {
-    const report = new AcknowledgedCfnGuard(guardAcknowledgements(synthed.config)).validate({ templatePaths: [file] });
+    const report = new AcknowledgedCfnGuard(guardAcknowledgements(synthed.config)).validate(context(file));
     expect(findings(report)).toEqual([]);
     expect(report.success).toBe(true);
   });
 
   it('what is acknowledged is only what the acknowledgements name: the rules, on those resource types', () => {
-    const raw = new CfnGuardValidator({}).validate({ templatePaths: [file] });
+    const raw = new CfnGuardValidator({}).validate(context(file));
     const rules = new Set(raw.violations.map((v) => v.ruleName));
     const acknowledged = guardAcknowledgements(synthed.config);
     for (const rule of rules) expect(acknowledged.map((a) => a.rule), rule).toContain(rule);
@@ -54,7 +58,7 @@ describe.each([
 
 it('synthesized for a concrete account, every Lambda permission for a service passes CT.LAMBDA.PR.2 on its own (aws:SourceAccount is a literal)', () => {
   const synthed = synthStack(undefined, { env: { account: '123456789012', region: 'eu-west-1' } });
-  const raw = new CfnGuardValidator({}).validate({ templatePaths: [templateFile('concrete-account', synthed)] });
+  const raw = new CfnGuardValidator({}).validate(context(templateFile('concrete-account', synthed)));
   expect(raw.violations.filter((v) => v.ruleName === 'lambda_function_public_access_prohibited_check')).toEqual([]);
   const permissions = Object.values(synthed.template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>).filter((r) => r.Type === 'AWS::Lambda::Permission');
   expect(permissions.length).toBeGreaterThan(0);
@@ -67,9 +71,9 @@ it('a deployment that keeps logs under 365 days has that finding acknowledged, n
   expect(synthStack().config.logging.retentionDays).toBe(GUARD_MIN_RETENTION_DAYS);
   const retention = guardAcknowledgements(short.config).find((a) => a.rule === 'cloudwatch_log_group_retention_period_check');
   expect(retention?.reason).toBe('The deployment config sets logging.retentionDays to 30 (the default is 365).');
-  const report = new AcknowledgedCfnGuard(guardAcknowledgements(short.config)).validate({ templatePaths: [templateFile('short-retention', short)] });
+  const report = new AcknowledgedCfnGuard(guardAcknowledgements(short.config)).validate(context(templateFile('short-retention', short)));
   expect(findings(report)).toEqual([]);
   // Without its acknowledgement, the same template fails.
-  const strict = new AcknowledgedCfnGuard(guardAcknowledgements(synthStack().config)).validate({ templatePaths: [templateFile('short-retention-strict', short)] });
+  const strict = new AcknowledgedCfnGuard(guardAcknowledgements(synthStack().config)).validate(context(templateFile('short-retention-strict', short)));
   expect(findings(strict).filter((f) => f.startsWith('cloudwatch_log_group_retention_period_check')).length).toBeGreaterThan(0);
 });
