@@ -75,7 +75,7 @@ describe('AwaitReady', () => {
 
     expect(polls).toBeGreaterThan(1);
     expect(step).toMatchObject({ phase: StepPhase.timed_out, outcome: Outcome.TIMED_OUT });
-    expect(step.reason).toMatch(/^ready: 2 of 2 runners not ready within 2m \(runner 0: Pending.*; runner 1: Pending/);
+    expect(step.reason).toMatch(/^ready: 2 of 2 runners and the coordinator not ready within 2m \(runner 0: Pending.*; runner 1: Pending.*; coordinator: Pending/);
     expect(h.clock.now()).toBeGreaterThanOrEqual((steps.Launch as LaunchRecord).readyBy);
   });
 

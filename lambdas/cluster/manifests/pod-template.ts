@@ -40,10 +40,13 @@ export interface PodTemplateInput {
 
 export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTemplateSpec {
   const isRunner = input.role === Role.runner;
+  // The spec's pod annotations (a sidecar switched off, a scheduler hint) go on every pod that runs the
+  // test's script for its whole length: the runners and k6's coordinator; not the initializer.
+  const annotated = isRunner || input.role === Role.coordinator;
   return {
     metadata: {
       labels: objectLabels(plan, input.role, input.index),
-      ...(isRunner && Object.keys(plan.podAnnotations).length > 0 ? { annotations: { ...plan.podAnnotations } } : {}),
+      ...(annotated && Object.keys(plan.podAnnotations).length > 0 ? { annotations: { ...plan.podAnnotations } } : {}),
     },
     spec: {
       restartPolicy: 'Never',

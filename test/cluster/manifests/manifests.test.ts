@@ -352,6 +352,11 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
     expect(container(job).ports).toEqual([{ name: 'k6-api', containerPort: K6_API_PORT, protocol: 'TCP' }]);
     expect(job.spec!.activeDeadlineSeconds).toBe(k6RunnerJob(plan, 0).spec!.activeDeadlineSeconds! + TEARDOWN_BUDGET_SECONDS);
     expect(job.spec!.template.spec!.containers[0]!.securityContext).toEqual(k6RunnerJob(plan, 0).spec!.template.spec!.containers[0]!.securityContext);
+    // The spec's pod annotations (a sidecar switched off) reach it as they reach the runners; not the initializer.
+    const annotated = k6Plan({ podAnnotations: { 'sidecar.istio.io/inject': 'false' } });
+    expect(k6CoordinatorJob(annotated).spec!.template.metadata!.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
+    expect(k6RunnerJob(annotated, 0).spec!.template.metadata!.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
+    expect(k6InitializerJob(annotated).spec!.template.metadata!.annotations).toBeUndefined();
   });
 
   it('k6 runner: the summary flags stay last, after a user’s own --summary-export, and name the file the script prints', () => {
