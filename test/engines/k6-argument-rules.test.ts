@@ -8,6 +8,13 @@ import { k6ArgumentProblems, k6SpecProblems } from '../../lambdas/engines/k6/arg
 import { k6Spec } from '../support/local-runs';
 
 describe('k6ArgumentProblems', () => {
+  it('-p, --paused\'s shorthand, alone or grouped, is refused like --paused; -q and -v are not', () => {
+    expect(k6ArgumentProblems(['-p', '-qp', '-q', '-v', '--vus', '2']).map((p) => [p.index, p.message])).toEqual([
+      [0, '"-p": -p (--paused) is set by loadplane for each runner (it starts the runners); remove it'],
+      [1, '"-qp": -p (--paused) is set by loadplane for each runner (it starts the runners); remove it'],
+    ]);
+  });
+
   it('accepts what leaves the split, the start and the summary export alone', () => {
     expect(k6ArgumentProblems(['--vus', '10', '--summary-mode', 'full', '--summary-mode=compact', '--no-summary=false', '-e', 'A=--paused', '--tag', 'x=--address'])).toEqual([]);
   });

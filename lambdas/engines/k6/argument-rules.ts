@@ -1,7 +1,7 @@
 /**
  * The user's k6 arguments loadplane refuses at admission, each with the reason:
- * - flags it sets on every runner itself (execution segments, the paused REST API, the summary export
- *   and its trend stats): a user copy would break the split, the start or the result;
+ * - flags it sets on every runner itself (execution segments, the paused REST API, `-p` too, the
+ *   summary export and its trend stats): a user copy would break the split, the start or the result;
  * - flags that keep k6 from writing the summary export each runner's result is read from (k6 1.x/2.x:
  *   `--no-summary` (1.x) and `--summary-mode=disabled` skip the end-of-test summary, export included;
  *   `--new-machine-readable-summary` (1.5+) writes another shape): refused rather than ending every run
@@ -95,6 +95,9 @@ export function k6ArgumentProblems(args: readonly string[]): { index: number; me
       problems.push({ index, message: `${excerpt(arg)} is not allowed: --linger takes true or false, and lingering is refused (${LINGER_REASON})` });
     } else if (SET_BY_LOADPLANE.has(flag)) {
       problems.push({ index, message: `${flag} is set by loadplane for each runner (it splits the load and starts the runners); remove it` });
+    } else if (BOOL_SHORTHANDS.exec(arg)?.[1]!.includes('p')) {
+      // -p is --paused's shorthand, alone or grouped (-qp).
+      problems.push({ index, message: `${excerpt(arg)}: -p (--paused) is set by loadplane for each runner (it starts the runners); remove it` });
     } else if (HIDES_RESULT[flag] !== undefined && (inline === undefined || GO_TRUE.has(inline))) {
       problems.push({ index, message: `${flag} is not allowed: ${HIDES_RESULT[flag]}` });
     } else if (flag === '--summary-mode' && (inline ?? args[index + 1]) === 'disabled') {
