@@ -12,5 +12,6 @@ export interface StageMarks {
 }
 
 /** The marks of setup() (Start) and teardown() (Cleanup) once per run on k6's coordinator (engines/k6/coordinator.ts). */
-export const SetupMark = { sent: 'setup:sent', done: 'setup:done' } as const;
-export const TeardownMark = { sent: 'teardown:sent', done: 'teardown:done' } as const;
+/** `failed` beside `done`: k6 answered that the function threw (a retry must not take `done` for success). */
+export const SetupMark = { sent: 'setup:sent', done: 'setup:done', failed: 'setup:failed' } as const;
+export const TeardownMark = { sent: 'teardown:sent', done: 'teardown:done', failed: 'teardown:failed' } as const;

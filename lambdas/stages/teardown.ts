@@ -24,6 +24,7 @@ import type { StartRecord } from './start';
 function teardownDue(run: RunContext): boolean {
   const start = outputOf<StartRecord>(run.view, Stage.Start);
   if (start) return !(start.setup && 'failed' in start.setup);
+  // Start was cut off after setup() returned (not after it threw: then k6 itself skips teardown()).
   return run.view.stages[Stage.Start]?.marks?.includes(SetupMark.done) ?? false;
 }
 

@@ -11,6 +11,7 @@ import { Outcome, RunStatus, Stage, StageState } from '../../lambdas/core/status
 import type { ReadyResult } from '../../lambdas/stages/await-ready';
 import type { LaunchRecord } from '../../lambdas/stages/launch';
 import { start, type StartRecord } from '../../lambdas/stages/start';
+import { stageLeaseMs } from '../../lambdas/core/stage-timing';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { driveTo, endRun, markRequests, NAMESPACE, objectsOf, pollUntilSettled, viewOf } from './stage-fixture';
 import { awaitReady } from '../../lambdas/stages/await-ready';
@@ -210,5 +211,25 @@ describe('Start', () => {
     const requests = markRequests(h);
     await expect(start(h.runtime.deps, newRunId())).rejects.toMatchObject({ name: 'RunNotFound' });
     expect(requests.since()).toEqual([]);
+  });
+
+  it('setup() threw and Start was cut off before recording it: the retry does not take the coordinator\'s answer for a success, and starts nothing', async () => {
+    const THROWS = "export const options = { vus: 4, duration: '1m' };\nexport function setup() {\n  throw new Error('no token');\n}\nexport default function () {}\n";
+    const { runId } = await driveTo(h, k6Spec({ name: 'start-setup-cut', parallelism: 2, script: { inline: THROWS }, timeouts: TIMEOUTS }), Stage.AwaitReady);
+    // The first attempt's ledger: completing the stage fails, as a Lambda killed right after setup() answered.
+    const ledger = Object.create(h.runtime.deps.ledger) as typeof h.runtime.deps.ledger;
+    ledger.completeStage = async () => {
+      throw Object.assign(new Error('the function crashed (simulated)'), { name: 'Lambda.Unknown' });
+    };
+    await expect(start({ ...h.runtime.deps, ledger }, runId)).rejects.toMatchObject({ name: 'Lambda.Unknown' });
+    expect((await viewOf(h, runId)).stages.Start?.marks).toEqual(['setup:failed', 'setup:sent']);
+    // The crashed attempt still holds its lease: the retry takes over once it has expired.
+    h.clock.advance(stageLeaseMs(Stage.Start) + 1);
+
+    const requests = markRequests(h);
+    const record = await start(h.runtime.deps, runId);
+    expect(record.setup).toEqual({ ran: false, failed: 'setup: setup() failed on the coordinator (an earlier attempt of Start saw it throw); nothing was started' });
+    // No second setup(), no unpause.
+    expect(requests.since().filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 });

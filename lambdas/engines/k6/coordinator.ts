@@ -25,13 +25,14 @@ import { SetupMark, TeardownMark, type StageMarks } from '../../core/stage-marks
 import type { CoordinatorCall, SetupOutcome, TeardownOutcome } from '../engine-adapter';
 import { k6SetupData, putK6SetupData, runK6Setup, runK6Teardown } from './setup-api';
 
-
 /** Added to k6's own timeout for the function when waiting for its answer: the API server's and k6's part. */
 const ANSWER_MARGIN_MS = 10_000;
 
 /** Runs setup() once on the coordinator and gives its data to every runner in `runners` (pod names). */
 export async function setupOnce(call: CoordinatorCall, runners: readonly string[]): Promise<SetupOutcome> {
   const { cluster, namespace, coordinator, marks } = call;
+  // An earlier attempt saw setup() throw and was cut off before recording its outcome: it failed.
+  if (marks.has(SetupMark.failed)) return { ran: false, failed: 'setup: setup() failed on the coordinator (an earlier attempt of Start saw it throw); nothing was started' };
   if (!marks.has(SetupMark.done)) {
     if (marks.has(SetupMark.sent)) {
       // An earlier attempt sent it and never learnt the answer: data held means setup() returned.
@@ -47,8 +48,11 @@ export async function setupOnce(call: CoordinatorCall, runners: readonly string[
     } else {
       await marks.mark(SetupMark.sent);
       const result = await sentOnce(marks, SetupMark.sent, () => runK6Setup(cluster, namespace, coordinator, timeoutMs(call)));
+      if (!result.ok) {
+        await marks.mark(SetupMark.failed);
+        return { ran: false, failed: `setup: setup() failed on the coordinator (${result.message})` };
+      }
       await marks.mark(SetupMark.done);
-      if (!result.ok) return { ran: false, failed: `setup: setup() failed on the coordinator (${result.message})` };
       await handOn(call, runners, result.value);
       return { ran: true, data: result.value.present };
     }
@@ -61,13 +65,14 @@ export async function setupOnce(call: CoordinatorCall, runners: readonly string[
 /** Runs teardown() once on the coordinator. */
 export async function teardownOnce(call: CoordinatorCall): Promise<TeardownOutcome> {
   const { cluster, namespace, coordinator, marks } = call;
+  if (marks.has(TeardownMark.failed)) return { ran: true, failed: 'an earlier attempt of Cleanup saw teardown() throw' };
   if (marks.has(TeardownMark.done)) return { ran: true };
   if (marks.has(TeardownMark.sent)) {
     return { ran: false, skipped: 'an earlier attempt of Cleanup sent teardown() and was cut off before its answer; it is not run a second time' };
   }
   await marks.mark(TeardownMark.sent);
   const result = await sentOnce(marks, TeardownMark.sent, () => runK6Teardown(cluster, namespace, coordinator, timeoutMs(call)));
-  await marks.mark(TeardownMark.done);
+  await marks.mark(result.ok ? TeardownMark.done : TeardownMark.failed);
   return result.ok ? { ran: true } : { ran: true, failed: result.message };
 }
 
