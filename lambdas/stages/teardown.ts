@@ -8,7 +8,7 @@
  * teardown()'s own result does not change the run's outcome (it is decided and notified by then): it is
  * recorded in Cleanup's output and logged.
  */
-import { SetupMark, type StageMarks } from '../core/stage-marks';
+import { SetupMark, TeardownMark, type StageMarks } from '../core/stage-marks';
 import { hasCoordinator } from '../core/spec';
 import { Role } from '../core/runner-contract';
 import { Stage } from '../core/status';
@@ -39,8 +39,10 @@ export async function teardownOnRun(deps: StageDeps, run: RunContext, marks: Sta
   const live = (role: string) => pods.filter((p) => p.role === role && p.phase === 'Running' && p.exitCode === undefined);
   const outcome = await (async (): Promise<TeardownOutcome> => {
     if (lifecycle?.noTeardown) return { ran: false, skipped: "the script's options or arguments say noTeardown" };
-    if (!live(Role.coordinator).some((p) => p.name === coordinator.name)) return { ran: false, skipped: 'the coordinator no longer runs' };
-    if (deleting && engine.stopsGracefully) {
+    // An earlier attempt of Cleanup sent it (and may have stopped the coordinator since): its marks say what became of it.
+    const sentBefore = Object.values(TeardownMark).some((m) => marks.has(m));
+    if (!sentBefore && !live(Role.coordinator).some((p) => p.name === coordinator.name)) return { ran: false, skipped: 'the coordinator no longer runs' };
+    if (!sentBefore && deleting && engine.stopsGracefully) {
       await Promise.all(live(Role.runner).map((p) => engine.stop(run.cluster, run.namespace, p.name).catch(() => undefined)));
     }
     return engine.teardown!({

@@ -9,6 +9,7 @@ import { newRunId } from '../../lambdas/core/run-id';
 import { Role } from '../../lambdas/core/runner-contract';
 import { CleanupPolicy, Outcome, Stage, StageState } from '../../lambdas/core/status';
 import { cleanup, type CleanupRecord } from '../../lambdas/stages/cleanup';
+import { stageLeaseMs } from '../../lambdas/core/stage-timing';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { driveTo, endRun, markRequests, objectsOf, viewOf } from './stage-fixture';
 
@@ -105,5 +106,21 @@ describe('Cleanup', () => {
 
   it('for a run that does not exist: RunNotFound', async () => {
     await expect(cleanup(h.runtime.deps, newRunId())).rejects.toMatchObject({ name: 'RunNotFound' });
+  });
+
+  it('cut off after teardown() (cleanup never, the coordinator stopped): the retry reports teardown() as run and sends nothing again', async () => {
+    const { runId } = await driveTo(h, spec('cleanup-teardown-cut', CleanupPolicy.never), Stage.Notify);
+    const ledger = Object.create(h.runtime.deps.ledger) as typeof h.runtime.deps.ledger;
+    ledger.completeStage = async () => {
+      throw Object.assign(new Error('the function crashed (simulated)'), { name: 'Lambda.Unknown' });
+    };
+    await expect(cleanup({ ...h.runtime.deps, ledger }, runId)).rejects.toMatchObject({ name: 'Lambda.Unknown' });
+    expect((await viewOf(h, runId)).stages.Cleanup?.marks).toEqual(['teardown:done', 'teardown:sent']);
+    // The crashed attempt's lease lapses; meanwhile the coordinator it stopped has exited.
+    await h.clock.sleep(stageLeaseMs(Stage.Cleanup) + 1);
+    const requests = markRequests(h);
+    const record = await cleanup(h.runtime.deps, runId);
+    expect(record.teardown).toEqual({ ran: true });
+    expect(requests.since().filter((r) => r.path.endsWith('/v1/teardown'))).toEqual([]);
   });
 });
