@@ -232,4 +232,19 @@ describe('Start', () => {
     // No second setup(), no unpause.
     expect(requests.since().filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
+
+  it('the coordinator already holds data though nothing was marked sent (an earlier POST reached k6, its answer came back as an API server error): setup() is not run again', async () => {
+    const WITH_SETUP = "export const options = { vus: 4, duration: '1m' };\nexport function setup() { return { token: 'x' }; }\nexport default function (data) {}\n";
+    const { runId, steps } = await driveTo(h, k6Spec({ name: 'start-setup-held', parallelism: 2, script: { inline: WITH_SETUP }, timeouts: TIMEOUTS }), Stage.AwaitReady);
+    const { coordinator } = steps.AwaitReady as ReadyResult;
+    // What that earlier setup() left on the coordinator.
+    const put = await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${coordinator!.name}:6565/proxy/v1/setup`, { method: 'PUT', body: JSON.stringify({ token: 'from-the-earlier-setup' }) });
+    expect(put.status).toBe(200);
+    const requests = markRequests(h);
+    const record = await start(h.runtime.deps, runId);
+    expect(record.setup).toEqual({ ran: true, data: true });
+    const writes = requests.since().filter((r) => r.method !== 'GET' && r.path.includes('/proxy/'));
+    expect(writes.filter((r) => r.path.endsWith('/v1/setup')).map((r) => `${r.method} ${r.path.includes('coordinator') ? 'coordinator' : 'runner'}`)).toEqual(['PUT runner', 'PUT runner']);
+    expect((await viewOf(h, runId)).stages.Start?.marks).toEqual(['setup:done']);
+  });
 });

@@ -16,7 +16,10 @@
  * `done` (the earlier attempt crashed or timed out waiting) asks the coordinator whether it holds data;
  * if it does not, setup() may or may not have run, and it is not run a second time: the run ends FAILED
  * saying so. A request the API server refused before it reached the pod (a Kubernetes Status: the pod
- * is not reachable, throttled) did not run anything: `sent` is removed and the stage retries.
+ * is not reachable, throttled) did not run anything: `sent` is removed and the stage retries. Before
+ * any POST the coordinator is asked whether it holds data already (nothing but setup() puts data
+ * there): a Status that came back after k6 had the request cannot make a setup() that returned data
+ * run twice.
  *
  * The data never leaves the pods through loadplane: it is not logged, recorded or put in a reason.
  */
@@ -44,6 +47,11 @@ export async function setupOnce(call: CoordinatorCall, runners: readonly string[
             'setup: an earlier attempt of Start sent setup() to the coordinator and was cut off before its answer; the coordinator holds no setup data, so setup() may have failed, returned nothing, or not run, and it is not run a second time',
         };
       }
+      await marks.mark(SetupMark.done);
+    } else if ((await k6SetupData(cluster, namespace, coordinator)).present) {
+      // Data held though nothing was marked sent: an earlier POST reached k6 and its answer came back as
+      // the API server's error (a proxy that lost the pod mid-answer), which unmarked it. Nothing else
+      // puts data on the coordinator: setup() ran.
       await marks.mark(SetupMark.done);
     } else {
       await marks.mark(SetupMark.sent);
