@@ -59,18 +59,20 @@ export class Alarms extends Construct {
     });
     if (props.config.alarms.email) this.topic.addSubscription(new EmailSubscription(props.config.alarms.email));
     const stack = Stack.of(this);
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsOfThisAccount',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
-        },
-      }),
-    );
+    /** Lets `service` publish to the topic for this account's sources that `source` names (SNS's confused-deputy conditions). */
+    const allowPublish = (sid: string, service: string, source: Record<string, Record<string, string>>) =>
+      this.topic.addToResourcePolicy(
+        new PolicyStatement({
+          sid,
+          principals: [new ServicePrincipal(service)],
+          actions: ['sns:Publish'],
+          resources: [this.topic.topicArn],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ...source },
+        }),
+      );
+    allowPublish('CloudWatchAlarmsOfThisAccount', 'cloudwatch.amazonaws.com', {
+      ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+    });
     const action = new SnsAction(this.topic);
     const alarm = (alarmId: string, metric: IMetric, description: string) => {
       const a = new Alarm(this, alarmId, {
@@ -104,15 +106,7 @@ export class Alarms extends Construct {
       `loadplane: run execution ${EventField.fromPath('$.detail.name')} failed with ${EventField.fromPath('$.detail.error')}: ${EventField.fromPath('$.detail.cause')} (${EventField.fromPath('$.detail.executionArn')})`,
     );
     runFailed.addTarget({ bind: () => ({ arn: this.topic.topicArn, input: message, targetResource: this.topic }) });
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'RunFailedRule',
-        principals: [new ServicePrincipal('events.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnEquals: { 'aws:SourceArn': runFailed.ruleArn } },
-      }),
-    );
+    allowPublish('RunFailedRule', 'events.amazonaws.com', { ArnEquals: { 'aws:SourceArn': runFailed.ruleArn } });
     alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
     alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {

@@ -39,7 +39,7 @@ export async function observeRunPods(run: RunContext): Promise<{ runners: Runner
 
 /** `coordinator: Failed, exited 107 (script exception)`, as describeRunner says it of a runner. */
 export function describeCoordinator(coordinator: RunnerView, engine: Engine): string {
-  return describeRunner(coordinator, engine).replace(/^runner -1/, 'coordinator');
+  return describeRunner(coordinator, engine, 'coordinator');
 }
 
 function runnerViews(run: RunContext, jobs: JobFacts[], pods: PodFacts[]): RunnerView[] {
@@ -95,12 +95,12 @@ export function readiness(runner: RunnerView, startsItself: boolean, onRunnerRes
 }
 
 /** `runner 2: Pending (Unschedulable: 0/3 nodes are available)`, `runner 0: Failed, exited 107 (script exception)`. */
-export function describeRunner(runner: RunnerView, engine: Engine): string {
+export function describeRunner(runner: RunnerView, engine: Engine, label = `runner ${runner.index}`): string {
   const pod = runner.latest;
-  if (!pod) return `runner ${runner.index}: no pod`;
-  if (pod.exitCode !== undefined) return `runner ${runner.index}: ${pod.phase}, exited ${pod.exitCode} (${describeExitCode(pod.exitCode, engine)})`;
+  if (!pod) return `${label}: no pod`;
+  if (pod.exitCode !== undefined) return `${label}: ${pod.phase}, exited ${pod.exitCode} (${describeExitCode(pod.exitCode, engine)})`;
   const why = pod.reason ? ` (${pod.reason}${pod.message ? `: ${pod.message}` : ''})` : '';
-  return `runner ${runner.index}: ${pod.phase}${why}`;
+  return `${label}: ${pod.phase}${why}`;
 }
 
 /**
