@@ -1,7 +1,7 @@
 /**
- * The loadplane stack: the ledger, the stage and reaper functions, the run state machine, the REST
- * API, the reaper's and the sweeper's delivery, the configured schedules and the API's, cluster access
- * and alarms.
+ * The loadplane stack: the ledger, the stage and reaper functions, the run state machine and its
+ * cruise window machine, the REST API, the reaper's and the sweeper's delivery, the configured
+ * schedules and the API's, cluster access and alarms.
  * Each piece is a construct of its own under cdk/constructs; this file only wires them.
  */
 import { sourceAccountOnServicePermissions } from './guard';
@@ -12,12 +12,14 @@ import { Alarms } from './constructs/alarms';
 import { ApiSchedules } from './constructs/api-schedules';
 import { ClusterAccess } from './constructs/cluster-access';
 import { ConfigSchedules } from './constructs/config-schedules';
+import { CruiseStateMachine } from './constructs/cruise-state-machine';
 import { LedgerTable } from './constructs/ledger-table';
 import { Reaper } from './constructs/reaper';
 import { LoadplaneRestApi } from './constructs/rest-api';
 import { RunStateMachine, runStateMachineName } from './constructs/run-state-machine';
 import { StageFunctions } from './constructs/stage-functions';
 import { Sweeper } from './constructs/sweeper';
+import { Stage } from '../lambdas/core/status';
 
 /** Where the Notify stage finds the API's base URL (lambdas/core/config.ts, loadReportLinkSettings). */
 export const REPORT_API_URL_VARIABLE = 'LOADPLANE_API_URL';
@@ -37,7 +39,8 @@ export class LoadplaneStack extends Stack {
     const environment = { LOADPLANE_CONFIG: JSON.stringify(config.runtime), LOADPLANE_TABLE: ledger.table.tableName };
 
     const stages = new StageFunctions(this, 'Stages', { config, ledger, environment });
-    const run = new RunStateMachine(this, 'Run', { config, stageFunctions: stages.byStage });
+    const cruise = new CruiseStateMachine(this, 'Cruise', { config, watchFunction: stages.byStage[Stage.Watch] });
+    const run = new RunStateMachine(this, 'Run', { config, stageFunctions: stages.byStage, cruise });
     const stateMachineArn = run.stateMachine.stateMachineArn;
     const api = new LoadplaneRestApi(this, 'Api', { config, ledger, stateMachineArn, environment });
     // The schedules callers manage through the API: a group of their own, managed by the API function only.
@@ -53,6 +56,7 @@ export class LoadplaneStack extends Stack {
     const alarms = new Alarms(this, 'Alarms', {
       config,
       runStateMachine: run.stateMachine,
+      cruiseStateMachine: cruise.stateMachine,
       reaperMachine: reaper.machine,
       sweeper: sweeper.fn,
       deadLetterQueues: { Reaper: reaper.deadLetterQueue, Schedules: schedules.deadLetterQueue, ApiSchedules: apiSchedules.deadLetterQueue },

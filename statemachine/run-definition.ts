@@ -1,19 +1,29 @@
 /**
- * The run state machine (run.asl.json) is the one definition used on AWS and locally. It stays
- * plain, valid JSON; this module fills in what differs per deployment: the machine's TimeoutSeconds
- * (the longest run the deployment allows plus its finish phases: stateMachineTimeoutSeconds,
- * architecture §6) and, locally, each Task's `Resource`. Every Task names its stage's own function
- * (`${AdmitFunctionArn}`, …): each stage has a Lambda whose timeout is that Task's TimeoutSeconds, so
- * an invocation is dead before its lease lapses (architecture §6). On AWS the CDK app binds the
- * placeholders with `definitionSubstitutions`.
+ * The run state machine (run.asl.json) and its cruise window (cruise.asl.json, the child execution
+ * that polls a long test far from its end: lambdas/core/polling.ts) are the definitions used on AWS
+ * and locally. They stay plain, valid JSON; this module fills in what differs per deployment: the
+ * run machine's TimeoutSeconds (the longest run the deployment allows plus its finish phases:
+ * stateMachineTimeoutSeconds, architecture §6), the cruise window's (cruiseWindowTimeoutSeconds, and
+ * its Task's in the run a minute more) and, locally, each Task's `Resource` and the window's ARN.
+ * Every stage Task names its stage's own function (`${AdmitFunctionArn}`, …): each stage has a Lambda
+ * whose timeout is that Task's TimeoutSeconds, so an invocation is dead before its lease lapses
+ * (architecture §6). On AWS the CDK app binds the placeholders with `definitionSubstitutions`.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { stateMachineTimeoutSeconds, type MachineLimits, type PhaseLimits } from '../lambdas/core/deadlines';
-import { cruiseMaxAttempts, cruisePollSeconds } from '../lambdas/core/polling';
+import { stateMachineTimeoutSeconds, type MachineLimits } from '../lambdas/core/deadlines';
+import { CRUISE_WINDOW_TASK_MARGIN_SECONDS, cruiseWindowTimeoutSeconds } from '../lambdas/core/polling';
 import type { Stage } from '../lambdas/core/status';
 
 export const RUN_DEFINITION_PATH = fileURLToPath(new URL('./run.asl.json', import.meta.url));
+export const CRUISE_DEFINITION_PATH = fileURLToPath(new URL('./cruise.asl.json', import.meta.url));
+
+/** The Resource of a Task that runs a child execution to its end (Step Functions' Run a Job pattern, JSON output). */
+export const START_EXECUTION_SYNC = 'arn:aws:states:::states:startExecution.sync:2';
+/** The run's Task that runs a cruise window. */
+export const CRUISE_WINDOW_STATE = 'CruiseWindow';
+/** The placeholder the CruiseWindow Task's StateMachineArn holds: `${CruiseStateMachineArn}`. */
+export const CRUISE_STATE_MACHINE_SUBSTITUTION = 'CruiseStateMachineArn';
 
 /**
  * Errors every Task retries besides our own retryable ones: Lambda service errors, a crashed or
@@ -43,6 +53,8 @@ export function stageFunctionPlaceholder(stage: Stage): string {
 export interface RunDefinitionParams {
   /** The function each stage's Tasks invoke; without it the placeholders stay (for definitionSubstitutions). */
   stageFunctionArn?: (stage: Stage) => string;
+  /** The cruise window state machine's ARN; without it the placeholder stays. */
+  cruiseStateMachineArn?: string;
   /** The deployment's phase limits: the machine's TimeoutSeconds is stateMachineTimeoutSeconds of them (architecture §6). */
   limits: MachineLimits;
 }
@@ -64,6 +76,9 @@ export interface AslState {
   Default?: string;
   Resource?: string;
   Parameters?: Record<string, unknown>;
+  InputPath?: string;
+  OutputPath?: string;
+  ResultSelector?: Record<string, unknown>;
   TimeoutSeconds?: number;
   /** null discards the Task's answer; absent means `$` (it replaces the state). */
   ResultPath?: string | null;
@@ -79,34 +94,45 @@ export interface AslDefinition {
   States: Record<string, AslState>;
 }
 
-/** The error Watch answers while a test runs on far from its end (lambdas/core/errors.ts, PollLater). */
-export const POLL_LATER_ERROR = 'PollLater';
-
-/**
- * The Watch Task's first Retry entry: PollLater is polled again after the deployment's cruise interval,
- * exactly (no backoff, no jitter), as often as the longest run needs. Its interval depends on the
- * deployment's limits, so renderRunDefinition sets it; run.asl.json holds the default limits' values.
- */
-export function pollLaterRetrier(limits: PhaseLimits): AslRetrier {
-  return { ErrorEquals: [POLL_LATER_ERROR], IntervalSeconds: cruisePollSeconds(limits), MaxAttempts: cruiseMaxAttempts(limits), BackoffRate: 1, JitterStrategy: 'NONE' };
-}
-
 export function readRunDefinition(): AslDefinition {
   return JSON.parse(readFileSync(RUN_DEFINITION_PATH, 'utf8')) as AslDefinition;
+}
+
+export function readCruiseDefinition(): AslDefinition {
+  return JSON.parse(readFileSync(CRUISE_DEFINITION_PATH, 'utf8')) as AslDefinition;
+}
+
+/** The stage a Task invokes, or undefined for a Task that is no stage's (the CruiseWindow). */
+export function taskStage(state: AslState): Stage | undefined {
+  return state.Type === 'Task' ? (state.Parameters?.stage as Stage | undefined) : undefined;
+}
+
+/** The Task timeout of the run's CruiseWindow: the window's own TimeoutSeconds comes first. */
+export function cruiseWindowTaskTimeoutSeconds(limits: MachineLimits): number {
+  return cruiseWindowTimeoutSeconds(limits) + CRUISE_WINDOW_TASK_MARGIN_SECONDS;
+}
+
+function bindStageFunctions(definition: AslDefinition, arnOf: ((stage: Stage) => string) | undefined): AslDefinition {
+  if (!arnOf) return definition;
+  for (const state of Object.values(definition.States)) {
+    const stage = taskStage(state);
+    if (stage) state.Resource = arnOf(stage);
+  }
+  return definition;
 }
 
 export function renderRunDefinition(params: RunDefinitionParams): AslDefinition {
   const definition = readRunDefinition();
   definition.TimeoutSeconds = stateMachineTimeoutSeconds(params.limits);
-  for (const state of Object.values(definition.States)) {
-    state.Retry = state.Retry?.map((r) => (r.ErrorEquals.includes(POLL_LATER_ERROR) ? pollLaterRetrier(params.limits) : r));
-    if (state.Retry === undefined) delete state.Retry;
-  }
-  const arnOf = params.stageFunctionArn;
-  if (arnOf) {
-    for (const state of Object.values(definition.States)) {
-      if (state.Type === 'Task') state.Resource = arnOf(state.Parameters?.stage as Stage);
-    }
-  }
-  return definition;
+  const window = definition.States[CRUISE_WINDOW_STATE]!;
+  window.TimeoutSeconds = cruiseWindowTaskTimeoutSeconds(params.limits);
+  if (params.cruiseStateMachineArn) window.Parameters = { ...window.Parameters, StateMachineArn: params.cruiseStateMachineArn };
+  return bindStageFunctions(definition, params.stageFunctionArn);
+}
+
+/** The cruise window's definition: its TimeoutSeconds of these limits, its Watch Task bound like the run's. */
+export function renderCruiseDefinition(params: Omit<RunDefinitionParams, 'cruiseStateMachineArn'>): AslDefinition {
+  const definition = readCruiseDefinition();
+  definition.TimeoutSeconds = cruiseWindowTimeoutSeconds(params.limits);
+  return bindStageFunctions(definition, params.stageFunctionArn);
 }

@@ -4,15 +4,16 @@
  * request units, Kubernetes API calls — for 1 h, 6 h and 24 h tests; beside a plain 10-second
  * polling loop built from the same run's measured Watch polls, and AWS Distributed Load Testing's
  * completion-poll formula. Also: how long a runner killed mid-test goes unnoticed, and how the
- * longest allowed run stands against the 25,000-event history limit.
+ * longest allowed run stands against the 25,000-event history limit (the run's execution and its
+ * longest cruise window, each an execution with a history of its own).
  *
  * Everything is counted on a VirtualClock (bench/support/virtual-runs.ts): deterministic, and a 24 h
  * test takes seconds. Transitions and history events are read off the execution's history
- * (bench/support/history-events.ts), never off the state machine's shape.
+ * (local/engine/aws-history.ts), never off the state machine's shape.
  */
 import { CLUSTER_FUNCTION_MEMORY_MIB } from '../../cdk/constructs/control-plane-function';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
-import { estimateHistoryEvents, HISTORY_EVENT_LIMIT } from '../../lambdas/core/polling';
+import { estimateCruiseWindowEvents, estimateHistoryEvents, HISTORY_EVENT_LIMIT } from '../../lambdas/core/polling';
 import { Labels, Role } from '../../lambdas/core/runner-contract';
 import { mulberry32 } from '../../local/kube-sim/seeded-random';
 import type { RunSpecInput } from '../../lambdas/core/spec';
@@ -20,7 +21,7 @@ import type { StartRecord } from '../../lambdas/stages/start';
 import { AWS_PRICES, cost } from '../aws-prices';
 import type { Cell, Figure } from '../figure';
 import { median, quantile, round } from '../stats';
-import { awsHistoryEvents, awsStateTransitions } from '../support/history-events';
+import { awsHistoryEvents, awsStateTransitions } from '../../local/engine/aws-history';
 import { dltPollIntervalSeconds, fixedIntervalLoop, watchLoopCost, WATCH_STATE } from '../support/poll-loops';
 import { startVirtualBench, type StageCall, type VirtualBench, type VirtualRun } from '../support/virtual-runs';
 
@@ -55,8 +56,13 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 interface Measured {
   seconds: number;
   run: VirtualRun;
+  /** Billed: the run's execution and its cruise windows'. */
   transitions: number;
+  /** The run's execution's own history. */
   historyEvents: number;
+  /** Cruise windows (child executions) and the longest one's history events. */
+  windows: number;
+  windowEvents: number;
   invocations: number;
   /** Watch invocations and what each cost (medians), from the run's own Watch polls. */
   watch: { polls: number; k8s: number; reads: number; writes: number; readUnits: number; writeUnits: number; ms: number };
@@ -71,6 +77,8 @@ async function measure(bench: VirtualBench, seconds: number): Promise<Measured> 
     throw new Error(`the ${label(seconds)} run ended ${run.execution.status} (${run.view.run.outcome}): ${run.execution.error ?? ''} ${run.execution.cause ?? run.view.run.outcomeReason ?? ''}`);
   }
   const history = run.execution.history;
+  const children = run.execution.children;
+  const childTransitions = sum(children.map((c) => awsStateTransitions(c.history)));
   const watches = run.calls.filter((c) => c.stage === WATCH_STATE);
   // What the Watch polls cost, each measure folded by `fold` (median: one poll; sum: the whole loop).
   const costs = (fold: (values: number[]) => number) => {
@@ -87,11 +95,14 @@ async function measure(bench: VirtualBench, seconds: number): Promise<Measured> 
   return {
     seconds,
     run,
-    transitions: awsStateTransitions(history),
+    transitions: awsStateTransitions(history) + childTransitions,
     historyEvents: awsHistoryEvents(history),
+    windows: children.length,
+    windowEvents: Math.max(0, ...children.map((c) => awsHistoryEvents(c.history))),
     invocations: run.calls.length,
     watch: { polls: watches.length, ...costs(median) },
-    loop: { ...watchLoopCost(history), ...costs(sum) },
+    // The loop's transitions are its share of the run's and all its windows'; its history events the run's share.
+    loop: (({ transitions, historyEvents }) => ({ transitions: transitions + childTransitions, historyEvents, ...costs(sum) }))(watchLoopCost(history)),
     lastWatch: watches.at(-1)!,
   };
 }
@@ -247,6 +258,7 @@ export const perRun: Figure = {
       row('Lambda invocations', (m) => own.get(m)!.invocations);
       row('  10-s polling baseline', (m) => base.get(m)!.invocations);
       row('  of which Watch polls', (m) => m.watch.polls);
+      row('  of which ended in an error (Lambda Errors metric)', (m) => m.run.calls.filter((c) => c.error !== undefined).length);
       row('ledger reads / writes (requests)', (m) => `${own.get(m)!.reads} / ${own.get(m)!.writes}`);
       row('  10-s polling baseline', (m) => `${round(base.get(m)!.reads)} / ${round(base.get(m)!.writes)}`);
       row('ledger read / write request units', (m) => `${round(own.get(m)!.readUnits, 1)} / ${round(own.get(m)!.writeUnits, 1)}`);
@@ -254,9 +266,11 @@ export const perRun: Figure = {
       row('Kubernetes API calls', (m) => own.get(m)!.k8s);
       row('  10-s polling baseline', (m) => round(base.get(m)!.k8s));
       row('  per Watch poll (median): k8s calls, ledger r/w', (m) => `${m.watch.k8s}, ${m.watch.reads}/${m.watch.writes}`);
-      row('AWS history events', (m) => own.get(m)!.historyEvents);
+      row("AWS history events: the run's execution", (m) => own.get(m)!.historyEvents);
       row('  10-s polling baseline', (m) => base.get(m)!.historyEvents);
       row('  estimateHistoryEvents (worst case: phases waited out)', (m) => estimateHistoryEvents(m.seconds));
+      row('  cruise windows (child executions): count, longest history', (m) => `${m.windows}, ${m.windowEvents}`);
+      row('  estimateCruiseWindowEvents (worst case)', (m) => estimateCruiseWindowEvents(m.seconds));
       row(`  share of the ${HISTORY_EVENT_LIMIT.toLocaleString('en-US')} limit (run / baseline)`, (m) =>
         `${round((100 * own.get(m)!.historyEvents) / HISTORY_EVENT_LIMIT, 1)} % / ${round((100 * base.get(m)!.historyEvents) / HISTORY_EVENT_LIMIT, 1)} %`,
       );
@@ -271,19 +285,20 @@ export const perRun: Figure = {
       rows.push({ metric: `failure detection delay, p50 / max s (1 h test, ${kills} kills)`, [first]: `${round(quantile(delays, 0.5), 1)} / ${round(Math.max(...delays), 1)}` });
 
       const longestLine = longest
-        ? `Longest allowed run (maxRunDurationSeconds ${maxRun} s = ${label(maxRun)}): ${longest.historyEvents} history events simulated (${round((100 * longest.historyEvents) / HISTORY_EVENT_LIMIT, 1)} % of ${HISTORY_EVENT_LIMIT}), estimateHistoryEvents ${estimateHistoryEvents(maxRun)} (worst case: prepare and ready waited out, the test overrunning to its run deadline).`
+        ? `Longest allowed run (maxRunDurationSeconds ${maxRun} s = ${label(maxRun)}): ${longest.historyEvents} history events simulated in the run's execution (${round((100 * longest.historyEvents) / HISTORY_EVENT_LIMIT, 1)} % of ${HISTORY_EVENT_LIMIT}), ${longest.windowEvents} in its longest cruise window; estimateHistoryEvents ${estimateHistoryEvents(maxRun)}, estimateCruiseWindowEvents ${estimateCruiseWindowEvents(maxRun)} (worst case: prepare and ready waited out, the test overrunning to its run deadline).`
         : `Longest allowed run (maxRunDurationSeconds ${maxRun} s = ${label(maxRun)}): estimateHistoryEvents ${estimateHistoryEvents(maxRun)} of ${HISTORY_EVENT_LIMIT} (not simulated with --quick).`;
       const sample = measured[0]!;
-      const engineCounts = measured.map((m) => m.run.execution.stateTransitions);
-      const engineAgrees = measured.every((m) => m.run.execution.stateTransitions === m.transitions);
+      const engineTransitions = (m: Measured) => m.run.execution.stateTransitions + sum(m.run.execution.children.map((c) => c.stateTransitions));
+      const engineCounts = measured.map(engineTransitions);
+      const engineAgrees = measured.every((m) => engineTransitions(m) === m.transitions);
       const gbsPer10ms = (RUNS_PER_MONTH * MEMORY_GB * 10 * sample.invocations) / 1000;
       return {
         columns,
         rows,
         notes: [
           `Counts on a VirtualClock (kube-sim in-process, seeded retries): counts do not depend on timing, so they are the same on every machine; ${RUNNERS} k6 runners; ${round(wallSeconds)} s of wall time for all runs.`,
-          `State transitions and history events are read off the local engine's history (bench/support/history-events.ts): transitions = states entered + Task retries (AWS bills both${engineAgrees ? "; the local engine's own stateTransitions count agrees" : `; the local engine's own stateTransitions count differs: ${engineCounts.join(', ')}`}); history events as Step Functions records them: a Lambda Task 5 (entered, scheduled, started, succeeded, exited), each retry 3 more, Wait/Choice/Succeed 2, Fail 1, execution start and end 1 each.`,
-          `Baseline: the same run with its Watch loop (the states entered from the first Watch to the last, and the Choice after) replaced by a ${BASELINE_INTERVAL_SECONDS}-s Wait → Watch → Choice loop over the test's length (one poll at once, then one per ${BASELINE_INTERVAL_SECONDS} s until the test's end), each poll costing the run's median Watch poll in Kubernetes calls, ledger requests and request units (the last, which sees the end, as measured). Past ${Math.floor(HISTORY_EVENT_LIMIT / 9 / 360)} h or so such a loop cannot run at all: its history passes ${HISTORY_EVENT_LIMIT.toLocaleString('en-US')} events and Step Functions fails the execution.`,
+          `State transitions and history events are read off the local engine's histories (local/engine/aws-history.ts), the run's execution's and its cruise windows' (child executions that poll a long test far from its end, every 60 s; each has a history of its own): transitions = states entered + Task retries, over all of them (AWS bills both${engineAgrees ? "; the local engine's own stateTransitions count agrees" : `; the local engine's own stateTransitions count differs: ${engineCounts.join(', ')}`}); history events as Step Functions records them: a Lambda Task 5 (entered, scheduled, started, succeeded, exited), each retry 3 more, the CruiseWindow Task 6 (TaskSubmitted), Wait/Choice/Pass/Succeed 2, Fail 1, execution start and end 1 each. "Ended in an error" counts the stage invocations that threw: what the stage functions' Errors metric would count.`,
+          `Baseline: the same run with its Watch loop (the states entered from the first Watch to the last, and the Choice after, with every cruise window) replaced by a ${BASELINE_INTERVAL_SECONDS}-s Wait → Watch → Choice loop over the test's length (one poll at once, then one per ${BASELINE_INTERVAL_SECONDS} s until the test's end), each poll costing the run's median Watch poll in Kubernetes calls, ledger requests and request units (the last, which sees the end, as measured). Past ${Math.floor(HISTORY_EVENT_LIMIT / 9 / 360)} h or so such a loop cannot run at all: its history passes ${HISTORY_EVENT_LIMIT.toLocaleString('en-US')} events and Step Functions fails the execution.`,
           `Failure detection: runner 0's pod disrupted (kube-sim restartPod, as an eviction) at ${kills} instants spread over a 1 h test (one at a seeded random point of each ${HOUR / kills}-s slice: ${instants.map((t) => round(t)).join(', ')} s after Start); every run ended FAILED; delay = from the kill to the Watch poll that saw it, simulated time; delays ${delays.map((d) => round(d, 1)).join(', ')} s.`,
           longestLine,
           `Bill: ${RUNS_PER_MONTH} runs a month (one a day), us-east-1 list prices (bench/aws-prices.ts; ${AWS_PRICES.stepFunctionsStandardTransition.source}, ${AWS_PRICES.lambdaArmGbSecond.source}, ${AWS_PRICES.dynamoDbOnDemandWrite.source}; read ${AWS_PRICES.stepFunctionsStandardTransition.read}), no free tier. Lambda: ${CLUSTER_FUNCTION_MEMORY_MIB} MiB arm64 (CLUSTER_FUNCTION_MEMORY_MIB, cdk/constructs/control-plane-function.ts) × the invocations' measured in-process durations (median Watch poll ${round(sample.watch.ms)} ms at ${label(sample.seconds)}); on AWS the network round trips to EKS and DynamoDB lengthen them: every 10 ms more per invocation adds ${round(gbsPer10ms, 1)} GB-s a month at ${label(sample.seconds)} ($${money(cost('lambdaArmGbSecond', gbsPer10ms))}).`,

@@ -5,7 +5,7 @@
  * a plain 10-second Wait → Task → Choice loop, and AWS Distributed Load Testing's completion poll.
  */
 import type { HistoryEvent } from '../../local/engine/local-execution';
-import { awsHistoryEvents, awsStateTransitions } from './history-events';
+import { awsHistoryEvents, awsStateTransitions } from '../../local/engine/aws-history';
 
 /** The Task state that polls the runners during the test (it invokes the Watch stage). */
 export const WATCH_STATE = 'Watch';

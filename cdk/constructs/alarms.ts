@@ -1,9 +1,9 @@
 /**
  * What a platform team is paged by, all to one SNS topic (optionally with an email subscription):
- * alarms on run executions that timed out, a reaper that gave up, sweeper errors, anything in a
- * dead-letter queue, and API 5xx answers; and each run execution that failed for a control-plane
- * reason, as an event (not a test's own failure: a run that did not succeed ends at the Fail state
- * RunDidNotSucceed, whose error is the run's outcome, e.g. THRESHOLDS_FAILED).
+ * alarms on run executions and cruise windows that timed out, a reaper that gave up, sweeper errors,
+ * anything in a dead-letter queue, and API 5xx answers; and each run execution that failed for a
+ * control-plane reason, as an event (not a test's own failure: a run that did not succeed ends at the
+ * Fail state RunDidNotSucceed, whose error is the run's outcome, e.g. THRESHOLDS_FAILED).
  *
  * The topic has a policy of its own (enforceSSL), which replaces SNS's default: every publisher must be
  * allowed in it. Two are: CloudWatch, for this account's alarms (`aws:SourceAccount`, `aws:SourceArn`
@@ -40,6 +40,8 @@ export const TEST_OUTCOME_ERRORS: readonly string[] = OUTCOMES.filter((o) => !SU
 export interface AlarmsProps {
   config: DeployConfig;
   runStateMachine: StateMachine;
+  /** The run's cruise window machine (its child executions): timed out as the run's is. */
+  cruiseStateMachine: StateMachine;
   reaperMachine: StateMachine;
   sweeper: NodejsFunction;
   /** One alarm each, `<key>DeadLetters`: the reaper's, the config schedules' and the API schedules' queues. */
@@ -89,6 +91,10 @@ export class Alarms extends Construct {
     const period = Duration.minutes(5);
 
     alarm('RunTimedOut', props.runStateMachine.metricTimedOut({ period, statistic: 'Sum' }), "A run's execution reached the state machine's timeout: its own deadlines should have ended it first.");
+    // A window ends at its first poll past its end, long before its timeout (cruiseWindowTimeoutSeconds). A
+    // timed-out window fails the run's CruiseWindow Task, whose retries may start another and hide it; its
+    // other failures are the run's (retried, then caught: the run fails with the window's error, RunFailed).
+    alarm('CruiseTimedOut', props.cruiseStateMachine.metricTimedOut({ period, statistic: 'Sum' }), "A cruise window's execution reached its timeout: its polls should have ended it first.");
     // Each execution that failed for a reason other than its test's outcome, as it happens: the status
     // change event carries the error (the state machine's own logs leave error details out with
     // execution data, and a test's failure is an execution failure too).

@@ -1,9 +1,13 @@
 /**
  * The run state machine: statemachine/run.asl.json inlined (DefinitionBody.fromString, so template
  * tests see the definition), its TimeoutSeconds stateMachineTimeoutSeconds of the deployment's limits,
- * every `${<Stage>FunctionArn}` bound to that stage's function by definitionSubstitutions; logs (no
- * execution data: specs and outputs stay out of the logs) and X-Ray.
+ * every `${<Stage>FunctionArn}` bound to that stage's function and `${CruiseStateMachineArn}` to the
+ * cruise window machine (cruise-state-machine.ts) by definitionSubstitutions; logs (no execution
+ * data: specs and outputs stay out of the logs) and X-Ray. Its role invokes the stage functions and
+ * runs cruise windows as synchronous child executions (sync-execution-grant.ts).
  */
+import type { CruiseStateMachine } from './cruise-state-machine';
+import { grantStartExecutionSync } from './sync-execution-grant';
 import { stateMachineLogGroup } from './vended-log-group';
 import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -12,12 +16,14 @@ import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Stage } from '../../lambdas/core/status';
-import { renderRunDefinition, stageFunctionSubstitution } from '../../statemachine/run-definition';
+import { CRUISE_STATE_MACHINE_SUBSTITUTION, renderRunDefinition, stageFunctionSubstitution } from '../../statemachine/run-definition';
 import type { DeployConfig } from '../config/deploy-config';
 
 export interface RunStateMachineProps {
   config: DeployConfig;
   stageFunctions: Record<Stage, NodejsFunction>;
+  /** The machine the CruiseWindow Task runs as a child execution. */
+  cruise: CruiseStateMachine;
 }
 
 /** The definition as deployed: placeholders kept for definitionSubstitutions, the timeout of these limits. */
@@ -35,20 +41,24 @@ export class RunStateMachine extends Construct {
 
   constructor(scope: Construct, id: string, props: RunStateMachineProps) {
     super(scope, id);
-    const { config, stageFunctions } = props;
+    const { config, stageFunctions, cruise } = props;
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('states.amazonaws.com'),
-      description: 'loadplane run state machine: invokes the stage functions',
+      description: 'loadplane run state machine: invokes the stage functions, runs cruise windows',
     });
     // The Tasks invoke the unqualified function ARNs: no `:*` for versions or aliases.
     role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(stageFunctions).map((f) => f.functionArn) }));
+    grantStartExecutionSync(role, { stateMachineArn: cruise.stateMachine.stateMachineArn, stateMachineName: cruise.stateMachineName });
     this.logGroup = stateMachineLogGroup(this, 'Logs', runStateMachineName(config), config.logging.retentionDays);
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       // Named, so the sweeper's StopExecution grant can name its executions (execution:<name>:*).
       stateMachineName: runStateMachineName(config),
       definitionBody: DefinitionBody.fromString(deployedRunDefinition(config)),
-      definitionSubstitutions: Object.fromEntries(Object.values(Stage).map((stage) => [stageFunctionSubstitution(stage), stageFunctions[stage].functionArn])),
+      definitionSubstitutions: {
+        ...Object.fromEntries(Object.values(Stage).map((stage) => [stageFunctionSubstitution(stage), stageFunctions[stage].functionArn])),
+        [CRUISE_STATE_MACHINE_SUBSTITUTION]: cruise.stateMachine.stateMachineArn,
+      },
       role,
       logs: { destination: this.logGroup, level: LogLevel[config.logging.stateMachineLevel], includeExecutionData: false },
       tracingEnabled: true,

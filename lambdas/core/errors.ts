@@ -89,24 +89,6 @@ function describeBusyStage(runId: string, stage: string, detail: BusyDetail | un
   return `stage ${stage} of run ${runId} is in progress under ${who}; ${left}`;
 }
 
-/**
- * Not a failure: Watch's "the test runs on; poll again after the cruise interval" (lambdas/core/polling.ts,
- * cruisePollSeconds). The Watch Task's first Retry entry matches it at that fixed interval, so a poll
- * far from the test's end costs one state transition and three history events, not a Wait → Task →
- * Choice cycle's three and nine. Step Functions bills a retry as a transition; that is the point.
- */
-export class PollLater extends LoadplaneError {
-  override readonly name = 'PollLater' as const;
-  /** Not a failure to retry with backoff: it has a Retry entry of its own (the cruise interval). */
-  readonly retryable = false;
-  constructor(
-    readonly runId: string,
-    readonly seconds: number,
-  ) {
-    super(`run ${runId}: the test runs on; next poll in ${seconds} s`);
-  }
-}
-
 /** Fencing: the caller's lease was taken over, so its completion is rejected. */
 export class StageOwnershipLost extends LoadplaneError {
   override readonly name = 'StageOwnershipLost' as const;
@@ -320,7 +302,6 @@ export const ERROR_NAMES = [
   'RunConflict',
   'RunNotFound',
   'StageBusy',
-  'PollLater',
   'StageOwnershipLost',
   'InvalidTransition',
   'RunEnded',

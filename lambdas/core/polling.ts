@@ -9,23 +9,36 @@
  * Each phase's sparsest interval is raised for long phases so the phase spends at most its budget
  * of poll cycles, whatever its length: the three budgets together bound every execution's history.
  *
- * A run-phase poll that is due no sooner than the cruise interval is not a Wait cycle: Watch answers
- * PollLater and the Task's Retry polls again after exactly that interval (cruisePollSeconds), one
- * transition and three history events per poll. The adaptive part (dense near the end) stays Waits.
+ * A run-phase poll that is due no sooner than the cruise interval is a cruise poll: Watch answers
+ * `cruising` and the polls go on every cruise interval (cruisePollSeconds) in a cruise window, a child
+ * execution of its own (statemachine/cruise.asl.json) that ends at the first poll that answers
+ * anything else, so a long test's polls are not the run's history (AWS's pattern for long loops). No
+ * poll is an error: a healthy run leaves the stage function's Errors metric at 0. The adaptive part
+ * (dense near the end) stays Waits of the run's own execution.
  */
 import { DEFAULT_CONFIG, type DeploymentConfig } from './config';
-import { maxTotalSeconds, Phase, runDeadline, type PhaseLimits } from './deadlines';
+import { Phase, runDeadline } from './deadlines';
+import { longestTaskVisitSeconds } from './stage-timing';
+import { Stage } from './status';
 
 export const HISTORY_EVENT_LIMIT = 25_000;
 
 /**
  * History events of one poll cycle on AWS: a Lambda Task (entered, scheduled, started, succeeded,
- * exited), a Choice (entered, exited), a Wait (entered, exited). DLT counts about 9 as well.
+ * exited), a Choice (entered, exited), a Wait (entered, exited). DLT counts about 9 as well. A cruise
+ * window's poll is the same cycle, in the window's own history.
  */
 export const EVENTS_PER_POLL_CYCLE = 9;
 
-/** History events of one cruise poll (a Task retry): LambdaFunctionScheduled, Started, Failed (PollLater). */
-export const EVENTS_PER_CRUISE_POLL = 3;
+/**
+ * The run's own events per cruise window: its Task (entered, scheduled, started, submitted,
+ * succeeded, exited: a `.sync` Task also records TaskSubmitted), the Pass that takes the window's
+ * answer (entered, exited) and the Choice that reads it (entered, exited).
+ */
+export const EVENTS_PER_CRUISE_WINDOW = 10;
+
+/** A cruise window's own events besides its polls: ExecutionStarted, its Succeed state (2), ExecutionSucceeded. */
+export const CRUISE_WINDOW_OWN_EVENTS = 4;
 
 /**
  * The cruise interval: how often a running test is polled while its end is far off, and so the
@@ -41,14 +54,14 @@ export function cruisePollSeconds(limits: Pick<DeploymentConfig, 'maxRunDuration
 }
 
 /**
- * Cruise polls per visit of the Watch Task: the first poll after every CRUISE_WINDOW_POLLS cruise
- * intervals of the test is a Wait cycle instead. Step Functions counts a Task's retry attempts per
- * Retry entry for as long as the execution stays in the state, so a visit that lasted the whole test
- * would spend the transient-error budget (6 retries) over hours instead of per poll: 7 blips in a day
- * would fail the run. A new visit every ten minutes keeps that budget per ten minutes, for 3 more
- * transitions each.
+ * Cruise intervals per cruise window: the first poll after every CRUISE_WINDOW_POLLS intervals of the
+ * test answers `waiting` (a Wait of the run's own), which ends the window before. A window of an hour
+ * (at the default interval) keeps both histories small: the run's gains EVENTS_PER_CRUISE_WINDOW and
+ * one poll cycle per window, the window's own holds at most CRUISE_WINDOW_POLLS poll cycles. Each
+ * poll is a fresh visit of the window's Watch Task, so the transient-error budget (6 retries) is per
+ * poll, whatever the window's length.
  */
-export const CRUISE_WINDOW_POLLS = 10;
+export const CRUISE_WINDOW_POLLS = 60;
 
 /** Whether the poll `elapsedMs` into the test is the first of a new cruise window (the one before it was not). */
 export function startsCruiseWindow(elapsedMs: number, cruiseSeconds: number): boolean {
@@ -57,12 +70,15 @@ export function startsCruiseWindow(elapsedMs: number, cruiseSeconds: number): bo
 }
 
 /**
- * Most cruise polls one visit of the Watch Task can make: a run never outlives its total deadline
- * (deadlines.ts), so this many retries always outlast it. The Retry entry's MaxAttempts.
+ * A cruise window's TimeoutSeconds: it ends at its first poll at or past the window's end (every poll
+ * reads the clock), so it lasts at most its CRUISE_WINDOW_POLLS intervals, one more, and the longest
+ * visit of its Watch Task. Its Task in the run waits a minute longer (CRUISE_WINDOW_TASK_MARGIN_SECONDS): the window's own
+ * timeout comes first and says what happened.
  */
-export function cruiseMaxAttempts(limits: PhaseLimits): number {
-  return Math.ceil(maxTotalSeconds(limits) / cruisePollSeconds(limits)) + 1;
+export function cruiseWindowTimeoutSeconds(limits: Pick<DeploymentConfig, 'maxRunDurationSeconds'>): number {
+  return (CRUISE_WINDOW_POLLS + 1) * cruisePollSeconds(limits) + Math.ceil(longestTaskVisitSeconds(Stage.Watch));
 }
+export const CRUISE_WINDOW_TASK_MARGIN_SECONDS = 60;
 
 interface PhasePolicy {
   /** Shortest wait (s). */
@@ -145,30 +161,49 @@ export function pollCyclesUntilDeadline(phase: Phase, phaseLengthSeconds: number
   return pollsUntilDeadline(phase, phaseLengthSeconds, expectedEndSeconds).waits;
 }
 
+/** The polls of a phase until its deadline, by where they run (see pollsUntilDeadline). */
+export interface PhasePolls {
+  /** Polls in the run's own execution: each a Wait → Task → Choice cycle. */
+  waits: number;
+  /** Polls in cruise windows (the same cycle, in the window's history). */
+  cruises: number;
+  /** Cruise windows started (child executions). */
+  windows: number;
+  /** The most polls one window made. */
+  longestWindow: number;
+}
+
 /**
- * The polls a phase makes until its deadline, split into Wait cycles and (run phase, with a cruise
- * interval) cruise polls: every poll due no sooner than `cruiseSeconds` is a cruise poll of exactly
- * that length, as Watch answers (watch.ts), but the first of each cruise window is a Wait cycle.
+ * The polls a phase makes until its deadline, as Watch answers them (watch.ts): a poll due sooner
+ * than `cruiseSeconds` answers `waiting` (the next poll is the run's own); so does the first poll of
+ * each cruise window; any other answers `cruising`, and the next poll is a cruise window's, every
+ * `cruiseSeconds` until a poll answers otherwise. Without `cruiseSeconds` every poll is the run's own.
  */
-export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, expectedEndSeconds?: number, cruiseSeconds?: number): { waits: number; cruises: number } {
+export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, expectedEndSeconds?: number, cruiseSeconds?: number): PhasePolls {
   const input = {
     phase,
     phaseStartedAt: 0,
     deadline: phaseLengthSeconds * 1000,
     ...(expectedEndSeconds === undefined ? {} : { expectedEndAt: expectedEndSeconds * 1000 }),
   };
-  const polls = { waits: 0, cruises: 0 };
+  const polls: PhasePolls = { waits: 0, cruises: 0, windows: 0, longestWindow: 0 };
+  let inWindow = 0;
   for (let now = 0; now < input.deadline; ) {
+    if (inWindow > 0) polls.cruises += 1;
+    else polls.waits += 1;
     const next = nextPollSeconds({ ...input, now });
-    if (cruiseSeconds !== undefined && next >= cruiseSeconds) {
-      if (startsCruiseWindow(now, cruiseSeconds)) polls.waits += 1;
-      else polls.cruises += 1;
+    const cruising = cruiseSeconds !== undefined && next >= cruiseSeconds && !startsCruiseWindow(now, cruiseSeconds);
+    if (cruising) {
+      if (inWindow === 0) polls.windows += 1;
+      inWindow += 1;
       now += cruiseSeconds * 1000;
     } else {
-      polls.waits += 1;
-      now += next * 1000;
+      polls.longestWindow = Math.max(polls.longestWindow, inWindow > 0 ? inWindow : 0);
+      inWindow = 0;
+      now += (cruiseSeconds !== undefined && next >= cruiseSeconds ? cruiseSeconds : next) * 1000;
     }
   }
+  polls.longestWindow = Math.max(polls.longestWindow, inWindow);
   return polls;
 }
 
@@ -189,16 +224,29 @@ function queueEvents(queueSeconds: number): number {
   return cycles * EVENTS_PER_POLL_CYCLE;
 }
 
-/**
- * History events of an execution whose test is expected to take `runSeconds`, in the worst case:
- * it queues `queueSeconds` for a slot (default: not at all), prepare and ready wait out their default
- * deadlines, and the test runs on until its run deadline (expected duration + grace), with every poll
- * simulated by nextPollSeconds and the deployment's cruise interval (default: the default limits').
- */
-export function estimateHistoryEvents(runSeconds: number, options: { limits?: Pick<DeploymentConfig, 'maxRunDurationSeconds'>; queueSeconds?: number } = {}): number {
+type EstimateOptions = { limits?: Pick<DeploymentConfig, 'maxRunDurationSeconds'>; queueSeconds?: number };
+
+/** The run phase's polls of a test expected to take `runSeconds` that runs on to its run deadline. */
+function worstRunPhase(runSeconds: number, options: EstimateOptions): PhasePolls {
   const runPhaseSeconds = runDeadline(0, {}, runSeconds, Number.POSITIVE_INFINITY) / 1000;
-  const cruise = cruisePollSeconds(options.limits ?? DEFAULT_CONFIG);
-  const run = pollsUntilDeadline(Phase.run, runPhaseSeconds, runSeconds, cruise);
+  return pollsUntilDeadline(Phase.run, runPhaseSeconds, runSeconds, cruisePollSeconds(options.limits ?? DEFAULT_CONFIG));
+}
+
+/**
+ * History events of the run's execution whose test is expected to take `runSeconds`, in the worst
+ * case: it queues `queueSeconds` for a slot (default: not at all), prepare and ready wait out their
+ * default deadlines, and the test runs on until its run deadline (expected duration + grace), with
+ * every poll simulated by nextPollSeconds and the deployment's cruise interval (default: the default
+ * limits'). The cruise windows' polls are in the windows' own histories (estimateCruiseWindowEvents).
+ */
+export function estimateHistoryEvents(runSeconds: number, options: EstimateOptions = {}): number {
+  const run = worstRunPhase(runSeconds, options);
   const waits = pollCyclesUntilDeadline(Phase.prepare, ESTIMATE_WAITING_PHASE_SECONDS) + pollCyclesUntilDeadline(Phase.ready, ESTIMATE_WAITING_PHASE_SECONDS) + run.waits;
-  return STRAIGHT_LINE_EVENTS + waits * EVENTS_PER_POLL_CYCLE + run.cruises * EVENTS_PER_CRUISE_POLL + queueEvents(options.queueSeconds ?? 0);
+  return STRAIGHT_LINE_EVENTS + waits * EVENTS_PER_POLL_CYCLE + run.windows * EVENTS_PER_CRUISE_WINDOW + queueEvents(options.queueSeconds ?? 0);
+}
+
+/** History events of the longest cruise window of that run (0 when it has none). */
+export function estimateCruiseWindowEvents(runSeconds: number, options: EstimateOptions = {}): number {
+  const run = worstRunPhase(runSeconds, options);
+  return run.windows === 0 ? 0 : run.longestWindow * EVENTS_PER_POLL_CYCLE + CRUISE_WINDOW_OWN_EVENTS;
 }

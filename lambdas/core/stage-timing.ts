@@ -110,14 +110,21 @@ export function busyRetry(stage: Stage): RetryTiming {
 }
 
 /**
- * The longest an execution can spend in Admit before it gives up: every attempt of both Retry entries
- * running to its Task timeout, plus their waits (without jitter, the longest they can be). A run
+ * The longest one visit of `stage`'s Task can last: every attempt of both Retry entries running to its
+ * Task timeout, plus their waits (without jitter, the longest they can be).
+ */
+export function longestTaskVisitSeconds(stage: Stage): number {
+  const busy = busyRetry(stage);
+  const attempts = 1 + TRANSIENT_RETRY.MaxAttempts + busy.MaxAttempts;
+  return attempts * STAGE_TIMEOUT_SECONDS[stage] + totalRetryWaitSeconds(TRANSIENT_RETRY) + totalRetryWaitSeconds(busy);
+}
+
+/**
+ * The longest an execution can spend in Admit before it gives up (longestTaskVisitSeconds). A run
  * created this recently and not yet adopted may still be adopted by an execution on its way.
  */
 export function admitGiveUpSeconds(): number {
-  const busy = busyRetry(Stage.Admit);
-  const attempts = 1 + TRANSIENT_RETRY.MaxAttempts + busy.MaxAttempts;
-  return attempts * STAGE_TIMEOUT_SECONDS[Stage.Admit] + totalRetryWaitSeconds(TRANSIENT_RETRY) + totalRetryWaitSeconds(busy);
+  return longestTaskVisitSeconds(Stage.Admit);
 }
 
 /**

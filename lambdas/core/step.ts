@@ -1,12 +1,15 @@
 /**
  * What a stage answers the state machine (the `$.step` of run.asl.json). Poll stages answer
- * `waiting` with the seconds to wait; `done` moves on; anything else goes to Decide with the
- * outcome and reason it found.
+ * `waiting` with the seconds to wait; Watch answers `cruising` instead while the test runs on far from
+ * its end, and the poll loop goes on in a cruise window (a child execution, cruise.asl.json); `done`
+ * moves on; anything else goes to Decide with the outcome and reason it found.
  */
 import type { Outcome } from './status';
 
 export const StepPhase = {
   waiting: 'waiting',
+  /** Watch: the test runs on; poll again after nextPollSeconds, in a cruise window (lambdas/core/polling.ts). */
+  cruising: 'cruising',
   done: 'done',
   failed: 'failed',
   timed_out: 'timed_out',
@@ -26,8 +29,9 @@ export interface StepResult {
 }
 
 export const waiting = (nextPollSeconds: number): StepResult => ({ phase: StepPhase.waiting, nextPollSeconds });
+export const cruising = (nextPollSeconds: number): StepResult => ({ phase: StepPhase.cruising, nextPollSeconds });
 export const done = (): StepResult => ({ phase: StepPhase.done, nextPollSeconds: 0 });
-export const endsRun = (phase: Exclude<StepPhase, 'waiting' | 'done'>, outcome: Outcome, reason: string): StepResult => ({
+export const endsRun = (phase: Exclude<StepPhase, 'waiting' | 'cruising' | 'done'>, outcome: Outcome, reason: string): StepResult => ({
   phase,
   nextPollSeconds: 0,
   outcome,

@@ -39,12 +39,20 @@ function decisionFrom(payload: DecidePayload): Pick<Decision, 'outcome' | 'reaso
   return { outcome: Outcome.FAILED, reason: 'the run ended without a verdict (a stage returned no outcome)' };
 }
 
-/** On AWS a Lambda error's Cause is JSON (`errorType`, `errorMessage`, `trace`); locally it is the message. */
-function describeCaught(error: { Error?: string; Cause?: string }): string {
+/**
+ * On AWS a Lambda error's Cause is JSON (`errorType`, `errorMessage`, `trace`); locally it is the
+ * message. A cruise window that failed (its Task's States.TaskFailed) has the child execution's
+ * description as its Cause, with the window's own Error and Cause: those are what is said.
+ */
+function describeCaught(error: { Error?: string; Cause?: string }, depth = 0): string {
   let message = error.Cause ?? '';
   try {
-    const parsed = JSON.parse(message) as { errorMessage?: unknown };
+    const parsed = JSON.parse(message) as { errorMessage?: unknown; ExecutionArn?: unknown; Status?: unknown; Error?: unknown; Cause?: unknown };
     if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
+    else if (typeof parsed.ExecutionArn === 'string' && depth === 0) {
+      const inner = typeof parsed.Error === 'string' ? describeCaught({ Error: parsed.Error, ...(typeof parsed.Cause === 'string' ? { Cause: parsed.Cause } : {}) }, 1) : `ended ${String(parsed.Status)}`;
+      return `cruise window ${parsed.ExecutionArn.split(':').at(-1)} failed: ${inner}`.slice(0, 2000);
+    }
   } catch {
     // not JSON: the message as it is
   }

@@ -1,7 +1,8 @@
 /**
- * Watch (architecture §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`,
- * or, while the next poll is at least the cruise interval away, throws PollLater: the Task's Retry
- * polls again after that interval, one state transition instead of a Wait → Task → Choice cycle.
+ * Watch (architecture §3.6): polls the runners (two list calls) and answers `{ phase, nextPollSeconds }`:
+ * `waiting` near the test's end (a Wait in the run's execution), `cruising` while the next poll is at
+ * least the cruise interval away (the polls go on in a cruise window, a child execution of their own,
+ * so a long test's polls are not the run's history, and no poll is an error: polling.ts).
  * While the test runs, each poll also records a live sample of the runners' figures in the ledger
  * (live-metrics.ts: one batch of reads, best effort, never part of the answer).
  * Done when every runner's test ran to its end (exit 0, or a code that says "a check failed": k6 99
@@ -18,11 +19,10 @@
  */
 import { isStuck } from '../cluster/observe';
 import { formatDuration } from '../core/duration';
-import { PollLater } from '../core/errors';
 import { cruisePollSeconds, startsCruiseWindow } from '../core/polling';
 import { countOf } from '../core/plural';
 import { runWindow, type Replacement, type RunWindow } from '../core/restart';
-import { done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
+import { cruising, done, endsRun, StepPhase, waiting, type StepResult } from '../core/step';
 import { Outcome, RunnerRestartPolicy, Stage } from '../core/status';
 import { engineAdapter } from '../engines';
 import { admission } from './acquire';
@@ -96,13 +96,12 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
       `run: ${countOf(still, runners.length, 'runner')} still running at the run deadline (${formatDuration(Math.round((window.runBy - started.startedAt) / 1000))} after start${extension(window)})`,
     );
   }
-  // Far from the end: the Task's own Retry polls again after the cruise interval (one transition, not
-  // three), except at the start of each cruise window, which is a Wait: a fresh visit of the Task, so a
-  // fresh retry budget for transient errors (polling.ts, CRUISE_WINDOW_POLLS).
+  // Far from the end: the next polls are a cruise window's, every cruise interval; the first poll of each
+  // window is a Wait of the run's own, which ends the window before (polling.ts, CRUISE_WINDOW_POLLS).
   const cruise = cruisePollSeconds(deps.config);
   if (window.nextPollSeconds < cruise) return waiting(window.nextPollSeconds);
   if (startsCruiseWindow(now - started.startedAt, cruise)) return waiting(cruise);
-  throw new PollLater(runId, cruise);
+  return cruising(cruise);
 }
 
 /** "; extended for runner 1's replacement, up to the run's total deadline" when replacements moved the deadline. */

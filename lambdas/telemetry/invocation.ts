@@ -10,14 +10,12 @@
  * names (statemachine/run.asl.json). Their message (and the message's copy at the head of the stack)
  * has its URLs redacted first, in place: the Lambda runtime itself logs every error a handler throws
  * ("Invoke Error", message and stack, outside our Logger), X-Ray stores it, and Step Functions' Cause
- * carries it into the run's outcomeReason (stages/decide.ts describeCaught). That includes a
- * PollLater: the normal path of a long Watch (architecture §3.6) is, to the runtime, a thrown error,
- * so each cruise poll is also a runtime ERROR record and counts in the function's Errors metric. Ours
- * is a debug line for it, no error line, no error in the trace.
+ * carries it into the run's outcomeReason (stages/decide.ts describeCaught). A healthy run throws
+ * none: polling is an answer (`waiting`, `cruising`), never an error (architecture §3.6).
  */
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Context } from 'aws-lambda';
-import { isRetryable, PollLater } from '../core/errors';
+import { isRetryable } from '../core/errors';
 import { publishMetricPoints, type MetricPoint } from './metric-points';
 import { redactUrls } from './redact';
 import { coldStartMetric, invocationMetrics } from './run-metrics';
@@ -46,7 +44,7 @@ export async function invoke<T>(telemetry: Telemetry, context: Partial<Context>,
   logger.appendKeys({ runId: keys.runId, stage: keys.stage });
   const coldStart = isFirstInvocation(telemetry);
   const started = performance.now();
-  let error: unknown;
+  let answer: unknown;
   // The error redacted before anything sees it: the trace (traced), our error line, the runtime.
   const work = async () => {
     try {
@@ -57,21 +55,18 @@ export async function invoke<T>(telemetry: Telemetry, context: Partial<Context>,
     }
   };
   try {
-    return await traced(telemetry, keys, work);
+    answer = await traced(telemetry, keys, work);
+    return answer as T;
   } catch (err) {
-    error = err;
-    if (err instanceof PollLater) logger.debug('cruise poll: the test runs on', { ...keys, nextPollSeconds: err.seconds });
-    else {
-      const { name, message } = err instanceof Error ? err : { name: typeof err, message: String(err) };
-      logger.error(`${keys.stage} failed: ${name}`, { ...keys, error: name, detail: message.slice(0, 1000), retryable: isRetryable(err) });
-    }
+    const { name, message } = err instanceof Error ? err : { name: typeof err, message: String(err) };
+    logger.error(`${keys.stage} failed: ${name}`, { ...keys, error: name, detail: message.slice(0, 1000), retryable: isRetryable(err) });
     throw err;
   } finally {
     const durationMs = performance.now() - started;
     try {
       const points = [
         ...(invocation.metrics?.() ?? []),
-        ...invocationMetrics(invocation.measured ? keys.stage : undefined, durationMs, error),
+        ...invocationMetrics(invocation.measured ? keys.stage : undefined, durationMs, answer),
         ...(coldStart ? [coldStartMetric(context.functionName)] : []),
       ];
       publishMetricPoints(metrics, points, keys);
@@ -104,7 +99,7 @@ async function traced<T>({ tracer }: Telemetry, keys: InvocationKeys, work: () =
   try {
     return await work();
   } catch (err) {
-    if (!(err instanceof PollLater)) guarded(() => tracer.addErrorAsMetadata(err as Error));
+    guarded(() => tracer.addErrorAsMetadata(err as Error));
     throw err;
   } finally {
     if (segment && subsegment) {

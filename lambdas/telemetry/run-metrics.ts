@@ -11,14 +11,14 @@
  *   timed-out invocation's successor, a lease taken over).
  * - StageDuration (Milliseconds) by Stage: every invocation of a known stage (the reaper and the
  *   sweeper as Stage `Reaper` and `Sweeper`); a payload naming no stage gets none (its name is input).
- * - CruisePolls (Count): Watch answered PollLater, the normal path of a long test (architecture §3.6).
+ * - CruisePolls (Count): Watch answered `cruising`, the normal path of a long test (architecture §3.6).
  * - ColdStart (Count) by function_name: the first invocation of a container (invocation.ts). The
  *   same metric as Powertools' captureColdStartMetric() (name, unit, dimension), but published here
  *   with the others: Powertools' publishes it at once as a single metric, a document without the run
  *   id and stage every other line carries (and its cold-start flag is not public).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { PollLater } from '../core/errors';
+import { StepPhase } from '../core/step';
 import { OUTCOMES, Stage } from '../core/status';
 import type { MetricPoint } from './metric-points';
 import type { StageActivity } from './stage-activity';
@@ -60,11 +60,11 @@ export function coldStartMetric(functionName: string | undefined): MetricPoint {
  * What the invocation itself adds: its duration by Stage (`stage` must be a known stage or the
  * reaper's or sweeper's own name) and a cruise poll.
  */
-export function invocationMetrics(stage: string | undefined, durationMs: number, error: unknown): MetricPoint[] {
+export function invocationMetrics(stage: string | undefined, durationMs: number, answer: unknown): MetricPoint[] {
   const points: MetricPoint[] = [];
   if (stage !== undefined && (STAGES.has(stage) || stage === 'Reaper' || stage === 'Sweeper')) {
     points.push({ name: 'StageDuration', unit: MetricUnit.Milliseconds, value: Math.round(durationMs), dimensions: { Stage: stage } });
   }
-  if (error instanceof PollLater) points.push(count('CruisePolls'));
+  if ((answer as { phase?: unknown } | undefined)?.phase === StepPhase.cruising) points.push(count('CruisePolls'));
   return points;
 }

@@ -16,7 +16,6 @@ import type { HistoryEvent } from '../engine/local-execution';
 import { escapeText } from '../../lambdas/core/excerpt';
 import type { LiveFigures } from '../../lambdas/core/live-sample';
 import { clearBlock, liveLine } from './live-line';
-import { POLL_LATER_ERROR } from '../../statemachine/run-definition';
 
 /** Reasons and causes carry text from the cluster (pod logs, API messages): printed with control characters escaped. */
 export const terminalSafe = (text: string): string => escapeText(text, 2_000);
@@ -182,11 +181,6 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
     if (event.type === 'StateEntered' && !firstEntered.has(stage)) firstEntered.set(stage, event.timestamp);
     const since = firstEntered.get(stage) ?? event.timestamp;
 
-    // Watch's cruise poll (PollLater, retried by the Task after a fixed interval) is the test running, not a failure.
-    if (event.type === 'StateFailed' && event.Error === POLL_LATER_ERROR) {
-      if (started) showTestRunning(started);
-      return;
-    }
     if (event.type === 'StateFailed') {
       pendingFailure = { stage, since, ...(event.Error ? { error: event.Error } : {}), ...(event.Cause !== undefined ? { cause: String(event.Cause) } : {}) };
       return;
@@ -228,7 +222,8 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
       const expectedEndAt = step.scheduledEndAt ?? step.expectedEndAt;
       started = { at: step.startedAt, ...(expectedEndAt !== undefined ? { expectedEndAt } : {}) };
     }
-    if (POLL_STAGES.has(stage) && step?.phase === 'waiting') {
+    // Watch's polls, in the run's execution (waiting) or in a cruise window's (cruising): the test runs.
+    if (POLL_STAGES.has(stage) && (step?.phase === 'waiting' || step?.phase === 'cruising')) {
       if (stage === 'Watch' && started) showTestRunning(started);
       else explainWait(stage, since, step.nextPollSeconds ?? 0);
       return;

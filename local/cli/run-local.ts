@@ -16,7 +16,7 @@ import { loadConfig, loadLocalChannelSettings } from '../../lambdas/core/config'
 import type { ChannelSecret } from '../../lambdas/notify/channel-secrets';
 import type { NotifyRecord } from '../../lambdas/stages/notify';
 import { Outcome, Stage } from '../../lambdas/core/status';
-import { readRunDefinition } from '../../statemachine/run-definition';
+import { readCruiseDefinition, readRunDefinition, taskStage } from '../../statemachine/run-definition';
 import { runReportFile } from '../../lambdas/report/run-report';
 import { startLocalRuntime } from '../runtime/local-runtime';
 import { createProgress, terminalSafe } from './progress';
@@ -72,14 +72,18 @@ function localChannels(options: RunLocalOptions): Record<string, ChannelSecret> 
   };
 }
 
-/** Task state name → the stage it runs (the fail path's DecideOnError runs Decide, …) and where its answer goes. */
+/**
+ * Task state name → the stage it runs (the fail path's DecideOnError runs Decide, …) and where its
+ * answer goes, in the run's definition and the cruise window's (whose Watch is named as the run's).
+ */
 function taskStates(): Record<string, { stage: string; resultKey?: string }> {
-  const states = readRunDefinition().States;
+  const states = { ...readCruiseDefinition().States, ...readRunDefinition().States };
   return Object.fromEntries(
     Object.entries(states).flatMap(([name, s]) => {
-      if (s.Type !== 'Task') return [];
+      const stage = taskStage(s);
+      if (!stage) return [];
       const key = typeof s.ResultPath === 'string' ? /^\$\.(\w+)$/.exec(s.ResultPath)?.[1] : undefined;
-      return [[name, { stage: String(s.Parameters?.stage), ...(key ? { resultKey: key } : {}) }]];
+      return [[name, { stage, ...(key ? { resultKey: key } : {}) }]];
     }),
   );
 }

@@ -4,17 +4,24 @@
  * rendered Parameters); `$$.Execution` carries the execution name (= run id) and a local ARN; the
  * event history is recorded.
  *
+ * A Task whose Resource is START_EXECUTION_SYNC runs a child execution of a nested machine (the
+ * cruise window) to its end, as Step Functions' Run a Job pattern does: same handler, same clocks;
+ * its output is `{ ExecutionArn, Output, Status }` (`.sync:2`: Output as JSON); a child that does not
+ * succeed fails the Task with States.TaskFailed and a Cause holding its status, Error and Cause; the
+ * parent stopped, or the Task timed out, stops the child. Its events go to `onEvent` as they happen,
+ * with `execution` set to its ARN; its result is in the parent's `children`.
+ *
  * Time is the runtime's, not the interpreter's: the interpreter keeps its own wall-clock timers for
  * Waits, Retry intervals, Task TimeoutSeconds and the machine's TimeoutSeconds, so all four are taken
- * over here and run on the given clocks (local/clock): Waits, PollLater retries (Watch's cruise polls)
- * and the machine's timeout on the cluster's clock, Task timeouts and other Retry delays (backoff,
- * MaxDelaySeconds, full jitter, as the definition says) on the platform's. On the tests' VirtualClock none of them depends on how fast the
+ * over here and run on the given clocks (local/clock): Waits and the machine's timeout on the
+ * cluster's clock, Task timeouts and Retry delays (backoff, MaxDelaySeconds, full jitter, as the
+ * definition says) on the platform's. On the tests' VirtualClock none of them depends on how fast the
  * machine is.
  */
 import './polyfill';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { retryDelaySeconds } from '../../lambdas/core/stage-timing';
-import { POLL_LATER_ERROR, type AslDefinition, type AslRetrier } from '../../statemachine/run-definition';
+import { START_EXECUTION_SYNC, type AslDefinition, type AslRetrier } from '../../statemachine/run-definition';
 import { ScaledClock } from '../clock/scaled-clock';
 import type { SimTime } from '../clock/sim-time';
 
@@ -38,6 +45,8 @@ export interface HistoryEvent {
   state?: { name: string; type: string };
   Error?: string;
   Cause?: string;
+  /** Set on a child execution's events (a cruise window's): its ARN. */
+  execution?: string;
 }
 
 export interface ExecutionResult {
@@ -49,6 +58,8 @@ export interface ExecutionResult {
   history: HistoryEvent[];
   /** States entered and Task retries: what Step Functions bills as state transitions. */
   stateTransitions: number;
+  /** The child executions its START_EXECUTION_SYNC Tasks ran (theirs included), in the order they started. */
+  children: ExecutionResult[];
 }
 
 export interface LocalExecution {
@@ -73,6 +84,11 @@ export interface StartOptions {
 }
 
 const STATE_MACHINE_ARN = 'arn:aws:states:local:000000000000:stateMachine:loadplane-run';
+/** The local cruise window state machine's ARN (what the run's CruiseWindow Task names locally). */
+export const LOCAL_CRUISE_STATE_MACHINE_ARN = 'arn:aws:states:local:000000000000:stateMachine:loadplane-cruise';
+
+/** The error a `.sync` Task fails with when its child execution did not succeed (Step Functions' name). */
+export const TASK_FAILED_ERROR = 'States.TaskFailed';
 
 /** The error a Task gets when its TimeoutSeconds passes, as Step Functions names it. */
 export const TASK_TIMEOUT_ERROR = 'States.Timeout';
@@ -83,8 +99,14 @@ export const TASK_TIMEOUT_ERROR = 'States.Timeout';
  */
 const INTERPRETER_TASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
-export function executionArnFor(name: string): string {
-  return STATE_MACHINE_ARN.replace(':stateMachine:', ':execution:') + ':' + name;
+export function executionArnFor(name: string, stateMachineArn: string = STATE_MACHINE_ARN): string {
+  return stateMachineArn.replace(':stateMachine:', ':execution:') + ':' + name;
+}
+
+/** Every Wait waits `$.step.nextPollSeconds`: before the machine's first Task, the input's. */
+function inputPollSeconds(input: Json): number {
+  const seconds = (input as { step?: { nextPollSeconds?: unknown } } | null)?.step?.nextPollSeconds;
+  return typeof seconds === 'number' ? seconds : 0;
 }
 
 /** The delay before retry number `attempt + 1` under `retrier`, as Step Functions computes it. */
@@ -101,11 +123,25 @@ export function matchingRetrier(retriers: readonly AslRetrier[], errorName: stri
   return index < 0 ? undefined : index;
 }
 
+export interface LocalMachineOptions {
+  /** Its ARN (executions are named under it). Default: the run state machine's. */
+  stateMachineArn?: string;
+  /** The machines its START_EXECUTION_SYNC Tasks may start, by the StateMachineArn their Parameters name. */
+  nested?: Readonly<Record<string, LocalStateMachine>>;
+}
+
 /** One interpreter per definition: constructing it validates the definition (~80 ms), so reuse it. */
 export class LocalStateMachine {
   private readonly machine: StateMachine;
+  private readonly stateMachineArn: string;
+  private readonly nested: Readonly<Record<string, LocalStateMachine>>;
 
-  constructor(private readonly definition: AslDefinition) {
+  constructor(
+    private readonly definition: AslDefinition,
+    options: LocalMachineOptions = {},
+  ) {
+    this.stateMachineArn = options.stateMachineArn ?? STATE_MACHINE_ARN;
+    this.nested = options.nested ?? {};
     // The interpreter's own timers are disarmed: no machine timeout, Task timeouts it never reaches.
     const { TimeoutSeconds: _enforcedHere, ...forInterpreter } = structuredClone(definition);
     for (const state of Object.values(forInterpreter.States)) {
@@ -118,22 +154,55 @@ export class LocalStateMachine {
     const clock = options.clock ?? new ScaledClock(1);
     const platform = options.platformClock ?? clock;
     const random = options.random ?? Math.random;
-    const executionArn = executionArnFor(options.name);
+    const executionArn = executionArnFor(options.name, this.stateMachineArn);
     const states = this.definition.States;
     const taskNames = Object.keys(states).filter((n) => states[n]!.Type === 'Task');
     const waitNames = Object.keys(states).filter((n) => states[n]!.Type === 'Wait');
 
     let stopped = false;
     let timedOut = false;
-    // Every Wait in the run definition waits `$.step.nextPollSeconds`, the answer of the poll Task just
-    // before it, and is followed by that Task again: the wait is taken on the clock when the Task is
-    // invoked next. The interpreter reads the override when the Wait starts; it is told 0.
-    let lastNextPollSeconds = 0;
+    // Every Wait in the definitions waits `$.step.nextPollSeconds`, the answer of the poll Task just
+    // before it (or the input's, before any Task), and is followed by that Task again: the wait is taken
+    // on the clock when the Task is invoked next. The interpreter reads the override when the Wait
+    // starts; it is told 0.
+    let lastNextPollSeconds = inputPollSeconds(options.input);
     let pendingWaitMs = 0;
-    // The retry about to happen: which Task, after how long, on which clock (a PollLater retry is a poll:
-    // the cluster's time, like a Wait). Attempts count per visit of a state, per retrier.
-    let pendingRetry: { state: string; delayMs: number; clock: SimTime } | undefined;
+    // The retry about to happen: which Task, after how long. Attempts count per visit of a state, per retrier.
+    let pendingRetry: { state: string; delayMs: number } | undefined;
     let visit: { state: string; attempts: number[] } | undefined;
+    const children: ExecutionResult[] = [];
+    let child: LocalExecution | undefined;
+    // The child in progress, recorded in `children` once it ended: the execution's result waits for it.
+    let childRecorded: Promise<ExecutionResult> | undefined;
+
+    // A START_EXECUTION_SYNC Task: the child execution, to its end.
+    const runChild = async (payload: Json): Promise<Json> => {
+      const { StateMachineArn: arn, Input: input } = payload as { StateMachineArn?: string; Input?: Json };
+      const machine = arn === undefined ? undefined : this.nested[arn];
+      if (!machine) throw Object.assign(new Error(`State Machine Does Not Exist: '${arn}'`), { name: 'StepFunctions.StateMachineDoesNotExistException' });
+      const name = `${options.name}-${String(children.length + 1).padStart(4, '0')}`;
+      const started = machine.start({
+        ...options,
+        name,
+        input: input ?? {},
+        clock,
+        platformClock: platform,
+        random,
+        onEvent: (event) => options.onEvent?.({ ...event, execution: event.execution ?? executionArnFor(name, arn) }),
+      });
+      child = started;
+      const recorded = started.result.then((ended) => {
+        children.push(ended, ...ended.children);
+        return ended;
+      });
+      childRecorded = recorded;
+      // This Task is an actor of the cluster's clock, where the child's Waits run: it waits without holding the clock still.
+      const ended = await clock.waitFor(recorded);
+      if (child === started) child = undefined;
+      if (ended.status === ExecutionStatus.SUCCEEDED) return { ExecutionArn: ended.executionArn, Output: ended.output as Json, Status: ended.status };
+      const cause = { ExecutionArn: ended.executionArn, Status: ended.status, ...(ended.error ? { Error: ended.error } : {}), ...(ended.cause ? { Cause: ended.cause } : {}) };
+      throw Object.assign(new Error(JSON.stringify(cause)), { name: TASK_FAILED_ERROR });
+    };
 
     const invoke = async (name: string, payload: Json): Promise<Json> => {
       const retrying = pendingRetry?.state === name ? pendingRetry : undefined;
@@ -142,22 +211,29 @@ export class LocalStateMachine {
       const waitMs = pendingWaitMs;
       pendingWaitMs = 0;
       if (!stopped && waitMs > 0) await clock.sleep(waitMs);
-      if (!stopped && retrying && retrying.delayMs > 0) await retrying.clock.sleep(retrying.delayMs);
+      if (!stopped && retrying && retrying.delayMs > 0) await platform.sleep(retrying.delayMs);
       if (stopped) throw Object.assign(new Error('the execution was stopped'), { name: 'ExecutionStopped' });
+      const nested = states[name]!.Resource === START_EXECUTION_SYNC;
       try {
-        const output = await this.invokeWithTimeout(platform, states[name]!.TimeoutSeconds, () => options.handler(payload));
-        const next = (output as { nextPollSeconds?: unknown } | null)?.nextPollSeconds;
+        // A child's Task times out on the cluster's clock, like its Waits (Step Functions' own timers); a Lambda's on the platform's.
+        const output = nested
+          ? await this.invokeWithTimeout(clock, states[name]!.TimeoutSeconds, () => runChild(payload))
+          : await this.invokeWithTimeout(platform, states[name]!.TimeoutSeconds, () => options.handler(payload));
+        // A child's answer is its Output's step; the Pass after the Task makes it the run's step.
+        const answer = nested ? (output as { Output?: { step?: Json } } | null)?.Output?.step : output;
+        const next = (answer as { nextPollSeconds?: unknown } | null)?.nextPollSeconds;
         if (typeof next === 'number') lastNextPollSeconds = next;
         return output;
       } catch (err) {
+        // The Task gave up on its child (its timeout): Step Functions stops a Run a Job child then.
+        if (nested && (err as Error).name === TASK_TIMEOUT_ERROR) child?.stop();
         const retriers = (states[name]!.Retry ?? []) as AslRetrier[];
         const index = matchingRetrier(retriers, (err as Error).name);
         if (index !== undefined && !stopped) {
           const attempt = visit.attempts[index]!;
           if (attempt < (retriers[index]!.MaxAttempts ?? 3)) {
             visit.attempts[index] = attempt + 1;
-            const poll = retriers[index]!.ErrorEquals.includes(POLL_LATER_ERROR);
-            pendingRetry = { state: name, delayMs: retryDelayMs(retriers[index]!, attempt, random), clock: poll ? clock : platform };
+            pendingRetry = { state: name, delayMs: retryDelayMs(retriers[index]!, attempt, random) };
           }
         }
         throw err;
@@ -190,7 +266,7 @@ export class LocalStateMachine {
         noThrowOnAbort: true,
         context: {
           Execution: { Id: executionArn, Name: options.name, RoleArn: 'arn:aws:iam::000000000000:role/local' },
-          StateMachine: { Id: STATE_MACHINE_ARN, Name: 'loadplane-run' },
+          StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(':').at(-1)! },
         },
       });
       const machineTimeout =
@@ -218,10 +294,11 @@ export class LocalStateMachine {
         machineTimeout?.cancel();
       }
       await recorded;
+      if (childRecorded) await clock.waitFor(childRecorded);
       const last = history[history.length - 1];
       // Step Functions bills every state entered and every Task retry (a cruise poll is one).
       const stateTransitions = history.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;
-      const base = { executionArn, history, stateTransitions };
+      const base = { executionArn, history, stateTransitions, children };
       if (timedOut) return { ...base, status: ExecutionStatus.TIMED_OUT, error: TASK_TIMEOUT_ERROR };
       switch (last?.type) {
         case 'ExecutionSucceeded':
@@ -237,6 +314,7 @@ export class LocalStateMachine {
       executionArn,
       stop: () => {
         stopped = true;
+        child?.stop();
         run.abort();
       },
       result,

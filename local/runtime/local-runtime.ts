@@ -16,10 +16,11 @@ import { reap, type ExecutionStatusChange, type ReapResult } from '../../lambdas
 import { staticChannelSecrets, type ChannelSecret } from '../../lambdas/notify/channel-secrets';
 import { NOTIFY_LEASE_MS, NOTIFY_TIMEOUT_MS, type StageDeps, type StageLogEvent } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
-import { renderRunDefinition } from '../../statemachine/run-definition';
+import type { Stage } from '../../lambdas/core/status';
+import { renderCruiseDefinition, renderRunDefinition } from '../../statemachine/run-definition';
 import { ScaledClock } from '../clock/scaled-clock';
 import type { SimTime } from '../clock/sim-time';
-import { ExecutionStatus, LocalStateMachine, type ExecutionResult, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
+import { ExecutionStatus, LOCAL_CRUISE_STATE_MACHINE_ARN, LocalStateMachine, type ExecutionResult, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
 import { startKubeSim, type KubeSim } from '../kube-sim';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded-store';
 
@@ -149,9 +150,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const timeScale = clock.timeScale;
   const invokeStage = options.invokeStage ?? dispatchStage;
   // The machine's TimeoutSeconds runs on the cluster's clock, like the run's own deadlines.
-  const machine = new LocalStateMachine(
-    renderRunDefinition({ stageFunctionArn: (stage) => `arn:aws:lambda:local:000000000000:function:loadplane-${stage}`, limits: config }),
-  );
+  const stageFunctionArn = (stage: Stage) => `arn:aws:lambda:local:000000000000:function:loadplane-${stage}`;
+  const cruiseWindow = new LocalStateMachine(renderCruiseDefinition({ stageFunctionArn, limits: config }), { stateMachineArn: LOCAL_CRUISE_STATE_MACHINE_ARN });
+  const machine = new LocalStateMachine(renderRunDefinition({ stageFunctionArn, limits: config, cruiseStateMachineArn: LOCAL_CRUISE_STATE_MACHINE_ARN }), {
+    nested: { [LOCAL_CRUISE_STATE_MACHINE_ARN]: cruiseWindow },
+  });
 
   return {
     deps,

@@ -25,6 +25,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { FULL_CONFIG_DOCUMENT, nagFindings, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 
 const EXECUTIONS = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:loadplane-run:*]';
+const CRUISE_EXECUTIONS = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:loadplane-cruise:*]';
 const ANY_RESOURCE = 'AwsSolutions-IAM5[Resource::*]';
 const API_SCHEDULES = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/loadplane-api-schedules/*]';
 const API_GATEWAY_LOGS_POLICY = 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]';
@@ -33,6 +34,9 @@ const secrets = (prefix: string) => `AwsSolutions-IAM5[Resource::arn:<AWS::Parti
 /** Acknowledged in both stacks. */
 const COMMON_ACKNOWLEDGED = [
   `loadplane/Run/Role ${ANY_RESOURCE}`,
+  // The cruise windows the run machine runs as .sync child executions, named by Step Functions: it describes and stops them.
+  `loadplane/Run/Role ${CRUISE_EXECUTIONS}`,
+  `loadplane/Cruise/Role ${ANY_RESOURCE}`,
   'loadplane/Api/Api AwsSolutions-APIG2',
   'loadplane/Api/Api AwsSolutions-APIG3',
   'loadplane/Api/Api AwsSolutions-COG4',
@@ -77,6 +81,7 @@ const FULL_ACKNOWLEDGED = [
   'loadplane/FunctionPlacement @aws-cdk/aws-ec2:noSubnetRouteTableId',
   // logging.stateMachineLevel: ERROR
   'loadplane/Run/StateMachine AwsSolutions-SF1',
+  'loadplane/Cruise/StateMachine AwsSolutions-SF1',
   // api.cloudWatchRole: false, so no account-level role and no IAM4 acknowledgement for its policy.
 ];
 

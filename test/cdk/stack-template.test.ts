@@ -1,7 +1,8 @@
 /**
  * The loadplane stack's CloudFormation template, read as AWS would: the ledger table is the one the
  * code was tested against, every function is sized from the stage timing table, the run state
- * machine's placeholders are bound to the functions with matching timeouts, and the API, the reaper,
+ * machine's placeholders are bound to the functions with matching timeouts and to its cruise window
+ * machine (run as a synchronous child execution, with the grants AWS documents), and the API, the reaper,
  * the sweeper, the schedules, cluster access, IAM and the alarms are what the code and the config
  * ask for. The resource scoping of each Lambda role's actions is test/cdk/iam-actions.test.ts's.
  *
@@ -19,15 +20,28 @@ import { CfnElement, Stack, type CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SUCCEEDING_OUTCOMES, TEST_OUTCOME_ERRORS } from '../../cdk/constructs/alarms';
 import { SCHEDULE_MANAGEMENT_ACTIONS } from '../../cdk/constructs/api-schedules';
+import { cruiseStateMachineName } from '../../cdk/constructs/cruise-state-machine';
 import { openApiRoutes } from '../../cdk/constructs/rest-api';
 import { CONTROL_PLANE_GROUP } from '../../lambdas/cluster/rbac';
 import { loadScheduleSettings } from '../../lambdas/core/config';
 import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
+import { cruiseWindowTimeoutSeconds } from '../../lambdas/core/polling';
 import { executionInputSchema, runIdentity } from '../../lambdas/core/execution-input';
 import { API_TIMEOUT_SECONDS, STAGE_TIMEOUT_SECONDS, SWEEPER_TIMEOUT_SECONDS, reaperRetry, reaperTimeoutSeconds, stageLeaseMs } from '../../lambdas/core/stage-timing';
 import { OUTCOMES, Outcome, Stage, TriggerKind } from '../../lambdas/core/status';
 import { TTL_ATTRIBUTE, tableDefinition } from '../../lambdas/ledger/table';
-import { readRunDefinition, renderRunDefinition, stageFunctionSubstitution, type AslState } from '../../statemachine/run-definition';
+import {
+  CRUISE_STATE_MACHINE_SUBSTITUTION,
+  CRUISE_WINDOW_STATE,
+  START_EXECUTION_SYNC,
+  cruiseWindowTaskTimeoutSeconds,
+  readRunDefinition,
+  renderCruiseDefinition,
+  renderRunDefinition,
+  stageFunctionSubstitution,
+  taskStage,
+  type AslState,
+} from '../../statemachine/run-definition';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 
 /** Every stage: one function each (Acquire included). */
@@ -106,6 +120,9 @@ class StackView {
   get runMachine() {
     return this.id('Run/StateMachine');
   }
+  get cruiseMachine() {
+    return this.id('Cruise/StateMachine');
+  }
   get reaperMachine() {
     return this.id('Reaper/StateMachine');
   }
@@ -113,6 +130,11 @@ class StackView {
   /** The role a function runs with. */
   roleOf(functionId: string): string {
     return getAttOf(this.resource(functionId).Properties.Role, 'Arn');
+  }
+
+  /** The role a state machine runs with. */
+  machineRole(machineId: string): string {
+    return getAttOf(this.resource(machineId).Properties.RoleArn, 'Arn');
   }
 
   /** Every Allow/Deny statement that applies to a role: attached AWS::IAM::Policy documents and inline policies. */
@@ -330,8 +352,10 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
   it("binds each Task to its stage's Lambda, whose timeout is the Task's TimeoutSeconds and STAGE_TIMEOUT_SECONDS[stage], and ends before the stage's lease", () => {
     const v = view();
     const { definition, substitutions } = definitionOf(v, v.runMachine);
-    const tasks = Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
+    const tasks = Object.entries(definition.States).filter(([, s]) => taskStage(s) !== undefined);
     expect(new Set(tasks.map(([, s]) => s.Parameters?.stage))).toEqual(new Set(Object.values(Stage)));
+    // The one Task that is no stage's runs the cruise window (tested below).
+    expect(Object.entries(definition.States).filter(([, s]) => s.Type === 'Task' && taskStage(s) === undefined).map(([name]) => name)).toEqual([CRUISE_WINDOW_STATE]);
     for (const [name, task] of tasks) {
       const stage = task.Parameters?.stage as Stage;
       const key = task.Resource?.match(/^\$\{([^}]+)\}$/)?.[1];
@@ -360,7 +384,7 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
     expect(acquire?.Parameters?.stage).toBe(Stage.Acquire);
     expect(acquire?.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[Stage.Acquire]);
     // The run machine's role may invoke it.
-    const role = getAttOf(v.resource(v.runMachine).Properties.RoleArn, 'Arn');
+    const role = v.machineRole(v.runMachine);
     expect(v.statementsOf(role).filter((st) => actionsOf(st).includes('lambda:InvokeFunction')).flatMap(resourcesOf)).toContain(`{${fn}.Arn}`);
   });
 
@@ -394,12 +418,112 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
 
   it(`may invoke exactly the ${STAGES.length} stage functions (unqualified ARNs, no :*)`, () => {
     const v = view();
-    const role = getAttOf(v.resource(v.runMachine).Properties.RoleArn, 'Arn');
+    const role = v.machineRole(v.runMachine);
     const invoke = v.statementsOf(role).filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
     for (const s of invoke) expect(actionsOf(s)).toEqual(['lambda:InvokeFunction']);
     const resources = invoke.flatMap(resourcesOf);
     expect(resources.filter((r) => r.includes('*'))).toEqual([]);
     expect([...resources].sort()).toEqual(Object.values(Stage).map((stage) => `{${v.stageFunction(stage)}.Arn}`).sort());
+  });
+});
+
+describe.each(both)('the run state machine runs cruise windows (%s)', (_, view) => {
+  it('CruiseWindow is a startExecution.sync:2 Task whose StateMachineArn ${CruiseStateMachineArn} is bound to the cruise window machine', () => {
+    const v = view();
+    const { definition, substitutions } = definitionOf(v, v.runMachine);
+    const window = definition.States[CRUISE_WINDOW_STATE];
+    expect(window?.Type).toBe('Task');
+    expect(window?.Resource).toBe(START_EXECUTION_SYNC);
+    expect(window?.Parameters?.StateMachineArn).toBe(`\${${CRUISE_STATE_MACHINE_SUBSTITUTION}}`);
+    expect(substitutions[CRUISE_STATE_MACHINE_SUBSTITUTION]).toEqual({ Ref: v.cruiseMachine });
+    expect(v.resource(v.cruiseMachine).Type).toBe('AWS::StepFunctions::StateMachine');
+    // The window's own timeout comes first: the Task waits longer than the window may last.
+    expect(window?.TimeoutSeconds).toBe(cruiseWindowTaskTimeoutSeconds(v.config.runtime));
+    expect(window!.TimeoutSeconds!).toBeGreaterThan(definitionOf(v, v.cruiseMachine).definition.TimeoutSeconds!);
+  });
+
+  it("its role may run the cruise machine's executions synchronously, with exactly the statements AWS documents for a nested .sync execution", () => {
+    const v = view();
+    const onAny = new Set(Object.values(ALLOWED_ON_ANY_RESOURCE).flatMap((g) => g.actions));
+    const statements = v
+      .statementsOf(v.machineRole(v.runMachine))
+      .filter((s) => !actionsOf(s).every((a) => a.startsWith('lambda:')) && !(resourcesOf(s).every((r) => r === '*') && actionsOf(s).every((a) => onAny.has(a))));
+    for (const s of statements) {
+      expect(s.Effect).toBe('Allow');
+      expect(s.Condition).toBeUndefined();
+    }
+    // The cruise machine's name is fixed: its executions' ARNs name it.
+    expect(v.resource(v.cruiseMachine).Properties.StateMachineName).toBe(cruiseStateMachineName(v.config));
+    const arn = (service: string, resource: string) => `arn:<AWS::Partition>:${service}:<AWS::Region>:<AWS::AccountId>:${resource}`;
+    expect(statements.map((s) => ({ actions: [...actionsOf(s)].sort(), resources: resourcesOf(s) }))).toEqual([
+      { actions: ['states:StartExecution'], resources: [`{Ref:${v.cruiseMachine}}`] },
+      { actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arn('states', `execution:${cruiseStateMachineName(v.config)}:*`)] },
+      { actions: ['events:DescribeRule', 'events:PutRule', 'events:PutTargets'], resources: [arn('events', 'rule/StepFunctionsGetEventsForStepFunctionsExecutionRule')] },
+    ]);
+  });
+});
+
+describe.each(both)('the cruise window state machine (%s)', (_, view) => {
+  it('is a Standard machine named <stackName>-cruise, cruise.asl.json rendered for the deployment\'s limits', () => {
+    const v = view();
+    const p = v.resource(v.cruiseMachine).Properties;
+    expect(p.StateMachineType).toBe('STANDARD');
+    expect(p.StateMachineName).toBe(`${v.config.stackName}-cruise`);
+    expect(definitionOf(v, v.cruiseMachine).definition).toEqual(renderCruiseDefinition({ limits: v.config.runtime }));
+  });
+
+  it('times out at cruiseWindowTimeoutSeconds of the deployment\'s limits', () => {
+    const v = view();
+    expect(definitionOf(v, v.cruiseMachine).definition.TimeoutSeconds).toBe(cruiseWindowTimeoutSeconds(v.config.runtime));
+  });
+
+  it("binds only ${WatchFunctionArn}, to the Watch stage function, whose timeout is its Watch Task's TimeoutSeconds", () => {
+    const v = view();
+    const { text, definition, substitutions } = definitionOf(v, v.cruiseMachine);
+    expect([...placeholdersIn(text)]).toEqual([stageFunctionSubstitution(Stage.Watch)]);
+    expect(Object.keys(substitutions)).toEqual([stageFunctionSubstitution(Stage.Watch)]);
+    const fn = v.stageFunction(Stage.Watch);
+    expect(substitutions[stageFunctionSubstitution(Stage.Watch)]).toEqual({ 'Fn::GetAtt': [fn, 'Arn'] });
+    const tasks = Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
+    expect(tasks.map(([name, s]) => [name, taskStage(s), s.Resource])).toEqual([[Stage.Watch, Stage.Watch, `\${${stageFunctionSubstitution(Stage.Watch)}}`]]);
+    expect(tasks[0]![1].TimeoutSeconds).toBe(v.resource(fn).Properties.Timeout);
+    expect(tasks[0]![1].TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[Stage.Watch]);
+  });
+
+  it('is valid ASL once its placeholder is bound (asl-validator)', () => {
+    const { text } = definitionOf(view(), view().cruiseMachine);
+    const result = aslValidator(substituted(text, dummyArn) as Parameters<typeof aslValidator>[0]);
+    expect(result.errorsText('\n')).toBe('');
+    expect(result.isValid).toBe(true);
+  });
+
+  it('logs at the configured level without execution data to a log group of its own, and traces with X-Ray', () => {
+    const v = view();
+    const p = v.resource(v.cruiseMachine).Properties;
+    const logging = p.LoggingConfiguration as { Level: string; IncludeExecutionData: boolean; Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: unknown } }> };
+    expect(logging.Level).toBe(v.config.logging.stateMachineLevel);
+    expect(logging.IncludeExecutionData).toBe(false);
+    expect(logging.Destinations).toHaveLength(1);
+    const group = getAttOf(logging.Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn, 'Arn');
+    expect(group).toBe(v.id('Cruise/Logs'));
+    expect(group).not.toBe(v.id('Run/Logs'));
+    expect(v.resource(group).Properties.RetentionInDays).toBe(v.config.logging.retentionDays);
+    expect(p.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('runs with a role of its own, which Step Functions assumes, that may invoke the Watch function and nothing else', () => {
+    const v = view();
+    const role = v.machineRole(v.cruiseMachine);
+    expect(role).not.toBe(v.machineRole(v.runMachine));
+    const trust = v.resource(role).Properties.AssumeRolePolicyDocument as { Statement: Array<{ Principal: { Service: string } }> };
+    expect(trust.Statement.map((st) => st.Principal.Service)).toEqual(['states.amazonaws.com']);
+    const onAny = new Set(Object.values(ALLOWED_ON_ANY_RESOURCE).flatMap((g) => g.actions));
+    const grants = v.statementsOf(role).flatMap((st) => actionsOf(st).flatMap((a) => resourcesOf(st).map((r) => ({ effect: st.Effect, grant: `${a} on ${r}` }))));
+    for (const g of grants) expect(g.effect).toBe('Allow');
+    // Besides log delivery and X-Ray on * (no resource ARN), one grant: invoking the Watch function's unqualified ARN.
+    expect(grants.map((g) => g.grant).filter((g) => !(g.endsWith(' on *') && onAny.has(g.slice(0, -' on *'.length))))).toEqual([
+      `lambda:InvokeFunction on {${v.stageFunction(Stage.Watch)}.Arn}`,
+    ]);
   });
 });
 
@@ -727,14 +851,18 @@ describe.each(both)('state machine logs (%s)', (_, view) => {
   it('go to log groups under /aws/vendedlogs/states/, named for the stack and ending with its id (no account-wide resource policy; a retained group never collides)', () => {
     const v = view();
     const machines = v.ofType('AWS::StepFunctions::StateMachine');
-    expect(machines.length).toBe(2);
+    expect(machines.length).toBe(3);
+    const groups = new Set<string>();
     for (const [id, m] of machines) {
       const destinations = (m.Properties.LoggingConfiguration as { Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }[] }).Destinations;
       expect(destinations, id).toHaveLength(1);
       const group = v.resource(destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0]);
-      expect(flat(group.Properties.LogGroupName), id).toMatch(new RegExp(`^/aws/vendedlogs/states/${v.config.stackName}-(run|reaper)-`));
+      expect(flat(group.Properties.LogGroupName), id).toMatch(new RegExp(`^/aws/vendedlogs/states/${v.config.stackName}-(run|cruise|reaper)-`));
       expect(JSON.stringify(group.Properties.LogGroupName), id).toContain('AWS::StackId');
+      groups.add(destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0]);
     }
+    // One group each: the run's, the cruise window's, the reaper's.
+    expect(groups.size).toBe(3);
   });
 });
 
@@ -849,7 +977,7 @@ describe.each(both)('alarms (%s)', (_, view) => {
       .map((d) => `${d.Name}=${flat(d.Value)}`)
       .join(',')}`;
 
-  it('are the expected set: run timed out, reaper gave up, sweeper errors, one per dead-letter queue, API 5xx', () => {
+  it('are the expected set: run timed out, cruise window timed out, reaper gave up, sweeper errors, one per dead-letter queue, API 5xx', () => {
     const v = view();
     const deadLetterQueues = new Set<string>();
     for (const [, r] of [...v.ofType('AWS::Events::Rule'), ...v.ofType('AWS::Scheduler::Schedule')]) {
@@ -863,6 +991,7 @@ describe.each(both)('alarms (%s)', (_, view) => {
     const apiName = v.resource(v.id('Api/Api')).Properties.Name;
     const expected = [
       `AWS/States ExecutionsTimedOut StateMachineArn={Ref:${v.runMachine}}`,
+      `AWS/States ExecutionsTimedOut StateMachineArn={Ref:${v.cruiseMachine}}`,
       `AWS/States ExecutionsFailed StateMachineArn={Ref:${v.reaperMachine}}`,
       `AWS/Lambda Errors FunctionName={Ref:${v.sweeperFunction}}`,
       ...[...deadLetterQueues].map((q) => `AWS/SQS ApproximateNumberOfMessagesVisible QueueName={${q}.QueueName}`),

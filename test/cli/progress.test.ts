@@ -35,15 +35,15 @@ const UNKNOWN = 'run 01j: notification not confirmed delivered: webhook: deliver
 const WAITING = (s: number) => `webhook: delivery unknown (connection dropped); waiting ${s} s for the claim to expire before deciding whether to send again`;
 
 describe('progress', () => {
-  it("Watch's cruise polls (PollLater, retried by the Task) show the test running, never a retry or a failure", () => {
+  it("Watch's cruise polls (cruising, in a cruise window's execution) show the test running, never a retry or a failure", () => {
     const p = progress();
     p.at('StateEntered', 'Start');
     p.at('StateExited', 'Start', { output: { step: { startedAt: 0, expectedEndAt: 3_600_000 } } });
-    p.at('StateEntered', 'Watch');
     for (let i = 0; i < 3; i++) {
-      p.at('StateFailed', 'Watch', { Error: 'PollLater', Cause: 'run r1: the test runs on; next poll in 60 s' });
-      p.at('StateRetried', 'Watch');
+      p.at('StateEntered', 'Watch', { execution: 'arn:window' });
+      p.at('StateExited', 'Watch', { execution: 'arn:window', output: { step: { phase: 'cruising', nextPollSeconds: 60 } } });
     }
+    p.at('StateEntered', 'Watch');
     p.at('StateExited', 'Watch', { output: { step: { phase: 'done', nextPollSeconds: 0 } } });
     const lines = p.lines();
     expect(lines.filter((l) => /[↻✗]/.test(l))).toEqual([]);
@@ -196,8 +196,8 @@ describe("progress: the runners' live figures under the test's line", () => {
     /** One of Watch's cruise polls at `seconds` on the cluster clock, and its read answered. */
     const poll = async (seconds: number) => {
       cluster = seconds * 1000;
-      at('StateFailed', 'Watch', { Error: 'PollLater', Cause: 'the test runs on' });
-      at('StateRetried', 'Watch');
+      at('StateEntered', 'Watch');
+      at('StateExited', 'Watch', { output: { step: { phase: 'cruising', nextPollSeconds: 60 } } });
       await new Promise((resolve) => setTimeout(resolve, 0));
     };
     const start = () => {

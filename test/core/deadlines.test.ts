@@ -16,7 +16,7 @@ import {
   stateMachineTimeoutSeconds,
   type MachineLimits,
 } from '../../lambdas/core/deadlines';
-import { POLL_LATER_ERROR, readRunDefinition, type AslState } from '../../statemachine/run-definition';
+import { readRunDefinition, type AslState } from '../../statemachine/run-definition';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const S = 1000;
@@ -57,8 +57,6 @@ describe('deployment maxima (architecture §6)', () => {
       let attempts = 1;
       let waits = 0;
       for (const r of (state.Retry ?? []) as Retrier[]) {
-        // Watch's cruise polls happen within the run phase, before its deadline (polling.ts): no finish time.
-        if (r.ErrorEquals.includes(POLL_LATER_ERROR)) continue;
         const max = r.MaxAttempts ?? 3;
         if (!r.ErrorEquals.every((e) => BUSY.includes(e))) attempts += max;
         for (let k = 0; k < max; k++) waits += Math.min((r.IntervalSeconds ?? 1) * (r.BackoffRate ?? 2) ** k, r.MaxDelaySeconds ?? Infinity);

@@ -4,10 +4,12 @@ import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import {
   CRUISE_POLL_BUDGET,
   CRUISE_POLL_SECONDS,
-  cruiseMaxAttempts,
+  CRUISE_WINDOW_OWN_EVENTS,
+  CRUISE_WINDOW_POLLS,
   cruisePollSeconds,
+  estimateCruiseWindowEvents,
   estimateHistoryEvents,
-  EVENTS_PER_CRUISE_POLL,
+  EVENTS_PER_CRUISE_WINDOW,
   pollsUntilDeadline,
   startsCruiseWindow,
   EVENTS_PER_POLL_CYCLE,
@@ -131,16 +133,29 @@ describe('execution history budget', () => {
     expect(minute).toBeLessThan(hour);
     expect(hour).toBeLessThan(day);
     expect(day).toBeLessThanOrEqual(threeDays);
-    // A day-long run is polled once a minute (cruise polls, 3 events each): failures are seen within a minute.
-    expect(day).toBeGreaterThan((24 * HOUR / 60) * EVENTS_PER_CRUISE_POLL);
+    // A day-long run's own history holds a window's 10 events an hour, not its 60 polls' 540.
+    expect(day - hour).toBeLessThan(24 * (EVENTS_PER_CRUISE_WINDOW + 2 * EVENTS_PER_POLL_CYCLE));
   });
 
-  it('keeps a 24-hour test under 8,000 events: cruise polls cost 3 events, a Wait cycle 9', () => {
-    expect(estimateHistoryEvents(24 * HOUR)).toBeLessThan(8_000);
-    // Without the cruise every poll would be a Wait cycle: the same schedule costs three times as much.
-    // Only the first poll of each ten-poll cruise window (and the last approach to the end) is a Wait.
+  it("keeps a 24-hour test's execution under 2,500 events and each cruise window under 600: the windows hold the minute-by-minute polls", () => {
+    // Worked example: the run phase of a 24 h test runs on to its deadline (24 h + 10 % grace = 95,040 s).
     const polls = pollsUntilDeadline(Phase.run, 24 * HOUR * 1.1, 24 * HOUR, CRUISE_POLL_SECONDS);
-    expect(polls.cruises).toBeGreaterThan(polls.waits * 7);
+    // Polled once a minute throughout but for the approach to the end: at least 1,500 polls.
+    expect(polls.waits + polls.cruises).toBeGreaterThan(1_500);
+    // One window an hour, its first poll (and the approach to the end) the run's own.
+    expect(polls.windows).toBeGreaterThanOrEqual(26);
+    expect(polls.windows).toBeLessThanOrEqual(27);
+    expect(polls.longestWindow).toBe(CRUISE_WINDOW_POLLS - 1);
+    expect(polls.cruises).toBeGreaterThan(polls.waits * 20);
+    expect(estimateHistoryEvents(24 * HOUR)).toBeLessThan(2_500);
+    expect(estimateCruiseWindowEvents(24 * HOUR)).toBe((CRUISE_WINDOW_POLLS - 1) * EVENTS_PER_POLL_CYCLE + CRUISE_WINDOW_OWN_EVENTS);
+    expect(estimateCruiseWindowEvents(24 * HOUR)).toBeLessThan(600);
+  });
+
+  it('a short test needs no cruise window: every poll is a Wait of the run', () => {
+    const polls = pollsUntilDeadline(Phase.run, 120, 60, CRUISE_POLL_SECONDS);
+    expect(polls).toMatchObject({ cruises: 0, windows: 0, longestWindow: 0 });
+    expect(estimateCruiseWindowEvents(60)).toBe(0);
   });
 
   it('counts the queue loop: the longest queue and the longest test together still fit', () => {
@@ -168,7 +183,7 @@ describe('execution history budget', () => {
   });
 });
 
-describe('cruise polls (Watch answers PollLater; the Task retries after a fixed interval)', () => {
+describe('cruise polls (Watch answers cruising; a cruise window polls on every cruise interval)', () => {
   it('is a minute for the default limits, so a runner that fails mid-test is seen within a minute', () => {
     expect(cruisePollSeconds(DEFAULT_CONFIG)).toBe(60);
   });
@@ -180,19 +195,12 @@ describe('cruise polls (Watch answers PollLater; the Task retries after a fixed 
     expect((week.maxRunDurationSeconds * 1.1) / seconds).toBeLessThanOrEqual(CRUISE_POLL_BUDGET);
   });
 
-  it('starts a new cruise window (a Wait, a fresh visit of the Task) every ten cruise polls', () => {
-    const starts = Array.from({ length: 60 }, (_, i) => i).filter((i) => startsCruiseWindow(i * 60_000, 60));
-    expect(starts).toEqual([0, 10, 20, 30, 40, 50]);
+  it('ends a cruise window (the poll answers waiting, a Wait of the run) every sixty cruise intervals: hourly at a minute', () => {
+    const starts = Array.from({ length: 180 }, (_, i) => i).filter((i) => startsCruiseWindow(i * 60_000, 60));
+    expect(starts).toEqual([0, 60, 120]);
     // Late polls (a Lambda's own time, retries) still start each window once.
-    const late = Array.from({ length: 60 }, (_, i) => i).filter((i) => startsCruiseWindow(i * 60_000 + 1_700, 60));
-    expect(late).toEqual([0, 10, 20, 30, 40, 50]);
-  });
-
-  it('allows enough retries for a run that lasts until its total deadline', () => {
-    const limits = { ...DEFAULT_CONFIG };
-    const attempts = cruiseMaxAttempts(limits);
-    const total = limits.maxPrepareSeconds + limits.maxReadySeconds + limits.maxRunDurationSeconds;
-    expect(attempts * cruisePollSeconds(limits)).toBeGreaterThanOrEqual(total);
+    const late = Array.from({ length: 180 }, (_, i) => i).filter((i) => startsCruiseWindow(i * 60_000 + 1_700, 60));
+    expect(late).toEqual([0, 60, 120]);
   });
 });
 

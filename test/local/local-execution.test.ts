@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ClusterRejected, ClusterThrottled, PollLater } from '../../lambdas/core/errors';
+import { ClusterRejected, ClusterThrottled } from '../../lambdas/core/errors';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import { ScaledClock } from '../../local/clock/scaled-clock';
-import { ExecutionStatus, LocalStateMachine, type TaskHandler } from '../../local/engine/local-execution';
-import { readRunDefinition } from '../../statemachine/run-definition';
+import { ExecutionStatus, LOCAL_CRUISE_STATE_MACHINE_ARN, LocalStateMachine, type TaskHandler } from '../../local/engine/local-execution';
+import { readRunDefinition, renderCruiseDefinition, renderRunDefinition } from '../../statemachine/run-definition';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 
 // These tests exercise the engine's plumbing on the real definition: what each Task receives, how
@@ -89,29 +90,82 @@ describe('local engine on statemachine/run.asl.json', () => {
     expect(result.stateTransitions).toBe(result.history.filter((e) => e.type === 'StateEntered').length + 1);
   });
 
-  it("retries Watch's PollLater after the cruise interval on the cluster's clock: one transition per poll, no Wait", async () => {
-    const clock = new VirtualClock();
-    // Real time for the platform: were the cruise on it, each poll would wait a real minute (and time out here).
-    const platformClock = new ScaledClock(1);
-    const polledAt: number[] = [];
-    const { handler } = scripted({
-      Watch: (_p, n) => {
-        polledAt.push(clock.now());
-        if (n < 4) throw new PollLater('r1', 60);
-        return { phase: 'done', nextPollSeconds: 0 };
-      },
+  describe('cruise windows: a START_EXECUTION_SYNC Task runs a child execution to its end', () => {
+    const cruiseArn = LOCAL_CRUISE_STATE_MACHINE_ARN;
+    const withWindows = new LocalStateMachine(renderRunDefinition({ limits: DEFAULT_CONFIG, cruiseStateMachineArn: cruiseArn }), {
+      nested: { [cruiseArn]: new LocalStateMachine(renderCruiseDefinition({ limits: DEFAULT_CONFIG }), { stateMachineArn: cruiseArn }) },
     });
-    try {
-      const result = await machine.start({ name: 'r1', input: {}, handler, clock, platformClock }).result;
-      expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
-      expect(polledAt.slice(1).map((t, i) => t - polledAt[i]!)).toEqual([60_000, 60_000, 60_000]);
-      const watch = (type: string) => result.history.filter((e) => e.type === type && e.state?.name === 'Watch').length;
-      expect([watch('StateEntered'), watch('StateRetried')]).toEqual([1, 3]);
-      expect(result.history.some((e) => e.state?.name === 'WatchWait')).toBe(false);
-      expect(result.stateTransitions).toBe(result.history.filter((e) => e.type === 'StateEntered').length + 3);
-    } finally {
-      platformClock.close();
-    }
+    const cruisingThenDone = (polls: number, at: number[], clock: VirtualClock) => (_p: Payload, n: number) => {
+      at.push(clock.now());
+      return n <= polls ? { phase: 'cruising', nextPollSeconds: 60 } : { phase: 'done', nextPollSeconds: 0 };
+    };
+
+    it("polls in the child every interval on the cluster's clock, with the run's execution id; its last answer is the run's step", async () => {
+      const clock = new VirtualClock();
+      // Real time for the platform: were the windows' Waits on it, each poll would wait a real minute (and time out here).
+      const platformClock = new ScaledClock(1);
+      const polledAt: number[] = [];
+      const { handler, calls } = scripted({ Watch: cruisingThenDone(4, polledAt, clock) });
+      const events: Array<{ type: string; execution?: string }> = [];
+      try {
+        const execution = withWindows.start({ name: 'r1', input: {}, handler, clock, platformClock, onEvent: (e) => events.push(e) });
+        const result = await execution.result;
+        expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
+        // The run's Watch answered cruising; the window polled 4 more times, a minute apart, the last answering done.
+        expect(polledAt.slice(1).map((t, i) => t - polledAt[i]!)).toEqual([60_000, 60_000, 60_000, 60_000]);
+        expect(calls.filter((c) => c.stage === 'Watch').map((c) => c.execution)).toEqual(Array(5).fill(execution.executionArn));
+        expect(calls.map((c) => c.stage).slice(-4)).toEqual(['Collect', 'Decide', 'Notify', 'Cleanup']);
+        expect(result.children).toHaveLength(1);
+        const [window] = result.children;
+        expect(window!.status).toBe(ExecutionStatus.SUCCEEDED);
+        expect(window!.executionArn).toBe(`${cruiseArn.replace(':stateMachine:', ':execution:')}:r1-0001`);
+        expect(window!.output).toMatchObject({ runId: 'r1', execution: execution.executionArn, step: { phase: 'done', nextPollSeconds: 0 } });
+        const entered = (h: typeof result.history, name: string) => h.filter((e) => e.type === 'StateEntered' && e.state?.name === name).length;
+        expect([entered(window!.history, 'WatchWait'), entered(window!.history, 'Watch')]).toEqual([4, 4]);
+        expect([entered(result.history, 'Watch'), entered(result.history, 'CruiseWindow'), entered(result.history, 'WatchWait')]).toEqual([1, 1, 0]);
+        // Its events reach onEvent as they happen, marked with its ARN; the run's are unmarked.
+        expect(events.filter((e) => e.execution === window!.executionArn)).toHaveLength(window!.history.length);
+        expect(events.filter((e) => e.execution === undefined)).toHaveLength(result.history.length);
+      } finally {
+        platformClock.close();
+      }
+    });
+
+    it('a window that fails for good is tried twice more, then the run takes the fail path with what failed in the window', async () => {
+      const { handler, calls } = scripted({
+        Watch: (_p, n) => {
+          if (n === 1) return { phase: 'cruising', nextPollSeconds: 60 };
+          throw new ClusterRejected('pods is forbidden', 403);
+        },
+      });
+      const result = await withWindows.start({ name: 'r1', input: {}, handler, clock: new VirtualClock() }).result;
+      expect(result.status).toBe(ExecutionStatus.FAILED);
+      expect(result.children.map((c) => c.status)).toEqual([ExecutionStatus.FAILED, ExecutionStatus.FAILED, ExecutionStatus.FAILED]);
+      const decide = calls.find((c) => c.stage === 'Decide')!;
+      const error = decide.error as { Error: string; Cause: string };
+      expect(error.Error).toBe('States.TaskFailed');
+      expect(JSON.parse(error.Cause)).toEqual({ ExecutionArn: result.children[2]!.executionArn, Status: 'FAILED', Error: 'ClusterRejected', Cause: 'pods is forbidden' });
+      expect(calls.map((c) => c.stage).slice(-3)).toEqual(['Decide', 'Notify', 'Cleanup']);
+    });
+
+    it('stopping the run stops its window: no poll after the stop', async () => {
+      const clock = new VirtualClock();
+      const polledAt: number[] = [];
+      const poll = cruisingThenDone(100, polledAt, clock);
+      const { handler } = scripted({
+        Watch: (p, n) => {
+          // 150 s after the run's first poll, mid-way through the window's second Wait.
+          if (n === 1) clock.at(clock.now() + 150_000, () => execution.stop());
+          return poll(p, n);
+        },
+      });
+      const execution = withWindows.start({ name: 'r1', input: {}, handler, clock });
+      const result = await execution.result;
+      expect(result.status).toBe(ExecutionStatus.ABORTED);
+      expect(result.children.map((c) => c.status)).toEqual([ExecutionStatus.ABORTED]);
+      expect(polledAt.every((t) => t <= polledAt[0]! + 150_000)).toBe(true);
+      expect(polledAt).toHaveLength(3);
+    });
   });
 
   it('shows a recorded non-success outcome as a failed execution named by the outcome', async () => {

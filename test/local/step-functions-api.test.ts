@@ -364,7 +364,7 @@ function scriptedRuntime(options: { throwOnStart?: boolean } = {}) {
       const entry = {
         stopped: 0,
         ...(onEvent ? { onEvent } : {}),
-        end: (r: Partial<ExecutionResult>) => resolve({ executionArn, status: ExecutionStatus.SUCCEEDED, history: [], stateTransitions: 0, ...r }),
+        end: (r: Partial<ExecutionResult>) => resolve({ executionArn, status: ExecutionStatus.SUCCEEDED, history: [], stateTransitions: 0, children: [], ...r }),
         fail: reject,
       };
       runs.set(name, entry);

@@ -13,6 +13,10 @@
  *
  * Each must end in one outcome, exactly one notification and nothing left on the cluster. Time is the
  * harness's VirtualClock: leases expire and Tasks time out in simulated time, whatever the machine.
+ *
+ * Watch is attacked a second time inside a cruise window (a child execution, architecture §3.6): a
+ * poll there takes no lease, so its crash is the invocation dying after its work (its answer lost),
+ * its hang an answer that comes after the window's Task timed out.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
@@ -45,6 +49,8 @@ interface Attack {
   held?: unknown;
   /** Ends the held invocation (as Lambda would after its timeout), so no actor outlives the case. */
   release?: () => void;
+  /** Invocations of the stage let through before the attack (a cruise window's poll: see the header). */
+  skip?: number;
 }
 
 let h: Harness;
@@ -91,6 +97,23 @@ async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> 
   const { stage, runId, executionName } = payload as { stage: Stage; runId?: string; executionName?: string };
   const attack = attacks.get(runId ?? executionName ?? '');
   if (!attack || attack.stage !== stage || (attack.fired && attack.boundary !== Boundary.hang)) return dispatchStage(deps, payload);
+  if (attack.skip !== undefined) {
+    if (attack.skip > 0) {
+      attack.skip -= 1;
+      return dispatchStage(deps, payload);
+    }
+    if (attack.fired) return dispatchStage(deps, payload);
+    if (attack.boundary === Boundary.hang) {
+      attack.fired = true;
+      await h.clock.sleep((STAGE_TIMEOUT_SECONDS[stage] + 5) * 1000);
+      return dispatchStage(deps, payload);
+    }
+    if (attack.boundary === Boundary.crashAfterBegin || attack.boundary === Boundary.crashAfterSideEffects) {
+      attack.fired = true;
+      await dispatchStage(deps, payload);
+      throw crash();
+    }
+  }
   switch (attack.boundary) {
     case Boundary.twice: {
       attack.fired = true;
@@ -133,15 +156,28 @@ beforeEach(() => {
 const UNDECIDED_STAGES: Stage[] = [Stage.Admit, Stage.Acquire, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Decide];
 const cases = Object.values(Boundary).flatMap((boundary) => Object.values(Stage).map((stage) => [stage, boundary] as const));
 
+/** A 5-minute test: Watch's first poll answers waiting (a cruise window starts), its second cruising, its third is a window's. */
+const FIVE_MINUTES = `export const options = { vus: 2, duration: '5m' };\nexport default function () {}\n`;
+const WINDOW_POLL_SKIP = 2;
+
 describe('crash matrix: every stage × every boundary → one outcome, one notification, nothing left', () => {
-  it.each(cases)('%s × %s', async (stage, boundary) => {
+  it.each(cases)('%s × %s', async (stage, boundary) => runCase(stage, boundary));
+});
+
+describe('crash matrix: Watch in a cruise window × every boundary → one outcome, one notification, nothing left', () => {
+  it.each(Object.values(Boundary))('Watch (window poll) × %s', async (boundary) => runCase(Stage.Watch, boundary, { inWindow: true }));
+});
+
+async function runCase(stage: Stage, boundary: Boundary, options: { inWindow?: boolean } = {}): Promise<void> {
+  {
     const runId = newRunId();
-    const attack: Attack = { stage, boundary, fired: false };
+    const attack: Attack = { stage, boundary, fired: false, ...(options.inWindow ? { skip: WINDOW_POLL_SKIP } : {}) };
     attacks.set(runId, attack);
     // Acquire runs only for a run in a concurrency group: each case of it takes the one slot of the group.
     const groupName = `crash-${boundary.replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`;
     const group = stage === Stage.Acquire ? { concurrency: { group: groupName, limit: 1 } } : {};
-    const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group } as Parameters<typeof k6Spec>[0]);
+    const long = options.inWindow ? { script: { inline: FIVE_MINUTES } } : {};
+    const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group, ...long } as Parameters<typeof k6Spec>[0]);
     // Admit is invoked before startExecution returns: the stop comes right after.
     attack.stop = () => queueMicrotask(() => execution.stop());
     const execution = h.runtime.startExecution({ name: runId, input: { spec, source: 'local' } });
@@ -177,5 +213,11 @@ describe('crash matrix: every stage × every boundary → one outcome, one notif
       if (late instanceof Error) expect(late.name).toMatch(/^(RunEnded|InvalidTransition|StageOwnershipLost)$/);
       expect(result.status).toBe('ABORTED');
     }
-  });
-});
+    if (options.inWindow) {
+      // The attacked poll was a cruise window's, and the window ended as the attack makes it.
+      expect(result.children.length).toBeGreaterThan(0);
+      const windowPolls = result.children.flatMap((c) => c.history).filter((e) => e.type === 'StateEntered' && e.state?.name === 'Watch');
+      expect(windowPolls.length).toBeGreaterThan(0);
+    }
+  }
+}

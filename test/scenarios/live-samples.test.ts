@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { PollLater } from '../../lambdas/core/errors';
 import type { LiveSample } from '../../lambdas/core/live-sample';
 import { StepPhase } from '../../lambdas/core/step';
 import { Outcome, Stage } from '../../lambdas/core/status';
@@ -125,18 +124,13 @@ describe('a 24-hour test', () => {
     const script = `export const options = { vus: 200, duration: '23h50m' };\nexport default function () {}\n`;
     const spec = k6Spec({ name: 'live-24h', parallelism: 4, script: { inline: script }, timeouts: { prepare: '2m', ready: '2m', run: '24h', total: '25h' } });
     const { runId } = await driveTo(h, spec, Stage.Start);
-    // Watch polled as the state machine would (Waits and PollLater's retries), to its end.
+    // Watch polled as the state machines would (Waits, and the cruise windows' polls), to its end.
     let polls = 0;
     for (;;) {
       polls++;
-      try {
-        const step = await watch(h.runtime.deps, runId);
-        if (step.phase !== StepPhase.waiting) break;
-        await h.clock.sleep(step.nextPollSeconds * 1000);
-      } catch (err) {
-        if (!(err instanceof PollLater)) throw err;
-        await h.clock.sleep(err.seconds * 1000);
-      }
+      const step = await watch(h.runtime.deps, runId);
+      if (step.phase !== StepPhase.waiting && step.phase !== StepPhase.cruising) break;
+      await h.clock.sleep(step.nextPollSeconds * 1000);
     }
     await collect(h.runtime.deps, runId);
     const view = await viewOf(h, runId);

@@ -9,7 +9,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterClient } from '../../lambdas/cluster/cluster-client';
-import { PollLater } from '../../lambdas/core/errors';
 import { Labels, Role } from '../../lambdas/core/runner-contract';
 import { StepPhase } from '../../lambdas/core/step';
 import { Outcome, Stage } from '../../lambdas/core/status';
@@ -36,14 +35,9 @@ const TEN_MINUTES = `export const options = { vus: 9, duration: '10m' };\nexport
 const longSpec = (name: string) =>
   k6Spec({ name, parallelism: 3, script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
 
-/** A poll's answer, PollLater included (the Task's Retry would poll again after its seconds). */
+/** A poll's answer. */
 async function answerOf(deps: StageDeps, runId: string): Promise<unknown> {
-  try {
-    return await watch(deps, runId);
-  } catch (err) {
-    if (err instanceof PollLater) return { pollLater: err.seconds };
-    throw err;
-  }
+  return watch(deps, runId);
 }
 
 /** The run's runner pods' names, by runner index. */
@@ -124,7 +118,7 @@ describe('Watch: live samples', () => {
 
         const withoutFault = await answerOf(h.runtime.deps, runId);
         expect(withFault).toEqual(withoutFault);
-        expect(withFault).toEqual({ pollLater: 60 });
+        expect(withFault).toEqual({ phase: StepPhase.cruising, nextPollSeconds: 60 });
         // The same instant, so the same key: the complete sample replaced the partial one.
         const [complete] = await h.runtime.ledger.listSamples(runId, { newest: 1 });
         expect(complete).toMatchObject({ elapsedMs: sample!.elapsedMs, answered: 3, runners: 3, vus: 9 });

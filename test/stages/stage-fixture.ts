@@ -4,7 +4,6 @@
  * real local runtime's StageDeps (dynalite ledger, kube-sim over HTTP) on the harness's virtual clock.
  * Poll stages are called again after `nextPollSeconds` of simulated time, as the Wait states would.
  */
-import { PollLater } from '../../lambdas/core/errors';
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import { StepPhase, type StepResult } from '../../lambdas/core/step';
@@ -56,21 +55,14 @@ export function admitPayload(spec: RunSpecInput, options: { runId?: string; exec
 }
 
 /**
- * Calls a poll stage until it stops answering `waiting`, sleeping its `nextPollSeconds` of simulated
- * time in between (the Wait state). Returns the last answer and how many calls it took.
+ * Calls a poll stage until it stops answering `waiting` or `cruising` (Watch's polls in a cruise
+ * window), sleeping its `nextPollSeconds` of simulated time in between (the Wait state). Returns the
+ * last answer and how many calls it took.
  */
 export async function pollUntilSettled<T extends StepResult>(h: Harness, poll: () => Promise<T>): Promise<{ step: T; polls: number }> {
   for (let polls = 1; polls <= MAX_POLLS; polls++) {
-    let step: T;
-    try {
-      step = await poll();
-    } catch (err) {
-      // Watch's cruise poll: the Task's Retry polls again after the interval it names.
-      if (!(err instanceof PollLater)) throw err;
-      await h.clock.sleep(err.seconds * 1000);
-      continue;
-    }
-    if (step.phase !== StepPhase.waiting) return { step, polls };
+    const step = await poll();
+    if (step.phase !== StepPhase.waiting && step.phase !== StepPhase.cruising) return { step, polls };
     await h.clock.sleep(step.nextPollSeconds * 1000);
   }
   throw new Error(`the poll stage was still waiting after ${MAX_POLLS} polls`);

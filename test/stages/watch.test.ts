@@ -5,7 +5,6 @@
  * says why for Collect); a runner Job deleted ends the run FAILED naming the runner; the run deadline
  * ends it TIMED_OUT naming run; an abort request stops the runners gracefully.
  */
-import { PollLater } from '../../lambdas/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Role } from '../../lambdas/core/runner-contract';
@@ -97,14 +96,12 @@ describe('Watch', () => {
     expect((await viewOf(h, runId)).stages.Watch).toMatchObject({ state: StageState.completed, output: step });
   });
 
-  it('far from the expected end it answers PollLater with the cruise interval (the Task retries it), and polls with Waits near the end', async () => {
+  it('far from the expected end it answers cruising with the cruise interval (no error), and polls with Waits near the end', async () => {
     const { runId, steps } = await driveTo(h, longSpec('watch-cruise'), Stage.Start);
-    // The first poll of a cruise window is a Wait (a fresh visit of the Task); the next ones are PollLater.
+    // The first poll of a cruise window is a Wait of the run's own; the next ones are the window's.
     expect(await watch(h.runtime.deps, runId)).toEqual({ phase: StepPhase.waiting, nextPollSeconds: 60 });
     await h.clock.sleep(60_000);
-    const err = await watch(h.runtime.deps, runId).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(PollLater);
-    expect((err as PollLater).seconds).toBe(60);
+    expect(await watch(h.runtime.deps, runId)).toEqual({ phase: StepPhase.cruising, nextPollSeconds: 60 });
     expect((await viewOf(h, runId)).stages.Watch).toBeUndefined();
     // 40 s before the schedule's end (k6's totalDuration adds a 30 s gracefulStop): a short Wait, so the end is seen promptly.
     await h.clock.sleep((steps.Start as StartRecord).scheduledEndAt! - h.clock.now() - 40_000);

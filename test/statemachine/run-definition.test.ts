@@ -6,17 +6,25 @@ import { STAGE_TIMEOUT_SECONDS, guaranteedRetryWaitSeconds, leasesMetBy, type Re
 import { Stage } from '../../lambdas/core/status';
 import { taskRetry, withStageTiming } from '../../statemachine/task-policy';
 import {
-  POLL_LATER_ERROR,
+  CRUISE_WINDOW_STATE,
   PLATFORM_RETRYABLE_ERRORS,
+  readCruiseDefinition,
   readRunDefinition,
+  renderCruiseDefinition,
   renderRunDefinition,
   stageFunctionPlaceholder,
+  START_EXECUTION_SYNC,
   type AslState,
 } from '../../statemachine/run-definition';
+import { CRUISE_WINDOW_RETRY } from '../../statemachine/task-policy';
+import { cruisePollSeconds, cruiseWindowTimeoutSeconds } from '../../lambdas/core/polling';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
+import { StepPhase } from '../../lambdas/core/step';
 
 const definition = readRunDefinition();
 const states = Object.entries(definition.States);
-const tasks = states.filter(([, s]) => s.Type === 'Task');
+/** The stage Tasks (every Task but the CruiseWindow, which runs a child execution). */
+const tasks = states.filter(([name, s]) => s.Type === 'Task' && name !== CRUISE_WINDOW_STATE);
 
 function successors(state: AslState): string[] {
   return [
@@ -67,9 +75,7 @@ describe('statemachine/run.asl.json', () => {
     expect(task.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[stage]);
     expect(task.Retry).toEqual(taskRetry(stage));
     // Every retryable name of ours and every platform error is retried, each by exactly one entry.
-    // Watch alone also retries PollLater, first: its cruise polls (lambdas/core/polling.ts).
-    const polls = stage === Stage.Watch ? [POLL_LATER_ERROR] : [];
-    expect(task.Retry!.flatMap((r) => r.ErrorEquals).sort()).toEqual([...RETRYABLE_ERROR_NAMES, ...PLATFORM_RETRYABLE_ERRORS, ...polls].sort());
+    expect(task.Retry!.flatMap((r) => r.ErrorEquals).sort()).toEqual([...RETRYABLE_ERROR_NAMES, ...PLATFORM_RETRYABLE_ERRORS].sort());
     expect(task.Catch?.map((c) => c.ErrorEquals)).toEqual([['States.ALL']]);
   });
 
@@ -80,7 +86,7 @@ describe('statemachine/run.asl.json', () => {
   it("waits out StageBusy/NotificationInProgress without jitter, for longer than any lease the stage can meet (issue: a Task timeout became a failed run)", () => {
     for (const [name, task] of tasks) {
       const stage = task.Parameters?.stage as Stage;
-      const busy = task.Retry!.find((r) => !r.ErrorEquals.includes(POLL_LATER_ERROR))!;
+      const busy = task.Retry![0]!;
       expect(busy.ErrorEquals, name).toEqual(['StageBusy', 'NotificationInProgress']);
       expect(guaranteedRetryWaitSeconds(busy as RetryTiming), name).toBeGreaterThan(Math.max(...leasesMetBy(stage)));
     }
@@ -117,11 +123,65 @@ describe('statemachine/run.asl.json', () => {
     expect(rendered.TimeoutSeconds).toBe(stateMachineTimeoutSeconds(limits));
     expect(rendered.TimeoutSeconds).toBe(1800 + 600 + 900 + 7200 + FINISH_PHASES_SECONDS);
     for (const state of Object.values(rendered.States)) {
-      if (state.Type === 'Task') expect(state.Resource).toBe(arn(state.Parameters?.stage as Stage));
+      if (state.Type === 'Task' && state.Resource !== START_EXECUTION_SYNC) expect(state.Resource).toBe(arn(state.Parameters?.stage as Stage));
     }
-    expect(new Set(Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : [])))).toEqual(new Set(Object.values(Stage).map(arn)));
+    expect(new Set(Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : [])))).toEqual(new Set([...Object.values(Stage).map(arn), START_EXECUTION_SYNC]));
+    expect(renderCruiseDefinition({ stageFunctionArn: arn, limits }).States.Watch!.Resource).toBe(arn(Stage.Watch));
     // Without ARNs, the placeholders stay for the CDK app's definitionSubstitutions.
     expect(JSON.stringify(renderRunDefinition({ limits }))).toContain(stageFunctionPlaceholder(Stage.Admit));
     expect(aslValidator(structuredClone(rendered)).isValid).toBe(true);
+  });
+});
+
+describe('the cruise window (statemachine/cruise.asl.json) and the Task that runs it', () => {
+  const cruise = readCruiseDefinition();
+  const window = definition.States[CRUISE_WINDOW_STATE]!;
+
+  it('is accepted by asl-validator', () => {
+    const result = aslValidator(structuredClone(cruise));
+    expect(result.errorsText('\n')).toBe('');
+    expect(result.isValid).toBe(true);
+  });
+
+  it('loops Wait → Watch → Choice while Watch answers cruising, and ends with its last answer in its output ($.step)', () => {
+    expect(cruise.StartAt).toBe('WatchWait');
+    expect(cruise.States.WatchWait).toMatchObject({ Type: 'Wait', SecondsPath: '$.step.nextPollSeconds', Next: 'Watch' });
+    expect(cruise.States.Watch).toMatchObject({ Type: 'Task', Next: 'WatchChoice', ResultPath: '$.step', Parameters: { stage: Stage.Watch, 'runId.$': '$.runId', 'execution.$': '$.execution' } });
+    expect(cruise.States.WatchChoice!.Choices).toEqual([{ Variable: '$.step.phase', StringEquals: StepPhase.cruising, Next: 'WatchWait' }]);
+    expect(cruise.States.WatchChoice!.Default).toBe('WindowEnded');
+    expect(cruise.States.WindowEnded!.Type).toBe('Succeed');
+    expect(definition.States[CRUISE_WINDOW_STATE]!.ResultSelector).toEqual({ 'step.$': '$.Output.step' });
+  });
+
+  it("its Watch Task is the run's Watch Task (function, timeout, Retry) with no Catch: a failure for good fails the window", () => {
+    const { Watch: inRun } = definition.States;
+    const { Watch: inWindow } = cruise.States;
+    expect(inWindow!.Resource).toBe(inRun!.Resource);
+    expect(inWindow!.TimeoutSeconds).toBe(inRun!.TimeoutSeconds);
+    expect(inWindow!.Retry).toEqual(inRun!.Retry);
+    expect(inWindow!.Catch).toBeUndefined();
+  });
+
+  it("the run starts a window when Watch answers cruising, passes it the run's execution id, and takes its answer as the step", () => {
+    expect(definition.States.WatchChoice!.Choices).toContainEqual({ Variable: '$.step.phase', StringEquals: StepPhase.cruising, Next: CRUISE_WINDOW_STATE });
+    expect(window.Resource).toBe(START_EXECUTION_SYNC);
+    expect(window.Parameters).toEqual({
+      StateMachineArn: '${CruiseStateMachineArn}',
+      Input: { 'runId.$': '$.runId', 'execution.$': '$$.Execution.Id', 'step.$': '$.step', 'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id' },
+    });
+    expect(window.Retry).toEqual([CRUISE_WINDOW_RETRY]);
+    expect(window.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'DecideOnError' }]);
+    expect(definition.States[window.Next!]).toMatchObject({ Type: 'Pass', InputPath: '$.window.step', ResultPath: '$.step', Next: 'WatchChoice' });
+  });
+
+  it("times out after its polls and the longest Watch visit, and the run's Task a minute later, for the deployment's limits", () => {
+    // 60 intervals of 60 s, one more, and a Watch visit spending both Retry entries: 1 + 6 + 6 attempts of
+    // 60 s, the transient waits 2+4+8+16+30+30 = 90 s and the busy ones 5+7.5+11.25+16.875+25.3125+30 ≈ 95.9 s.
+    expect(cruiseWindowTimeoutSeconds(DEFAULT_CONFIG)).toBe(61 * 60 + 13 * 60 + Math.ceil(90 + 95.9375));
+    const limits = { ...DEFAULT_CONFIG, maxRunDurationSeconds: 7 * 24 * 3600 };
+    expect(cruisePollSeconds(limits)).toBeGreaterThan(60);
+    expect(renderCruiseDefinition({ limits }).TimeoutSeconds).toBe(cruiseWindowTimeoutSeconds(limits));
+    expect(renderRunDefinition({ limits }).States[CRUISE_WINDOW_STATE]!.TimeoutSeconds).toBe(cruiseWindowTimeoutSeconds(limits) + 60);
+    expect(renderRunDefinition({ limits, cruiseStateMachineArn: 'arn:x' }).States[CRUISE_WINDOW_STATE]!.Parameters!.StateMachineArn).toBe('arn:x');
   });
 });

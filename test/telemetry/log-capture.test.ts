@@ -11,11 +11,10 @@
  * their low-cardinality dimensions only, ColdStart once. The keys are the invocation's: a line
  * logged inside the work carries them, and the next invocation starts without the last one's. A
  * failing stage logs one error line and rethrows the very error it got, its URLs redacted; a cruise
- * poll (PollLater) is no error. The router's own lines and a 500 are ERROR lines of the Logger.
+ * poll (cruising) is no error. The router's own lines and a 500 are ERROR lines of the Logger.
  */
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PollLater } from '../../lambdas/core/errors';
 import type { Executions } from '../../lambdas/core/executions';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import { makeHandler as makeApiHandler } from '../../lambdas/handlers/api';
@@ -31,7 +30,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const HOOK_TOKEN = 'T0K3N-in-the-hook-path';
 const SIGNING_SECRET = 'sig-secret-5e4d3c';
 
-/** A k6 script that runs 4 minutes: long enough for Watch's cruise polls (PollLater, 60 s apart). */
+/** A k6 script that runs 4 minutes: long enough for Watch's cruise polls (cruising, 60 s apart). */
 const LONG_SCRIPT = `import http from 'k6/http';
 export const options = { vus: 10, duration: '4m' };
 export default function () { http.get(__ENV.TARGET_URL); }
@@ -215,7 +214,7 @@ describe('a stage that fails', () => {
     const ledger = Object.create(h.runtime.deps.ledger) as Ledger;
     ledger.beginStage = async () => {
       telemetry.logger.info('a line from inside the work');
-      return Promise.reject(new PollLater(run.runId, 60));
+      return Promise.reject(Object.assign(new Error('the ledger is busy'), { name: 'StageBusy' }));
     };
     const handler = makeStageHandler({ telemetry, stageDeps: () => ({ ...h.runtime.deps, ledger }) });
     await handler({ stage: Stage.Collect, runId: run.runId }, context()).catch(() => undefined);
@@ -223,15 +222,6 @@ describe('a stage that fails', () => {
     expect(bare).toEqual([expect.objectContaining({ level: 'INFO', runId: run.runId, stage: Stage.Collect, function_request_id: expect.any(String) })]);
   });
 
-  it('a PollLater is rethrown as it is, with no error line', async () => {
-    const before = lines.length;
-    const poll = new PollLater(run.runId, 60);
-    const ledger = Object.create(h.runtime.deps.ledger) as Ledger;
-    ledger.beginStage = async () => Promise.reject(poll);
-    const polling = makeStageHandler({ telemetry, stageDeps: () => ({ ...h.runtime.deps, ledger }) });
-    expect(await polling({ stage: Stage.Collect, runId: run.runId }, context()).catch((e: unknown) => e)).toBe(poll);
-    expect(lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'ERROR')).toEqual([]);
-  });
 });
 
 describe('secrets and URLs', () => {

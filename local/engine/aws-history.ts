@@ -8,12 +8,14 @@
  * Step Functions' own history for the same visit of a Lambda Task state:
  *   TaskStateEntered, then per attempt {Scheduled, Started, Succeeded | Failed | TimedOut}, then
  *   TaskStateExited (absent when an uncaught failure ends the execution).
- * So a Task entered and exited costs 5 events, each retry 3 more; a Wait, Choice, Pass or Succeed 2
+ * So a Task entered and exited costs 5 events, each retry 3 more (a `.sync` Task that runs a child
+ * execution, the CruiseWindow, one more per attempt: TaskSubmitted); a Wait, Choice, Pass or Succeed 2
  * (entered, exited); a Fail 1 (entered; the ExecutionFailed that follows is the execution's); the
  * execution's start and end 1 each. This is lambdas/core/polling.ts's convention (a poll cycle of
  * Wait + Task + Choice = 9 events).
  */
-import type { HistoryEvent } from '../../local/engine/local-execution';
+import type { HistoryEvent } from './local-execution';
+import { CRUISE_WINDOW_STATE } from '../../statemachine/run-definition';
 
 const TASK = 'Task';
 
@@ -22,6 +24,8 @@ const EXECUTION_EVENTS = new Set(['ExecutionStarted', 'ExecutionSucceeded', 'Exe
 
 /** Step Functions history events of an execution whose local history is `history` (see the header). */
 export function awsHistoryEvents(history: readonly HistoryEvent[]): number {
+  // TaskSubmitted: a `.sync` Task's attempt records it once the child execution has started.
+  const submitted = (e: HistoryEvent) => (e.state?.name === CRUISE_WINDOW_STATE ? 1 : 0);
   let events = 0;
   // Whether the Task visit in progress ended its last attempt in a failure (caught, or to be retried).
   let lastAttemptFailed = false;
@@ -30,7 +34,7 @@ export function awsHistoryEvents(history: readonly HistoryEvent[]): number {
     switch (e.type) {
       case 'StateEntered':
         // TaskStateEntered + the first attempt's Scheduled and Started.
-        events += task ? 3 : 1;
+        events += task ? 3 + submitted(e) : 1;
         lastAttemptFailed = false;
         break;
       case 'StateFailed':
@@ -43,7 +47,7 @@ export function awsHistoryEvents(history: readonly HistoryEvent[]): number {
         break;
       case 'StateRetried':
         // The next attempt's Scheduled and Started.
-        if (task) events += 2;
+        if (task) events += 2 + submitted(e);
         lastAttemptFailed = false;
         break;
       case 'StateExited':
