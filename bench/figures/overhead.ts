@@ -47,9 +47,9 @@ const nextPollSecondsOf = (payload: unknown): number => {
 /**
  * The local engine takes a Wait at the start of the Task that follows it (local-execution.ts), so a
  * Task state's span holds the Wait before it: that much (nominal) is moved to `waitMs`. A Task
- * retried by its Retry (a PollLater cruise poll) is counted as one more visit; its delay is a Wait too.
+ * retried by its Retry (a busy stage, a transient error) is counted as one more visit.
  */
-export function splitRun(run: Pick<BenchRun, 'events' | 'submittedAt' | 'endedAt'>, timeScale: number, retryDelayMs: (state: string) => number = () => 0): RunSplit {
+export function splitRun(run: Pick<BenchRun, 'events' | 'submittedAt' | 'endedAt'>, timeScale: number): RunSplit {
   const tasks: Record<string, number> = {};
   const visits: Record<string, number> = {};
   let waitMs = 0;
@@ -67,7 +67,6 @@ export function splitRun(run: Pick<BenchRun, 'events' | 'submittedAt' | 'endedAt
       visits[state.name] = (visits[state.name] ?? 0) + 1;
     } else if (event.type === 'StateRetried' && entered) {
       visits[state.name] = (visits[state.name] ?? 0) + 1;
-      entered.waitMs += retryDelayMs(state.name);
     } else if (event.type === 'StateExited' && entered) {
       const span = event.seenAt - entered.at;
       const wait = Math.min(span, entered.waitMs);
@@ -126,7 +125,7 @@ export async function measuredRun(bench: BenchRuntime, parallelism: number, dura
 export function runFailure(run: BenchRun): string | undefined {
   const outcome = run.view.run.outcome;
   if (run.execution.status === 'SUCCEEDED' && outcome === 'SUCCEEDED') return undefined;
-  // A Task's failure that its Retry took (Watch's PollLater, a busy stage) is followed by StateRetried.
+  // A Task's failure that its Retry took (a busy stage, a transient error) is followed by StateRetried.
   const history = run.execution.history;
   const failed = history.find((e, i) => e.type === 'StateFailed' && e.state?.type === 'Task' && history[i + 1]?.type !== 'StateRetried');
   const where = failed ? `${failed.state!.name} failed: ${failed.Error ?? ''} ${failed.Cause ?? ''}`.trim() + '; ' : '';
