@@ -7,9 +7,13 @@
  *
  * Fixed rather than acknowledged: the dead-letter queues declare themselves dead-letter queues
  * (RedriveAllowPolicy, CT.SQS.PR.1), and log retention defaults to 365 days (CT.CLOUDWATCH.PR.1 then
- * only fires for a deployment that chose less). Every Lambda permission for a service names the source
- * account too (sourceAccountOnServicePermissions); CT.LAMBDA.PR.2 still fires where the account is
- * an intrinsic (acknowledged below).
+ * only fires for a deployment that chose less). The log groups' and the ledger's keys
+ * (CT.CLOUDWATCH.PR.3, CT.DYNAMODB.PR.2) are acknowledged only while the deployment config leaves
+ * encryption.customerManagedKey off: with it, every log group and the table are under the
+ * deployment's customer-managed key (cdk/constructs/encryption-key.ts, whose policy also limits
+ * grants to AWS services, CT.KMS.PR.3), and any such finding fails. Every Lambda permission for a
+ * service names the source account too (sourceAccountOnServicePermissions); CT.LAMBDA.PR.2 still
+ * fires where the account is an intrinsic (acknowledged below).
  */
 import { Aspects, Stack, type IAspect, type IPolicyValidationContext, type IPolicyValidationPlugin, type PolicyValidationPluginReport } from 'aws-cdk-lib';
 import { CfnPermission } from 'aws-cdk-lib/aws-lambda';
@@ -29,19 +33,25 @@ export interface GuardAcknowledgement {
 }
 
 /** The acknowledged rules for a deployment config (some hold only for some configs). */
-export function guardAcknowledgements(config: Pick<DeployConfig, 'logging' | 'vpc'>): GuardAcknowledgement[] {
+export function guardAcknowledgements(config: Pick<DeployConfig, 'logging' | 'vpc' | 'encryption'>): GuardAcknowledgement[] {
   return [
-    {
-      rule: 'cloudwatch_log_group_encrypted_check',
-      resourceTypes: ['AWS::Logs::LogGroup'],
-      reason:
-        'CloudWatch Logs encrypts every log group at rest with its own keys; the logs hold no secret (URLs are redacted, secrets never logged, execution data left out), and a customer-managed key is not offered yet.',
-    },
-    {
-      rule: 'dynamodb_table_encrypted_kms_check',
-      resourceTypes: ['AWS::DynamoDB::Table'],
-      reason: 'The ledger is encrypted at rest with the AWS-owned key (DynamoDB default); it holds specs and outcomes, never channel secrets; a customer-managed key is not offered yet.',
-    },
+    // Without the deployment's customer-managed key only: with it, these findings are failures.
+    ...(config.encryption.customerManagedKey
+      ? []
+      : [
+          {
+            rule: 'cloudwatch_log_group_encrypted_check',
+            resourceTypes: ['AWS::Logs::LogGroup'],
+            reason:
+              'CloudWatch Logs encrypts every log group at rest with its own keys; the logs hold no secret (URLs are redacted, secrets never logged, execution data left out). The deployment config leaves encryption.customerManagedKey off, which puts them under a customer-managed key.',
+          },
+          {
+            rule: 'dynamodb_table_encrypted_kms_check',
+            resourceTypes: ['AWS::DynamoDB::Table'],
+            reason:
+              'The ledger is encrypted at rest with the AWS-owned key (DynamoDB default); it holds specs and outcomes, never channel secrets. The deployment config leaves encryption.customerManagedKey off, which puts it under a customer-managed key.',
+          },
+        ]),
     {
       rule: 'lambda_function_public_access_prohibited_check',
       resourceTypes: ['AWS::Lambda::Permission'],

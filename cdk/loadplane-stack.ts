@@ -1,8 +1,9 @@
 /**
  * The loadplane stack: the ledger, the stage and reaper functions, the run state machine and its
  * cruise window machine, the REST API, the reaper's and the sweeper's delivery, the configured
- * schedules and the API's, cluster access and alarms.
- * Each piece is a construct of its own under cdk/constructs; this file only wires them.
+ * schedules and the API's, cluster access and alarms; with encryption.customerManagedKey, the key
+ * they store under (encryption-key.ts). Each piece is a construct of its own under cdk/constructs;
+ * this file only wires them.
  */
 import { sourceAccountOnServicePermissions } from './guard';
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
@@ -13,6 +14,7 @@ import { ApiSchedules } from './constructs/api-schedules';
 import { ClusterAccess } from './constructs/cluster-access';
 import { ConfigSchedules } from './constructs/config-schedules';
 import { CruiseStateMachine } from './constructs/cruise-state-machine';
+import { deploymentKey } from './constructs/encryption-key';
 import { LedgerTable } from './constructs/ledger-table';
 import { Reaper } from './constructs/reaper';
 import { LoadplaneRestApi } from './constructs/rest-api';
@@ -34,24 +36,27 @@ export class LoadplaneStack extends Stack {
     // Every Lambda permission for a service names this account as its source (guard.ts, CT.LAMBDA.PR.2).
     sourceAccountOnServicePermissions(this);
     const { config } = props;
-    const ledger = new LedgerTable(this, 'Ledger');
+    // The customer-managed key of the table, the log groups, the alarm topic and the queues, if the config asks for one.
+    const encryptionKey = deploymentKey(this, config);
+    const withKey = encryptionKey ? { encryptionKey } : {};
+    const ledger = new LedgerTable(this, 'Ledger', withKey);
     // What every function reads at start (lambdas/core/config.ts): the checked limits and allow-lists, the table.
     const environment = { LOADPLANE_CONFIG: JSON.stringify(config.runtime), LOADPLANE_TABLE: ledger.table.tableName };
 
-    const stages = new StageFunctions(this, 'Stages', { config, ledger, environment });
-    const cruise = new CruiseStateMachine(this, 'Cruise', { config, watchFunction: stages.byStage[Stage.Watch] });
-    const run = new RunStateMachine(this, 'Run', { config, stageFunctions: stages.byStage, cruise });
+    const stages = new StageFunctions(this, 'Stages', { config, ledger, environment, ...withKey });
+    const cruise = new CruiseStateMachine(this, 'Cruise', { config, watchFunction: stages.byStage[Stage.Watch], ...withKey });
+    const run = new RunStateMachine(this, 'Run', { config, stageFunctions: stages.byStage, cruise, ...withKey });
     const stateMachineArn = run.stateMachine.stateMachineArn;
-    const api = new LoadplaneRestApi(this, 'Api', { config, ledger, stateMachineArn, environment });
+    const api = new LoadplaneRestApi(this, 'Api', { config, ledger, stateMachineArn, environment, ...withKey });
     // The schedules callers manage through the API: a group of their own, managed by the API function only.
-    const apiSchedules = new ApiSchedules(this, 'ApiSchedules', { config, stateMachineArn });
+    const apiSchedules = new ApiSchedules(this, 'ApiSchedules', { config, stateMachineArn, ...withKey });
     apiSchedules.grantManage(api.fn);
-    const reaper = new Reaper(this, 'Reaper', { config, reaper: stages.reaper, runStateMachineArn: stateMachineArn });
-    const sweeper = new Sweeper(this, 'Sweeper', { config, ledger, stateMachineArn, stateMachineName: runStateMachineName(config), environment });
+    const reaper = new Reaper(this, 'Reaper', { config, reaper: stages.reaper, runStateMachineArn: stateMachineArn, ...withKey });
+    const sweeper = new Sweeper(this, 'Sweeper', { config, ledger, stateMachineArn, stateMachineName: runStateMachineName(config), environment, ...withKey });
     // The report link of notifications (links.report): the functions that run Notify (every stage
     // function, the reaper, the sweeper) get the API's URL, built so that it depends on the RestApi only.
     for (const fn of [...Object.values(stages.byStage), stages.reaper, sweeper.fn]) fn.addEnvironment(REPORT_API_URL_VARIABLE, api.baseUrl);
-    const schedules = new ConfigSchedules(this, 'Schedules', { config, stateMachine: run.stateMachine });
+    const schedules = new ConfigSchedules(this, 'Schedules', { config, stateMachine: run.stateMachine, ...withKey });
     new ClusterAccess(this, 'ClusterAccess', { config, roles: { Stages: stages.role, Sweeper: sweeper.role } });
     const alarms = new Alarms(this, 'Alarms', {
       config,
@@ -61,12 +66,19 @@ export class LoadplaneStack extends Stack {
       sweeper: sweeper.fn,
       deadLetterQueues: { Reaper: reaper.deadLetterQueue, Schedules: schedules.deadLetterQueue, ApiSchedules: apiSchedules.deadLetterQueue },
       api: api.api,
+      ...withKey,
     });
 
     new CfnOutput(this, 'ApiUrl', { description: 'LOADPLANE_API for the CLI (loadplane run --api)', value: api.api.url });
     new CfnOutput(this, 'StateMachineArn', { description: 'Start runs by hand here (the console input is in the README)', value: stateMachineArn });
     new CfnOutput(this, 'LedgerTable', { value: ledger.table.tableName });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
+    if (encryptionKey) {
+      new CfnOutput(this, 'EncryptionKeyArn', {
+        description: 'The customer-managed key of the ledger, the logs, the alarm topic and the dead-letter queues (readers need kms:Decrypt on it)',
+        value: encryptionKey.keyArn,
+      });
+    }
     new CfnOutput(this, 'ScheduleGroup', { value: schedules.group.scheduleGroupName });
     new CfnOutput(this, 'ApiScheduleGroup', { description: 'The schedules made through the API (PUT /schedules/{name})', value: apiSchedules.group.scheduleGroupName });
     // For clusters whose access the admins map themselves (accessEntry: false): the roles to map.

@@ -76,6 +76,8 @@ const dns1123Label = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name (lowercase letters, digits and -)')
   .max(63, 'must be at most 63 characters');
 const awsId = (what: string, pattern: RegExp) => z.string().regex(pattern, `must be ${what}`);
+/** A KMS key's ARN (a key id, multi-Region `mrk-` ones included; not an alias). */
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/(mrk-)?[0-9a-f-]+$/;
 
 /** Whether the Notify stage can deliver to a channel of this name (lambdas/notify/channels.ts). */
 function isChannelName(name: string): boolean {
@@ -247,6 +249,24 @@ export const deployConfigSchema = z
         email: z.email('must be an email address').optional(),
       })
       .prefault({}),
+    /**
+     * Encryption at rest of what the stack stores: by default AWS's own (the ledger's AWS-owned key,
+     * CloudWatch Logs' own, SQS-managed SSE; the alarm topic has none). With customerManagedKey, one
+     * customer-managed KMS key encrypts the ledger table, every log group, the alarm topic and the
+     * dead-letter queues (cdk/constructs/encryption-key.ts): the stack creates it (rotated yearly, an
+     * alias naming the stack, retained by `cdk destroy` like the ledger it encrypts), or uses keyArn's.
+     */
+    encryption: z
+      .strictObject({
+        customerManagedKey: z.boolean().default(false),
+        /**
+         * Use this existing key instead of creating one (with customerManagedKey: true). The stack cannot
+         * edit its key policy: that must allow what the created key's policy allows (CloudWatch Logs,
+         * CloudWatch alarms and EventBridge of this account; IAM policies of this account).
+         */
+        keyArn: awsId('a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>; not an alias)', KMS_KEY_ARN).optional(),
+      })
+      .prefault({}),
   })
   .check((ctx) => {
     const c = ctx.value;
@@ -264,6 +284,15 @@ export const deployConfigSchema = z
         message: `image ${excerpt(image)} does not start with any of images.allowedPrefixes (${c.images.allowedPrefixes.map((p) => excerpt(p)).join(', ')})`,
         input: image,
       });
+    }
+    const { keyArn } = c.encryption;
+    if (keyArn !== undefined && !c.encryption.customerManagedKey) {
+      ctx.issues.push({ code: 'custom', path: ['encryption', 'keyArn'], message: 'needs encryption.customerManagedKey: true (the key used instead of one the stack creates)', input: keyArn });
+    }
+    // DynamoDB, CloudWatch Logs, SNS and SQS take a key of the resource's own region only.
+    const keyRegion = keyArn?.split(':')[3];
+    if (keyRegion !== undefined && c.env?.region !== undefined && keyRegion !== c.env.region) {
+      ctx.issues.push({ code: 'custom', path: ['encryption', 'keyArn'], message: `is a key of ${keyRegion}, but the stack deploys to ${c.env.region} (env.region): the key must be in the stack's region`, input: keyArn });
     }
     const names = new Set<string>();
     c.schedules.forEach((s, i) => {

@@ -9,6 +9,11 @@
  * allowed in it. Two are: CloudWatch, for this account's alarms (`aws:SourceAccount`, `aws:SourceArn`
  * on its alarm ARNs: SNS's confused-deputy guidance), and EventBridge, for the run-failed rule only.
  * Without the CloudWatch grant every alarm's publish is refused and no alarm reaches anyone.
+ *
+ * Under the deployment's customer-managed key (encryption.customerManagedKey) the topic is encrypted
+ * with it, and SNS encrypts each publish with the publisher's permissions on the key: both publishers
+ * are in the key's policy too (SNS guide, "Enable compatibility between event sources from AWS
+ * services and encrypted topics": kms:GenerateDataKey* and kms:Decrypt), for this account's sources.
  */
 import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
@@ -17,6 +22,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { EventField, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -47,6 +53,8 @@ export interface AlarmsProps {
   /** One alarm each, `<key>DeadLetters`: the reaper's, the config schedules' and the API schedules' queues. */
   deadLetterQueues: Record<string, Queue>;
   api: RestApi;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the topic. */
+  encryptionKey?: IKey;
 }
 
 export class Alarms extends Construct {
@@ -54,15 +62,21 @@ export class Alarms extends Construct {
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
-    this.topic = new Topic(this, 'Topic', { displayName: 'loadplane alarms', enforceSSL: true });
-    Validations.of(this.topic).acknowledge({
-      id: 'AwsSolutions-SNS2',
-      reason: "The topic carries alarm states and failed executions' names and errors, never secrets (they are not logged or put in errors); CloudWatch cannot publish to a topic under AWS's managed SNS key.",
-    });
+    const key = props.encryptionKey;
+    this.topic = new Topic(this, 'Topic', { displayName: 'loadplane alarms', enforceSSL: true, ...(key ? { masterKey: key } : {}) });
+    if (!key) {
+      Validations.of(this.topic).acknowledge({
+        id: 'AwsSolutions-SNS2',
+        reason: "The topic carries alarm states and failed executions' names and errors, never secrets (they are not logged or put in errors); CloudWatch cannot publish to a topic under AWS's managed SNS key (encryption.customerManagedKey puts it under the deployment's key).",
+      });
+    }
     if (props.config.alarms.email) this.topic.addSubscription(new EmailSubscription(props.config.alarms.email));
     const stack = Stack.of(this);
-    /** Lets `service` publish to the topic for this account's sources that `source` names (SNS's confused-deputy conditions). */
-    const allowPublish = (sid: string, service: string, source: Record<string, Record<string, string>>) =>
+    /**
+     * Lets `service` publish to the topic for this account's sources that `source` names (SNS's
+     * confused-deputy conditions), and use the topic's key, if it has one, as `keySid`.
+     */
+    const allowPublish = (sid: string, keySid: string, service: string, source: Record<string, Record<string, string>>) => {
       this.topic.addToResourcePolicy(
         new PolicyStatement({
           sid,
@@ -72,7 +86,18 @@ export class Alarms extends Construct {
           conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ...source },
         }),
       );
-    allowPublish('CloudWatchAlarmsOfThisAccount', 'cloudwatch.amazonaws.com', {
+      // The key's policy cannot name the topic or the alarms and rule (each depends on the key): this account's.
+      key?.addToResourcePolicy(
+        new PolicyStatement({
+          sid: keySid,
+          principals: [new ServicePrincipal(service)],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+        }),
+      );
+    };
+    allowPublish('CloudWatchAlarmsOfThisAccount', 'AlarmTopicCloudWatchAlarmsOfThisAccount', 'cloudwatch.amazonaws.com', {
       ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
     });
     const action = new SnsAction(this.topic);
@@ -112,7 +137,7 @@ export class Alarms extends Construct {
       `loadplane: run execution ${EventField.fromPath('$.detail.name')} failed with ${EventField.fromPath('$.detail.error')}: ${EventField.fromPath('$.detail.cause')} (${EventField.fromPath('$.detail.executionArn')})`,
     );
     runFailed.addTarget({ bind: () => ({ arn: this.topic.topicArn, input: message, targetResource: this.topic }) });
-    allowPublish('RunFailedRule', 'events.amazonaws.com', { ArnEquals: { 'aws:SourceArn': runFailed.ruleArn } });
+    allowPublish('RunFailedRule', 'AlarmTopicEventBridgeRulesOfThisAccount', 'events.amazonaws.com', { ArnEquals: { 'aws:SourceArn': runFailed.ruleArn } });
     alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
     alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {

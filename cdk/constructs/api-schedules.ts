@@ -5,16 +5,19 @@
  * can never overwrite or delete a schedule CloudFormation manages. The API function creates the
  * schedules at run time (lambdas/api/eventbridge-schedules.ts) with the role and the dead-letter queue
  * made here: Scheduler assumes the role to start the run state machine, and puts a start it could not
- * deliver after its retries in the queue, whose depth raises an alarm.
+ * deliver after its retries in the queue, whose depth raises an alarm. Under the deployment's
+ * customer-managed key the queue is encrypted with it, and the role may use it through SQS.
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { CfnScheduleGroup, ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
-import { Queue, QueueEncryption, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
+import { Queue, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { API_SCHEDULE_GROUP_SUFFIX, type DeployConfig } from '../config/deploy-config';
-import { nagArn, startExecutionStatement } from './permissions';
+import { deadLetterQueueEncryption } from './encryption-key';
+import { nagArn, queueSendKeyStatement, startExecutionStatement } from './permissions';
 
 /** The API's schedule group: `<stackName>-api-schedules`. */
 export function apiScheduleGroupName(config: Pick<DeployConfig, 'stackName'>): string {
@@ -34,6 +37,8 @@ export interface ApiSchedulesProps {
   config: DeployConfig;
   /** The run state machine's ARN: the schedules' only target. */
   stateMachineArn: string;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the dead-letter queue. */
+  encryptionKey?: IKey;
 }
 
 export class ApiSchedules extends Construct {
@@ -49,7 +54,7 @@ export class ApiSchedules extends Construct {
     // Deleted with the stack, with the schedules the API made in it: they start a state machine that goes with the stack.
     this.group = new ScheduleGroup(this, 'Group', { scheduleGroupName: this.groupName, removalPolicy: RemovalPolicy.DESTROY });
     this.deadLetterQueue = new Queue(this, 'DeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...deadLetterQueueEncryption(props.encryptionKey),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       // A dead-letter queue itself (CT.SQS.PR.1 asks every other queue to have one).
@@ -71,6 +76,7 @@ export class ApiSchedules extends Construct {
     });
     this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.deadLetterQueue.queueArn] }));
+    if (props.encryptionKey) this.role.addToPrincipalPolicy(queueSendKeyStatement(props.encryptionKey.keyArn));
   }
 
   /**

@@ -1,14 +1,16 @@
 /**
  * One control-plane Lambda: a NodejsFunction of one handler (cdk/function-bundling.ts), its own log
- * group with the configured retention, the role it is given (roles are built by the construct that
- * knows what the function calls; nothing is inferred), Powertools' environment, and X-Ray active
- * tracing (the handlers' Powertools Tracer, lambdas/telemetry/telemetry.ts) with its write actions
- * in a policy of their own per role (tracingPolicy).
+ * group with the configured retention (under the deployment's customer-managed key, if it has one),
+ * the role it is given (roles are built by the construct that knows what the function calls; nothing
+ * is inferred), Powertools' environment, and X-Ray active tracing (the handlers' Powertools Tracer,
+ * lambdas/telemetry/telemetry.ts) with its write actions in a policy of their own per role
+ * (tracingPolicy).
  */
 import { join } from 'node:path';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LoggingFormat, Tracing, type CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -16,7 +18,7 @@ import { Construct } from 'constructs';
 import type { DeployConfig } from '../config/deploy-config';
 import { HANDLER_ENTRIES, LAMBDA_ARCHITECTURE, LAMBDA_BUNDLING, LAMBDA_RUNTIME, REPO_ROOT, type HandlerKind } from '../function-bundling';
 import type { LedgerTable } from './ledger-table';
-import { describeClustersStatement, grantChannelSecretsRead, ledgerStatement } from './permissions';
+import { describeClustersStatement, grantChannelSecretsRead, ledgerStatements } from './permissions';
 
 /** Memory of the functions that talk to the clusters: CPU for building and reading 100s of objects. */
 export const CLUSTER_FUNCTION_MEMORY_MIB = 1024;
@@ -35,6 +37,8 @@ export interface ControlPlaneFunctionProps {
    */
   vpcAccess?: Policy;
   description: string;
+  /** The deployment's customer-managed key, for the function's log group (encryption.customerManagedKey). */
+  encryptionKey?: IKey;
 }
 
 export class ControlPlaneFunction extends Construct {
@@ -44,7 +48,10 @@ export class ControlPlaneFunction extends Construct {
   constructor(scope: Construct, id: string, props: ControlPlaneFunctionProps) {
     super(scope, id);
     const { config } = props;
-    this.logGroup = new LogGroup(this, 'Logs', { retention: config.logging.retentionDays as RetentionDays });
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: config.logging.retentionDays as RetentionDays,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
+    });
     props.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }),
     );
@@ -112,7 +119,7 @@ export function clusterFunctionRole(
   props: { config: DeployConfig; ledger: LedgerTable; description: string },
 ): { role: Role; vpcAccess?: Policy } {
   const role = new Role(scope, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
-  role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
+  for (const statement of ledgerStatements(props.ledger)) role.addToPrincipalPolicy(statement);
   role.addToPrincipalPolicy(describeClustersStatement(scope, props.config.clusters.map((c) => c.name)));
   grantChannelSecretsRead(role, props.config);
   return { role, ...(props.config.vpc ? { vpcAccess: grantNetworkInterfaces(scope, role) } : {}) };

@@ -10,6 +10,7 @@
 import { stateMachineLogGroup } from './vended-log-group';
 import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -22,6 +23,8 @@ export interface CruiseStateMachineProps {
   config: DeployConfig;
   /** The Watch stage function: the window's only Task invokes it. */
   watchFunction: NodejsFunction;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the log group. */
+  encryptionKey?: IKey;
 }
 
 /** The definition as deployed: `${WatchFunctionArn}` kept for definitionSubstitutions, the timeout of these limits. */
@@ -49,7 +52,7 @@ export class CruiseStateMachine extends Construct {
     });
     // The Task invokes the unqualified function ARN: no `:*` for versions or aliases.
     role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [watchFunction.functionArn] }));
-    this.logGroup = stateMachineLogGroup(this, 'Logs', this.stateMachineName, config.logging.retentionDays);
+    this.logGroup = stateMachineLogGroup(this, 'Logs', this.stateMachineName, config.logging.retentionDays, props.encryptionKey);
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       stateMachineName: this.stateMachineName,

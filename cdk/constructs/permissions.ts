@@ -7,12 +7,48 @@ import { ArnFormat, Stack, Token, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import type { DeployConfig } from '../config/deploy-config';
+import type { LedgerTable } from './ledger-table';
 
 /** lambdas/ledger: GetCommand, PutCommand, UpdateCommand, QueryCommand (lib-dynamodb). */
 export const LEDGER_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'] as const;
 
 export function ledgerStatement(resourceArns: string[]): PolicyStatement {
   return new PolicyStatement({ actions: [...LEDGER_ACTIONS], resources: resourceArns });
+}
+
+/**
+ * What a reader and writer of a table under a customer-managed key needs on the key: the actions
+ * CDK's Table grants give one (Decrypt and DescribeKey to read; Encrypt, ReEncrypt*, GenerateDataKey*
+ * to write), spelled out as DynamoDB's guide spells out its minimum (ReEncrypt* is ReEncryptFrom and
+ * ReEncryptTo, GenerateDataKey* is GenerateDataKey and GenerateDataKeyWithoutPlaintext). Not
+ * kms:CreateGrant: that is for the principal that puts the key on the table (CloudFormation's).
+ */
+export const LEDGER_KEY_ACTIONS = [
+  'kms:Decrypt',
+  'kms:DescribeKey',
+  'kms:Encrypt',
+  'kms:ReEncryptFrom',
+  'kms:ReEncryptTo',
+  'kms:GenerateDataKey',
+  'kms:GenerateDataKeyWithoutPlaintext',
+] as const;
+
+/** The ledger's key, through DynamoDB only (encryption.customerManagedKey: the table is under the deployment's key). */
+export function ledgerKeyStatement(keyArn: string): PolicyStatement {
+  return new PolicyStatement({ actions: [...LEDGER_KEY_ACTIONS], resources: [keyArn], conditions: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } });
+}
+
+/** The ledger's statements for a role that reads and writes it: the table and its indexes, and its key if it has one. */
+export function ledgerStatements(ledger: Pick<LedgerTable, 'resourceArns' | 'encryptionKey'>): PolicyStatement[] {
+  return [ledgerStatement(ledger.resourceArns), ...(ledger.encryptionKey ? [ledgerKeyStatement(ledger.encryptionKey.keyArn)] : [])];
+}
+
+/** What a producer needs on a queue's customer-managed key (SQS guide: kms:GenerateDataKey and kms:Decrypt). */
+export const QUEUE_SEND_KEY_ACTIONS = ['kms:GenerateDataKey', 'kms:Decrypt'] as const;
+
+/** Sending to a dead-letter queue under the deployment's key, through SQS only. */
+export function queueSendKeyStatement(keyArn: string): PolicyStatement {
+  return new PolicyStatement({ actions: [...QUEUE_SEND_KEY_ACTIONS], resources: [keyArn], conditions: { StringLike: { 'kms:ViaService': 'sqs.*.amazonaws.com' } } });
 }
 
 /** lambdas/cluster/eks-endpoint.ts: DescribeClusterCommand, for the configured clusters only. */

@@ -23,6 +23,7 @@ import {
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AccountPrincipal, ArnPrincipal, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -31,7 +32,7 @@ import type { DeployConfig } from '../config/deploy-config';
 import { REPO_ROOT } from '../function-bundling';
 import { ControlPlaneFunction } from './control-plane-function';
 import type { LedgerTable } from './ledger-table';
-import { ledgerStatement, startExecutionStatement } from './permissions';
+import { ledgerStatements, startExecutionStatement } from './permissions';
 
 export const OPENAPI_PATH = join(REPO_ROOT, 'docs', 'openapi.json');
 /** The API's one stage: its URLs are `https://<id>.execute-api.<region>.<suffix>/v1/…`. */
@@ -49,6 +50,8 @@ export interface LoadplaneRestApiProps {
   ledger: LedgerTable;
   stateMachineArn: string;
   environment: Record<string, string>;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the function's and the access logs. */
+  encryptionKey?: IKey;
 }
 
 export class LoadplaneRestApi extends Construct {
@@ -73,7 +76,7 @@ export class LoadplaneRestApi extends Construct {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: 'loadplane API function: the ledger, starting run executions',
     });
-    role.addToPrincipalPolicy(ledgerStatement(props.ledger.resourceArns));
+    for (const statement of ledgerStatements(props.ledger)) role.addToPrincipalPolicy(statement);
     role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
     this.fn = new ControlPlaneFunction(this, 'Handler', {
       kind: 'api',
@@ -82,10 +85,14 @@ export class LoadplaneRestApi extends Construct {
       role,
       environment: { ...props.environment, LOADPLANE_STATE_MACHINE_ARN: props.stateMachineArn },
       config,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
       description: 'loadplane REST API',
     }).fn;
 
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: config.logging.retentionDays as RetentionDays });
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: config.logging.retentionDays as RetentionDays,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
+    });
     this.api = new RestApi(this, 'Api', {
       restApiName: `${config.stackName}-api`,
       description: 'loadplane: start, read and abort load test runs',

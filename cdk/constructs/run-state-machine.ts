@@ -11,6 +11,7 @@ import { grantStartExecutionSync } from './sync-execution-grant';
 import { stateMachineLogGroup } from './vended-log-group';
 import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -24,6 +25,8 @@ export interface RunStateMachineProps {
   stageFunctions: Record<Stage, NodejsFunction>;
   /** The machine the CruiseWindow Task runs as a child execution. */
   cruise: CruiseStateMachine;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the log group. */
+  encryptionKey?: IKey;
 }
 
 /** The definition as deployed: placeholders kept for definitionSubstitutions, the timeout of these limits. */
@@ -49,7 +52,7 @@ export class RunStateMachine extends Construct {
     // The Tasks invoke the unqualified function ARNs: no `:*` for versions or aliases.
     role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(stageFunctions).map((f) => f.functionArn) }));
     grantStartExecutionSync(role, { stateMachineArn: cruise.stateMachine.stateMachineArn, stateMachineName: cruise.stateMachineName });
-    this.logGroup = stateMachineLogGroup(this, 'Logs', runStateMachineName(config), config.logging.retentionDays);
+    this.logGroup = stateMachineLogGroup(this, 'Logs', runStateMachineName(config), config.logging.retentionDays, props.encryptionKey);
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       // Named, so the sweeper's StopExecution grant can name its executions (execution:<name>:*).

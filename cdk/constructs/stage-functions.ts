@@ -8,6 +8,7 @@
  * secrets (Notify sends). The cluster access entries map this role (cluster-access.ts).
  */
 import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { STAGE_TIMEOUT_SECONDS, reaperTimeoutSeconds } from '../../lambdas/core/stage-timing';
@@ -23,6 +24,8 @@ export interface StageFunctionsProps {
   ledger: LedgerTable;
   /** The environment every function of the control plane gets (config, table). */
   environment: Record<string, string>;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the log groups. */
+  encryptionKey?: IKey;
 }
 
 export class StageFunctions extends Construct {
@@ -51,6 +54,7 @@ export class StageFunctions extends Construct {
         environment: props.environment,
         config,
         ...(vpcAccess ? { vpcAccess } : {}),
+        ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
         description,
       }).fn;
     this.byStage = Object.fromEntries(

@@ -9,6 +9,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SWEEPER_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
@@ -23,6 +24,8 @@ export interface SweeperProps {
   stateMachineArn: string;
   stateMachineName: string;
   environment: Record<string, string>;
+  /** The deployment's customer-managed key (encryption.customerManagedKey), for the log group. */
+  encryptionKey?: IKey;
 }
 
 export class Sweeper extends Construct {
@@ -48,6 +51,7 @@ export class Sweeper extends Construct {
       environment: { ...props.environment, LOADPLANE_STATE_MACHINE_ARN: props.stateMachineArn },
       config,
       ...(vpcAccess ? { vpcAccess } : {}),
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
       description: 'loadplane sweeper',
     }).fn;
     // The next sweep is the retry: Lambda's own asynchronous retries would only overlap it.

@@ -5,15 +5,21 @@
  * fails, and every stack adds to it. Under `/aws/vendedlogs/` no resource policy is needed (AWS:
  * "Enabling logging from AWS services", vended logs). The name ends with the stack's own id (the
  * GUID of its StackId), so a group retained after `cdk destroy` never collides with the next stack
- * of the same name.
+ * of the same name. Under the deployment's customer-managed key when it has one (CloudWatch Logs
+ * encrypts what Step Functions delivers with it: encryption-key.ts allows Logs the key).
  */
 import { Fn, Stack } from 'aws-cdk-lib';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
 export const VENDED_STATES_LOG_PREFIX = '/aws/vendedlogs/states/';
 
-export function stateMachineLogGroup(scope: Construct, id: string, name: string, retentionDays: number): LogGroup {
+export function stateMachineLogGroup(scope: Construct, id: string, name: string, retentionDays: number, encryptionKey?: IKey): LogGroup {
   const stackGuid = Fn.select(2, Fn.split('/', Stack.of(scope).stackId));
-  return new LogGroup(scope, id, { logGroupName: `${VENDED_STATES_LOG_PREFIX}${name}-${stackGuid}`, retention: retentionDays as RetentionDays });
+  return new LogGroup(scope, id, {
+    logGroupName: `${VENDED_STATES_LOG_PREFIX}${name}-${stackGuid}`,
+    retention: retentionDays as RetentionDays,
+    ...(encryptionKey ? { encryptionKey } : {}),
+  });
 }

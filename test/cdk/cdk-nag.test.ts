@@ -2,12 +2,14 @@
  * cdk-nag's AwsSolutions checks and CDK's built-in CloudFormation validation: no finding, no
  * validation violation, and every acknowledged rule is a deliberate, explained one.
  *
- * Two stacks, each synthesized once: the full config's (test/support/deploy-fixtures.ts: every
- * option on) with CDK's built-in validation, and the example config's without it. Validation checks
+ * Three stacks, each synthesized once: the full config's (test/support/deploy-fixtures.ts: every
+ * option on) and the full config's with the deployment's customer-managed key
+ * (fixtures/encrypted-config.ts: the key and its alias besides) with CDK's built-in validation, and
+ * the example config's without it. Validation checks
  * each resource against its type's CloudFormation schema; the full stack has every resource type the
  * example has but the ones in EXAMPLE_ONLY_TYPES (checked below), so validating the example as well
  * would add time (about 1 s a stack once the schemas are loaded) and find nothing new. cdk-nag runs
- * on both (their acknowledgements differ).
+ * on all three (their acknowledgements differ).
  *
  * How CDK's built-in validation reports (aws-cdk-lib 2.276): the plugin runs at synth and writes
  * `validation-report.json` into the cloud assembly; its violations are downgraded to warnings
@@ -23,6 +25,7 @@ import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws
 import { VALIDATION_REPORT_FILE } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { FULL_CONFIG_DOCUMENT, nagFindings, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+import { ENCRYPTED_FULL_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 
 const EXECUTIONS = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:loadplane-run:*]';
 const CRUISE_EXECUTIONS = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:loadplane-cruise:*]';
@@ -84,6 +87,8 @@ const FULL_ACKNOWLEDGED = [
   'loadplane/Cruise/StateMachine AwsSolutions-SF1',
   // api.cloudWatchRole: false, so no account-level role and no IAM4 acknowledgement for its policy.
 ];
+/** With the customer-managed key: the topic is encrypted with it, so SNS2 is fixed, not acknowledged; the key adds none. */
+const ENCRYPTED_ACKNOWLEDGED = FULL_ACKNOWLEDGED.filter((a) => a !== 'loadplane/Alarms/Topic AwsSolutions-SNS2');
 
 /**
  * Resource types of the example stack that the validated (full) stack does not have, each with why
@@ -94,7 +99,7 @@ const EXAMPLE_ONLY_TYPES: Record<string, string> = {
     "only with api.cloudWatchRole true (the full config sets it false); its one property, CloudWatchRoleArn, is the GetAtt of a role RestApi creates, which CDK's own construct writes",
 };
 
-const stacks: { full?: SynthedStack; fullError?: unknown; example?: SynthedStack } = {};
+const stacks: { full?: SynthedStack; fullError?: unknown; example?: SynthedStack; encrypted?: SynthedStack; encryptedError?: unknown } = {};
 
 // The full stack with CDK's built-in validation on (its first use in the process loads the
 // CloudFormation schemas: seconds, more on a loaded machine; the timeout only guards a hang).
@@ -104,12 +109,17 @@ beforeAll(() => {
   } catch (error) {
     stacks.fullError = error;
   }
+  try {
+    stacks.encrypted = synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT, { validate: true });
+  } catch (error) {
+    stacks.encryptedError = error;
+  }
   stacks.example = synthStack();
 }, 240_000);
 
-function synthed(name: 'example' | 'full'): SynthedStack {
+function synthed(name: 'example' | 'full' | 'encrypted'): SynthedStack {
   const s = stacks[name];
-  if (!s) throw new Error(`the ${name} stack did not synthesize: ${String(stacks.fullError)}`);
+  if (!s) throw new Error(`the ${name} stack did not synthesize: ${String(name === 'encrypted' ? stacks.encryptedError : stacks.fullError)}`);
   return s;
 }
 
@@ -151,6 +161,13 @@ describe("CDK's built-in CloudFormation validation (the full config's stack)", (
     expect([...example].filter((t) => !validated.has(t)).sort()).toEqual(Object.keys(EXAMPLE_ONLY_TYPES).sort());
   });
 
+  it("reports no violation on the full config's stack with the customer-managed key either (the key, its alias, the encryption properties), nor an error annotation", () => {
+    const s = synthed('encrypted');
+    expect(resourceTypes(s).has('AWS::KMS::Key') && resourceTypes(s).has('AWS::KMS::Alias')).toBe(true);
+    expect(validationViolations(s.app)).toEqual([]);
+    expect(Annotations.fromStack(s.stack).findError('*', Match.anyValue())).toEqual([]);
+  });
+
   it('the example stack has no error annotation either', () => {
     expect(Annotations.fromStack(synthed('example').stack).findError('*', Match.anyValue())).toEqual([]);
   });
@@ -159,6 +176,7 @@ describe("CDK's built-in CloudFormation validation (the full config's stack)", (
 describe.each([
   ['the example config', 'example', EXAMPLE_ACKNOWLEDGED],
   ['the full config (vpc, kms key, custom secret prefix, ERROR logging, no API Gateway CloudWatch role)', 'full', FULL_ACKNOWLEDGED],
+  ['the full config with the customer-managed key (encryption.customerManagedKey)', 'encrypted', ENCRYPTED_ACKNOWLEDGED],
 ] as const)('cdk-nag on %s', (_, name, expectedAcknowledged) => {
   it('has no cdk-nag AwsSolutions finding', () => {
     expect(nagFindings(synthed(name).app)).toEqual([]);

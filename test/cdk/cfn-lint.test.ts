@@ -1,7 +1,8 @@
 /**
  * The synthesized templates are valid CloudFormation as cfn-lint (AWS's linter, pip `cfn-lint`)
- * judges them: the example config's and the full config's (VPC, two clusters, a KMS key, an alarm
- * e-mail), with no error at all. The one warning allowed is W3005 (a DependsOn already implied by a
+ * judges them: the example config's, the full config's (VPC, two clusters, a KMS key, an alarm
+ * e-mail) and the full config's with the deployment's customer-managed key
+ * (fixtures/encrypted-config.ts), with no error at all. The one warning allowed is W3005 (a DependsOn already implied by a
  * Ref or GetAtt): CDK emits those itself (a Lambda's DependsOn on its role's policy, a custom
  * resource's on its provider), they change nothing at deploy, and removing them would mean editing
  * CDK's output. Any other warning fails, so a new one is looked at.
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack } from '../support/cdk-stack';
+import { ENCRYPTED_FULL_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 
 /** Redundant DependsOn, which CDK emits itself. */
 const ALLOWED_WARNINGS = new Set(['W3005']);
@@ -42,6 +44,7 @@ describe.skipIf(!version && !required)('cfn-lint on the synthesized templates', 
   it.each([
     ['example config', () => synthStack()],
     ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT)],
+    ['full config with the customer-managed key', () => synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT)],
   ])('%s: no error, no warning but CDK\'s own redundant DependsOn (W3005)', (name, synth) => {
     if (!version) throw new Error('LOADPLANE_REQUIRE_CFN_LINT=1 but cfn-lint is not installed (pip install cfn-lint)');
     const file = join(dir, `${name.replace(/\W+/g, '-')}.json`);

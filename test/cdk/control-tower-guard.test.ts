@@ -5,16 +5,25 @@
  * on the example (log retention under 365 days and log groups without a customer key, 18 each; the
  * table's key; 16 Lambda permissions for a service without aws:SourceAccount; 15 functions outside a
  * VPC; 3 dead-letter queues without a dead-letter queue).
+ *
+ * The log groups' and the table's "no customer-managed key" findings are acknowledged only while the
+ * config leaves encryption.customerManagedKey off: the full config with the key
+ * (fixtures/encrypted-config.ts) must pass without them, and its acknowledgements fail a template
+ * without the key.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { IPolicyValidationContext, IPolicyValidationContextBeta1 } from 'aws-cdk-lib';
+import { App, Stack, type IPolicyValidationContext, type IPolicyValidationContextBeta1 } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { awsServiceGrantsOnlyStatement } from '../../cdk/constructs/encryption-key';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { AcknowledgedCfnGuard, GUARD_MIN_RETENTION_DAYS, guardAcknowledgements } from '../../cdk/guard';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 import { configDocument } from '../support/deploy-fixtures';
+import { ENCRYPTED_FULL_CONFIG_DOCUMENT, EXISTING_KEY_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 
 const dir = mkdtempSync(join(tmpdir(), 'loadplane-guard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,9 +40,13 @@ const context = (file: string) => ({ templatePaths: [file] }) as unknown as IPol
 const findings = (report: { violations: { ruleName: string; violatingResources: { resourceLogicalId?: string }[] }[] }) =>
   report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.resourceLogicalId}`));
 
+/** The rules of the "no customer-managed key" findings, acknowledged only without encryption.customerManagedKey. */
+const KEY_RULES = ['cloudwatch_log_group_encrypted_check', 'dynamodb_table_encrypted_kms_check'];
+
 describe.each([
   ['example config', () => synthStack()],
   ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT)],
+  ['full config with the customer-managed key', () => synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT)],
 ])('Control Tower\'s proactive controls (%s)', (name, synth) => {
   const synthed = synth();
   const file = templateFile(name.replace(/\W+/g, '-'), synthed);
@@ -52,8 +65,38 @@ describe.each([
     // Fixed, not acknowledged: the dead-letter queues; and retention, unless the config chose less than 365 days (the full one keeps 30).
     expect(rules.has('sqs_dlq_check')).toBe(false);
     expect(rules.has('cloudwatch_log_group_retention_period_check')).toBe(synthed.config.logging.retentionDays < GUARD_MIN_RETENTION_DAYS);
+    // The keys: acknowledged (and found) without the customer-managed key; with it, neither.
+    const keyOn = synthed.config.encryption.customerManagedKey;
+    for (const rule of KEY_RULES) {
+      expect(rules.has(rule), rule).toBe(!keyOn);
+      expect(acknowledged.some((a) => a.rule === rule), rule).toBe(!keyOn);
+    }
     for (const a of acknowledged) expect(a.reason.length, a.rule).toBeGreaterThan(40);
   });
+});
+
+it("with encryption.customerManagedKey the no-customer-key acknowledgements are gone: a template without the key fails them, one naming an existing key passes", () => {
+  const keyOn = synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT).config;
+  expect(guardAcknowledgements(keyOn).map((a) => a.rule).filter((r) => KEY_RULES.includes(r))).toEqual([]);
+  // The full config's template (no key) judged with the key config's acknowledgements: both findings fail.
+  const withoutKey = new AcknowledgedCfnGuard(guardAcknowledgements(keyOn)).validate(context(templateFile('key-acknowledgements-strict', synthFromDocument(FULL_CONFIG_DOCUMENT))));
+  const failed = new Set(findings(withoutKey).map((f) => f.split(' ')[0]));
+  expect(KEY_RULES.filter((r) => failed.has(r))).toEqual(KEY_RULES);
+  expect(withoutKey.success).toBe(false);
+  // An existing key (encryption.keyArn): its ARN on every resource passes the same rules.
+  const existing = synthFromDocument(EXISTING_KEY_CONFIG_DOCUMENT);
+  expect(findings(new AcknowledgedCfnGuard(guardAcknowledgements(existing.config)).validate(context(templateFile('existing-key', existing))))).toEqual([]);
+});
+
+it("the key's Deny of grants but for AWS resources is what CT.KMS.PR.3 asks for (control: a rotated key without it fails that rule only)", () => {
+  const keyTemplate = (withStatement: boolean) => {
+    const stack = new Stack(new App(), 'KeyControl');
+    const key = new Key(stack, 'Key', { enableKeyRotation: true });
+    if (withStatement) key.addToResourcePolicy(awsServiceGrantsOnlyStatement());
+    return templateFile(`key-control-${withStatement}`, { template: Template.fromStack(stack) } as SynthedStack);
+  };
+  expect(findings(new CfnGuardValidator({}).validate(context(keyTemplate(true))))).toEqual([]);
+  expect(findings(new CfnGuardValidator({}).validate(context(keyTemplate(false)))).map((f) => f.split(' ')[0])).toEqual(['kms_create_grant_aws_service_check']);
 });
 
 it('synthesized for a concrete account, every Lambda permission for a service passes CT.LAMBDA.PR.2 on its own (aws:SourceAccount is a literal)', () => {

@@ -171,6 +171,19 @@ describe('defaults', () => {
     expect(checkDeployConfig(configDocument({ stackName: `s${'x'.repeat(MAX_STACK_NAME_LENGTH - 1)}` }), 'test config', dir).stackName).toHaveLength(MAX_STACK_NAME_LENGTH);
   });
 
+  it("encryption: off unless asked (AWS's own keys); on, with or without an existing key's ARN (multi-Region ones too); the functions' config is the same either way", () => {
+    const off = checkDeployConfig(configDocument(), 'test config', dir);
+    expect(off.encryption).toEqual({ customerManagedKey: false });
+    expect(loadDeployConfig(EXAMPLE_CONFIG).encryption).toEqual({ customerManagedKey: false });
+    const on = checkDeployConfig(configDocument({ encryption: { customerManagedKey: true } }), 'test config', dir);
+    expect(on.encryption).toEqual({ customerManagedKey: true });
+    expect(on.runtime).toEqual(off.runtime);
+    for (const keyArn of ['arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab', 'arn:aws:kms:eu-west-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab']) {
+      const existing = checkDeployConfig(configDocument({ env: { region: 'eu-west-1' }, encryption: { customerManagedKey: true, keyArn } }), 'test config', dir);
+      expect(existing.encryption).toEqual({ customerManagedKey: true, keyArn });
+    }
+  });
+
   it('raising maxScriptBytes alone makes room in maxSpecBytes, as the functions would', () => {
     const config = checkDeployConfig(configDocument({ limits: { maxScriptBytes: 2_000_000 } }), 'test config', dir);
     expect(config.runtime.maxSpecBytes).toBe(defaultMaxSpecBytes(2_000_000));
@@ -313,6 +326,26 @@ describe('a config that cannot be deployed names each problem by key and reason'
       document: { ...oneCluster, limits: { maxQueueSeconds: 365 * 24 * 60 * 60 - 3 * 3600 } },
       key: 'limits',
       reason: /^maxQueueSeconds \(31525200\) \+ .* more than a Standard workflow's year/,
+    },
+    { what: 'encryption.customerManagedKey as a string', document: { ...oneCluster, encryption: { customerManagedKey: 'yes' } }, key: 'encryption.customerManagedKey', reason: /expected a boolean, got a string \("yes"\)/ },
+    { what: 'an unknown key under encryption', document: { ...oneCluster, encryption: { kmsKey: true } }, key: 'encryption.kmsKey', reason: /unknown key \(allowed: customerManagedKey, keyArn\)/ },
+    {
+      what: 'a KMS alias as encryption.keyArn',
+      document: { ...oneCluster, encryption: { customerManagedKey: true, keyArn: 'arn:aws:kms:eu-west-1:123456789012:alias/loadplane' } },
+      key: 'encryption.keyArn',
+      reason: /KMS key ARN/,
+    },
+    {
+      what: 'encryption.keyArn without customerManagedKey',
+      document: { ...oneCluster, encryption: { keyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' } },
+      key: 'encryption.keyArn',
+      reason: /^needs encryption\.customerManagedKey: true/,
+    },
+    {
+      what: "a key of another region than the stack's",
+      document: { ...oneCluster, env: { region: 'us-east-1' }, encryption: { customerManagedKey: true, keyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' } },
+      key: 'encryption.keyArn',
+      reason: /^is a key of eu-west-1, but the stack deploys to us-east-1 \(env\.region\)/,
     },
     { what: 'maxQueueSeconds 0', document: { ...oneCluster, limits: { maxQueueSeconds: 0 } }, key: 'limits.maxQueueSeconds', reason: /more than 0/ },
     { what: 'maxQueueSeconds as a string', document: { ...oneCluster, limits: { maxQueueSeconds: '6h' } }, key: 'limits.maxQueueSeconds', reason: /expected a number, got a string \("6h"\)/ },
@@ -545,6 +578,7 @@ describe('any document', () => {
         api: fc.record({ rateLimit: fc.constantFrom(0.5, 10), burstLimit: fc.constantFrom(1, 20) }, { requiredKeys: [] }),
         sweeper: fc.record({ everyMinutes: fc.integer({ min: 1, max: 60 }) }, { requiredKeys: [] }),
         alarms: fc.record({ email: fc.constant('ops@example.com') }, { requiredKeys: [] }),
+        encryption: fc.record({ customerManagedKey: fc.boolean() }, { requiredKeys: [] }),
       },
       { requiredKeys: ['clusters'] },
     );
@@ -554,7 +588,7 @@ describe('any document', () => {
       ['limits'], ['limits', 'maxParallelism'], ['limits', 'maxScriptBytes'], ['limits', 'maxSpecBytes'], ['notify'], ['notify', 'defaultChannels', 0], ['notify', 'secretPrefix'],
       ['schedules'], ['schedules', 0], ['schedules', 0, 'name'], ['schedules', 0, 'timeZone'], ['schedules', 0, 'spec'], ['schedules', 0, 'spec', 'parallelism'],
       ['schedules', 0, 'spec', 'env'], ['schedules', 0, 'spec', 'script'], ['schedules', 0, 'spec', 'cluster'], ['schedules', 0, 'specFile'], ['schedules', 1, 'name'],
-      ['logging', 'retentionDays'], ['api', 'rateLimit'], ['sweeper', 'everyMinutes'], ['alarms', 'email'], ['extra'], ['__proto__'],
+      ['logging', 'retentionDays'], ['api', 'rateLimit'], ['sweeper', 'everyMinutes'], ['alarms', 'email'], ['encryption'], ['encryption', 'keyArn'], ['extra'], ['__proto__'],
     );
     /** `doc` with the value at `path` replaced (parents created as needed; arrays and objects copied, never shared). */
     const withValue = (doc: unknown, path: readonly PropertyKey[], v: unknown): unknown => {

@@ -18,7 +18,10 @@
  * role is in a VPC) must equal the actions of the commands its handlers send, and each action must be
  * granted on exactly the resources the code uses (the channel secrets' prefix, the KMS key through
  * Secrets Manager only, the configured clusters, …). No other role of the stack may read the secrets,
- * decrypt, describe the clusters or use the ledger. This is the one file that checks IAM resource
+ * decrypt, describe the clusters or use the ledger. A third stack, the full config with the
+ * deployment's customer-managed key (fixtures/encrypted-config.ts), adds the ledger's key, through
+ * DynamoDB only, to what the ledger's commands need; the one use of that key outside the Lambda
+ * roles is sending to a dead-letter queue under it (through SQS only), by the queues' writers. This is the one file that checks IAM resource
  * scoping; test/cdk/stack-template.test.ts checks wildcards, Resource * and managed policies.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -27,8 +30,10 @@ import { runStateMachineName } from '../../cdk/constructs/run-state-machine';
 import type { DeployConfig } from '../../cdk/config/deploy-config';
 import { HANDLER_ENTRIES, REPO_ROOT, type HandlerKind } from '../../cdk/function-bundling';
 import { presignEksToken, TOKEN_PREFIX } from '../../lambdas/cluster/eks-token';
+import { LEDGER_KEY_ACTIONS, QUEUE_SEND_KEY_ACTIONS } from '../../cdk/constructs/permissions';
 import { Stage } from '../../lambdas/core/status';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+import { ENCRYPTED_FULL_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 import { analyseHandler, analyseHandlers, type HandlerCode, type SdkUse } from '../support/sdk-calls';
 
 // ---------------------------------------------------------------------------------------------
@@ -105,8 +110,12 @@ const RAW_HTTP_FILES: Record<string, string> = {
 };
 const NETWORK_MODULE = /^(node:)?(http|https|http2|net|tls|dgram)$/;
 
+/** Under the deployment's customer-managed key (encryption.customerManagedKey), every ledger command needs the table's key too. */
+const ledgerKey = (config: DeployConfig) => (config.encryption.customerManagedKey ? [...LEDGER_KEY_ACTIONS] : []);
+
 /** Actions a granted action needs besides its own, given the deployment. */
 const IMPLIED_ACTIONS: Record<string, (config: DeployConfig) => string[]> = {
+  ...Object.fromEntries(Object.values(COMMAND_ACTIONS['@aws-sdk/lib-dynamodb']!).map((action) => [action, ledgerKey])),
   // Channel secrets encrypted with a customer-managed key: GetSecretValue decrypts through Secrets Manager.
   'secretsmanager:GetSecretValue': (config) => (config.notify.secretsKmsKeyArn ? ['kms:Decrypt'] : []),
   // A schedule names the role Scheduler runs its target with: creating or updating one passes that role.
@@ -365,15 +374,35 @@ function apiEnvironment(ctx: ScopeContext): Record<string, unknown> {
 const runMachineId = (ctx: ScopeContext) =>
   onlyResource(ctx, 'AWS::StepFunctions::StateMachine', (p) => p.StateMachineName === runStateMachineName(ctx.config));
 
-/** Action (or `service:*` for all of a service's) → the resources it is granted on, and its condition if any. */
-const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext) => { resources: string[]; condition?: unknown }> = {
+/** The deployment's customer-managed key as the template names it: the stack's key, or the configured existing one. */
+function deploymentKeyArn(ctx: ScopeContext): string {
+  if (ctx.config.encryption.keyArn) return ctx.config.encryption.keyArn;
+  return `\${${onlyResource(ctx, 'AWS::KMS::Key')}.Arn}`;
+}
+
+/** The ledger's key, through DynamoDB only (none without encryption.customerManagedKey). */
+const ledgerKeyScope = (ctx: ScopeContext): Scope[] =>
+  ctx.config.encryption.customerManagedKey ? [{ resources: [deploymentKeyArn(ctx)], condition: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } }] : [];
+
+/** The resources an action is granted on, with the condition of those grants. */
+type Scope = { resources: string[]; condition?: unknown };
+
+/**
+ * Action (or `service:*` for all of a service's) → the resources it is granted on, and its condition
+ * if any: one scope, or several (kms:Decrypt: the channel secrets' key through Secrets Manager, the
+ * ledger's through DynamoDB).
+ */
+const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext, role: LambdaRole) => Scope | Scope[]> = {
   'dynamodb:*': (ctx) => ({ resources: ledgerArns(ctx) }),
   'eks:DescribeCluster': (ctx) => ({ resources: ctx.config.clusters.map((c) => arn('eks', `cluster/${c.name}`)) }),
   'secretsmanager:GetSecretValue': (ctx) => ({ resources: [arn('secretsmanager', `secret:${ctx.config.notify.secretPrefix}*`)] }),
-  'kms:Decrypt': (ctx) => ({
-    resources: [ctx.config.notify.secretsKmsKeyArn ?? '(no key configured)'],
-    condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } },
-  }),
+  'kms:Decrypt': (ctx, role) => [
+    // Only a role that reads the channel secrets decrypts them.
+    ...(ctx.config.notify.secretsKmsKeyArn && role.grants.some((g) => g.actions.includes('secretsmanager:GetSecretValue')) ? [{ resources: [ctx.config.notify.secretsKmsKeyArn], condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } }] : []),
+    ...ledgerKeyScope(ctx),
+  ],
+  // The ledger key's other actions (LEDGER_KEY_ACTIONS).
+  'kms:*': ledgerKeyScope,
   'states:StartExecution': (ctx) => ({ resources: [`\${${runMachineId(ctx)}}`] }),
   'states:StopExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
   'states:DescribeExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
@@ -383,9 +412,13 @@ const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext) => { resources: string
   'iam:PassRole': (ctx) => ({ resources: [render(apiEnvironment(ctx).LOADPLANE_SCHEDULER_ROLE_ARN)], condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } }),
 };
 
-function scopeOf(action: string, ctx: ScopeContext): { resources: string[]; condition?: unknown } | undefined {
-  return (RESOURCE_SCOPES[action] ?? RESOURCE_SCOPES[`${action.split(':')[0]}:*`])?.(ctx);
+function scopesOf(action: string, ctx: ScopeContext, role: LambdaRole): Scope[] | undefined {
+  const scope = (RESOURCE_SCOPES[action] ?? RESOURCE_SCOPES[`${action.split(':')[0]}:*`])?.(ctx, role);
+  return scope === undefined ? undefined : asList(scope) as Scope[];
 }
+
+/** Each granted resource with the condition it is granted under, as one comparable string. */
+const scoped = (resources: string[], condition: unknown) => resources.map((r) => `${r} ${JSON.stringify(condition ?? null)}`);
 
 // ---------------------------------------------------------------------------------------------
 // The stacks and the code, read once
@@ -394,12 +427,16 @@ function scopeOf(action: string, ctx: ScopeContext): { resources: string[]; cond
 const STACKS: Array<{ name: string; synthed: SynthedStack; roles: LambdaRole[]; unmatched: string[] }> = [
   { name: 'example config', synthed: synthStack() },
   { name: 'full config', synthed: synthFromDocument(FULL_CONFIG_DOCUMENT) },
+  { name: 'full config with the customer-managed key', synthed: synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT) },
 ].map((s: { name: string; synthed: SynthedStack }) => ({ ...s, ...lambdaRoles(s.synthed) }));
 // The full config is what exercises the scoping of the optional grants: a VPC, a KMS key, a secret prefix and clusters of its own.
 {
   const full = STACKS[1]!.synthed.config;
   if (!full.vpc || !full.notify.secretsKmsKeyArn || full.notify.secretPrefix === STACKS[0]!.synthed.config.notify.secretPrefix || full.clusters.length < 2) {
     throw new Error('test fixture: the full config needs a vpc, a KMS key, a secret prefix other than the example\'s and two clusters');
+  }
+  if (STACKS.slice(0, 2).some((x) => x.synthed.config.encryption.customerManagedKey) || !STACKS[2]!.synthed.config.encryption.customerManagedKey) {
+    throw new Error('test fixture: the example and the full config leave encryption.customerManagedKey off, the third stack turns it on');
   }
 }
 
@@ -519,11 +556,13 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
   it.each(['api', 'reaper+stage', 'sweeper'])('role of %s: each action is granted on exactly the resources the code uses', (kinds) => {
     const role = roles.find((r) => r.kinds.join('+') === kinds)!;
     for (const action of sorted(grantedActions(role))) {
-      const scope = scopeOf(action, ctx);
-      expect(scope, `no resource rule for ${action} (RESOURCE_SCOPES)`).toBeDefined();
+      const scopes = scopesOf(action, ctx, role);
+      expect(scopes, `no resource rule for ${action} (RESOURCE_SCOPES)`).toBeDefined();
       const grants = role.grants.filter((g) => g.actions.includes(action));
-      expect(unique(grants.flatMap((g) => g.resources)), `${role.roleId} ${action}`).toEqual(unique(scope!.resources));
-      for (const g of grants) expect(g.condition, `${role.roleId} ${action} condition (${g.source})`).toEqual(scope!.condition);
+      // Every resource granted under the condition its scope names, and every scope's resources granted.
+      expect(unique(grants.flatMap((g) => scoped(g.resources, g.condition))), `${role.roleId} ${action} (resources and conditions)`).toEqual(
+        unique(scopes!.flatMap((sc) => scoped(sc.resources, sc.condition))),
+      );
     }
   });
 
@@ -531,11 +570,20 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
     const lambdaRoleIds = new Set(roles.map((r) => r.roleId));
     const others = resourcesOf(ctx.template, 'AWS::IAM::Role').filter(([id]) => !lambdaRoleIds.has(id));
     expect(others.length, 'the stack has roles besides the Lambda roles').toBeGreaterThan(0);
+    // The one exception: a dead-letter queue's writer sending under the deployment's key, through SQS only.
+    const queueKeyGrant = (id: string, g: Grant) => synthed.config.encryption.customerManagedKey && dlqWriters(ctx).has(id) && isQueueKeyGrant(g, ctx);
     const found = others.flatMap(([id]) =>
       roleGrants(ctx.template, id)
-        .grants.flatMap((g) => g.actions.filter((a) => CODE_ONLY_ACTIONS.test(a)).map((a) => `${id} (${g.source}): ${a}`)),
+        .grants.filter((g) => !queueKeyGrant(id, g))
+        .flatMap((g) => g.actions.filter((a) => CODE_ONLY_ACTIONS.test(a)).map((a) => `${id} (${g.source}): ${a}`)),
     );
     expect(found).toEqual([]);
+    // With the key, each writer has exactly that grant; without it, none has any.
+    for (const id of dlqWriters(ctx)) {
+      expect(roleGrants(ctx.template, id).grants.filter((g) => g.actions.some((a) => a.startsWith('kms:'))).map((g) => isQueueKeyGrant(g, ctx)), id).toEqual(
+        synthed.config.encryption.customerManagedKey ? [true] : [],
+      );
+    }
     // The same reading finds them on the Lambda roles.
     expect(roles.flatMap((r) => r.grants.flatMap((g) => g.actions)).filter((a) => CODE_ONLY_ACTIONS.test(a)).length).toBeGreaterThan(0);
   });
@@ -563,6 +611,24 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
     expect(eni, role.roleId).toEqual(inVpc ? sorted(ENI_ACTIONS) : []);
   });
 });
+
+/** The roles that send to a dead-letter queue: every role granted sqs:SendMessage (the reaper machine's, Scheduler's). */
+function dlqWriters(ctx: ScopeContext): Set<string> {
+  const roles = resourcesOf(ctx.template, 'AWS::IAM::Role').map(([id]) => id);
+  const writers = new Set(roles.filter((id) => roleGrants(ctx.template, id).grants.some((g) => g.actions.includes('sqs:SendMessage'))));
+  // The reaper machine's, the API schedules', and the config schedules' target role when the config has schedules.
+  expect(writers.size).toBe(ctx.config.schedules.length > 0 ? 3 : 2);
+  return writers;
+}
+
+/** Exactly what a producer needs on a queue's customer-managed key, on the deployment's key, through SQS only. */
+function isQueueKeyGrant(g: Grant, ctx: ScopeContext): boolean {
+  return (
+    sorted(g.actions).join() === sorted(QUEUE_SEND_KEY_ACTIONS).join() &&
+    g.resources.join() === deploymentKeyArn(ctx) &&
+    JSON.stringify(g.condition) === JSON.stringify({ StringLike: { 'kms:ViaService': 'sqs.*.amazonaws.com' } })
+  );
+}
 
 describe('the comparison cannot pass vacuously', () => {
   const { roles, synthed } = STACKS[0]!;

@@ -11,11 +11,21 @@
  * Scheduler user guide's execution role): the principal, `aws:SourceAccount`, `aws:SourceArn`, and
  * `aws:SecureTransport` true. The evaluator knows the operators the templates use and fails on any
  * other, so a policy it cannot judge is never judged "allowed".
+ *
+ * Under the deployment's customer-managed key (encryption.customerManagedKey; the third config,
+ * fixtures/encrypted-config.ts), a publish or a send is also a use of the key, which SNS and SQS make
+ * with the publisher's or sender's permissions: each AWS service publisher must be allowed by the
+ * key's policy (kms:GenerateDataKey and kms:Decrypt, for this account only), and each role that sends
+ * to a dead-letter queue by its own policy (through SQS) with the key's policy leaving the account's
+ * IAM policies to decide. Every dead-letter queue's writers are judged so: EventBridge for the reaper
+ * rule's target, the roles Scheduler sends with, the reaper machine's role. And CloudWatch Logs may
+ * use the key for the stack's log groups, and for no other account's.
  */
 import { describe, expect, it } from 'vitest';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 import { EXAMPLE_CONFIG } from '../support/cdk-stack';
 import { loadDeployConfig } from '../../cdk/config/deploy-config';
+import { ENCRYPTED_FULL_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 
 const ACCOUNT = '123456789012';
 const REGION = 'eu-west-1';
@@ -51,6 +61,12 @@ class Resolved {
       const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
       return parts.map((p) => this.value(p)).join(sep);
     }
+    if ('Fn::Select' in o) {
+      const [index, list] = o['Fn::Select'] as [number, { 'Fn::Split'?: [string, unknown] }];
+      if (!list['Fn::Split']) throw new Error(`cannot resolve ${JSON.stringify(v)}`);
+      const [sep, source] = list['Fn::Split'];
+      return this.value(source).split(sep)[index]!;
+    }
     throw new Error(`cannot resolve ${JSON.stringify(v)}`);
   }
 
@@ -59,6 +75,7 @@ class Resolved {
     if (id === 'AWS::Region') return REGION;
     if (id === 'AWS::AccountId') return ACCOUNT;
     if (id === 'AWS::URLSuffix') return 'amazonaws.com';
+    if (id === 'AWS::StackId') return `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${this.synthed.config.stackName}/0a1b2c3d-0000-1111-2222-333344445555`;
     const r = this.resources[id];
     if (!r) throw new Error(`no resource ${id}`);
     // A topic's Ref is its ARN; a queue's its URL; the others' their name.
@@ -69,7 +86,7 @@ class Resolved {
   /** The physical name: the given one, or CloudFormation's `<stack>-<logical id>-<suffix>`. */
   nameOf(id: string): string {
     const p = this.resources[id]!.Properties;
-    const given = p.Name ?? p.AlarmName ?? p.TopicName ?? p.QueueName ?? p.RoleName;
+    const given = p.Name ?? p.AlarmName ?? p.TopicName ?? p.QueueName ?? p.RoleName ?? p.LogGroupName;
     return given !== undefined ? this.value(given) : `${this.synthed.config.stackName}-${id}-ABCDEF123456`;
   }
 
@@ -93,6 +110,10 @@ class Resolved {
         return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
       case 'AWS::Lambda::Function':
         return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${name}`;
+      case 'AWS::KMS::Key':
+        return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${name}`;
+      case 'AWS::Logs::LogGroup':
+        return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${name}`;
       default:
         throw new Error(`no ARN rule for ${r.Type} (${id})`);
     }
@@ -104,7 +125,9 @@ class Resolved {
 }
 
 interface Request {
-  service: string;
+  /** An AWS service's principal, or (for a key policy) a role of this account. */
+  service?: string;
+  role?: string;
   action: string;
   resource?: string;
   context: Record<string, string>;
@@ -117,11 +140,17 @@ function like(pattern: string, value: string): boolean {
 }
 
 function conditionHolds(condition: Statement['Condition'], context: Record<string, string>, r: Resolved): boolean {
-  for (const [operator, keys] of Object.entries(condition ?? {})) {
+  for (const [qualified, keys] of Object.entries(condition ?? {})) {
+    // `…IfExists`: a key the request lacks satisfies the condition.
+    const ifExists = qualified.endsWith('IfExists');
+    const operator = ifExists ? qualified.slice(0, -'IfExists'.length) : qualified;
     for (const [key, expected] of Object.entries(keys)) {
       const actual = context[key];
       const values = (Array.isArray(expected) ? expected : [expected]).map((e) => r.value(e));
-      if (actual === undefined) return false;
+      if (actual === undefined) {
+        if (ifExists) continue;
+        return false;
+      }
       const match = (v: string) => {
         switch (operator) {
           case 'StringEquals':
@@ -145,14 +174,27 @@ function conditionHolds(condition: Statement['Condition'], context: Record<strin
 function statementMatches(st: Statement, req: Request, r: Resolved): boolean {
   const actions = Array.isArray(st.Action) ? st.Action : [st.Action];
   if (!actions.some((a) => like(a, req.action))) return false;
-  const principal = st.Principal;
-  const services = principal === '*' ? ['*'] : ([] as string[]).concat(((principal as { Service?: string | string[] } | undefined)?.Service ?? []) as string[]);
-  if (!services.some((s) => s === '*' || s === req.service)) return false;
+  if (!principalMatches(st.Principal, req, r)) return false;
   if (req.resource !== undefined && st.Resource !== undefined) {
     const resources = (Array.isArray(st.Resource) ? st.Resource : [st.Resource]).map((x) => r.value(x));
     if (!resources.some((x) => like(x, req.resource!))) return false;
   }
   return conditionHolds(st.Condition, req.context, r);
+}
+
+/**
+ * Whether a resource policy's Principal covers the request: a service by name; a role of this account
+ * by the account (`arn:…:root`: the account's IAM policies decide) or `*`. An identity policy's
+ * statements have no Principal: they are the role's own, judged for it (`identity`).
+ */
+function principalMatches(principal: unknown, req: Request, r: Resolved): boolean {
+  if (principal === undefined) return req.role !== undefined && req.service === undefined;
+  if (principal === '*') return true;
+  const p = principal as { Service?: unknown; AWS?: unknown };
+  const list = (v: unknown) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => r.value(x)));
+  // `{ AWS: '*' }` is `*`: everyone, services included (the queues' TLS-only Deny is written so).
+  if (req.service !== undefined) return list(p.Service).includes(req.service) || list(p.AWS).includes('*');
+  return list(p.AWS).some((a) => a === '*' || a === `arn:aws:iam::${ACCOUNT}:root` || a === req.role);
 }
 
 /** Allowed: some Allow statement matches and no Deny does. */
@@ -168,15 +210,47 @@ function topicPolicy(r: Resolved, topicId: string): Statement[] {
     .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
 }
 
+/** The key policy of the key a resource is encrypted with (its KmsMasterKeyId), or undefined when it has none. */
+function keyPolicyOf(r: Resolved, keyRef: unknown): { arn: string; statements: Statement[] } | undefined {
+  if (keyRef === undefined) return undefined;
+  const getAtt = (keyRef as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+  if (!getAtt || getAtt[1] !== 'Arn') throw new Error(`not the stack's own key: ${JSON.stringify(keyRef)}`);
+  const key = r.resources[getAtt[0]]!;
+  expect(key.Type).toBe('AWS::KMS::Key');
+  return { arn: r.arnOf(getAtt[0]), statements: (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement };
+}
+
+/** What SNS and SQS ask KMS for with a publisher's or sender's permissions (SNS and SQS guides). */
+const KEY_USES = ['kms:GenerateDataKey', 'kms:Decrypt'];
+
+/** The statements of a role's own policies (inline and attached). */
+function roleStatements(r: Resolved, roleId: string): Statement[] {
+  const attached = r
+    .ofType('AWS::IAM::Policy')
+    .filter(([, p]) => ((p.Properties.Roles ?? []) as { Ref?: string }[]).some((x) => x.Ref === roleId))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  const inline = ((r.resources[roleId]!.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+  return [...attached, ...inline];
+}
+
 const configs: [string, () => SynthedStack][] = [
   ['example config', () => synthStack(loadDeployConfig(EXAMPLE_CONFIG), { env: ENV })],
   ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT, { env: ENV })],
+  ['full config with the customer-managed key', () => synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT, { env: ENV })],
 ];
 
 describe.each(configs)('publishers can publish (%s)', (_, synth) => {
-  const r = new Resolved(synth());
-  const publish = (topicId: string, service: string, sourceArn: string, account = ACCOUNT): boolean =>
-    allows(topicPolicy(r, topicId), { service, action: 'sns:Publish', resource: r.arnOf(topicId), context: { 'aws:SourceAccount': account, 'aws:SourceArn': sourceArn, 'aws:SecureTransport': 'true' } }, r);
+  const synthed = synth();
+  const r = new Resolved(synthed);
+  const keyOn = synthed.config.encryption.customerManagedKey;
+  /** A service's publish: the topic's policy, and the key's policy for what SNS asks KMS with the publisher's permissions. */
+  const publish = (topicId: string, service: string, sourceArn: string, account = ACCOUNT): boolean => {
+    const context = { 'aws:SourceAccount': account, 'aws:SourceArn': sourceArn, 'aws:SecureTransport': 'true' };
+    if (!allows(topicPolicy(r, topicId), { service, action: 'sns:Publish', resource: r.arnOf(topicId), context }, r)) return false;
+    const key = keyPolicyOf(r, r.resources[topicId]!.Properties.KmsMasterKeyId);
+    expect(key !== undefined, `${topicId} is encrypted with the deployment's key iff the config asks for one`).toBe(keyOn);
+    return !key || KEY_USES.every((action) => allows(key.statements, { service, action, resource: key.arn, context }, r));
+  };
 
   it('every alarm reaches the topic it notifies; an alarm of another account does not', () => {
     const alarms = r.ofType('AWS::CloudWatch::Alarm');
@@ -224,5 +298,92 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
     // The API's schedules run with a role of their own, trusted for the API's group.
     const apiGroup = groups.find(([, g]) => String(g.Properties.Name).endsWith('-api-schedules'));
     expect(apiGroup).toBeDefined();
+  });
+  it('every dead-letter queue can be written by each of its writers, under the key too: EventBridge for the reaper rule, the roles Scheduler sends with, the reaper machine', () => {
+    const queues = r.ofType('AWS::SQS::Queue');
+    expect(queues).toHaveLength(3);
+    const queueByArn = new Map(queues.map(([id]) => [r.arnOf(id), id]));
+    const queueByUrl = (url: unknown) => queues.find(([id]) => (url as { Ref?: string }).Ref === id)?.[0];
+    const queuePolicy = (queueId: string) =>
+      r
+        .ofType('AWS::SQS::QueuePolicy')
+        .filter(([, p]) => (p.Properties.Queues as { Ref?: string }[]).some((q) => q.Ref === queueId))
+        .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const keyOf = (queueId: string) => {
+      const key = keyPolicyOf(r, r.resources[queueId]!.Properties.KmsMasterKeyId);
+      expect(key !== undefined, `${queueId} is encrypted with the deployment's key iff the config asks for one`).toBe(keyOn);
+      if (!key) expect(r.resources[queueId]!.Properties.SqsManagedSseEnabled, queueId).toBe(true);
+      return key;
+    };
+    const written = new Set<string>();
+
+    // EventBridge: a rule target's dead letters, with its own principal (the queue's policy, the key's policy).
+    const serviceSends = (queueId: string, service: string, sourceArn: string, account = ACCOUNT) => {
+      const context = { 'aws:SourceAccount': account, 'aws:SourceArn': sourceArn, 'aws:SecureTransport': 'true' };
+      if (!allows(queuePolicy(queueId), { service, action: 'sqs:SendMessage', resource: r.arnOf(queueId), context }, r)) return false;
+      const key = keyOf(queueId);
+      return !key || KEY_USES.every((action) => allows(key.statements, { service, action, resource: key.arn, context }, r));
+    };
+    for (const [ruleId, rule] of r.ofType('AWS::Events::Rule')) {
+      for (const target of (rule.Properties.Targets ?? []) as { DeadLetterConfig?: { Arn: unknown } }[]) {
+        if (!target.DeadLetterConfig) continue;
+        const queueId = queueByArn.get(r.value(target.DeadLetterConfig.Arn))!;
+        expect(serviceSends(queueId, 'events.amazonaws.com', r.arnOf(ruleId)), `${ruleId} → ${queueId}`).toBe(true);
+        expect(serviceSends(queueId, 'events.amazonaws.com', `arn:aws:events:${REGION}:${ACCOUNT}:rule/someone-elses`), `another rule → ${queueId}`).toBe(false);
+        written.add(queueId);
+      }
+    }
+
+    // A role: its own policy allows the send, and (under the key) the key's use through SQS, which the key's policy leaves to IAM.
+    const viaSqs = { 'kms:ViaService': `sqs.${REGION}.amazonaws.com`, 'kms:CallerAccount': ACCOUNT };
+    const roleSends = (roleId: string, queueId: string, context: Record<string, string> = viaSqs) => {
+      const role = r.arnOf(roleId);
+      const send: Request = { role, action: 'sqs:SendMessage', resource: r.arnOf(queueId), context: { 'aws:SecureTransport': 'true' } };
+      // Same account: the role's own policy allows, and the queue's policy must not deny.
+      if (!allows(roleStatements(r, roleId), send, r)) return false;
+      if (queuePolicy(queueId).some((st) => st.Effect === 'Deny' && statementMatches(st, send, r))) return false;
+      const key = keyOf(queueId);
+      return !key || KEY_USES.every((action) => allows(roleStatements(r, roleId), { role, action, resource: key.arn, context }, r) && allows(key.statements, { role, action, resource: key.arn, context }, r));
+    };
+    const roleOf = (arn: unknown) => (arn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    // The config's schedules: Scheduler dead-letters with each schedule's role.
+    for (const [scheduleId, schedule] of r.ofType('AWS::Scheduler::Schedule')) {
+      const target = schedule.Properties.Target as { RoleArn: unknown; DeadLetterConfig?: { Arn: unknown } };
+      expect(target.DeadLetterConfig, scheduleId).toBeDefined();
+      const queueId = queueByArn.get(r.value(target.DeadLetterConfig!.Arn))!;
+      expect(roleSends(roleOf(target.RoleArn), queueId), `${scheduleId}'s role → ${queueId}`).toBe(true);
+      written.add(queueId);
+    }
+    // The API's schedules: made at run time with the role and the queue the API function is told.
+    const [, api] = r.ofType('AWS::Lambda::Function').find(([, f]) => f.Properties.Description === 'loadplane REST API')!;
+    const env = (api.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const apiQueue = queueByArn.get(r.value(env.LOADPLANE_SCHEDULE_DLQ_ARN))!;
+    expect(roleSends(roleOf(env.LOADPLANE_SCHEDULER_ROLE_ARN), apiQueue), `the API schedules' role → ${apiQueue}`).toBe(true);
+    written.add(apiQueue);
+    // The reaper machine sends what it gave up on (NotReaped), with its role.
+    for (const [machineId, machine] of r.ofType('AWS::StepFunctions::StateMachine')) {
+      const url = (machine.Properties.DefinitionSubstitutions as Record<string, unknown> | undefined)?.DeadLetterQueueUrl;
+      if (url === undefined) continue;
+      const queueId = queueByUrl(url)!;
+      expect(roleSends(roleOf(machine.Properties.RoleArn), queueId), `${machineId}'s role → ${queueId}`).toBe(true);
+      // Under the key, only through SQS: the same role calling KMS directly is refused.
+      if (keyOn) expect(roleSends(roleOf(machine.Properties.RoleArn), queueId, { 'kms:CallerAccount': ACCOUNT }), `${machineId}'s role, KMS directly`).toBe(false);
+      written.add(queueId);
+    }
+    expect([...written].sort()).toEqual(queues.map(([id]) => id).sort());
+  });
+
+  it("CloudWatch Logs may use the key for each of the stack's log groups, and not for another account's", () => {
+    const groups = r.ofType('AWS::Logs::LogGroup');
+    expect(groups.length).toBeGreaterThan(15);
+    for (const [id, group] of groups) {
+      const key = keyPolicyOf(r, group.Properties.KmsKeyId);
+      expect(key !== undefined, `${id} is encrypted with the deployment's key iff the config asks for one`).toBe(keyOn);
+      if (!key) continue;
+      const logs = (logGroupArn: string) => (action: string) =>
+        allows(key.statements, { service: `logs.${REGION}.amazonaws.com`, action, resource: key.arn, context: { 'kms:EncryptionContext:aws:logs:arn': logGroupArn } }, r);
+      expect(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt'].every(logs(r.arnOf(id))), id).toBe(true);
+      expect(['kms:GenerateDataKey', 'kms:Decrypt'].some(logs(r.arnOf(id).replace(ACCOUNT, '999999999999'))), `${id} of another account`).toBe(false);
+    }
   });
 });
