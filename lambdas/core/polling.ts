@@ -198,7 +198,7 @@ export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, exp
       inWindow += 1;
       now += cruiseSeconds * 1000;
     } else {
-      polls.longestWindow = Math.max(polls.longestWindow, inWindow > 0 ? inWindow : 0);
+      polls.longestWindow = Math.max(polls.longestWindow, inWindow);
       inWindow = 0;
       now += (cruiseSeconds !== undefined && next >= cruiseSeconds ? cruiseSeconds : next) * 1000;
     }

@@ -171,6 +171,8 @@ export class LocalStateMachine {
     let pendingRetry: { state: string; delayMs: number } | undefined;
     let visit: { state: string; attempts: number[] } | undefined;
     const children: ExecutionResult[] = [];
+    // Children started so far: each is named by its number (a retry's child is a new one, its name too).
+    let started = 0;
     let child: LocalExecution | undefined;
     // The child in progress, recorded in `children` once it ended: the execution's result waits for it.
     let childRecorded: Promise<ExecutionResult> | undefined;
@@ -180,8 +182,9 @@ export class LocalStateMachine {
       const { StateMachineArn: arn, Input: input } = payload as { StateMachineArn?: string; Input?: Json };
       const machine = arn === undefined ? undefined : this.nested[arn];
       if (!machine) throw Object.assign(new Error(`State Machine Does Not Exist: '${arn}'`), { name: 'StepFunctions.StateMachineDoesNotExistException' });
-      const name = `${options.name}-${String(children.length + 1).padStart(4, '0')}`;
-      const started = machine.start({
+      started += 1;
+      const name = `${options.name}-${String(started).padStart(4, '0')}`;
+      const execution = machine.start({
         ...options,
         name,
         input: input ?? {},
@@ -190,15 +193,15 @@ export class LocalStateMachine {
         random,
         onEvent: (event) => options.onEvent?.({ ...event, execution: event.execution ?? executionArnFor(name, arn) }),
       });
-      child = started;
-      const recorded = started.result.then((ended) => {
+      child = execution;
+      const recorded = execution.result.then((ended) => {
         children.push(ended, ...ended.children);
         return ended;
       });
       childRecorded = recorded;
       // This Task is an actor of the cluster's clock, where the child's Waits run: it waits without holding the clock still.
       const ended = await clock.waitFor(recorded);
-      if (child === started) child = undefined;
+      if (child === execution) child = undefined;
       if (ended.status === ExecutionStatus.SUCCEEDED) return { ExecutionArn: ended.executionArn, Output: ended.output as Json, Status: ended.status };
       const cause = { ExecutionArn: ended.executionArn, Status: ended.status, ...(ended.error ? { Error: ended.error } : {}), ...(ended.cause ? { Cause: ended.cause } : {}) };
       throw Object.assign(new Error(JSON.stringify(cause)), { name: TASK_FAILED_ERROR });
@@ -296,7 +299,7 @@ export class LocalStateMachine {
       await recorded;
       if (childRecorded) await clock.waitFor(childRecorded);
       const last = history[history.length - 1];
-      // Step Functions bills every state entered and every Task retry (a cruise poll is one).
+      // Step Functions bills every state entered and every Task retry.
       const stateTransitions = history.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;
       const base = { executionArn, history, stateTransitions, children };
       if (timedOut) return { ...base, status: ExecutionStatus.TIMED_OUT, error: TASK_TIMEOUT_ERROR };
