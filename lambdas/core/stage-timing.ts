@@ -128,14 +128,23 @@ export function admitGiveUpSeconds(): number {
 }
 
 /**
+ * Attempts the reaper has left, at the least, once Admit can no longer adopt a run (admitGiveUpSeconds
+ * after its creation): the reaper may start at once (an execution that failed right after creating
+ * the run), and adopting it is a ledger write that may fail transiently like any other.
+ */
+export const REAPER_ATTEMPTS_AFTER_ADMIT = 5;
+
+/**
  * How the reaper is retried (EventBridge's retry policy on AWS, the local runtime's loop here): long
  * enough to outlast every lease Decide, Notify and Cleanup can meet, so a killed process's claim is
  * resolved rather than left, and longer than Admit can take, so a run no execution adopted is taken
- * over only once no execution can still be adopting it.
+ * over only once no execution can still be adopting it, with REAPER_ATTEMPTS_AFTER_ADMIT attempts
+ * (at the longest delay) left then.
  */
 export function reaperRetry(): RetryTiming {
   const shape = { IntervalSeconds: 5, BackoffRate: 2, MaxDelaySeconds: 60 };
-  const longest = Math.max(...[Stage.Decide, Stage.Notify, Stage.Cleanup].flatMap(leasesMetBy), admitGiveUpSeconds());
+  const adoptable = admitGiveUpSeconds() + REAPER_ATTEMPTS_AFTER_ADMIT * shape.MaxDelaySeconds;
+  const longest = Math.max(...[Stage.Decide, Stage.Notify, Stage.Cleanup].flatMap(leasesMetBy), adoptable);
   return { ...shape, MaxAttempts: attemptsToOutlast(longest, shape), JitterStrategy: 'NONE' };
 }
 

@@ -59,6 +59,14 @@ describe('the stage timing table (architecture §6)', () => {
     expect(totalRetryWaitSeconds(reaperRetry())).toBeGreaterThan(admitGiveUpSeconds());
   });
 
+  it('a reaper that starts as the run is created still has 5 attempts after Admit gave up (issue 27: it had exactly 1)', () => {
+    const retry = reaperRetry();
+    // Attempt k (0 = the first invocation) comes at the sum of the first k delays: 0, 5, 15, 35, 75, 135, 195, …
+    const at = Array.from({ length: retry.MaxAttempts + 1 }, (_, k) => totalRetryWaitSeconds({ ...retry, MaxAttempts: k }));
+    expect(at.slice(0, 7)).toEqual([0, 5, 15, 35, 75, 135, 195]);
+    expect(at.filter((t) => t >= admitGiveUpSeconds()).length).toBeGreaterThanOrEqual(5);
+  });
+
   it('computes backoff as Step Functions does: interval × rate^attempt, capped', () => {
     const shape = { IntervalSeconds: 5, BackoffRate: 2, MaxDelaySeconds: 30 };
     expect([0, 1, 2, 3, 4].map((k) => retryDelaySeconds(shape, k))).toEqual([5, 10, 20, 30, 30]);

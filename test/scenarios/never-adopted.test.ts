@@ -6,7 +6,7 @@
  * ended and finishes it: one outcome, one notification, nothing left.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TransientStoreError } from '../../lambdas/core/errors';
+import { StoreError, TransientStoreError } from '../../lambdas/core/errors';
 import { newRunId } from '../../lambdas/core/run-id';
 import { assertValidSpec } from '../../lambdas/core/spec';
 import { specHash } from '../../lambdas/core/spec-hash';
@@ -21,12 +21,16 @@ let h: Harness;
 let receiver: WebhookReceiver;
 /** Executions (by name) whose Admit cannot adopt: the store fails that write every time. */
 const failingAdoption = new Set<string>();
+/** Executions (by name) whose Admit fails for good at once when adopting (a write the store refuses). */
+const refusedAdoption = new Set<string>();
 
 async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
   const { stage, executionName } = payload as { stage: string; executionName?: string };
-  if (stage !== 'Admit' || !failingAdoption.has(executionName ?? '')) return dispatchStage(deps, payload);
+  const name = executionName ?? '';
+  if (stage !== 'Admit' || !(failingAdoption.has(name) || refusedAdoption.has(name))) return dispatchStage(deps, payload);
   const ledger = Object.create(deps.ledger) as Ledger;
   ledger.adoptRun = async (runId) => {
+    if (refusedAdoption.has(name)) throw new StoreError(`ledger adoptRun ${runId} failed (ValidationException)`);
     throw new TransientStoreError(`ledger adoptRun ${runId} failed (ProvisionedThroughputExceededException)`);
   };
   return dispatchStage({ ...deps, ledger }, payload);
@@ -78,6 +82,35 @@ describe('a run no execution adopted is finished by the reaper, not left PENDING
     expect(result.reaped).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.FAILED });
     expect((await h.runtime.ledger.getRun(runId))!.run.status).toBe(Outcome.FAILED);
     expect(receiver.requests).toHaveLength(1);
+  });
+
+  it("an execution that failed at once, and the reaper's first adoption after Admit's give-up failing too: the reaper tries again and finishes the run (issue 27)", async () => {
+    const runId = newRunId();
+    refusedAdoption.add(runId);
+    // The reaper's adoptions (through the runtime's own ledger) fail twice, transiently, once they are allowed.
+    const ledger = h.runtime.ledger;
+    const adopt = ledger.adoptRun.bind(ledger);
+    let failures = 0;
+    ledger.adoptRun = async (id, arn) => {
+      if (id === runId && failures < 2) {
+        failures += 1;
+        throw new TransientStoreError(`ledger adoptRun ${id} failed (ProvisionedThroughputExceededException)`);
+      }
+      return adopt(id, arn);
+    };
+    try {
+      const result = await h.runtime.startExecution({ name: runId, input: { spec: spec(), source: 'local' } }).result;
+      expect(result.error).toBe('StoreError');
+      // Admit did not retry: the reaper began as the run was created, and had to wait out Admit's give-up.
+      expect(result.history.filter((e) => e.type === 'StateRetried' && e.state?.name === 'Admit')).toHaveLength(0);
+      expect(failures).toBe(2);
+      expect(result.reaped).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.FAILED });
+      expect((await h.runtime.ledger.getRun(runId))!.run.status).toBe(Outcome.FAILED);
+      expect(receiver.requests).toHaveLength(1);
+      expect(h.leftovers(runId)).toEqual({});
+    } finally {
+      ledger.adoptRun = adopt;
+    }
   });
 
   it('an execution that failed while another execution owns the run leaves that run alone', async () => {
