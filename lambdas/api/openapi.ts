@@ -8,6 +8,7 @@ import * as z from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { DeploymentConfig } from '../core/config';
 import { runSpecDocumentationSchema } from '../core/spec';
+import { MAX_LIST_LIMIT } from '../ledger/queries';
 import { listQuerySchema } from './read-runs';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key';
 import { apiSchemas } from './resources';
@@ -31,6 +32,8 @@ export function openApiDocument(config: DeploymentConfig): Json {
   const schemas: Record<string, Json> = Object.fromEntries(Object.entries(named.schemas).map(([id, s]) => [id, component(s)]));
   schemas.RunSpec = component(z.toJSONSchema(runSpecDocumentationSchema(config), { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json);
   const query = z.toJSONSchema(listQuerySchema, { io: 'input', target: 'draft-2020-12' }) as { properties: Record<string, Json & { description?: string }> };
+  // The schema reads `limit` as the string it arrives as (decimal digits only); a client sends an integer, serialized in decimal.
+  query.properties.limit = { description: String(query.properties.limit?.description ?? ''), type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT };
   const runId: Json = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', maxLength: 26 } };
   // A schedule's spec is the RunSpec: the registry's placeholder (any mapping) becomes a reference to it.
   const scheduleRequest = schemas.ScheduleRequest as { properties: Record<string, Json> };
@@ -53,7 +56,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
       description:
         'Distributed load tests (k6, Gatling) on Kubernetes. Every request is signed with AWS SigV4 (IAM authorization). ' +
         'Every 4xx body is `{ errors: [{ path, message }] }`, naming the field, header or parameter at fault and its limit. ' +
-        'A method a path does not list is a 405 naming the methods allowed; an unknown path a 404. ' +
+        'HEAD is answered as GET, without a body. A method a path does not list is a 405 naming the methods allowed; an unknown path a 404. ' +
         'A 500 is a failure of the service itself (never of the input), carries no details, and may be retried (POST /runs with the same Idempotency-Key).',
     },
     security: [{ sigv4: [] }],

@@ -67,7 +67,14 @@ export const listQuerySchema = z.strictObject({
     .refine((v) => runNameProblem(v) === undefined)
     .optional()
     .meta({ description: "Only runs of this spec name (newest first; with status, filtered, so a page may hold fewer than limit)" }),
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional().meta({ description: `1 to ${MAX_LIST_LIMIT}, default ${DEFAULT_LIST_LIMIT}` }),
+  // Decimal digits only: Number() would also read `0x10`, ` 1` and `1e1`.
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/)
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_LIST_LIMIT))
+    .optional()
+    .meta({ description: `1 to ${MAX_LIST_LIMIT}, default ${DEFAULT_LIST_LIMIT}; decimal digits only (no sign, leading zero, space, exponent or hex)` }),
   next: z.string().min(1).max(2048).optional().meta({ description: 'The `next` of the previous page' }),
 });
 export type ListQuery = z.infer<typeof listQuerySchema>;
@@ -75,7 +82,7 @@ export type ListQuery = z.infer<typeof listQuerySchema>;
 const PARAMETER_RULES: Record<string, string> = {
   status: `must be one of ${Object.values(RunStatus).join(', ')}`,
   name: "must be a run's name: lowercase letters, digits and '-', starting with a letter, at most 40 characters",
-  limit: `must be an integer from 1 to ${MAX_LIST_LIMIT}`,
+  limit: `must be an integer from 1 to ${MAX_LIST_LIMIT}, written in decimal digits`,
   next: 'must be the `next` token of a previous page',
 };
 

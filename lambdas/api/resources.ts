@@ -150,8 +150,8 @@ export const abortResponseSchema = z
 /** The body of `PUT /schedules/{name}` (JSON or YAML); openapi.ts documents `spec` as the RunSpec. */
 export const scheduleRequestSchema = z
   .strictObject({
-    expression: z.string().meta({ description: '`cron(minutes hours day-of-month month day-of-week year)`, `rate(<n> minutes|hours|days)` or `at(yyyy-mm-ddThh:mm:ss)`, as EventBridge Scheduler takes them' }),
-    timeZone: z.string().optional().meta({ description: 'The IANA time zone cron and at are read in, spelled as the database spells it (`Europe/Berlin`); default UTC' }),
+    expression: z.string().meta({ description: '`cron(minutes hours day-of-month month day-of-week year)`, `rate(<n> minutes|hours|days)` (at most 365 days: 8760 hours, 525600 minutes) or `at(yyyy-mm-ddThh:mm:ss)`, as EventBridge Scheduler takes them' }),
+    timeZone: z.string().optional().meta({ description: 'The IANA time zone cron and at are read in: `Area/Location` or `UTC`, spelled as the database spells it (`Europe/Berlin`, not `europe/berlin`); abbreviations (`BST`, `EST`, `GMT`) are refused; default UTC' }),
     enabled: z.boolean().optional().meta({ description: 'A disabled schedule is kept but does not fire; default true' }),
     spec: z.record(z.string(), z.unknown()).meta({ description: 'The run spec each firing starts' }),
   })

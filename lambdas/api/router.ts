@@ -65,14 +65,14 @@ export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
   return problems(500, [{ path: '(server)', message: 'the request could not be completed; retrying it is safe (with the same Idempotency-Key for POST /runs)' }]);
 }
 
-/** The routes' paths and methods, for 405 answers (kept beside the routes below). */
+/** The routes' paths and methods, for 405 answers (kept beside the routes below); HEAD wherever GET is (makeApiHandler). */
 const ROUTES = [
-  { path: /^\/runs\/?$/, methods: ['GET', 'POST'] },
-  { path: /^\/runs\/[^/]+\/?$/, methods: ['GET', 'DELETE'] },
-  { path: /^\/runs\/[^/]+\/report\/?$/, methods: ['GET'] },
-  { path: /^\/schedules\/?$/, methods: ['GET'] },
-  { path: /^\/schedules\/[^/]+\/?$/, methods: ['GET', 'PUT', 'DELETE'] },
-  { path: /^\/openapi\.json$/, methods: ['GET'] },
+  { path: /^\/runs\/?$/, methods: ['GET', 'HEAD', 'POST'] },
+  { path: /^\/runs\/[^/]+\/?$/, methods: ['GET', 'HEAD', 'DELETE'] },
+  { path: /^\/runs\/[^/]+\/report\/?$/, methods: ['GET', 'HEAD'] },
+  { path: /^\/schedules\/?$/, methods: ['GET', 'HEAD'] },
+  { path: /^\/schedules\/[^/]+\/?$/, methods: ['GET', 'HEAD', 'PUT', 'DELETE'] },
+  { path: /^\/openapi\.json$/, methods: ['GET', 'HEAD'] },
 ];
 
 /** What a deployment does not choose, but a test may lower. */
@@ -166,19 +166,30 @@ export function buildRouter(deps: ApiDeps, { reportMaxBytes = REPORT_MAX_BYTES }
 /** Methods whose body the router cannot carry (a Web Request refuses one); API Gateway passes it anyway. */
 const BODYLESS = new Set(['GET', 'HEAD']);
 
+/**
+ * HEAD as GET (RFC 9110 §9.3.2: the same status and headers, no body). API Gateway routes every method
+ * to this function (ANY), and every path with a route has a GET, so a HEAD is answered by the GET route.
+ */
+function asGet(e: APIGatewayProxyEvent): APIGatewayProxyEvent {
+  return { ...e, httpMethod: 'GET', requestContext: e.requestContext && { ...e.requestContext, httpMethod: 'GET' } };
+}
+
 /** The Lambda's entry point over a router built once per container. */
 export function makeApiHandler(deps: ApiDeps, options: RouterOptions = {}): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult> {
   const app = buildRouter(deps, options);
   return async (e, context) => {
-    const event = BODYLESS.has(e.httpMethod?.toUpperCase()) && e.body ? { ...e, body: null, isBase64Encoded: false } : e;
+    const head = e.httpMethod?.toUpperCase() === 'HEAD';
+    const bodyless = BODYLESS.has(e.httpMethod?.toUpperCase()) && e.body ? { ...e, body: null, isBase64Encoded: false } : e;
+    const event = head ? asGet(bodyless) : bodyless;
     try {
-      return await app.resolve(event, context);
+      const result = await app.resolve(event, context);
+      return head ? { ...result, body: '', isBase64Encoded: false } : result;
     } catch (err) {
       // The router answers every error a route raises; what reaches here failed while the request was
       // being turned into a Web Request (a header value or a path it cannot represent): the caller's.
       deps.log({ message: 'request not readable', error: (err as Error)?.name ?? typeof err });
       const body: ErrorBody = { errors: [{ path: '(request)', message: 'could not be read: a header or the path holds characters HTTP does not allow' }] };
-      return { statusCode: 400, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) };
+      return { statusCode: 400, headers: { 'content-type': JSON_TYPE }, body: head ? '' : JSON.stringify(body) };
     }
   };
 }

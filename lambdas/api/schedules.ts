@@ -232,12 +232,25 @@ export async function getScheduleDetail(deps: ApiDeps, name: string): Promise<Sc
   const found = await deps.ledger.getSchedule(checkScheduleName(name), { spec: true });
   if (!found) throw scheduleNotFound(name);
   const { spec = {}, ...record } = found;
-  const upcoming = record.enabled
-    ? nextFireTimes({ expression: record.expression, timeZone: record.timeZone, after: deps.now(), count: NEXT_FIRE_TIMES, anchor: Date.parse(record.updatedAt) })
-    : [];
+  const upcoming = record.enabled ? upcomingFireTimes(deps, record) : [];
   const specName = typeof spec.name === 'string' ? spec.name : undefined;
   const lastRuns = specName === undefined ? [] : await latestRunsOf(deps, record.name, specName);
   return { ...scheduleResource(record), nextFireTimes: upcoming.map(iso), spec, lastRuns: lastRuns.map(runSummaryResource) };
+}
+
+/**
+ * The stored schedule's next fire times, or none when they cannot be computed: a schedule stored before
+ * a rule tightened (a rate over MAX_RATE_DAYS, a zone now refused) still reads, and the operator is told.
+ */
+function upcomingFireTimes(deps: ApiDeps, record: ScheduleRecord): number[] {
+  try {
+    return nextFireTimes({ expression: record.expression, timeZone: record.timeZone, after: deps.now(), count: NEXT_FIRE_TIMES, anchor: Date.parse(record.updatedAt) }).filter((t) =>
+      Number.isFinite(new Date(t).getTime()),
+    );
+  } catch (err) {
+    deps.log({ message: "the schedule's next fire times could not be computed; answered without them (put the schedule again to fix it)", schedule: record.name, error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
+    return [];
+  }
 }
 
 /** The schedule's latest runs, newest first: its spec name's runs started by this schedule, a few pages at most. */

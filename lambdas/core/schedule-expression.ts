@@ -21,22 +21,50 @@ import { SpecInvalid } from './errors';
 import { excerpt } from './excerpt';
 
 /**
- * What is wrong with a time zone, as Scheduler takes them: an IANA name, spelled as the database spells
- * it — every part starts with a capital (`Europe/Berlin`, `Etc/GMT+5`, `America/Port-au-Prince`).
- * Node accepts `europe/berlin` and resolves it (and aliases) to a canonical name; Scheduler refuses it
- * at deploy. Node's own canonical names lag the database (`Asia/Kolkata` resolves to `Asia/Calcutta`),
- * so the spelling is checked, not compared with Node's.
+ * What is wrong with a time zone, as Scheduler takes them: an IANA name `Area/Location` (or `UTC`),
+ * spelled as the database spells it (`Europe/Berlin`, `Etc/GMT+5`, `America/Port-au-Prince`).
+ *
+ * Node (ICU) also takes abbreviations with surprising meanings (`BST` is Asia/Dhaka, `IST`
+ * Asia/Calcutta, `EST` a fixed -05:00 without daylight saving) and any case (`EUROPE/BERLIN`): both
+ * are refused. A name without a `/` other than `UTC` is an abbreviation or a legacy zone (`GMT`,
+ * `EST5EDT`, `Japan`): `UTC`, `Etc/UTC` or `Etc/GMT±n` say a fixed offset plainly. The spelling is checked
+ * against the names Intl lists and resolves to, compared case-insensitively: Node's list lags the
+ * database (Node 20 lists `Asia/Calcutta`, not `Asia/Kolkata`), so a database alias Node does not
+ * list is checked by the database's spelling rule instead (each part starts with a capital).
  */
 export function timeZoneProblem(tz: string): string | undefined {
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
-    return `${JSON.stringify(tz)} is not an IANA time zone (e.g. Europe/Berlin, UTC)`;
+    return `${JSON.stringify(tz)} is not an IANA time zone name (e.g. Europe/Berlin, UTC)`;
   }
-  if (tz.split('/').every((part) => /^[A-Z]/.test(part))) return undefined;
-  return `${JSON.stringify(tz)} must be written as the IANA database spells it, e.g. ${resolved}`;
+  const misspelled = (spelling: string) => `${JSON.stringify(tz)} must be written as the IANA database spells it, e.g. ${spelling}`;
+  if (tz !== 'UTC' && !tz.includes('/')) {
+    if (tz.toUpperCase() === 'UTC') return misspelled('UTC');
+    return `${JSON.stringify(tz)} is not an IANA time zone name (Area/Location, e.g. Europe/Berlin, or UTC): abbreviations are ambiguous (${tz} would be read as ${resolved})`;
+  }
+  const spelled = knownSpelling(tz) ?? (resolved.toLowerCase() === tz.toLowerCase() ? resolved : undefined);
+  if (spelled !== undefined) return spelled === tz ? undefined : misspelled(spelled);
+  // A database name Node does not list (Asia/Kolkata on Node 20): each part starts with a capital, none is in capitals (`KOLKATA`).
+  return tz.split('/').every((part) => /^[A-Z]/.test(part) && !/^[A-Z]{3,}$/.test(part)) ? undefined : misspelled(resolved);
 }
+
+let spellings: Map<string, string> | undefined;
+
+/** The spelling Intl lists for `tz` (any case), or undefined when Intl does not list it. */
+function knownSpelling(tz: string): string | undefined {
+  spellings ??= new Map([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC'].map((name) => [name.toLowerCase(), name]));
+  return spellings.get(tz.toLowerCase());
+}
+
+/**
+ * The longest rate() period: a year. Scheduler documents no maximum; this one keeps every fire time
+ * a date (a rate of 10^8 days would put the first past year 275760, which Date cannot hold) and is
+ * far beyond any load-test cadence (rarer runs are a cron or an at()).
+ */
+export const MAX_RATE_DAYS = 365;
+const MAX_RATE: Record<string, number> = { day: MAX_RATE_DAYS, hour: MAX_RATE_DAYS * 24, minute: MAX_RATE_DAYS * 24 * 60 };
 
 const CRON = /^cron\((.*)\)$/;
 const CRON_FIELD = /^[0-9A-Za-z,*/?LW#-]+$/;
@@ -62,6 +90,10 @@ export function scheduleExpressionProblem(expression: string): string | undefine
   if (rate) {
     const value = Number(rate[1]);
     if (value < 1) return 'must be a rate of at least 1, e.g. rate(5 minutes)';
+    const unit = rate[2]!.replace(/s$/, '');
+    if (value > MAX_RATE[unit]!) {
+      return `must be a rate of at most ${MAX_RATE_DAYS} days (${MAX_RATE.hour} hours, ${MAX_RATE.minute} minutes), got rate(${rate[1]!.length > 15 ? `${rate[1]!.slice(0, 15)}…` : rate[1]} ${rate[2]}): for rarer runs use cron(...) or at(...)`;
+    }
     if ((value === 1) !== !rate[2]!.endsWith('s')) return `must say ${value === 1 ? 'rate(1 minute|hour|day)' : `rate(${value} minutes|hours|days)`}: the unit is singular for 1 only`;
     return undefined;
   }
@@ -302,8 +334,13 @@ function* cronFireTimes(body: string, clock: WallClock, after: number): Generato
   }
 }
 
+/** The latest instant a Date holds (year 275760). */
+const MAX_DATE_MS = 8.64e15;
+
 function* rateFireTimes(period: number, anchor: number, after: number): Generator<number> {
-  for (let k = Math.max(1, Math.floor((after - anchor) / period) + 1); ; k++) yield anchor + k * period;
+  // Ends where Date does (a rate stored before MAX_RATE_DAYS, an anchor out of range): no time is not a date.
+  if (!Number.isFinite(anchor) || Math.abs(anchor) > MAX_DATE_MS) return;
+  for (let k = Math.max(1, Math.floor((after - anchor) / period) + 1); anchor + k * period <= MAX_DATE_MS; k++) yield anchor + k * period;
 }
 
 function fail(path: string, message: string): never {

@@ -165,7 +165,8 @@ export function parseSpecText(text: string, sourceName: string): unknown {
     throw new SpecInvalid(capProblems(problems));
   }
   try {
-    return doc.toJS({ maxAliasCount: MAX_ALIASES });
+    // yaml counts the anchored value itself as its first use (its `count` starts at 1): 100 aliases are 101.
+    return doc.toJS({ maxAliasCount: MAX_ALIASES + 1 });
   } catch (err) {
     const message = (err as Error).message;
     if (/resource exhaustion/i.test(message)) throw fileProblem(sourceName, `too many aliases (at most ${MAX_ALIASES})`);

@@ -67,7 +67,22 @@ function decode<T>(schema: z.ZodType<T>, token: string): T {
   return parsed.data;
 }
 
-export const decodeByTimeToken = (token: string): ByTimeToken => decode(byTimeToken, token);
+/**
+ * A listing by time's token, checked against the buckets that listing can produce: `newest` (the
+ * current month's bucket, a little ahead for clocks apart) and older. A bucket ahead of it was never
+ * produced, and would walk back month by month to the listed window (10^5 months for `runs#9999-12`);
+ * one older than the window is left to the caller (an empty last page: a listing continued after
+ * months ends there). A continuation key belongs to the token's bucket and month.
+ */
+export function decodeByTimeToken(token: string, newest: string): ByTimeToken {
+  const decoded = decode(byTimeToken, token);
+  if (decoded.bucket > newest) throw invalid(`is not a token returned by this listing: it starts at ${decoded.bucket.slice('runs#'.length)}, after the current month`);
+  const after = decoded.after;
+  if (after && (after.timeBucket !== decoded.bucket || `runs#${after.createdKey.slice(0, 7)}` !== decoded.bucket)) {
+    throw invalid('is not a token returned by this listing (the token was altered)');
+  }
+  return decoded;
+}
 
 export function decodeByStatusToken(token: string, status: RunStatus): ByStatusToken {
   const decoded = decode(byStatusToken, token);

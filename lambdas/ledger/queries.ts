@@ -50,6 +50,9 @@ export const MAX_LIST_LIMIT = 100;
  */
 export const LISTED_MONTHS = 5;
 
+/** How far ahead of this Lambda's clock another's may be: a token it made at a month's start still reads here. */
+const TOKEN_CLOCK_SKEW_MS = 5 * 60_000;
+
 export interface GetRunOptions {
   /**
    * Also read the inline script's chunk items and put the script back into `spec.script.inline`
@@ -162,7 +165,9 @@ async function listByStatus(ctx: LedgerContext, status: RunStatus, limit: number
 
 async function listByTime(ctx: LedgerContext, limit: number, nextToken?: string): Promise<ListRunsPage> {
   const oldest = previousBucket(timeBucket(isoNow(ctx)), LISTED_MONTHS - 1);
-  const start = nextToken === undefined ? undefined : decodeByTimeToken(nextToken);
+  // At most LISTED_MONTHS buckets per request: a token starts no later than this month (give or take a clock's skew).
+  const newest = timeBucket(new Date(ctx.now() + TOKEN_CLOCK_SKEW_MS).toISOString());
+  const start = nextToken === undefined ? undefined : decodeByTimeToken(nextToken, newest);
   let bucket = start?.bucket ?? timeBucket(isoNow(ctx));
   let after: RawItem | undefined = start?.after;
   const runs: RunSummary[] = [];

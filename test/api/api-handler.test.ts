@@ -249,7 +249,7 @@ describe('other routes', () => {
     const res = await call({ method: 'PUT', path: '/runs' });
     expectProblems(res, 405, '(method)');
     // Powertools hands a comma-separated value over as a multi-value header; API Gateway joins it again.
-    expect(res.multiValueHeaders?.allow ?? String(res.headers?.allow).split(', ')).toEqual(['GET', 'POST']);
+    expect(res.multiValueHeaders?.allow ?? String(res.headers?.allow).split(', ')).toEqual(['GET', 'HEAD', 'POST']);
     expectProblems(await call({ method: 'PATCH', path: '/runs/abc' }), 405, '(method)');
     expectProblems(await call({ method: 'GET', path: '/nothing/here' }), 404, '(path)');
   });

@@ -279,10 +279,10 @@ describeOnLedgerBackends((table) => {
     expect(expectProblems(one, 405)).toEqual(['(method)']);
     // Powertools hands a comma-separated value over as a multi-value header; API Gateway joins it again.
     const allowed = (res: APIGatewayProxyResult) => res.multiValueHeaders?.allow ?? String(res.headers?.allow).split(', ');
-    expect(allowed(one)).toEqual(['GET', 'PUT', 'DELETE']);
+    expect(allowed(one)).toEqual(['GET', 'HEAD', 'PUT', 'DELETE']);
     const all = await call({ method: 'DELETE', path: '/schedules' });
     expect(expectProblems(all, 405)).toEqual(['(method)']);
-    expect(allowed(all)).toEqual(['GET']);
+    expect(allowed(all)).toEqual(['GET', 'HEAD']);
   });
 
   it('a deployment without a schedule target: 501 for PUT and DELETE, nothing stored; reads still answer', async () => {

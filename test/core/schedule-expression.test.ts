@@ -243,6 +243,34 @@ describe('refusals', () => {
     expect(timeZoneProblem('europe/berlin')).toMatch(/e\.g\. Europe\/Berlin$/);
     expect(timeZoneProblem('America/Port-au-Prince')).toBeUndefined();
   });
+
+  it('time zones: abbreviations Node reads with surprising meanings are refused, naming what Node would read', () => {
+    expect(timeZoneProblem('BST')).toMatch(/^"BST" is not an IANA time zone name \(Area\/Location, e\.g\. Europe\/Berlin, or UTC\): .*BST would be read as Asia\/Dhaka/);
+    for (const tz of ['IST', 'CST', 'EST', 'PST', 'GMT', 'EST5EDT', 'Japan']) expect(timeZoneProblem(tz), tz).toMatch(/is not an IANA time zone name/);
+  });
+
+  it('time zones: wrong case is refused whatever the case, with the database spelling', () => {
+    expect(timeZoneProblem('EUROPE/BERLIN')).toBe('"EUROPE/BERLIN" must be written as the IANA database spells it, e.g. Europe/Berlin');
+    expect(timeZoneProblem('Europe/BERLIN')).toMatch(/e\.g\. Europe\/Berlin$/);
+    expect(timeZoneProblem('America/Port-Au-Prince')).toMatch(/e\.g\. America\/Port-au-Prince$/);
+    expect(timeZoneProblem('ETC/GMT+5')).toMatch(/e\.g\. Etc\/GMT\+5$/);
+    expect(timeZoneProblem('Utc')).toMatch(/e\.g\. UTC$/);
+    // Database names Node 20 does not list (it lists Asia/Calcutta): spelled right, accepted; in capitals, refused.
+    expect(timeZoneProblem('ASIA/KOLKATA')).toMatch(/must be written as the IANA database spells it/);
+    for (const tz of ['UTC', 'Etc/UTC', 'Etc/GMT-14', 'Asia/Kolkata', 'Europe/Kyiv', 'US/Eastern', 'America/Argentina/Buenos_Aires']) expect(timeZoneProblem(tz), tz).toBeUndefined();
+  });
+
+  it('rate(): at most 365 days (8760 hours, 525600 minutes), so every fire time is a date', () => {
+    expect(strictScheduleExpressionProblem('rate(365 days)')).toBeUndefined();
+    expect(strictScheduleExpressionProblem('rate(525600 minutes)')).toBeUndefined();
+    expect(strictScheduleExpressionProblem('rate(100000000 days)')).toBe(
+      'must be a rate of at most 365 days (8760 hours, 525600 minutes), got rate(100000000 days): for rarer runs use cron(...) or at(...)',
+    );
+    expect(strictScheduleExpressionProblem('rate(8761 hours)')).toMatch(/at most 365 days/);
+    expect(isos(nextFireTimes({ expression: 'rate(365 days)', anchor: at('2026-01-01T00:00:00Z'), after: at('2026-01-01T00:00:00Z'), count: 1 }))).toEqual(['2027-01-01T00:00:00Z']);
+    // An anchor Date cannot hold (a stored updatedAt that is not a time) has no fire times, not invalid ones.
+    expect(nextFireTimes({ expression: 'rate(1 day)', anchor: Number.NaN, after: 0, count: 1 })).toEqual([]);
+  });
 });
 
 describe('months with no matching day (the parser gives up on them: the search goes on, and ends)', () => {

@@ -56,6 +56,12 @@ describe('parseSpecText: bounds', () => {
     ]);
   });
 
+  it('at most 100 aliases, as the docs and the message say: 100 are accepted, 101 refused', () => {
+    const spec = (aliases: number) => `a: &x v\nb:\n${Array.from({ length: aliases }, () => '  - *x').join('\n')}\n`;
+    expect((parseSpecText(spec(100), 's.yaml') as { b: string[] }).b).toHaveLength(100);
+    expect(problemsOf(() => parseSpecText(spec(101), 's.yaml'))).toEqual([{ path: '(file)', message: 's.yaml: too many aliases (at most 100)' }]);
+  });
+
   it('caps aliases (billion laughs) without expanding them', () => {
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
     for (let i = 1; i < 9; i++) {

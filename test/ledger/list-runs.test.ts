@@ -111,6 +111,21 @@ describeOnLedgerBackends((table) => {
     expect(error.problems).toEqual([{ path: 'nextToken', message: expect.any(String) }]);
   });
 
+  it.each([
+    { token: encode({ bucket: 'runs#9999-12' }), why: 'a bucket after the current month (would walk back 95,676 months)' },
+    { token: encode({ bucket: 'runs#2026-04' }), why: 'next month' },
+    { token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-01', createdKey: '2026-01-01T00:00:00.000Z#a' } }), why: 'a key of another bucket' },
+    { token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-03', createdKey: '2026-01-01T00:00:00.000Z#a' } }), why: 'a key of another month' },
+  ])('forged token ($why) → SpecInvalid on nextToken, without a query', async ({ token }) => {
+    const error = await ledger.listRuns({ nextToken: token }).catch((e) => e);
+    expect(error).toBeInstanceOf(SpecInvalid);
+    expect(error.problems).toEqual([{ path: 'nextToken', message: expect.stringMatching(/^is not a token returned by this listing/) }]);
+  });
+
+  it('a token of a bucket before the listed window (a listing continued months later) is an empty last page', async () => {
+    expect(await ledger.listRuns({ nextToken: encode({ bucket: 'runs#2025-09' }) })).toEqual({ runs: [] });
+  });
+
   it('a token from one status listing is rejected by a listing of another status or by time', async () => {
     const { nextToken } = await ledger.listRuns({ status: RunStatus.RUNNING, limit: 1 });
     expect(nextToken).toBeDefined();
