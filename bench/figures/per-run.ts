@@ -79,6 +79,7 @@ async function measure(bench: VirtualBench, seconds: number): Promise<Measured> 
   const history = run.execution.history;
   const children = run.execution.children;
   const childTransitions = sum(children.map((c) => awsStateTransitions(c.history)));
+  const runLoop = watchLoopCost(history);
   const watches = run.calls.filter((c) => c.stage === WATCH_STATE);
   // What the Watch polls cost, each measure folded by `fold` (median: one poll; sum: the whole loop).
   const costs = (fold: (values: number[]) => number) => {
@@ -102,7 +103,7 @@ async function measure(bench: VirtualBench, seconds: number): Promise<Measured> 
     invocations: run.calls.length,
     watch: { polls: watches.length, ...costs(median) },
     // The loop's transitions are its share of the run's and all its windows'; its history events the run's share.
-    loop: (({ transitions, historyEvents }) => ({ transitions: transitions + childTransitions, historyEvents, ...costs(sum) }))(watchLoopCost(history)),
+    loop: { ...runLoop, transitions: runLoop.transitions + childTransitions, ...costs(sum) },
     lastWatch: watches.at(-1)!,
   };
 }

@@ -3,18 +3,16 @@
  * tests see the definition), its TimeoutSeconds stateMachineTimeoutSeconds of the deployment's limits,
  * every `${<Stage>FunctionArn}` bound to that stage's function and `${CruiseStateMachineArn}` to the
  * cruise window machine (cruise-state-machine.ts) by definitionSubstitutions; logs (no execution
- * data: specs and outputs stay out of the logs) and X-Ray. Its role invokes the stage functions and
- * runs cruise windows as synchronous child executions (sync-execution-grant.ts).
+ * data: specs and outputs stay out of the logs) and X-Ray (stage-state-machine.ts). Its role invokes
+ * the stage functions and runs cruise windows as synchronous child executions (sync-execution-grant.ts).
  */
 import type { CruiseStateMachine } from './cruise-state-machine';
+import { stageStateMachine } from './stage-state-machine';
 import { grantStartExecutionSync } from './sync-execution-grant';
-import { stateMachineLogGroup } from './vended-log-group';
-import { Validations } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { Stage } from '../../lambdas/core/status';
 import { CRUISE_STATE_MACHINE_SUBSTITUTION, renderRunDefinition, stageFunctionSubstitution } from '../../statemachine/run-definition';
@@ -45,37 +43,20 @@ export class RunStateMachine extends Construct {
   constructor(scope: Construct, id: string, props: RunStateMachineProps) {
     super(scope, id);
     const { config, stageFunctions, cruise } = props;
-    const role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('states.amazonaws.com'),
-      description: 'loadplane run state machine: invokes the stage functions, runs cruise windows',
-    });
-    // The Tasks invoke the unqualified function ARNs: no `:*` for versions or aliases.
-    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(stageFunctions).map((f) => f.functionArn) }));
-    grantStartExecutionSync(role, { stateMachineArn: cruise.stateMachine.stateMachineArn, stateMachineName: cruise.stateMachineName });
-    this.logGroup = stateMachineLogGroup(this, 'Logs', runStateMachineName(config), config.logging.retentionDays, props.encryptionKey);
-    this.stateMachine = new StateMachine(this, 'StateMachine', {
-      stateMachineType: StateMachineType.STANDARD,
+    ({ stateMachine: this.stateMachine, logGroup: this.logGroup } = stageStateMachine(this, {
+      config,
       // Named, so the sweeper's StopExecution grant can name its executions (execution:<name>:*).
       stateMachineName: runStateMachineName(config),
-      definitionBody: DefinitionBody.fromString(deployedRunDefinition(config)),
+      definition: deployedRunDefinition(config),
       definitionSubstitutions: {
         ...Object.fromEntries(Object.values(Stage).map((stage) => [stageFunctionSubstitution(stage), stageFunctions[stage].functionArn])),
         [CRUISE_STATE_MACHINE_SUBSTITUTION]: cruise.stateMachine.stateMachineArn,
       },
-      role,
-      logs: { destination: this.logGroup, level: LogLevel[config.logging.stateMachineLevel], includeExecutionData: false },
-      tracingEnabled: true,
+      functions: Object.values(stageFunctions),
+      grant: (role) => grantStartExecutionSync(role, { stateMachineArn: cruise.stateMachine.stateMachineArn, stateMachineName: cruise.stateMachineName }),
+      roleDescription: 'loadplane run state machine: invokes the stage functions, runs cruise windows',
       comment: 'loadplane: one load test run',
-    });
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, Describe*) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) take no resource ARN; AWS documents Resource * for both.',
-    });
-    if (config.logging.stateMachineLevel !== 'ALL') {
-      Validations.of(this.stateMachine).acknowledge({
-        id: 'AwsSolutions-SF1',
-        reason: `The deployment config sets the state machine's log level to ${config.logging.stateMachineLevel} (logging.stateMachineLevel); failures are still logged.`,
-      });
-    }
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
+    }));
   }
 }

@@ -14,7 +14,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadDeployConfig, type DeployConfig } from '../../cdk/config/deploy-config';
 import { LEDGER_KEY_ACTIONS, QUEUE_SEND_KEY_ACTIONS } from '../../cdk/constructs/permissions';
-import { EXAMPLE_CONFIG, FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+import { EXAMPLE_CONFIG, flat, FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 import { ENCRYPTED_FULL_CONFIG_DOCUMENT, EXISTING_KEY_ARN, EXISTING_KEY_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 
 type Props = Record<string, unknown>;
@@ -34,18 +34,6 @@ interface Statement {
   Condition?: Record<string, Record<string, unknown>>;
 }
 
-/** An intrinsic value as one string: pseudo parameters as `<AWS::Region>`, a Ref as `{Ref:id}`, a GetAtt as `{id.Attr}`. */
-function flat(v: unknown): string {
-  if (typeof v === 'string') return v;
-  const o = v as Record<string, unknown>;
-  if ('Ref' in o) return String(o.Ref).startsWith('AWS::') ? `<${String(o.Ref)}>` : `{Ref:${String(o.Ref)}}`;
-  if ('Fn::GetAtt' in o) return `{${(o['Fn::GetAtt'] as string[]).join('.')}}`;
-  if ('Fn::Join' in o) {
-    const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
-    return parts.map(flat).join(sep);
-  }
-  return JSON.stringify(v);
-}
 
 /** A JSON value with every intrinsic flattened (for comparing whole statements). */
 function flatDeep(v: unknown): unknown {

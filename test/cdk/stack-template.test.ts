@@ -42,7 +42,7 @@ import {
   taskStage,
   type AslState,
 } from '../../statemachine/run-definition';
-import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
+import { flat, FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 
 /** Every stage: one function each (Acquire included). */
 const STAGES = Object.values(Stage);
@@ -178,22 +178,6 @@ function getAttOf(v: unknown, attribute: string): string {
   return getAtt[0];
 }
 
-/**
- * An intrinsic value as one comparable string: pseudo parameters as `<AWS::Region>`, a Ref as
- * `{Ref:id}`, a GetAtt as `{id.Attr}`, joins joined.
- */
-function flat(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  const o = v as Record<string, unknown>;
-  if ('Ref' in o) return String(o.Ref).startsWith('AWS::') ? `<${String(o.Ref)}>` : `{Ref:${String(o.Ref)}}`;
-  if ('Fn::GetAtt' in o) return `{${(o['Fn::GetAtt'] as string[]).join('.')}}`;
-  if ('Fn::Join' in o) {
-    const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
-    return parts.map(flat).join(sep);
-  }
-  return JSON.stringify(v);
-}
 
 /** A state machine's definition as deployed: DefinitionString (a string or a join of strings) and its substitutions. */
 function definitionOf(view: StackView, machineId: string): { text: string; definition: { TimeoutSeconds?: number; States: Record<string, AslState> }; substitutions: Record<string, unknown> } {

@@ -169,55 +169,53 @@ describe('crash matrix: Watch in a cruise window × every boundary → one outco
 });
 
 async function runCase(stage: Stage, boundary: Boundary, options: { inWindow?: boolean } = {}): Promise<void> {
-  {
-    const runId = newRunId();
-    const attack: Attack = { stage, boundary, fired: false, ...(options.inWindow ? { skip: WINDOW_POLL_SKIP } : {}) };
-    attacks.set(runId, attack);
-    // Acquire runs only for a run in a concurrency group: each case of it takes the one slot of the group.
-    const groupName = `crash-${boundary.replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`;
-    const group = stage === Stage.Acquire ? { concurrency: { group: groupName, limit: 1 } } : {};
-    const long = options.inWindow ? { script: { inline: FIVE_MINUTES } } : {};
-    const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group, ...long } as Parameters<typeof k6Spec>[0]);
-    // Admit is invoked before startExecution returns: the stop comes right after.
-    attack.stop = () => queueMicrotask(() => execution.stop());
-    const execution = h.runtime.startExecution({ name: runId, input: { spec, source: 'local' } });
-    const result = await execution.result;
+  const runId = newRunId();
+  const attack: Attack = { stage, boundary, fired: false, ...(options.inWindow ? { skip: WINDOW_POLL_SKIP } : {}) };
+  attacks.set(runId, attack);
+  // Acquire runs only for a run in a concurrency group: each case of it takes the one slot of the group.
+  const groupName = `crash-${boundary.replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`;
+  const group = stage === Stage.Acquire ? { concurrency: { group: groupName, limit: 1 } } : {};
+  const long = options.inWindow ? { script: { inline: FIVE_MINUTES } } : {};
+  const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group, ...long } as Parameters<typeof k6Spec>[0]);
+  // Admit is invoked before startExecution returns: the stop comes right after.
+  attack.stop = () => queueMicrotask(() => execution.stop());
+  const execution = h.runtime.startExecution({ name: runId, input: { spec, source: 'local' } });
+  const result = await execution.result;
 
-    let late: unknown;
-    if (attack.held !== undefined) late = await h.clock.actor(() => dispatchStage(h.runtime.deps, attack.held)).catch((err: unknown) => err);
-    attack.release?.();
-    await h.clock.waitFor(Promise.all(background));
-    await new Promise((resolve) => setImmediate(resolve)); // the released invocation's last callbacks
-    // Nothing of this case goes on: with no actor left, simulated time stands still while the end state
-    // is read, so no Job TTL or deadline can tidy up what Cleanup should have removed.
-    expect(h.clock.actors).toBe(0);
+  let late: unknown;
+  if (attack.held !== undefined) late = await h.clock.actor(() => dispatchStage(h.runtime.deps, attack.held)).catch((err: unknown) => err);
+  attack.release?.();
+  await h.clock.waitFor(Promise.all(background));
+  await new Promise((resolve) => setImmediate(resolve)); // the released invocation's last callbacks
+  // Nothing of this case goes on: with no actor left, simulated time stands still while the end state
+  // is read, so no Job TTL or deadline can tidy up what Cleanup should have removed.
+  expect(h.clock.actors).toBe(0);
 
-    const view = (await h.runtime.ledger.getRun(runId))!;
-    const leftovers = h.leftovers(runId);
-    const deliveries = receiver.requests.length;
-    const expected = boundary === Boundary.late && UNDECIDED_STAGES.includes(stage) ? Outcome.ABORTED : Outcome.SUCCEEDED;
-    console.log(
-      `crash matrix: ${stage.padEnd(13)} × ${boundary.padEnd(26)} → ${view.run.outcome}, ${deliveries} notification, ` +
-        `leftovers ${JSON.stringify(leftovers)}, execution ${result.status}${result.reaped ? ` (reaper: ${JSON.stringify(result.reaped)})` : ''}`,
-    );
+  const view = (await h.runtime.ledger.getRun(runId))!;
+  const leftovers = h.leftovers(runId);
+  const deliveries = receiver.requests.length;
+  const expected = boundary === Boundary.late && UNDECIDED_STAGES.includes(stage) ? Outcome.ABORTED : Outcome.SUCCEEDED;
+  console.log(
+    `crash matrix: ${stage.padEnd(13)} × ${boundary.padEnd(26)} → ${view.run.outcome}, ${deliveries} notification, ` +
+      `leftovers ${JSON.stringify(leftovers)}, execution ${result.status}${result.reaped ? ` (reaper: ${JSON.stringify(result.reaped)})` : ''}`,
+  );
 
-    expect(attack.fired, 'the attack happened').toBe(true);
-    expect(view.run.outcome).toBe(expected);
-    expect(deliveries).toBe(1);
-    for (const r of receiver.requests) expect(String(r.headers['idempotency-key'])).toBe(`${runId}:${expected}`);
-    expect(leftovers).toEqual({});
-    // No slot left held: freed by Cleanup, or never taken (a late Acquire finds the run ended).
-    if (stage === Stage.Acquire) expect((await h.runtime.ledger.getGroup(groupName))?.holders ?? {}).toEqual({});
-    if (boundary === Boundary.late) {
-      // The late invocation did nothing: it found the run ended, or the stage's recorded result.
-      if (late instanceof Error) expect(late.name).toMatch(/^(RunEnded|InvalidTransition|StageOwnershipLost)$/);
-      expect(result.status).toBe('ABORTED');
-    }
-    if (options.inWindow) {
-      // The attacked poll was a cruise window's, and the window ended as the attack makes it.
-      expect(result.children.length).toBeGreaterThan(0);
-      const windowPolls = result.children.flatMap((c) => c.history).filter((e) => e.type === 'StateEntered' && e.state?.name === 'Watch');
-      expect(windowPolls.length).toBeGreaterThan(0);
-    }
+  expect(attack.fired, 'the attack happened').toBe(true);
+  expect(view.run.outcome).toBe(expected);
+  expect(deliveries).toBe(1);
+  for (const r of receiver.requests) expect(String(r.headers['idempotency-key'])).toBe(`${runId}:${expected}`);
+  expect(leftovers).toEqual({});
+  // No slot left held: freed by Cleanup, or never taken (a late Acquire finds the run ended).
+  if (stage === Stage.Acquire) expect((await h.runtime.ledger.getGroup(groupName))?.holders ?? {}).toEqual({});
+  if (boundary === Boundary.late) {
+    // The late invocation did nothing: it found the run ended, or the stage's recorded result.
+    if (late instanceof Error) expect(late.name).toMatch(/^(RunEnded|InvalidTransition|StageOwnershipLost)$/);
+    expect(result.status).toBe('ABORTED');
+  }
+  if (options.inWindow) {
+    // The attacked poll was a cruise window's, and the window ended as the attack makes it.
+    expect(result.children.length).toBeGreaterThan(0);
+    const windowPolls = result.children.flatMap((c) => c.history).filter((e) => e.type === 'StateEntered' && e.state?.name === 'Watch');
+    expect(windowPolls.length).toBeGreaterThan(0);
   }
 }

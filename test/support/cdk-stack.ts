@@ -48,3 +48,20 @@ export function nagFindings(app: App): Array<{ rule: string; path?: string; desc
   const result = new AwsSolutionsChecks(app).validateScope(app);
   return result.violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath, description: v.description })));
 }
+
+/**
+ * An intrinsic value as one comparable string: pseudo parameters as `<AWS::Region>`, a Ref as
+ * `{Ref:id}`, a GetAtt as `{id.Attr}`, joins joined.
+ */
+export function flat(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  const o = v as Record<string, unknown>;
+  if ('Ref' in o) return String(o.Ref).startsWith('AWS::') ? `<${String(o.Ref)}>` : `{Ref:${String(o.Ref)}}`;
+  if ('Fn::GetAtt' in o) return `{${(o['Fn::GetAtt'] as string[]).join('.')}}`;
+  if ('Fn::Join' in o) {
+    const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
+    return parts.map(flat).join(sep);
+  }
+  return JSON.stringify(v);
+}
