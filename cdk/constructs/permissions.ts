@@ -110,19 +110,24 @@ export function startExecutionStatement(stateMachineArn: string): PolicyStatemen
   return new PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] });
 }
 
+/** lambdas/api/executions.ts, stepFunctionsEndedExecutions: the sweeper lists the run state machine's executions that ended (sweep-ended.ts). */
+export function listExecutionsStatement(stateMachineArn: string): PolicyStatement {
+  return new PolicyStatement({ actions: ['states:ListExecutions'], resources: [stateMachineArn] });
+}
+
 /**
  * StopExecution (lambdas/api/executions.ts, the sweeper) and DescribeExecution (the reaper, for an
  * event without the input) take an execution ARN: `arn:…:execution:<machine name>:<execution name>`.
  * Executions are named at run time (by run id), so the grant is this machine's executions: its name, then `*`.
  */
-export function runExecutionsStatement(role: Role, stateMachineName: string, action: 'states:StopExecution' | 'states:DescribeExecution'): PolicyStatement {
+export function runExecutionsStatement(role: Role, stateMachineName: string, actions: readonly ('states:StopExecution' | 'states:DescribeExecution')[]): PolicyStatement {
   const stack = Stack.of(role);
   Validations.of(role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${nagArn(role, 'states', `execution:${stateMachineName}:*`)}]`,
-    reason: "An execution is named by its run id at run time: the grant is this run state machine's executions (its name, then *), for the one action the role's code sends.",
+    reason: "An execution is named by its run id at run time: the grant is this run state machine's executions (its name, then *), for the actions the role's code sends.",
   });
   return new PolicyStatement({
-    actions: [action],
+    actions: [...actions],
     resources: [stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
   });
 }

@@ -43,7 +43,7 @@ export class StageFunctions extends Construct {
     });
     this.role = role;
     // The reaper reads an execution's input back when its event left it out (lambdas/stages/reap.ts).
-    this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, runStateMachineName(config), 'states:DescribeExecution'));
+    this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, runStateMachineName(config), ['states:DescribeExecution']));
 
     const make = (fid: string, kind: 'stage' | 'reaper', timeoutSeconds: number, description: string) =>
       new ControlPlaneFunction(this, fid, {

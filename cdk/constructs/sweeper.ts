@@ -1,9 +1,10 @@
 /**
  * The sweeper (lambdas/stages/sweep.ts) on an EventBridge schedule: starts API runs left PENDING,
- * stops executions whose abort outlived its grace, resolves stale notification claims (it runs the
- * Notify stage, so it reads the channel secrets), and deletes what finished runs left on the
- * clusters. Its own role: the ledger, the clusters, the channel secrets, and starting and stopping
- * this state machine's executions only. A missed or failed sweep is retried by the next one.
+ * stops executions whose abort outlived its grace, finishes runs whose execution ended while the
+ * reaper could not (an outage), resolves stale notification claims (it runs the Notify stage, so it
+ * reads the channel secrets), and deletes what finished runs left on the clusters. Its own role: the
+ * ledger, the clusters, the channel secrets, and starting, stopping, describing and listing this
+ * state machine's executions only. A missed or failed sweep is retried by the next one.
  */
 import { Duration } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -16,7 +17,7 @@ import { SWEEPER_TIMEOUT_SECONDS } from '../../lambdas/core/stage-timing';
 import type { DeployConfig } from '../config/deploy-config';
 import { CLUSTER_FUNCTION_MEMORY_MIB, ControlPlaneFunction, clusterFunctionRole } from './control-plane-function';
 import type { LedgerTable } from './ledger-table';
-import { runExecutionsStatement, startExecutionStatement } from './permissions';
+import { listExecutionsStatement, runExecutionsStatement, startExecutionStatement } from './permissions';
 
 export interface SweeperProps {
   config: DeployConfig;
@@ -38,11 +39,13 @@ export class Sweeper extends Construct {
     const { role, vpcAccess } = clusterFunctionRole(this, {
       config,
       ledger: props.ledger,
-      description: 'loadplane sweeper: the ledger, the configured clusters, channel secrets, starting and stopping run executions',
+      description: 'loadplane sweeper: the ledger, the configured clusters, channel secrets, starting, stopping, describing and listing run executions',
     });
     this.role = role;
     this.role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
-    this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, props.stateMachineName, 'states:StopExecution'));
+    this.role.addToPrincipalPolicy(runExecutionsStatement(this.role, props.stateMachineName, ['states:StopExecution', 'states:DescribeExecution']));
+    // Runs whose execution ended while nothing could finish them (lambdas/stages/sweep-ended.ts).
+    this.role.addToPrincipalPolicy(listExecutionsStatement(props.stateMachineArn));
     this.fn = new ControlPlaneFunction(this, 'Handler', {
       kind: 'sweeper',
       timeoutSeconds: SWEEPER_TIMEOUT_SECONDS,

@@ -5,7 +5,7 @@
  * A sweep with errors throws after doing everything else, so the invocation shows as failed. Its
  * lines carry stage `Sweeper` and the run each is about (NO_RUN for the sweep's own).
  */
-import type { Executions } from '../core/executions';
+import type { SweeperExecutions } from '../core/executions';
 import { sweep, SweepIncomplete, type SweepOptions, type SweepResult } from '../stages/sweep';
 import { invoke } from '../telemetry/invocation';
 import { NO_RUN, stageLogOn } from '../telemetry/log-sinks';
@@ -13,14 +13,14 @@ import { activityMetrics } from '../telemetry/run-metrics';
 import { observeStages } from '../telemetry/stage-activity';
 import { createTelemetry, type Telemetry } from '../telemetry/telemetry';
 import { createClusterFunctionDeps, type InvocationContext, type StageDepsWithoutLog } from './cluster-deps';
-import { createExecutions } from './execution-deps';
+import { createSweeperExecutions } from './execution-deps';
 import { lazyHandler } from './lazy-handler';
 import { createLedgerDeps } from './ledger-deps';
 
 export interface SweeperHandlerDeps {
   telemetry: Telemetry;
   stageDeps(context: InvocationContext): StageDepsWithoutLog;
-  executions: Executions;
+  executions: SweeperExecutions;
   /** Default: sweep.ts's defaults (tests shorten the graces). */
   options?: Partial<SweepOptions>;
 }
@@ -49,6 +49,6 @@ export function makeHandler(deps: SweeperHandlerDeps): (event: unknown, context:
 export const handler = lazyHandler(() => {
   const telemetry = createTelemetry();
   const cluster = createClusterFunctionDeps(telemetry.tracer, createLedgerDeps(telemetry.tracer));
-  const executions = createExecutions(telemetry.tracer);
+  const executions = createSweeperExecutions(telemetry.tracer);
   return makeHandler({ telemetry, stageDeps: (context) => cluster.stageDeps(context), executions });
 });

@@ -13,7 +13,12 @@ const TRANSIENT_ERROR_NAMES = new Set([
   'TimeoutError',
 ]);
 
-const TRANSIENT_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET']);
+/**
+ * Network failures that say nothing about the request: worth a retry. ENOTFOUND and EAI_AGAIN too:
+ * the DynamoDB outage of us-east-1 on 20 Oct 2025 was its endpoint's name failing to resolve, and a
+ * run must ride out such an outage (or be finished after it, sweep-ended.ts), not fail at once.
+ */
+const TRANSIENT_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 interface SdkLikeError {
   name?: unknown;

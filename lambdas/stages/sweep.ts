@@ -19,6 +19,11 @@
  *    TTL, or made by hand) once every one of them is older than `orphanGraceMs`.
  * 5. Concurrency-group slots (and queue places) held by runs that ended or never existed
  *    (sweep-slots.ts), so a crash can never leave a group busy for good.
+ * 6. Runs whose execution ended while nothing could finish them (sweep-ended.ts): an outage of the
+ *    ledger, the cluster's API or Step Functions' event delivery longer than the reaper's retries.
+ *    Every execution that ended without succeeding in the last `finishWindowMs` is looked at, and
+ *    its run finished as the reaper would have. It runs first: it notifies and cleans up, which the
+ *    steps after it would otherwise half-do.
  *
  * One failing item does not stop the others: errors are collected, logged, and returned; the
  * handler throws after the sweep if there were any, so the scheduled invocation shows as failed.
@@ -28,10 +33,11 @@
  * cluster's clock (run-context.ts, abortRequest), compared with `deps.now()`.
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { Executions } from '../core/executions';
+import type { SweeperExecutions } from '../core/executions';
 import { RUN_OBJECT_KINDS, type KubeObject } from '../cluster/cluster-client';
 import { stateMachineTimeoutSeconds } from '../core/deadlines';
 import { NotificationInProgress, StageBusy } from '../core/errors';
+import { reaperRetry, totalRetryWaitSeconds } from '../core/stage-timing';
 import { Labels } from '../core/runner-contract';
 import type { RunSpecWithoutScript } from '../core/spec';
 import {
@@ -52,6 +58,7 @@ import type { NotificationItem, RunSummary, RunView } from '../ledger/ledger';
 import { MAX_LIST_LIMIT } from '../ledger/queries';
 import type { StageDeps } from './deps';
 import { notify } from './notify';
+import { finishEndedExecutions, type FinishedRun } from './sweep-ended';
 import { freeAbandonedSlots, type FreedSlot } from './sweep-slots';
 
 const MINUTE = 60_000;
@@ -83,6 +90,10 @@ export interface SweepOptions {
   slotGraceMs: number;
   /** A slot held by a run still in flight by the ledger is freed once the run is this old: no execution can own it any more. */
   staleRunMs: number;
+  /** Executions that ended without succeeding within this window are finished if nothing finished their run (platform clock). */
+  finishWindowMs: number;
+  /** An execution stopped less than this long ago is left to the reaper: every wait of its retry policy (about 14 min). */
+  reaperGraceMs: number;
 }
 
 /** The defaults, except `orphanGraceMs` and `staleRunMs`, which follow the deployment's limits (orphanGraceMsFor, longestRunMs). */
@@ -98,6 +109,10 @@ export const DEFAULT_SWEEP_OPTIONS = {
   keepForMs: 24 * HOUR,
   maxRuns: 1000,
   slotGraceMs: 10 * MINUTE,
+  // Two days: an outage of the ledger or the cluster's API up to about that long is healed within a
+  // sweep of its end (DynamoDB's longest regional outage so far, us-east-1 on 20 Oct 2025, lasted hours).
+  finishWindowMs: 48 * HOUR,
+  reaperGraceMs: totalRetryWaitSeconds(reaperRetry()) * 1000,
 } as const satisfies Omit<SweepOptions, 'orphanGraceMs' | 'staleRunMs'>;
 
 /** No run lives longer than its execution may (architecture §6): an older object of an unknown run is no live run's. */
@@ -116,7 +131,7 @@ function longestRunMs(config: StageDeps['config']): number {
 /** Who the sweeper is in leases and claims (StageDeps.caller): never an execution, so always "another caller". */
 export const SWEEPER_CALLER = 'loadplane-sweeper';
 
-export type SweepStep = 'start' | 'stop' | 'notify' | 'objects' | 'slots';
+export type SweepStep = 'finish' | 'start' | 'stop' | 'notify' | 'objects' | 'slots';
 
 export interface SweepError {
   step: SweepStep;
@@ -124,6 +139,8 @@ export interface SweepError {
   cluster?: string;
   namespace?: string;
   group?: string;
+  /** The execution a `finish` error is about. */
+  execution?: string;
   /** `<name>: <message>` */
   error: string;
 }
@@ -137,6 +154,8 @@ export interface NotificationResolution {
 }
 
 export interface SweepResult {
+  /** Runs finished for an execution that ended while nothing could finish them (step 6). */
+  finished: FinishedRun[];
   /** Runs whose execution this sweep started (or found open with the same input). */
   started: string[];
   /** Runs whose execution was stopped because their abort outlived its grace. */
@@ -156,7 +175,7 @@ export class SweepIncomplete extends Error {
   }
 }
 
-export type SweepDeps = StageDeps & { executions: Executions };
+export type SweepDeps = StageDeps & { executions: SweeperExecutions };
 
 const SWEEPER = 'Sweeper';
 
@@ -164,12 +183,13 @@ export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}
   const opts: SweepOptions = { ...DEFAULT_SWEEP_OPTIONS, orphanGraceMs: orphanGraceMsFor(deps.config), staleRunMs: longestRunMs(deps.config), ...options };
   // Leases and claims the sweeper takes name it, so an execution meeting one is told "another caller".
   const sweeper: SweepDeps = { ...deps, caller: SWEEPER_CALLER };
-  const result: SweepResult = { started: [], stopped: [], notificationsResolved: [], objectsDeleted: [], slotsFreed: [], errors: [] };
+  const result: SweepResult = { finished: [], started: [], stopped: [], notificationsResolved: [], objectsDeleted: [], slotsFreed: [], errors: [] };
   const fail = (error: Omit<SweepError, 'error'>, err: unknown) => {
     const entry = { ...error, error: errorText(err) };
     result.errors.push(entry);
     deps.log({ ...entry, runId: error.runId ?? '', stage: SWEEPER, message: `${error.step}: failed` });
   };
+  await finishEndedExecutions(sweeper, { ...opts, longestExecutionMs: stateMachineTimeoutSeconds(deps.config) * 1000 }, result.finished, (where, err) => fail({ step: 'finish', ...where }, err));
   await startUnstarted(sweeper, opts, result, fail);
   await stopAbandonedAborts(sweeper, opts, result, fail);
   await resolveStaleClaims(sweeper, opts, result, fail);
@@ -179,6 +199,7 @@ export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}
     runId: '',
     stage: SWEEPER,
     message: 'sweep done',
+    finished: result.finished.length,
     started: result.started.length,
     stopped: result.stopped.length,
     notificationsResolved: result.notificationsResolved.length,
@@ -215,7 +236,7 @@ async function startUnstarted(deps: SweepDeps, opts: SweepOptions, result: Sweep
       const started = await deps.executions.start(runId);
       if (started.kind === 'exists') {
         // The execution ran and closed without adopting the run: the reaper finishes such a run
-        // (reap.ts, ownRun). Starting again cannot help; say so, every sweep, until it is finished.
+        // (reap.ts, ownRun), or step 6 once the reaper gave up. Starting again cannot help.
         deps.log({ runId, stage: SWEEPER, message: 'PENDING run whose execution exists but never adopted it: left to the reaper', execution: started.executionArn });
         continue;
       }
@@ -512,6 +533,6 @@ function errorText(err: unknown): string {
 }
 
 function describeError(e: SweepError): string {
-  const where = e.runId ?? (e.group !== undefined ? `group ${e.group}` : [e.cluster, e.namespace].filter(Boolean).join('/'));
+  const where = e.runId ?? e.execution ?? (e.group !== undefined ? `group ${e.group}` : [e.cluster, e.namespace].filter(Boolean).join('/'));
   return `${e.step}${where ? ` ${where}` : ''}: ${e.error}`;
 }

@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { stepFunctionsExecutions, type Executions } from '../../lambdas/api/executions';
+import { stepFunctionsEndedExecutions, stepFunctionsExecutions, type Executions } from '../../lambdas/api/executions';
 import { makeApiHandler } from '../../lambdas/api/router';
 import type { DeploymentConfig } from '../../lambdas/core/config';
 import type { ScheduleTargets } from '../../lambdas/core/schedules';
@@ -144,7 +144,7 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
     });
     const { port } = server.address() as AddressInfo;
     url = `http://127.0.0.1:${port}`;
-    const sweepDeps = { ...runtime.deps, executions };
+    const sweepDeps = { ...runtime.deps, executions: { ...executions, ...stepFunctionsEndedExecutions(sfn, stepFunctions.stateMachineArn) } };
     const sweepNow = () => sweep(sweepDeps);
     const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
     const timer =

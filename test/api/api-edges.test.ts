@@ -16,11 +16,13 @@ import { ledgerOn, testClock } from '../ledger/fixtures';
 import { proxyEvent, type ProxyRequest } from '../support/api-gateway-events';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { k6Spec } from '../support/local-runs';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 const CONTEXT = { awsRequestId: 'test' } as unknown as Context;
 const NO_EXECUTIONS: Executions = {
   start: () => Promise.reject(new Error('not expected')),
   stop: () => Promise.reject(new Error('not expected')),
+  ...NO_ENDED_EXECUTIONS,
 };
 const TARGETS: ScheduleTargets = { put: async () => {}, delete: async () => {} };
 

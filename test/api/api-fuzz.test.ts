@@ -17,6 +17,7 @@ import { Ledger } from '../../lambdas/ledger/ledger';
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedded-store';
 import { proxyEvent } from '../support/api-gateway-events';
 import { k6Spec } from '../support/local-runs';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 let store: EmbeddedStore;
 let ledger: Ledger;
@@ -27,6 +28,7 @@ const executions: Executions = {
     return { kind: 'started', executionArn: `arn:aws:states:local:000000000000:execution:loadplane-run:${runId}` };
   },
   stop: async () => undefined,
+  ...NO_ENDED_EXECUTIONS,
 };
 
 beforeAll(async () => {

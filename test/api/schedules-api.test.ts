@@ -20,6 +20,7 @@ import { ledgerOn, newRunId, testClock } from '../ledger/fixtures';
 import { proxyEvent, type ProxyRequest } from '../support/api-gateway-events';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { k6Spec } from '../support/local-runs';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 const CONTEXT = { awsRequestId: 'test' } as unknown as Context;
 
@@ -52,6 +53,7 @@ function recordingTargets() {
 const NO_EXECUTIONS: Executions = {
   start: () => Promise.reject(new Error('not expected: no execution is started by a schedules route')),
   stop: () => Promise.reject(new Error('not expected')),
+  ...NO_ENDED_EXECUTIONS,
 };
 
 describeOnLedgerBackends((table) => {

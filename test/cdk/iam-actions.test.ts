@@ -64,6 +64,7 @@ const COMMAND_ACTIONS: Record<string, Record<string, string>> = {
     StartExecutionCommand: 'states:StartExecution',
     StopExecutionCommand: 'states:StopExecution',
     DescribeExecutionCommand: 'states:DescribeExecution',
+    ListExecutionsCommand: 'states:ListExecutions',
   },
   '@aws-sdk/client-scheduler': {
     CreateScheduleCommand: 'scheduler:CreateSchedule',
@@ -406,6 +407,7 @@ const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext, role: LambdaRole) => S
   'states:StartExecution': (ctx) => ({ resources: [`\${${runMachineId(ctx)}}`] }),
   'states:StopExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
   'states:DescribeExecution': (ctx) => ({ resources: [arn('states', `execution:${runStateMachineName(ctx.config)}:*`)] }),
+  'states:ListExecutions': (ctx) => ({ resources: [`\${${runMachineId(ctx)}}`] }),
   // The API's schedules: its own group's only, never the config's group CloudFormation manages.
   'scheduler:*': (ctx) => ({ resources: [arn('scheduler', `schedule/${apiScheduleGroupName(ctx.config)}/*`)] }),
   // The role the API function names in its schedules (LOADPLANE_SCHEDULER_ROLE_ARN), to Scheduler only.

@@ -23,6 +23,7 @@ import { Ledger } from '../../lambdas/ledger/ledger';
 import { toProxyEvent, writeProxyResult } from '../../local/serve/api-gateway-event';
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedded-store';
 import { newRunId, testClock } from '../ledger/fixtures';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -59,7 +60,7 @@ beforeAll(async () => {
   const handler = makeApiHandler({
     ledger,
     config: DEFAULT_CONFIG,
-    executions: { start: () => Promise.reject(new Error('not expected')), stop: () => Promise.reject(new Error('not expected')) },
+    executions: { start: () => Promise.reject(new Error('not expected')), stop: () => Promise.reject(new Error('not expected')), ...NO_ENDED_EXECUTIONS },
     schedules: targets,
     now: clock.now,
     log: () => {},

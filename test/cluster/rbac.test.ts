@@ -16,13 +16,14 @@ import {
   RbacInputError,
   type PolicyRule,
 } from '../../lambdas/cluster/rbac';
-import type { Executions } from '../../lambdas/core/executions';
+import type { SweeperExecutions } from '../../lambdas/core/executions';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Labels, objectName, Role } from '../../lambdas/core/runner-contract';
 import { Outcome } from '../../lambdas/core/status';
 import { sweep } from '../../lambdas/stages/sweep';
 import type { RequestLogEntry } from '../../local/kube-sim';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 const NAMESPACE = 'loadplane';
 
@@ -208,9 +209,10 @@ export function teardown(data) {}
     }
     const left = h.leftovers(kept);
     expect(left).toEqual({ ConfigMap: 1, Pod: expect.any(Number) });
-    const executions: Executions = {
+    const executions: SweeperExecutions = {
       start: () => Promise.reject(new Error('no run is waiting to be started')),
       stop: () => Promise.resolve(),
+      ...NO_ENDED_EXECUTIONS,
     };
     const result = await logged(() => h.clock.actor(() => sweep({ ...h.runtime.deps, executions }, { keepForMs: 0 })));
     expect(result.used).toEqual(expect.arrayContaining(['core configmaps delete', 'core pods delete', 'core pods list']));

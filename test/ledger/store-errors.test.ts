@@ -19,6 +19,12 @@ describe('toStoreFailure', () => {
     ['TimeoutError', 'TransientStoreError', { name: 'TimeoutError' }],
     ['ECONNREFUSED', 'TransientStoreError', { name: 'Error', code: 'ECONNREFUSED' }],
     ['ECONNRESET', 'TransientStoreError', { name: 'Error', code: 'ECONNRESET' }],
+    // The endpoint's name not resolving: DynamoDB's us-east-1 outage of 20 Oct 2025 (issue 27).
+    ['ENOTFOUND', 'TransientStoreError', { name: 'Error', code: 'ENOTFOUND' }],
+    ['EAI_AGAIN', 'TransientStoreError', { name: 'Error', code: 'EAI_AGAIN' }],
+    ['ETIMEDOUT', 'TransientStoreError', { name: 'Error', code: 'ETIMEDOUT' }],
+    ['EHOSTUNREACH', 'TransientStoreError', { name: 'Error', code: 'EHOSTUNREACH' }],
+    ['an unknown network code', 'StoreError', { name: 'Error', code: 'ERR_SOMETHING_ELSE' }],
     ['any HTTP 5xx', 'TransientStoreError', { name: 'UnknownError', $metadata: { httpStatusCode: 502 } }],
     ['ResourceNotFoundException', 'StoreError', { name: 'ResourceNotFoundException', $metadata: { httpStatusCode: 400 } }],
     ['ValidationException', 'StoreError', { name: 'ValidationException', $metadata: { httpStatusCode: 400 } }],

@@ -36,6 +36,7 @@ function crashingApi(crash: Crash) {
   const starts: string[] = [];
   let crashed = false;
   const executions: Executions = {
+    ...serve.executions,
     start: (runId) => {
       starts.push(runId);
       if (!crashed) {
@@ -46,7 +47,6 @@ function crashingApi(crash: Crash) {
       }
       return serve.executions.start(runId);
     },
-    stop: (arn, error, cause) => serve.executions.stop(arn, error, cause),
   };
   const handler = makeApiHandler({ ledger: serve.runtime.ledger, config: serve.runtime.deps.config, executions, now: () => clock.now(), log: () => undefined });
   return { handler, starts };

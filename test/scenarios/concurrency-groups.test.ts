@@ -6,7 +6,7 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Executions } from '../../lambdas/core/executions';
+import type { SweeperExecutions } from '../../lambdas/core/executions';
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import { Outcome, RunStatus, Stage } from '../../lambdas/core/status';
@@ -14,6 +14,7 @@ import { sweep } from '../../lambdas/stages/sweep';
 import type { HistoryEvent } from '../../local/engine/local-execution';
 import { k6Spec, startHarness, type FinishedRun, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 const MINUTE = 60_000;
 /**
@@ -71,9 +72,10 @@ async function holdersOf(group: string): Promise<string[]> {
 }
 
 /** Sweeps only what these tests leave: no API-created runs wait to be started. */
-const noExecutions: Executions = {
+const noExecutions: SweeperExecutions = {
   start: () => Promise.reject(new Error('no run should be started by this sweep')),
   stop: () => Promise.reject(new Error('no execution should be stopped by this sweep')),
+  ...NO_ENDED_EXECUTIONS,
 };
 
 describe('concurrency groups: never more than `limit` runs hold a slot', () => {

@@ -7,7 +7,7 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Executions } from '../../lambdas/core/executions';
+import type { SweeperExecutions } from '../../lambdas/core/executions';
 import { runSelector } from '../../lambdas/cluster/manifests/labels';
 import { newRunId } from '../../lambdas/core/run-id';
 import { Labels, Role } from '../../lambdas/core/runner-contract';
@@ -23,6 +23,7 @@ import type { LocalRun } from '../../local/runtime/local-runtime';
 import { driveTo, endRun, NAMESPACE } from '../stages/stage-fixture';
 import { k6Spec, recordAsApi, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 /** Real ms a send waits for an answer: only the hanging receiver waits it out. */
 const SEND_TIMEOUT_MS = 1000;
@@ -58,7 +59,7 @@ beforeEach(() => receiver.reset());
 function localExecutions() {
   const byName = new Map<string, { run: LocalRun; closed: boolean }>();
   let startExecutionCalls = 0;
-  const executions: Executions = {
+  const executions: SweeperExecutions = {
     async start(runId) {
       const known = byName.get(runId);
       if (known) return { kind: known.closed ? 'exists' : 'started', executionArn: known.run.executionArn };
@@ -73,6 +74,8 @@ function localExecutions() {
       const known = [...byName.values()].find((e) => e.run.executionArn === executionArn);
       if (known && !known.closed) known.run.stop();
     },
+    // The local runtime runs the reaper itself when an execution ends: nothing is left for step 6.
+    ...NO_ENDED_EXECUTIONS,
   };
   return {
     executions,

@@ -7,7 +7,7 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Executions } from '../../lambdas/core/executions';
+import type { SweeperExecutions } from '../../lambdas/core/executions';
 import type { ClusterClient } from '../../lambdas/cluster/cluster-client';
 import { runSelector } from '../../lambdas/cluster/manifests/labels';
 import { newRunId } from '../../lambdas/core/run-id';
@@ -21,6 +21,7 @@ import { executionArnFor } from '../../local/engine/local-execution';
 import { k6Spec, recordAsApi, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { admitPayload, createdOnly, endRun, NAMESPACE, viewOf } from './stage-fixture';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 /** Real ms a send waits for an answer: only the hanging receiver waits it out. */
 const SEND_TIMEOUT_MS = 1000;
@@ -49,7 +50,7 @@ function recordingExecutions() {
   const starts: string[] = [];
   const stops: { executionArn: string; error: string; cause: string }[] = [];
   const failingStarts = new Set<string>();
-  const executions: Executions = {
+  const executions: SweeperExecutions = {
     async start(runId) {
       if (failingStarts.has(runId)) throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
       starts.push(runId);
@@ -58,11 +59,12 @@ function recordingExecutions() {
     async stop(executionArn, error, cause) {
       stops.push({ executionArn, error, cause });
     },
+    ...NO_ENDED_EXECUTIONS,
   };
   return { executions, starts, stops, failingStarts };
 }
 
-function sweepWith(executions: Executions, options: Partial<SweepOptions> = {}) {
+function sweepWith(executions: SweeperExecutions, options: Partial<SweepOptions> = {}) {
   return sweep({ ...h.runtime.deps, executions }, options);
 }
 

@@ -15,7 +15,7 @@
  */
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Executions } from '../../lambdas/core/executions';
+import type { SweeperExecutions } from '../../lambdas/core/executions';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import { makeHandler as makeApiHandler } from '../../lambdas/handlers/api';
 import { makeHandler as makeReaperHandler } from '../../lambdas/handlers/reaper';
@@ -26,6 +26,7 @@ import { createTelemetry } from '../../lambdas/telemetry/telemetry';
 import { proxyEvent } from '../support/api-gateway-events';
 import { k6Spec, startHarness, type FinishedRun, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 
 const HOOK_TOKEN = 'T0K3N-in-the-hook-path';
 const SIGNING_SECRET = 'sig-secret-5e4d3c';
@@ -126,7 +127,7 @@ describe('a whole run through the stage Lambda handler', () => {
 
 describe('the other handlers', () => {
   it('the sweeper: its summary is a Sweeper line about no one run', async () => {
-    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
     const sweeper = makeSweeperHandler({ telemetry, stageDeps: () => h.runtime.deps, executions });
     const result = await sweeper({}, context());
     expect(result.errors).toEqual([]);
@@ -144,7 +145,7 @@ describe('the other handlers', () => {
 
   it('the API: a failed StartExecution is a warning naming the run, the route and stage Api', async () => {
     const boom = Object.assign(new Error('StartExecution failed'), { name: 'ServiceUnavailable' });
-    const executions: Executions = { start: async () => Promise.reject(boom), stop: async () => undefined };
+    const executions: SweeperExecutions = { start: async () => Promise.reject(boom), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
     const { ledger, config } = h.runtime.deps;
     const api = makeApiHandler({ telemetry, api: { ledger, config, executions, now: () => h.clock.now() } });
     const res = await api(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'telemetry-api' })) }), context());
@@ -157,7 +158,7 @@ describe('the other handlers', () => {
     const before = lines.length;
     const ledger = Object.create(h.runtime.deps.ledger) as Ledger;
     ledger.getRun = async () => Promise.reject(Object.assign(new Error('store down'), { name: 'TransientStoreError' }));
-    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
     const api = makeApiHandler({ telemetry, api: { ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
     const res = await api(proxyEvent({ method: 'GET', path: `/runs/${run.runId}` }), context());
     expect(res.statusCode).toBe(500);
@@ -167,7 +168,7 @@ describe('the other handlers', () => {
 
   it("the API: the router's own error lines are the Logger's JSON lines, with the invocation's keys", async () => {
     const before = lines.length;
-    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
     const api = makeApiHandler({ telemetry, api: { ledger: h.runtime.deps.ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
     // Not an API Gateway proxy event: the router says so (on its logger), the handler answers 400.
     const res = await api({ httpMethod: 'GET' } as APIGatewayProxyEvent, context());
@@ -177,7 +178,7 @@ describe('the other handlers', () => {
   });
 
   it("the next invocation starts with its own keys: a sweeper line after an API request has no route and the sweeper's run id", async () => {
-    const executions: Executions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined };
+    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
     const api = makeApiHandler({ telemetry, api: { ledger: h.runtime.deps.ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
     expect((await api(proxyEvent({ method: 'GET', path: `/runs/${run.runId}` }), context())).statusCode).toBe(200);
     const before = lines.length;
