@@ -116,8 +116,13 @@ export type StageItem = z.infer<typeof stageItemSchema>;
 const notificationDecisionSchema = z.object({
   when: z.enum(NotifyWhen),
   reason: z.string(),
-  /** `change`: the previous finished run compared with, when there was one. */
+  /** `change`: the run whose outcome the channel last said (or would have said), compared with; absent when none. */
   previous: z.object({ runId: z.string(), outcome: z.enum(Outcome) }).optional(),
+  /**
+   * `change`, on a `suppressed` entry only: recorded by a run decided after this one whose Notify came
+   * first (notify/when.ts), which speaks for the channel instead; this run's outcome is no longer news.
+   */
+  supersededBy: z.string().optional(),
 });
 export type NotificationDecision = z.infer<typeof notificationDecisionSchema>;
 

@@ -9,11 +9,14 @@ import type { StageItem } from './items';
 import {
   claimNotification,
   markNotificationSent,
+  recordSuppression,
   releaseNotification,
   type ClaimNotificationResult,
   type ClaimOptions,
   type MarkSentResult,
+  type RecordSuppressionResult,
   type ReleaseResult,
+  type SuppressionInput,
 } from './notifications';
 import { getRun, listRuns, type GetRunOptions, type ListRunsInput, type ListRunsPage, type RunView } from './queries';
 import {
@@ -119,6 +122,11 @@ export class Ledger {
     return recordSample(this.ctx, runId, sample);
   }
 
+  /** A `suppressed` entry for the channel, unless it has one already (which stands): notifications.ts. */
+  recordSuppression(runId: string, channel: string, input: SuppressionInput): Promise<RecordSuppressionResult> {
+    return recordSuppression(this.ctx, runId, channel, input);
+  }
+
   /** The run's samples, oldest first; `newest: n` reads only the newest n. */
   listSamples(runId: string, options?: { newest?: number }): Promise<LiveSample[]> {
     return listSamples(this.ctx, runId, options);
@@ -186,7 +194,7 @@ export class Ledger {
 
 export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, RequestAbortResult } from './runs';
 export type { BeginStageResult, CompleteStageResult, FailStageResult } from './stages';
-export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, ReleaseResult } from './notifications';
+export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, RecordSuppressionResult, ReleaseResult, SuppressionInput } from './notifications';
 export type { AcquireSlotResult, GroupItem, ReleaseSlotResult } from './groups';
 export type { PutScheduleResult, ScheduleRecord } from './schedules';
 export type { GetRunOptions, ListRunsInput, ListRunsPage, RunView } from './queries';

@@ -13,9 +13,14 @@
  * `suppressed` entry is never claimed, marked or released, so it is never sent, whatever a later
  * look-back would say; a send decision stays on the entry across releases and re-claims. Without
  * `decide` (a channel that always speaks, or the sweeper resolving a stale claim) nothing changes.
+ *
+ * recordSuppression writes the same `suppressed` entry for another run than the caller's: a `change`
+ * look-back's decision that an earlier-decided run, not yet notified, is superseded (notify/when.ts).
+ * It is the same put on the same key, so that run's own first decision and this one race as any two
+ * deciders do, and one of them is recorded.
  */
 import { randomUUID } from 'node:crypto';
-import { NotificationInProgress, StageOwnershipLost } from '../core/errors';
+import { NotificationInProgress, StageOwnershipLost, TransientStoreError } from '../core/errors';
 import { holderFor } from './stages';
 import { NotificationState, NotifyPolicy, type Outcome } from '../core/status';
 import { parseNotificationItem, type NotificationDecision, type NotificationItem } from './items';
@@ -67,25 +72,7 @@ export async function claimNotification(
     const decided = await decide();
     decision = recordedDecision(decided);
     if (!decided.send) {
-      const nowMs = ctx.now();
-      const put = await conditionalPut(ctx, operation, {
-        item: {
-          ...key,
-          runId,
-          channel,
-          state: NotificationState.suppressed,
-          token: randomUUID(),
-          leaseUntil: 0,
-          dedupeKey,
-          outcome,
-          policy,
-          claims: 0,
-          claimedAt: isoNow(ctx),
-          decision,
-          expiresAt: expiresAt(nowMs),
-        },
-        condition: 'attribute_not_exists(#pk)',
-      });
+      const put = await putSuppressed(ctx, operation, runId, channel, { outcome, policy, decision });
       if (put.ok) return { kind: 'suppressed', item: parseNotificationItem(put.attributes) };
       // Another caller recorded its decision first: the claim below meets its entry and follows it.
       decision = undefined;
@@ -169,9 +156,66 @@ export async function claimNotification(
   throw busy(current, ctx.now());
 }
 
+/** What recordSuppression records: the entry's outcome and policy as a claim's would be, and why nothing is sent. */
+export interface SuppressionInput {
+  outcome: Outcome;
+  policy: NotifyPolicy;
+  decision: NotificationDecision;
+}
+export type RecordSuppressionResult =
+  /** The `suppressed` entry was written by this call. */
+  | { kind: 'recorded'; item: NotificationItem }
+  /** The channel already had an entry (a claim, a send, a suppression): it stands, as it is. */
+  | { kind: 'existing'; item: NotificationItem };
+
+/**
+ * Records that `channel` sends nothing for `runId` — unless the channel already has an entry, which
+ * then stands: one conditional put (`attribute_not_exists`), as claimNotification's own suppression.
+ * A `change` channel's look-back uses it for an earlier-decided run not yet notified (notify/when.ts,
+ * `supersededBy`): whichever of that run's own decision and this put comes first is what holds.
+ */
+export async function recordSuppression(ctx: LedgerContext, runId: string, channel: string, input: SuppressionInput): Promise<RecordSuppressionResult> {
+  const operation = `recordSuppression ${runId} ${channel}`;
+  for (let attempt = 1; ; attempt++) {
+    const put = await putSuppressed(ctx, operation, runId, channel, input);
+    if (put.ok) return { kind: 'recorded', item: parseNotificationItem(put.attributes) };
+    if (put.current) return { kind: 'existing', item: parseNotificationItem(put.current) };
+    // The condition failed but the fallback read found nothing (the entry expired in between): again.
+    if (attempt >= MAX_ATTEMPTS) throw new TransientStoreError(`${operation}: the entry's condition failed, yet no entry is there`);
+  }
+}
+
+/** The `suppressed` entry, put only where the channel has none. */
+function putSuppressed(ctx: LedgerContext, operation: string, runId: string, channel: string, { outcome, policy, decision }: SuppressionInput) {
+  const nowMs = ctx.now();
+  return conditionalPut(ctx, operation, {
+    item: {
+      ...notificationKey(runId, channel),
+      runId,
+      channel,
+      state: NotificationState.suppressed,
+      token: randomUUID(),
+      leaseUntil: 0,
+      dedupeKey: `${runId}:${outcome}`,
+      outcome,
+      policy,
+      claims: 0,
+      claimedAt: isoNow(ctx),
+      decision,
+      expiresAt: expiresAt(nowMs),
+    },
+    condition: 'attribute_not_exists(#pk)',
+  });
+}
+
 /** The decision as stored: without `send` (the entry's state says it) and without unset fields. */
-function recordedDecision({ when, reason, previous }: ClaimDecision): NotificationDecision {
-  return { when, reason, ...(previous ? { previous: { runId: previous.runId, outcome: previous.outcome } } : {}) };
+function recordedDecision({ when, reason, previous, supersededBy }: ClaimDecision): NotificationDecision {
+  return {
+    when,
+    reason,
+    ...(previous ? { previous: { runId: previous.runId, outcome: previous.outcome } } : {}),
+    ...(supersededBy !== undefined ? { supersededBy } : {}),
+  };
 }
 
 /**

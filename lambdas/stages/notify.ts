@@ -124,7 +124,7 @@ async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, 
       policy: run.spec.notify.policy,
       outcome: message.outcome,
       ...(deps.caller ? { holder: deps.caller } : {}),
-      ...(when === NotifyWhen.always ? {} : { decide: () => decideChannel(deps.ledger, when, thisRun(run, message)) }),
+      ...(when === NotifyWhen.always ? {} : { decide: () => decideChannel(deps.ledger, channel, when, thisRun(run, message)) }),
     });
   } catch (err) {
     throw explainBusyClaim(err, channel, attempt);
@@ -172,7 +172,8 @@ function whenFor(deps: StageDeps, run: RunContext, channel: string): NotifyWhen 
 /** The run as the `change` look-back places it in its name's (or schedule's) history. */
 function thisRun(run: RunContext, message: NotificationMessage) {
   const item = run.view.run;
-  return { runId: run.runId, name: item.runName ?? run.spec.name, createdAt: item.createdAt, trigger: item.trigger, outcome: message.outcome };
+  const decidedAt = item.decidedAt ?? item.updatedAt;
+  return { runId: run.runId, name: item.runName ?? run.spec.name, createdAt: item.createdAt, decidedAt, trigger: item.trigger, outcome: message.outcome };
 }
 
 /**

@@ -1,19 +1,22 @@
 /**
- * A channel's `when` (notify/when.ts) against a real ledger: the previous finished run of a name (or a
- * schedule) read from the byName index, in flight and SKIPPED runs passed over, the look-back's bound;
- * and the decision recorded with the claim (ledger/notifications.ts), once, whoever races for it.
+ * A channel's `when` (notify/when.ts) against a real ledger: the run a `change` channel compares with
+ * (its last word before the run, in decision order, of the name or the schedule) read from the byName
+ * index, in flight and SKIPPED runs passed over, the look-back's bound; and the decision recorded with
+ * the claim (ledger/notifications.ts), once, whoever races for it. Overlapping runs, notified in every
+ * order: change-interleavings.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { NotificationInProgress, StageOwnershipLost } from '../../lambdas/core/errors';
 import { NotificationState, NotifyPolicy, NotifyWhen, Outcome, TriggerKind } from '../../lambdas/core/status';
 import type { Ledger, RunTrigger } from '../../lambdas/ledger/ledger';
-import { LOOK_BACK_RUNS, decideChannel, decideWhen, previousFinishedRun, type ThisRun, type WhenDecision } from '../../lambdas/notify/when';
+import { LOOK_BACK_RUNS, decideChannel, decideWhen, lastWordBefore, type ThisRun, type WhenDecision } from '../../lambdas/notify/when';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { errorNames, givenRun, ledgerOn, newRunId, race, testClock, type TestClock } from '../ledger/fixtures';
 
 const { SUCCEEDED, FAILED, THRESHOLDS_FAILED, SKIPPED, TIMED_OUT } = Outcome;
 const LEASE_MS = 10_000;
 const claimOptions = { leaseMs: LEASE_MS, policy: NotifyPolicy.atMostOnce, outcome: FAILED };
+const CHANNEL = 'webhook';
 
 describe('decideWhen (no history)', () => {
   it('always speaks; failure speaks for every outcome but SUCCEEDED and SKIPPED', () => {
@@ -36,37 +39,56 @@ describe('decideWhen (no history)', () => {
 });
 
 describeOnLedgerBackends((table) => {
-  /** Runs of one name, created a second apart on the ledger's clock, each finished (or not) as told. */
+  /**
+   * Runs of one name, created a second apart on the ledger's clock, each finished (or not) as told;
+   * their specs name the channel with `when: change`. `notify` claims the channel for a run as the
+   * Notify stage does (deciding with the claim), and records a message when the claim says send.
+   */
   function history(clock: TestClock = testClock()) {
     const ledger = ledgerOn(table(), clock);
     const name = `when-${newRunId().slice(-8)}`;
     const runs: ThisRun[] = [];
+    const sent: string[] = [];
     return {
       ledger,
       name,
       runs,
+      /** The run ids the channel got a message for, in order. */
+      sent,
       async add(outcome: Outcome | undefined, trigger: RunTrigger = { kind: TriggerKind.api }, runName = name): Promise<ThisRun & { outcome: Outcome }> {
         const runId = newRunId();
-        const created = await ledger.createRun({ runId, spec: { name: runName, engine: 'k6' }, specHash: 'h', trigger });
+        const notify = { channels: [CHANNEL], policy: NotifyPolicy.atMostOnce, when: { [CHANNEL]: NotifyWhen.change } };
+        const created = await ledger.createRun({ runId, spec: { name: runName, engine: 'k6', notify }, specHash: 'h', trigger });
         clock.advance(1_000);
-        if (outcome !== undefined) await ledger.decideOutcome(runId, outcome, 'test');
-        const run = { runId, name: runName, createdAt: created.run.createdAt, trigger, outcome: outcome ?? SUCCEEDED };
+        const decided = outcome === undefined ? undefined : (await ledger.decideOutcome(runId, outcome, 'test')).run;
+        const run = { runId, name: runName, createdAt: created.run.createdAt, decidedAt: decided?.decidedAt ?? '9999', trigger, outcome: outcome ?? SUCCEEDED };
         runs.push(run);
         return run;
       },
+      /** The channel's claim for `run`, deciding with it; the recorded decision. */
+      async notify(run: ThisRun): Promise<WhenDecision> {
+        const claim = await ledger.claimNotification(run.runId, CHANNEL, { ...claimOptions, outcome: run.outcome, decide: () => decide(ledger, NotifyWhen.change, run) });
+        if (claim.kind === 'claimed') {
+          sent.push(run.runId);
+          const { item } = await ledger.markNotificationSent(run.runId, CHANNEL, claim.token, { status: 200 });
+          return { send: true, ...item.decision! };
+        }
+        if (claim.kind !== 'suppressed') throw new Error(`claimed already: ${claim.kind}`);
+        return { send: false, ...claim.item.decision! };
+      },
     };
   }
-  const decide = (ledger: Ledger, when: NotifyWhen, run: ThisRun): Promise<WhenDecision> => decideChannel(ledger, when, run);
+  const decide = (ledger: Ledger, when: NotifyWhen, run: ThisRun): Promise<WhenDecision> => decideChannel(ledger, CHANNEL, when, run);
 
-  it('SUCCEEDED, SUCCEEDED, THRESHOLDS_FAILED, THRESHOLDS_FAILED, SUCCEEDED, FAILED, FAILED, SUCCEEDED: change speaks at the flips, failure at the failures', async () => {
+  it('SUCCEEDED, SUCCEEDED, THRESHOLDS_FAILED, THRESHOLDS_FAILED, SUCCEEDED, FAILED, FAILED, SUCCEEDED, each notified as it ends: change speaks at the flips, failure at the failures', async () => {
     const h = history();
     const outcomes = [SUCCEEDED, SUCCEEDED, THRESHOLDS_FAILED, THRESHOLDS_FAILED, SUCCEEDED, FAILED, FAILED, SUCCEEDED];
-    for (const outcome of outcomes) await h.add(outcome);
-    // Decided after every run exists: runs created after the one notified are passed over.
-    const change = await Promise.all(h.runs.map((run) => decide(h.ledger, NotifyWhen.change, run)));
+    const change: WhenDecision[] = [];
+    for (const outcome of outcomes) change.push(await h.notify(await h.add(outcome)));
     const failure = await Promise.all(h.runs.map((run) => decide(h.ledger, NotifyWhen.failure, run)));
     const spoke = (decisions: WhenDecision[]) => decisions.flatMap((d, i) => (d.send ? [i + 1] : []));
     expect(spoke(change)).toEqual([3, 5, 6, 8]);
+    expect(h.sent).toEqual([3, 5, 6, 8].map((n) => h.runs[n - 1]!.runId));
     expect(spoke(failure)).toEqual([3, 4, 6, 7]);
     expect(change[0]).toEqual({ when: 'change', send: false, reason: 'no previous finished run: a first SUCCEEDED is not news' });
     expect(change[2]).toEqual({
@@ -81,22 +103,34 @@ describeOnLedgerBackends((table) => {
   it('runs in flight and SKIPPED runs are passed over; other names do not count', async () => {
     const h = history();
     const first = await h.add(SUCCEEDED);
+    await h.notify(first);
     await h.add(undefined); // still in flight
-    await h.add(SKIPPED);
-    await h.add(FAILED, { kind: TriggerKind.api }, `${h.name}-other`);
+    await h.notify(await h.add(SKIPPED));
+    await h.notify(await h.add(FAILED, { kind: TriggerKind.api }, `${h.name}-other`));
     const last = await h.add(FAILED);
-    expect(await decide(h.ledger, NotifyWhen.change, last)).toMatchObject({ send: true, previous: { runId: first.runId, outcome: SUCCEEDED } });
+    expect(await h.notify(last)).toMatchObject({ send: true, previous: { runId: first.runId, outcome: SUCCEEDED } });
     // The skipped run itself is not a change, though it differs from SUCCEEDED.
     expect((await decide(h.ledger, NotifyWhen.change, h.runs[2]!)).send).toBe(false);
   });
 
-  it('a first run: FAILED is news, SUCCEEDED is not (nothing finished before it, even with later runs finished)', async () => {
+  it('a first run: FAILED is news, SUCCEEDED is not', async () => {
     const failed = history();
-    const first = await failed.add(FAILED);
-    await failed.add(SUCCEEDED);
-    expect(await decide(failed.ledger, NotifyWhen.change, first)).toEqual({ when: 'change', send: true, reason: 'no previous finished run: a first FAILED is news' });
+    expect(await failed.notify(await failed.add(FAILED))).toEqual({ when: 'change', send: true, reason: 'no previous finished run: a first FAILED is news' });
     const succeeded = history();
-    expect((await decide(succeeded.ledger, NotifyWhen.change, await succeeded.add(SUCCEEDED))).send).toBe(false);
+    expect((await succeeded.notify(await succeeded.add(SUCCEEDED))).send).toBe(false);
+  });
+
+  it('a run decided before this one counts though it was created after it; one decided after does not, though it was created before', async () => {
+    const clock = testClock();
+    const g = history(clock);
+    // Created in the order long, short; decided short (FAILED), then long (SUCCEEDED).
+    const long = await g.add(undefined);
+    const short = await g.add(FAILED);
+    clock.advance(1_000);
+    const longDone = { ...long, outcome: SUCCEEDED, decidedAt: (await g.ledger.decideOutcome(long.runId, SUCCEEDED, 'test')).run.decidedAt! };
+    expect(await g.notify(short)).toMatchObject({ send: true, reason: 'no previous finished run: a first FAILED is news' });
+    expect(await g.notify(longDone)).toMatchObject({ send: true, previous: { runId: short.runId, outcome: FAILED } });
+    expect(g.sent).toEqual([short.runId, long.runId]);
   });
 
   it('a scheduled run is compared with the previous run of its own schedule only; an API run with any run of its name', async () => {
@@ -104,30 +138,33 @@ describeOnLedgerBackends((table) => {
     const nightly = { kind: TriggerKind.schedule, schedule: 'nightly', scheduledTime: '2026-03-15T00:00:00Z' } as const;
     const hourly = { kind: TriggerKind.schedule, schedule: 'hourly' } as const;
     const nightlyOk = await h.add(SUCCEEDED, nightly);
-    await h.add(FAILED, hourly);
-    await h.add(FAILED, { kind: TriggerKind.api });
+    await h.notify(nightlyOk);
+    await h.notify(await h.add(FAILED, hourly));
+    await h.notify(await h.add(FAILED, { kind: TriggerKind.api }));
     const nightlyAgain = await h.add(SUCCEEDED, nightly);
-    expect(await decide(h.ledger, NotifyWhen.change, nightlyAgain)).toMatchObject({ send: false, previous: { runId: nightlyOk.runId, outcome: SUCCEEDED } });
+    expect(await h.notify(nightlyAgain)).toMatchObject({ send: false, previous: { runId: nightlyOk.runId, outcome: SUCCEEDED } });
     const byHand = await h.add(SUCCEEDED, { kind: TriggerKind.api });
-    expect(await decide(h.ledger, NotifyWhen.change, byHand)).toMatchObject({ send: false, previous: { runId: nightlyAgain.runId } });
+    expect(await h.notify(byHand)).toMatchObject({ send: false, previous: { runId: nightlyAgain.runId } });
     const hourlyOk = await h.add(SUCCEEDED, hourly);
-    expect(await decide(h.ledger, NotifyWhen.change, hourlyOk)).toMatchObject({ send: true, previous: { outcome: FAILED } });
+    expect(await h.notify(hourlyOk)).toMatchObject({ send: true, previous: { outcome: FAILED } });
   });
 
   it(`the look-back reads at most ${LOOK_BACK_RUNS} runs (newer ones included); a finished run past it counts as none`, async () => {
     const h = history();
     const finished = await h.add(SUCCEEDED);
+    await h.notify(finished);
     for (let i = 0; i < 3; i++) await h.add(undefined);
     const run = await h.add(FAILED);
     await h.add(undefined); // created after the run: read, passed over, counted
-    expect(await previousFinishedRun(h.ledger, run, 5)).toBeUndefined();
-    expect(await previousFinishedRun(h.ledger, run, 6)).toEqual({ runId: finished.runId, outcome: SUCCEEDED });
+    expect(await lastWordBefore(h.ledger, CHANNEL, run, 5)).toBeUndefined();
+    expect(await lastWordBefore(h.ledger, CHANNEL, run, 6)).toEqual({ runId: finished.runId, outcome: SUCCEEDED });
     expect(await decide(h.ledger, NotifyWhen.change, run)).toMatchObject({ send: true, previous: { runId: finished.runId } });
   });
 
   it(`by default: a previous finished run ${LOOK_BACK_RUNS}th in the listing is found, one pushed to the ${LOOK_BACK_RUNS + 1}st by a newer run is not`, async () => {
     const h = history();
     const finished = await h.add(FAILED);
+    await h.notify(finished);
     for (let i = 0; i < LOOK_BACK_RUNS - 2; i++) await h.add(undefined);
     const run = await h.add(FAILED);
     // The run and the ones before it: exactly LOOK_BACK_RUNS read.

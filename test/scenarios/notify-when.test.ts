@@ -112,6 +112,60 @@ describe('one name, run after run', WHOLE_RUNS, () => {
   });
 });
 
+/**
+ * Runs of one name that overlap (issue 27 item 5), through the Notify stage: each run is admitted
+ * (`create`), given its outcome by Decide (`decide`) and notified (`notify`, `notify X+Y` at once)
+ * when a case says, the clock a second on after each step. The change channel must end on the latest
+ * decided outcome: `messages` is what it gets, stated by hand (`oneOf` when two sends race).
+ */
+describe('runs of one name overlapping (`when: change`): the channel ends on the latest outcome', WHOLE_RUNS, () => {
+  const OUTCOME: Record<string, Outcome> = { S: SUCCEEDED, F: FAILED, TF: THRESHOLDS_FAILED };
+  const cases: { name: string; steps: string[]; messages?: string[]; oneOf?: string[][] }[] = [
+    {
+      name: 'P passes; X (long, fails its thresholds) is created, then Y (short, passes), which ends first; Z passes later: X, then Z announce',
+      steps: ['create P', 'decide P S', 'notify P', 'create X', 'create Y', 'decide Y S', 'notify Y', 'decide X TF', 'notify X', 'create Z', 'decide Z S', 'notify Z'],
+      messages: ['X THRESHOLDS_FAILED', 'Z SUCCEEDED'],
+    },
+    {
+      name: 'decided X (fails) then Y (passes), notified Y then X: nothing to announce (the channel last said all was well, and it is)',
+      steps: ['create P', 'decide P S', 'notify P', 'create X', 'create Y', 'decide X F', 'decide Y S', 'notify Y', 'notify X'],
+      messages: [],
+    },
+    {
+      name: 'decided X then Y (both fail), notified Y then X: Y announces the failure, X adds nothing after it',
+      steps: ['create P', 'decide P S', 'notify P', 'create X', 'create Y', 'decide X F', 'decide Y F', 'notify Y', 'notify X'],
+      messages: ['Y FAILED'],
+    },
+    {
+      name: 'X (fails) and Y (passes), decided in that order, notified at once: both speak, or neither; never a failure last',
+      steps: ['create P', 'decide P S', 'notify P', 'create X', 'create Y', 'decide X F', 'decide Y S', 'notify X+Y'],
+      oneOf: [[], ['X FAILED', 'Y SUCCEEDED']],
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const name = `overlap-${c.steps.length}-${cases.indexOf(c)}`;
+      const ids = new Map<string, string>();
+      const label = (runId: string) => [...ids].find(([, id]) => id === runId)?.[0] ?? runId;
+      for (const text of c.steps) {
+        const [verb, run, outcome] = text.split(' ') as [string, string, string | undefined];
+        if (verb === 'create') ids.set(run, (await driveTo(h, spec(name), Stage.Admit)).runId);
+        else if (verb === 'decide') await endRun(h, ids.get(run)!, OUTCOME[outcome!]!);
+        else await Promise.all(run.split('+').map((r) => notify(h.runtime.deps, ids.get(r)!)));
+        h.clock.advance(1_000);
+      }
+      const messages = receiver.requests
+        .filter((r) => r.path === CHANGE)
+        .map((r) => JSON.parse(r.body.toString()) as { runId: string; outcome: string; endedAt: string })
+        .sort((a, b) => (c.oneOf ? a.endedAt.localeCompare(b.endedAt) : 0))
+        .map((m) => `${label(m.runId)} ${m.outcome}`);
+      if (c.messages) expect(messages).toEqual(c.messages);
+      if (c.oneOf) expect(c.oneOf).toContainEqual(messages);
+    });
+  }
+});
+
 describe('two Notify invocations racing for one run (`when: change`): one decision, at most one send', WHOLE_RUNS, () => {
   /**
    * A run of `name` ended `outcome` (admitted, then decided: Notify not run), after one whole run of
