@@ -32,7 +32,8 @@ import type { DeployConfig } from '../config/deploy-config';
 import { REPO_ROOT } from '../function-bundling';
 import { ControlPlaneFunction } from './control-plane-function';
 import type { LedgerTable } from './ledger-table';
-import { ledgerStatements, startExecutionStatement } from './permissions';
+import { ledgerStatements, runExecutionsStatement, startExecutionStatement } from './permissions';
+import { runStateMachineName } from './run-state-machine';
 
 export const OPENAPI_PATH = join(REPO_ROOT, 'docs', 'openapi.json');
 /** The API's one stage: its URLs are `https://<id>.execute-api.<region>.<suffix>/v1/…`. */
@@ -78,6 +79,8 @@ export class LoadplaneRestApi extends Construct {
     });
     for (const statement of ledgerStatements(props.ledger)) role.addToPrincipalPolicy(statement);
     role.addToPrincipalPolicy(startExecutionStatement(props.stateMachineArn));
+    // An execution already under a run's id is read to tell the run's own from one started by hand (stages/name-taken.ts).
+    role.addToPrincipalPolicy(runExecutionsStatement(role, runStateMachineName(config), ['states:DescribeExecution']));
     this.fn = new ControlPlaneFunction(this, 'Handler', {
       kind: 'api',
       timeoutSeconds: API_TIMEOUT_SECONDS,

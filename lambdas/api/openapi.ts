@@ -85,7 +85,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
             '200': jsonBody('Run', 'The same Idempotency-Key with the same spec: the run created before'),
             '202': jsonBody('Run', 'Recorded, but StartExecution failed: a retry of this request with the same Idempotency-Key, or the sweeper within minutes, starts it'),
             '400': error('Invalid spec or header: each problem names its field and limit'),
-            '409': error('The Idempotency-Key was used with another spec; `run` is that run, untouched'),
+            '409': error('The Idempotency-Key was used with another spec (`run` is that run, untouched); the concurrency group is busy under `whenBusy: reject`; or an execution started by hand already has the run id as its name (`run` is the run, ended FAILED)'),
             '413': error(`The body is larger than maxSpecBytes (${config.maxSpecBytes})`),
             '415': error('Content-Type is not JSON or YAML'),
             '500': SERVER_ERROR,

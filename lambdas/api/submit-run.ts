@@ -9,6 +9,9 @@
  * sweeper starts PENDING runs that never started. A failed StartExecution is therefore not the
  * caller's failure: the run is recorded and will start, so the answer is 202 with the run.
  *
+ * An execution already under the run id with another input (started by hand) can never start the
+ * run: the run is ended FAILED, its slot freed, and the answer is 409 naming it (stages/name-taken.ts).
+ *
  * Bad input is a 4xx naming the field (SpecInvalid → 400), checked before anything is written:
  * nothing half-created.
  */
@@ -21,6 +24,7 @@ import type { RunItem } from '../ledger/ledger';
 import type { ApiDeps } from './api-deps';
 import { describeBusy } from '../ledger/groups';
 import { HttpProblem } from './http-problem';
+import { endIfNameTaken } from '../stages/name-taken';
 import { bodyBytes, checkContentType, parseBody } from './request-body';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from './idempotency-key';
 import type { RunResource } from './resources';
@@ -87,8 +91,16 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
   let started = true;
   if (!created.run.executionArn && !isTerminal(created.run.status)) {
     try {
-      await deps.executions.start(runId);
+      const execution = await deps.executions.start(runId);
+      if (execution.kind === 'exists') {
+        const taken = await endIfNameTaken(deps, runId, execution.executionArn);
+        if (taken.kind === 'taken') {
+          deps.log({ message: 'the run id is taken by another execution: the run is ended FAILED', runId, execution: taken.executionArn });
+          throw new HttpProblem(409, [{ path: key === undefined ? '(run id)' : IDEMPOTENCY_KEY_HEADER, message: taken.reason }], runItemSummary(taken.run));
+        }
+      }
     } catch (err) {
+      if (err instanceof HttpProblem) throw err;
       // The run is recorded: the caller's retry or the sweeper starts it. Not the caller's failure.
       started = false;
       deps.log({ message: 'StartExecution failed; the run stays PENDING for a retry or the sweeper', runId, error: (err as Error).name });

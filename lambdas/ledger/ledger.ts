@@ -23,12 +23,14 @@ import {
   adoptRun,
   createRun,
   decideOutcome,
+  endUnstartedRun,
   requestAbort,
   setStatus,
   type AdoptRunResult,
   type CreateRunInput,
   type CreateRunResult,
   type DecideOutcomeResult,
+  type EndUnstartedResult,
   type RequestAbortResult,
   type SetStatusResult,
 } from './runs';
@@ -82,6 +84,11 @@ export class Ledger {
     return decideOutcome(this.ctx, runId, outcome, reason, extra);
   }
 
+  /** Ends a run no execution adopted, unless one adopts it first (runs.ts). */
+  endUnstartedRun(runId: string, outcome: Outcome, reason: string): Promise<EndUnstartedResult> {
+    return endUnstartedRun(this.ctx, runId, outcome, reason);
+  }
+
   requestAbort(runId: string, requestedBy: string, at?: number): Promise<RequestAbortResult> {
     return requestAbort(this.ctx, runId, requestedBy, at);
   }
@@ -115,16 +122,16 @@ export class Ledger {
     return releaseNotification(this.ctx, runId, channel, token, reason);
   }
 
+  /** A `suppressed` entry for the channel, unless it has one already (which stands): notifications.ts. */
+  recordSuppression(runId: string, channel: string, input: SuppressionInput): Promise<RecordSuppressionResult> {
+    return recordSuppression(this.ctx, runId, channel, input);
+  }
+
   // ---- live samples (samples.ts) ----
 
   /** One sample of the run's live metrics (a plain put in the run's samples partition). */
   recordSample(runId: string, sample: LiveSample): Promise<void> {
     return recordSample(this.ctx, runId, sample);
-  }
-
-  /** A `suppressed` entry for the channel, unless it has one already (which stands): notifications.ts. */
-  recordSuppression(runId: string, channel: string, input: SuppressionInput): Promise<RecordSuppressionResult> {
-    return recordSuppression(this.ctx, runId, channel, input);
   }
 
   /** The run's samples, oldest first; `newest: n` reads only the newest n. */
@@ -192,7 +199,7 @@ export class Ledger {
   }
 }
 
-export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, RequestAbortResult } from './runs';
+export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, EndUnstartedResult, RequestAbortResult } from './runs';
 export type { BeginStageResult, CompleteStageResult, FailStageResult } from './stages';
 export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, RecordSuppressionResult, ReleaseResult, SuppressionInput } from './notifications';
 export type { AcquireSlotResult, GroupItem, ReleaseSlotResult } from './groups';

@@ -160,6 +160,33 @@ export async function decideOutcome(
   }
 }
 
+export type EndUnstartedResult =
+  | { kind: 'ended'; run: RunItem }
+  /** An execution adopted it first: it is that execution's to drive. */
+  | { kind: 'adopted'; run: RunItem }
+  | { kind: 'already-decided'; run: RunItem };
+
+/**
+ * Ends a run no execution adopted and none ever will (its execution name is taken by another
+ * execution, lambdas/stages/name-taken.ts): its one outcome, in one conditional write that loses to
+ * an adoption, so a run some execution drives is never ended here.
+ */
+export async function endUnstartedRun(ctx: LedgerContext, runId: string, outcome: Outcome, reason: string): Promise<EndUnstartedResult> {
+  const operation = `endUnstartedRun ${runId}`;
+  const now = isoNow(ctx);
+  const write = await conditionalUpdate(ctx, operation, {
+    key: runKey(runId),
+    update: 'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, #decidedAt = :now, #updatedAt = :now',
+    condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#executionArn)',
+    values: { ':outcome': outcome, ':reason': reason, ':rank': TERMINAL_RANK, ':now': now },
+    returnValues: 'ALL_NEW',
+  });
+  if (write.ok) return { kind: 'ended', run: await loadRun(ctx, operation, parseStoredRunItem(write.attributes)) };
+  if (!write.current) throw new RunNotFound(runId);
+  const current = await loadRun(ctx, operation, parseStoredRunItem(write.current));
+  return { kind: current.outcome !== undefined ? 'already-decided' : 'adopted', run: current };
+}
+
 /** Records an abort request for the next Watch to act on; the first request's time and requester stay. */
 /**
  * Records who asked to abort, and when: `at` (epoch ms) on the cluster's clock, since the time is

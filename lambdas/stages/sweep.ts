@@ -58,6 +58,7 @@ import type { NotificationItem, RunSummary, RunView } from '../ledger/ledger';
 import { MAX_LIST_LIMIT } from '../ledger/queries';
 import type { StageDeps } from './deps';
 import { notify } from './notify';
+import { endIfNameTaken } from './name-taken';
 import { finishEndedExecutions, type FinishedRun } from './sweep-ended';
 import { freeAbandonedSlots, type FreedSlot } from './sweep-slots';
 
@@ -235,9 +236,15 @@ async function startUnstarted(deps: SweepDeps, opts: SweepOptions, result: Sweep
       if (!view || view.run.executionArn !== undefined || view.run.status !== RunStatus.PENDING) continue;
       const started = await deps.executions.start(runId);
       if (started.kind === 'exists') {
-        // The execution ran and closed without adopting the run: the reaper finishes such a run
-        // (reap.ts, ownRun), or step 6 once the reaper gave up. Starting again cannot help.
-        deps.log({ runId, stage: SWEEPER, message: 'PENDING run whose execution exists but never adopted it: left to the reaper', execution: started.executionArn });
+        // Another execution under the run's name, started with another input, never adopts it: the
+        // run is ended (name-taken.ts). The run's own one that closed without adopting it is the
+        // reaper's (reap.ts, ownRun), or step 6's once the reaper gave up. Starting again cannot help.
+        const taken = await endIfNameTaken(deps, runId, started.executionArn);
+        const message =
+          taken.kind === 'taken'
+            ? 'PENDING run whose execution name is taken by another execution: ended FAILED'
+            : 'PENDING run whose execution exists but never adopted it: left to the reaper';
+        deps.log({ runId, stage: SWEEPER, message, execution: started.executionArn });
         continue;
       }
       result.started.push(runId);

@@ -45,9 +45,11 @@ const COMMON_ACKNOWLEDGED = [
   'loadplane/Api/Api AwsSolutions-COG4',
   'loadplane/Reaper/DeadLetters AwsSolutions-SQS3',
   `loadplane/Reaper/Role ${ANY_RESOURCE}`,
-  // The run machine's executions, named by run id: the sweeper stops them, the reaper (stage role) describes them.
+  // The run machine's executions, named by run id: the sweeper stops and describes them, the reaper (stage role)
+  // and the API (an execution already under a run's id) describe them.
   `loadplane/Sweeper/Role ${EXECUTIONS}`,
   `loadplane/Stages/Role ${EXECUTIONS}`,
+  `loadplane/Api/Role ${EXECUTIONS}`,
   'loadplane/Schedules/DeadLetters AwsSolutions-SQS3',
   // The API's schedules, named by callers at run time: the API function manages its own group's only.
   `loadplane/Api/Role ${API_SCHEDULES}`,
