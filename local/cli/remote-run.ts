@@ -24,7 +24,7 @@ import { isValidRunId } from '../../lambdas/core/run-id';
 import { capProblems } from '../../lambdas/core/excerpt';
 import { validateSpec } from '../../lambdas/core/spec';
 import { decodeSpecBytes, parseSpecText } from '../../lambdas/core/spec-text';
-import { API_GATEWAY_MAX_PAYLOAD_BYTES } from '../serve/api-gateway-event';
+import { API_GATEWAY_MAX_PAYLOAD_BYTES, SERVE_STORE_HEADER, type ServeStore } from '../serve/api-gateway-event';
 import { ApiClient, ApiRefused, ApiSigningFailed, ApiUnreachable, type Answer, type ApiClientOptions, type ListRunsQuery } from './api-client';
 import { cell, exitCodeOf, finishedRunText, followRun, isoSeconds, runDetailsText, runTitle, consoleLine, shellWord, type Out } from './follow-run';
 import { terminalSafe } from './progress';
@@ -64,19 +64,47 @@ export function isLocalServeUrl(url: URL): boolean {
   return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
+/**
+ * What a CLI knows of a local serve from its answers: where it keeps its runs (SERVE_STORE_HEADER),
+ * and whether the last request found nothing listening (connection refused). A run followed on a
+ * serve that stopped has then ended with it (memory) or is kept (disk): the CLI says which.
+ */
+export interface ServeSeen {
+  store?: ServeStore;
+  refused: boolean;
+}
+
+/** `fetch`, noting what a local serve's answers and failures say (ServeSeen). */
+function observingFetch(seen: ServeSeen, inner: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    try {
+      const response = await inner(input, init);
+      const store = response.headers.get(SERVE_STORE_HEADER);
+      if (store === 'memory' || store === 'disk') seen.store = store;
+      seen.refused = false;
+      return response;
+    } catch (err) {
+      seen.refused = (err as { cause?: { code?: string } })?.cause?.code === 'ECONNREFUSED';
+      throw err;
+    }
+  };
+}
+
 /** A client of the API at `target.api`: signed with SigV4 (sigv4.ts, loaded here only) unless it is a local serve. */
-export async function connect(target: ApiTarget, io: Io = processIo): Promise<ApiClient> {
+export async function connect(target: ApiTarget, io: Io = processIo, seen?: ServeSeen): Promise<ApiClient> {
   const url = new URL(target.api);
   let sign: ApiClientOptions['sign'];
   if (!isLocalServeUrl(url)) {
     const { defaultSignerFor } = await import('./sigv4');
     sign = await defaultSignerFor(url, loadStepFunctionsSettings().region);
   }
+  const observe = seen && isLocalServeUrl(url) ? { fetch: observingFetch(seen, target.client?.fetch) } : {};
   return new ApiClient({
     userAgent: `loadplane-cli/${packageJson.version}`,
     onRetry: (note) =>
       io.stderr.write(`loadplane: ${note.reason}; retrying in ${(note.delayMs / 1000).toFixed(1)} s (attempt ${note.attempt + 1} of ${note.attempts})\n`),
     ...target.client,
+    ...observe,
     baseUrl: url,
     ...(sign ? { sign } : {}),
   });
@@ -229,8 +257,9 @@ export async function submitRemote(specFile: string, options: SubmitOptions, io:
   if (options.key === undefined) io.stderr.write(`loadplane: Idempotency-Key ${key} (submit again with --key ${key} to get this run, not a second one)\n`);
   let answer: Answer<RunResource>;
   let client: ApiClient;
+  const seen: ServeSeen = { refused: false };
   try {
-    client = await connect(options, io);
+    client = await connect(options, io, seen);
     answer = await client.submitRun(spec.bytes, spec.contentType, key);
   } catch (err) {
     return reportFailure(err, io, {
@@ -249,11 +278,23 @@ export async function submitRemote(specFile: string, options: SubmitOptions, io:
     if (options.json) json(io, answer.raw);
     return EXIT_OK;
   }
-  return follow(client, answer, options, io);
+  return follow(client, answer, options, io, seen);
+}
+
+/**
+ * How to go on when following failed: the run goes on without this CLI — unless the API is a local
+ * serve that is no longer listening, whose runs in flight ended with it (memory) or are kept in its
+ * data directory and finished when it starts again (disk).
+ */
+export function followFailedHint(runId: string, hint: string, seen: ServeSeen): string {
+  const status = `loadplane status ${runId}${hint}`;
+  if (!seen.refused || seen.store === undefined) return `the run goes on without this CLI: loadplane status ${runId} --follow${hint}`;
+  if (seen.store === 'memory') return `serve is not running: run ${runId} ended with it (serve kept it in memory; serve --data-dir <dir> keeps runs across restarts)`;
+  return `serve is not running: run ${runId} is kept in its data directory (a run serve stopped in flight ends ABORTED, at the latest when serve starts again with the same --data-dir): ${status}`;
 }
 
 /** Follows a run to its end; prints the result and the outcome line (or the final Run with --json). */
-async function follow(client: ApiClient, first: Answer<RunResource>, options: ApiTarget & { json?: boolean }, io: Io): Promise<number> {
+async function follow(client: ApiClient, first: Answer<RunResource>, options: ApiTarget & { json?: boolean }, io: Io, seen: ServeSeen): Promise<number> {
   const runId = terminalSafe(first.value.runId);
   const hint = options.apiHint ?? '';
   const out = options.json ? io.stderr : io.stdout;
@@ -268,7 +309,7 @@ async function follow(client: ApiClient, first: Answer<RunResource>, options: Ap
   } catch (err) {
     return reportFailure(err, io, {
       ...(options.json ? { json: true } : {}),
-      hint: `the run goes on without this CLI: loadplane status ${runId} --follow${hint}`,
+      hint: followFailedHint(runId, hint, seen),
       context: { runId: first.value.runId },
     });
   } finally {
@@ -290,8 +331,9 @@ export async function statusRemote(id: string, options: StatusOptions, io: Io = 
   if (bad !== undefined) return bad;
   let client: ApiClient;
   let answer: Answer<RunResource>;
+  const seen: ServeSeen = { refused: false };
   try {
-    client = await connect(options, io);
+    client = await connect(options, io, seen);
     answer = await client.getRun(id);
   } catch (err) {
     return reportFailure(err, io, options.json ? { json: true } : {});
@@ -300,7 +342,7 @@ export async function statusRemote(id: string, options: StatusOptions, io: Io = 
     const run = answer.value;
     const say = options.json ? io.stderr : io.stdout;
     say.write(`loadplane: ${runTitle(run)} · status ${run.status} · ${consoleLine(run)}\n`);
-    return follow(client, answer, options, io);
+    return follow(client, answer, options, io, seen);
   }
   if (options.json) json(io, answer.raw);
   else io.stdout.write(runDetailsText(answer.value));

@@ -12,27 +12,24 @@ import { count } from '../../lambdas/core/plural';
 import { newRunId } from '../../lambdas/core/run-id';
 import { collectedResult } from '../../lambdas/stages/collect';
 import { outputOf } from '../../lambdas/stages/run-context';
-import { loadConfig, loadLocalChannelSettings } from '../../lambdas/core/config';
-import type { ChannelSecret } from '../../lambdas/notify/channel-secrets';
+import { loadConfig } from '../../lambdas/core/config';
 import type { NotifyRecord } from '../../lambdas/stages/notify';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import { readCruiseDefinition, readRunDefinition, taskStage } from '../../statemachine/run-definition';
 import { runReportFile } from '../../lambdas/report/run-report';
 import { startLocalRuntime } from '../runtime/local-runtime';
+import { localChannels, type LocalChannelFlags } from './local-channels';
 import { createProgress, terminalSafe } from './progress';
 import { formatResultTable } from './result-table';
 import { checkSpecFile, EXIT_SPEC_INVALID } from './spec-file';
 
-export interface RunLocalOptions {
+export interface RunLocalOptions extends LocalChannelFlags {
   /** kube-sim's simulated seconds per real second. */
   timeScale: number;
   kubeconfig?: string;
   context?: string;
   /** How to name the spec file in output (default: the path as given). */
   label?: string;
-  /** Notify these when the run ends (default: LOADPLANE_WEBHOOK_URL / LOADPLANE_SLACK_WEBHOOK_URL). */
-  webhookUrl?: string;
-  slackWebhookUrl?: string;
   /** Write the run's report page here when it ends (the ledger is gone with the process). */
   report?: string;
 }
@@ -59,17 +56,6 @@ function abortOnInterrupt(graceful: () => Promise<unknown>, hard: () => void): (
   };
   process.on('SIGINT', onInterrupt);
   return () => process.off('SIGINT', onInterrupt);
-}
-
-/** The channels of a local run: flags first, then the environment. */
-function localChannels(options: RunLocalOptions): Record<string, ChannelSecret> {
-  const env = loadLocalChannelSettings();
-  const webhookUrl = options.webhookUrl ?? env.webhookUrl;
-  const slackUrl = options.slackWebhookUrl ?? env.slackWebhookUrl;
-  return {
-    ...(webhookUrl ? { webhook: { url: webhookUrl, ...(env.webhookSecret ? { signingSecret: env.webhookSecret } : {}) } } : {}),
-    ...(slackUrl ? { slack: { url: slackUrl } } : {}),
-  };
 }
 
 /**

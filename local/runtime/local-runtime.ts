@@ -59,6 +59,8 @@ export interface LocalRuntimeOptions {
   /** Notification claim lease and delivery timeout (defaults as on AWS). */
   notifyLeaseMs?: number;
   notifyTimeoutMs?: number;
+  /** Keep the ledger in this directory across restarts (`serve --data-dir`; store/embedded-store.ts). Default: in memory. */
+  dataDir?: string;
 }
 
 export interface LocalRuntime {
@@ -81,6 +83,8 @@ export interface LocalRuntime {
   startExecution(args: { name: string; input: Record<string, unknown>; onEvent?: (event: HistoryEvent) => void }): LocalRun;
   /** The graceful abort (what `DELETE /runs/{id}` records): Watch stops the runners and the run ends ABORTED. */
   abort(runId: string, by: string): Promise<RequestAbortResult>;
+  /** The reaper for an execution that ended without the runtime (a process that died with it), retried as EventBridge would. */
+  reap(change: ExecutionStatusChange): Promise<LocalReapResult>;
   close(): Promise<void>;
 }
 
@@ -116,7 +120,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // A real cluster keeps real time; kube-sim runs on the given clock or a sped-up wall clock.
   const clock = options.externalCluster?.clock ?? options.clock ?? new ScaledClock(useKubeconfig ? 1 : (options.timeScale ?? 1));
   const platformClock = options.externalCluster ? new ScaledClock(1) : (options.clock ?? new ScaledClock(1));
-  const store = await startEmbeddedStore();
+  const store = await startEmbeddedStore(options.dataDir !== undefined ? { dataDir: options.dataDir } : {});
   let kubeSim: KubeSim | undefined;
   try {
     kubeSim = fileConfig ? undefined : await startKubeSim({ clock });
@@ -192,6 +196,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // The abort's time is compared with when the runners exited (an abort wins only over a test still
     // running), so it is on the cluster's clock, as on AWS, where both are the wall clock.
     abort: (runId, by) => ledger.requestAbort(runId, by, clock.now()),
+    reap: (change) => platformClock.actor(() => reapAsEventBridgeWould(deps, platformClock, change)),
     close: async () => {
       await kubeSim?.close();
       if (options.externalCluster) platformClock.close();

@@ -21,6 +21,13 @@ export function localCaller(authorization: string | undefined): string {
   return key ? `arn:aws:iam::${LOCAL_ACCOUNT}:user/${key}` : LOCAL_CALLER;
 }
 
+/**
+ * serve's answers say where it keeps its runs: `memory` (gone when it stops) or `disk` (`--data-dir`),
+ * so a CLI following a run can say what became of it when serve stops answering (cli/remote-run.ts).
+ */
+export const SERVE_STORE_HEADER = 'x-loadplane-serve-store';
+export type ServeStore = 'memory' | 'disk';
+
 export class PayloadTooLarge extends Error {}
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

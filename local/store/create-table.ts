@@ -1,5 +1,5 @@
 /** Creates the ledger table on a local store (dynalite, DynamoDB Local) and waits until it is usable. */
-import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tableDefinition } from '../../lambdas/ledger/table';
 
@@ -8,6 +8,21 @@ const POLL_MS = 20;
 
 export async function createLedgerTable(client: DynamoDBDocumentClient, tableName: string): Promise<void> {
   await client.send(new CreateTableCommand(tableDefinition(tableName)));
+  await untilActive(client, tableName);
+}
+
+/** The table of a store kept on disk: created the first time, found (and waited for) after. */
+export async function ensureLedgerTable(client: DynamoDBDocumentClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+    await client.send(new CreateTableCommand(tableDefinition(tableName)));
+  }
+  await untilActive(client, tableName);
+}
+
+async function untilActive(client: DynamoDBDocumentClient, tableName: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../../lambdas/api/idempotency-key';
 import { loadCliSettings } from '../../../lambdas/core/config';
+import { withChannelOptions } from '../local-channels';
 import type { RunLocalOptions } from '../run-local';
 
 /** kube-sim runs the test this many times faster than real time unless told otherwise. */
@@ -47,19 +48,12 @@ export const parseTimeScale = timeScaleParser(MAX_LOCAL_RUN_TIME_SCALE, LOCAL_RU
 /** `--time-scale` of `loadplane kube-sim`. */
 export const parseKubeSimTimeScale = timeScaleParser(MAX_KUBE_SIM_TIME_SCALE, KUBE_SIM_LIMIT_REASON);
 
-/** A webhook URL; the message never repeats the URL (it may carry a token). */
-function parseWebhookUrl(value: string): string {
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new InvalidArgumentError('must be an http(s) URL');
-  return value;
-}
-
 /** Options of every command that runs a test locally (`run --local`, `start`). */
 export function withLocalRunOptions(command: Command): Command {
-  return command
-    .option('--time-scale <x>', `kube-sim: simulated seconds per real second (at most ${MAX_LOCAL_RUN_TIME_SCALE})`, parseTimeScale, DEFAULT_TIME_SCALE)
-    .option('--webhook-url <url>', 'notify this generic JSON webhook when the run ends (or LOADPLANE_WEBHOOK_URL; signed with LOADPLANE_WEBHOOK_SECRET if set)', parseWebhookUrl)
-    .option('--slack-webhook-url <url>', 'notify this Slack incoming webhook when the run ends (or LOADPLANE_SLACK_WEBHOOK_URL)', parseWebhookUrl)
-    .option('--report <file>', 'write the run\'s report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends');
+  return withChannelOptions(
+    command.option('--time-scale <x>', `kube-sim: simulated seconds per real second (at most ${MAX_LOCAL_RUN_TIME_SCALE})`, parseTimeScale, DEFAULT_TIME_SCALE),
+    { webhook: 'notify this generic JSON webhook when the run ends', slack: 'notify this Slack incoming webhook when the run ends' },
+  ).option('--report <file>', 'write the run\'s report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends');
 }
 
 /** What every command that talks to the API says about its exit codes (README "Command line"). */
