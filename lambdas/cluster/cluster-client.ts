@@ -24,7 +24,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { ClusterConflict, ClusterUnavailable } from '../core/errors';
-import { Labels, MANAGED_BY, RUNNER_CONTAINER } from '../core/runner-contract';
+import { Labels, MANAGED_BY, objectName, Role, RUNNER_CONTAINER } from '../core/runner-contract';
 import {
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
@@ -97,9 +97,12 @@ export interface ClusterClient {
   preparePodProxy(requests: readonly ProxyRequest[]): Promise<PreparedProxyRequest[]>;
   /**
    * Deletes every Job, ConfigMap and Pod labelled with the run (background propagation); 404 is success.
-   * What a Job deleted by this call owns (its pods; a ConfigMap all of whose owners are those Jobs) is
-   * left to Kubernetes' garbage collector, as is an object already being deleted: one call per object
-   * the run made itself, not one per pod too. `deleted` counts the delete calls that found their object.
+   * What an object deleted by this call owns (a Job's pods; the script ConfigMap, owned by the anchor)
+   * is left to Kubernetes' garbage collector, as is an object already being deleted: one call per
+   * object the run made itself, not one per pod too. The run's anchor (manifests/anchor.ts) goes last,
+   * always by a call of its own: once this returns it is gone, so whatever the API server still creates
+   * for the run names an owner that is gone and is collected. `deleted` counts the delete calls that
+   * found their object.
    */
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
   /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
@@ -313,20 +316,28 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
 
     async deleteRun(namespace, runId) {
       let deleted = 0;
-      // UIDs of what this call deleted (background propagation): what they own goes with them. Not
-      // what someone else is deleting: an orphaning delete (a Job's default through the API) leaves its pods.
+      // UIDs of what this call deleted or will (background propagation): what they own goes with them.
+      // Not what someone else is deleting: an orphaning delete (a Job's default through the API) leaves its pods.
+      const anchor = objectName(runId, Role.anchor);
+      let anchorFound = false;
       const going = new Set<string>();
       for (const kind of RUN_OBJECT_KINDS) {
         const items = await listByRun(kind, namespace, runId);
+        const isAnchor = (item: KubeObject) => kind === 'ConfigMap' && item.metadata?.name === anchor;
+        if (items.some(isAnchor)) anchorFound = true;
+        for (const item of items) if (isAnchor(item) && item.metadata?.uid) going.add(item.metadata.uid);
         const mine = items.filter((item) => {
           const owners = item.metadata?.ownerReferences ?? [];
           const collected = owners.length > 0 && owners.every((o) => going.has(o.uid));
-          return !item.metadata?.deletionTimestamp && !collected;
+          return !isAnchor(item) && !item.metadata?.deletionTimestamp && !collected;
         });
         const results = await Promise.all(mine.map(async (item) => ((await deleteObject(kind, namespace, item.metadata!.name!)) ? 1 : 0)));
         for (const item of mine) if (item.metadata?.uid) going.add(item.metadata.uid);
         deleted += results.reduce<number>((a, b) => a + b, 0);
       }
+      // Last, by a call of its own: the collector would delete it too once its last Job is gone, but a
+      // moment later. What names it, created before this call or after, goes with it.
+      if (anchorFound && (await deleteObject('ConfigMap', namespace, anchor))) deleted += 1;
       return { deleted };
     },
   };

@@ -45,13 +45,15 @@ export interface PolicyRule {
  * test runs whole runs to prove every verb is used (and every request allowed).
  */
 const RULES: readonly PolicyRule[] = [
-  // Runner and initializer Jobs. create: Prepare, Launch (createIfAbsent). get: after a create's 409,
-  // to tell our own object (a retried create) from another run's. list: every stage finds the run's
-  // Jobs by label; the sweeper lists every loadplane Job. delete: Cleanup, the sweeper, a late stage
-  // removing what it made. No patch: only the script ConfigMap is ever adopted (addOwners).
+  // Runner, coordinator and initializer Jobs. create: Prepare, Launch (createIfAbsent). get: after a
+  // create's 409, to tell our own object (a retried create) from another run's. list: every stage finds
+  // the run's Jobs by label; the sweeper lists every loadplane Job. delete: Cleanup, the sweeper, a late
+  // stage removing what it made. No patch: a Job's owner (the run's anchor) is set when it is created;
+  // only the anchor is ever adopted (addOwners).
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'create', 'delete'] },
-  // The script ConfigMap. get + patch: Launch adds the runner Jobs as its owners (addOwners reads,
-  // then merge-patches ownerReferences); get also after a create's 409. The rest as for Jobs.
+  // The run's anchor and the script ConfigMap. get + patch: Prepare and Launch add their Jobs as owners
+  // of the anchor (addOwners reads, then merge-patches ownerReferences); get also after a create's 409.
+  // The rest as for Jobs.
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
   // Pods are found by label (list) and, when one outlives its Job, deleted; never read one by one (get).
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'delete'] },

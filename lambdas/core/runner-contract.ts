@@ -8,7 +8,7 @@
 export const Labels = {
   managedBy: 'app.kubernetes.io/managed-by',
   runId: 'loadplane.io/run-id',
-  /** `initializer` | `runner` | `coordinator` | `script` (ConfigMap) */
+  /** `initializer` | `runner` | `coordinator` (Jobs) | `script` | `anchor` (ConfigMaps) */
   role: 'loadplane.io/role',
   /** 0-based runner index, on runner Jobs and their pods. */
   runnerIndex: 'loadplane.io/runner-index',
@@ -16,8 +16,12 @@ export const Labels = {
 } as const;
 export const MANAGED_BY = 'loadplane';
 
-/** `coordinator`: k6's pod that runs setup() and teardown() once per run and no load (engines/k6/coordinator.ts). */
-export const Role = { initializer: 'initializer', runner: 'runner', coordinator: 'coordinator', script: 'script' } as const;
+/**
+ * `coordinator`: k6's pod that runs setup() and teardown() once per run and no load (engines/k6/coordinator.ts).
+ * `anchor`: the run's ConfigMap that owns every other object of the run and is owned by every Job of
+ * it (cluster/manifests/anchor.ts, architecture §7).
+ */
+export const Role = { initializer: 'initializer', runner: 'runner', coordinator: 'coordinator', script: 'script', anchor: 'anchor' } as const;
 export type Role = (typeof Role)[keyof typeof Role];
 
 /** Object names: `lp-<runId>-<role>[-<i>]` (≤ 63 chars since runId ≤ 26). */

@@ -137,11 +137,14 @@ export interface EngineAdapter {
    */
   specProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string>> }): { path: (string | number)[]; message: string }[];
 
-  /** Prepare's objects: the script ConfigMap (inline scripts) and, if the engine has one, the initializer Job. */
+  /**
+   * Prepare's objects: the script ConfigMap (inline scripts) and, if the engine has one, the initializer
+   * Job; each owned by the run's anchor, which the stage adds (cluster/manifests/index.ts).
+   */
   prepareManifests(plan: RunnerPlan): (V1ConfigMap | V1Job)[];
   /** True when Prepare started an initializer that AwaitPrepared waits for; false: Launch follows Prepare. */
   readonly inspectsScript: boolean;
-  /** Launch's objects: one Job per runner. */
+  /** Launch's objects: one Job per runner (k6: and the coordinator), each owned by the run's anchor. */
   launchManifests(plan: RunnerPlan): V1Job[];
 
   /**

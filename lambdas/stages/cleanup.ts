@@ -1,7 +1,10 @@
 /**
  * Cleanup (architecture §3.10): deletes every object labelled with the run (background propagation; 404 is
- * success), as the spec's policy says: `always`, `onSuccess` (a failed run is kept for debugging), or
- * `never`. Kept objects still go: the Jobs' ttlSecondsAfterFinished and the sweeper remove them.
+ * success), the run's anchor last, so whatever the API server still creates for the run afterwards
+ * names an owner that is gone and Kubernetes collects it (architecture §6); as the spec's policy says:
+ * `always`, `onSuccess` (a failed run is kept for debugging), or `never`. Kept objects still go: the
+ * Jobs' ttlSecondsAfterFinished (the anchor and what it owns with the last of them) and the sweeper
+ * remove them.
  */
 import { StageBusy } from '../core/errors';
 import { callerOf, holderFor } from '../ledger/stages';

@@ -1,20 +1,23 @@
 /**
  * Creates a stage's objects, only those that are missing (architecture §1: side effects use deterministic
- * names and treat "already exists, ours" as success; §7: owned by a Job of the run). On a retry, one
- * list call per kind first finds what an earlier attempt of the stage already made: an object of this
- * run with the same name is done. So a Launch retried after a failure at object 350 of 400 costs 50
- * creates, not 400. On the stage's first attempt (`first`) nothing it makes can exist yet, so only what
- * an earlier stage made (the objects it adopts) is listed: the other lists would find nothing, on every
- * run. Either way an object of the same name
- * that belongs to another run is a ClusterConflict (createIfAbsent finds it on its 409), and one that
- * is ours is "exists".
+ * names and treat "already exists, ours" as success; §7: every object owned by the run's anchor, the
+ * anchor by every Job). On a retry, one list call per kind first finds what an earlier attempt of the
+ * stage already made: an object of this run with the same name is done. So a Launch retried after a
+ * failure at object 350 of 400 costs 50 creates, not 400. On the stage's first attempt (`first`)
+ * nothing it makes can exist yet, so only what an earlier stage made (the objects it adopts, the
+ * owners it does not make) is listed: the other lists would find nothing, on every run. Either way an
+ * object of the same name that belongs to another run is a ClusterConflict (createIfAbsent finds it
+ * on its 409), and one that is ours is "exists".
  *
- * Jobs go first: the ConfigMaps they own need their uids (manifests/owners.ts).
+ * Order (manifests/owners.ts): the anchor first, without owners (every other object names it, so
+ * needs its uid, and the Jobs that will own it do not exist yet); then the Jobs; then the rest; last
+ * the stage's Jobs are added as owners of the anchor (one read and one PATCH).
  * Requests go a bounded number at a time (inBatches), so a run of hundreds of runners does not flood
  * the API server.
  */
 import { kindOf, type ClusterClient, type CreatableObject, type KubeKind, type KubeObject } from '../cluster/cluster-client';
-import { ownerJobNames, resolveOwners } from '../cluster/manifests/owners';
+import { isAnchor } from '../cluster/manifests/anchor';
+import { ownerNames, resolveOwners, withoutOwners } from '../cluster/manifests/owners';
 import { RunEnded } from '../core/errors';
 import { count } from '../core/plural';
 import { Labels } from '../core/runner-contract';
@@ -27,62 +30,88 @@ import type { RunContext } from './run-context';
 export interface CreateOptions {
   /**
    * The stage's first attempt (runOnce's Attempt.first): no earlier attempt made any of `objects`, so
-   * only the kinds of the adopted objects (made by an earlier stage) are listed.
+   * only the kinds of the adopted objects (made by an earlier stage) and of owners the stage does not
+   * make are listed.
    */
   first?: boolean;
 }
 
+/** What createAll did. */
+export interface CreateResult {
+  /** The objects this call created (not those it found there): a stage that finds its run ended removes these. */
+  created: CreatableObject[];
+}
+
 /**
- * `objects`: what the stage makes. `adopted`: objects an earlier stage made that must be owned by
- * this stage's Jobs too: the owners they lack are added (one read and one PATCH each), or, if the
- * object is gone, it is created with them.
+ * `objects`: what the stage makes. `adopted`: objects an earlier stage made that must be there and
+ * owned as the stage says (the anchor, which this stage's Jobs must own too): the owners they lack
+ * are added (one read and one PATCH each), or, if the object is gone, it is created again.
  */
-export async function createAll(cluster: ClusterClient, objects: CreatableObject[], adopted: CreatableObject[] = [], options: CreateOptions = {}): Promise<void> {
+export async function createAll(cluster: ClusterClient, objects: CreatableObject[], adopted: CreatableObject[] = [], options: CreateOptions = {}): Promise<CreateResult> {
+  const created: CreatableObject[] = [];
+  await createRecording(created, cluster, objects, adopted, options);
+  return { created };
+}
+
+/** createAll, recording each object it creates in `created` as it goes (so a caller knows them after a failure too). */
+async function createRecording(
+  created: CreatableObject[],
+  cluster: ClusterClient,
+  objects: CreatableObject[],
+  adopted: CreatableObject[],
+  options: CreateOptions,
+): Promise<void> {
   const all = [...objects, ...adopted];
   if (all.length === 0) return;
   const { namespace, runId } = runOf(all);
 
   // What to list: on a retry every kind involved; on a first attempt only what an earlier stage made
-  // (the adopted objects, and owner Jobs this stage does not create), since none of `objects` exists yet.
-  const creating = new Set(objects.filter((o) => o.kind === 'Job').map((o) => o.metadata?.name));
+  // (the adopted objects, and owners this stage does not create), since none of `objects` exists yet.
+  const making = new Set(objects.map((o) => keyOf(kindOf(o), o.metadata?.name)));
   const kinds = new Set<KubeKind>((options.first ? adopted : all).map(kindOf));
-  if (all.some((o) => ownerJobNames(o).some((name) => !options.first || !creating.has(name)))) kinds.add('Job');
+  for (const obj of all) {
+    for (const owner of ownerNames(obj)) if (!options.first || !making.has(keyOf(owner.kind, owner.name))) kinds.add(kindOf(owner));
+  }
   const present = new Map<string, KubeObject>();
   for (const kind of kinds) {
     for (const item of await cluster.listByRun(kind, namespace, runId)) present.set(keyOf(kind, item.metadata?.name), item);
   }
-  const jobUids = new Map<string, string>();
-  for (const [key, item] of present) if (key.startsWith('Job/') && item.metadata?.uid) jobUids.set(item.metadata.name!, item.metadata.uid);
-  const uidOf = (name: string) => jobUids.get(name);
+  const uids = new Map<string, string>();
+  for (const [key, item] of present) if (item.metadata?.uid) uids.set(key, item.metadata.uid);
+  const uidOf = (kind: string, name: string) => uids.get(keyOf(kind, name));
 
   const create = async (obj: CreatableObject) => {
-    const { uid } = await cluster.createIfAbsent(resolveOwners(obj, uidOf));
-    if (obj.kind === 'Job' && uid) jobUids.set(obj.metadata!.name!, uid);
+    const result = await cluster.createIfAbsent(obj);
+    if (result.uid) uids.set(keyOf(kindOf(obj), obj.metadata?.name), result.uid);
+    if (result.outcome === 'created') created.push(obj);
   };
-  const missing = objects.filter((o) => !present.has(keyOf(kindOf(o), o.metadata?.name)));
+  const isPresent = (obj: CreatableObject) => present.has(keyOf(kindOf(obj), obj.metadata?.name));
+
+  // The anchor first, owned by nobody yet: its owners are the Jobs created next.
+  const anchor = all.find(isAnchor);
+  if (anchor && !isPresent(anchor)) await create(withoutOwners(anchor));
+  const rest = all.filter((o) => o !== anchor && !isPresent(o));
+  const resolved = (obj: CreatableObject) => create(resolveOwners(obj, uidOf));
   await inBatches(
-    missing.filter((o) => o.kind === 'Job'),
-    create,
+    rest.filter((o) => o.kind === 'Job'),
+    resolved,
   );
   await inBatches(
-    missing.filter((o) => o.kind !== 'Job'),
-    create,
+    rest.filter((o) => o.kind !== 'Job'),
+    resolved,
   );
 
-  for (const obj of adopted) {
-    const wanted = resolveOwners(obj, uidOf);
-    const found = present.get(keyOf(kindOf(obj), obj.metadata?.name));
-    if (!found) {
-      await cluster.createIfAbsent(wanted);
-      continue;
-    }
-    const have = found.metadata?.ownerReferences ?? [];
-    const lacking = (wanted.metadata?.ownerReferences ?? []).filter((r) => !have.some((h) => h.uid === r.uid));
+  // Owners the adopted objects that were there lack, and the anchor's (the stage's Jobs), last.
+  const toOwn = [...adopted.filter((o) => o !== anchor && isPresent(o)), ...(anchor ? [anchor] : [])];
+  for (const obj of toOwn) {
+    const wanted = resolveOwners(obj, uidOf).metadata?.ownerReferences ?? [];
+    const have = isPresent(obj) ? (present.get(keyOf(kindOf(obj), obj.metadata?.name))!.metadata?.ownerReferences ?? []) : [];
+    const lacking = wanted.filter((r) => !have.some((h) => h.uid === r.uid));
     if (lacking.length > 0) await cluster.addOwners(kindOf(obj), namespace, obj.metadata!.name!, lacking);
   }
 }
 
-function keyOf(kind: KubeKind, name: string | undefined): string {
+function keyOf(kind: string, name: string | undefined): string {
   return `${kind}/${name ?? ''}`;
 }
 
@@ -110,11 +139,13 @@ export interface CreateForRunOptions extends CreateOptions {
 }
 
 /**
- * What Prepare and Launch call (architecture §7): create the stage's objects, then read the run again. A
+ * What Prepare and Launch call (architecture §6): create the stage's objects, then read the run again. A
  * stage that runs late (its create call hung past the Task timeout and the lease, a cold start after
  * a hard stop) may find that the run ended while it was creating, and Cleanup already ran: it then
- * removes what it made itself (Jobs first; what they own goes with them) and says so with RunEnded,
- * so nothing is left for a run that is over. The check before creating is the caller's
+ * removes what it created itself (Jobs first, their pods with them; the anchor last, when it made
+ * it: what names it goes too) and says so with RunEnded, so nothing is left for a run that is over.
+ * What it found there is not its own: Cleanup has it, or the run's policy keeps it, and deleting an
+ * anchor it found would take kept objects with it. The check before creating is the caller's
  * (requireOpenRun), made with the read that loaded the run.
  */
 export async function createForRun(
@@ -125,9 +156,10 @@ export async function createForRun(
   adopted: CreatableObject[] = [],
   options: CreateForRunOptions = {},
 ): Promise<void> {
+  const created: CreatableObject[] = [];
   let failure: unknown;
   try {
-    await createAll(run.cluster, objects, adopted, options);
+    await createRecording(created, run.cluster, objects, adopted, options);
   } catch (err) {
     // A create that failed part way (an object Cleanup removed meanwhile, say) may still have made some.
     failure = err;
@@ -138,10 +170,15 @@ export async function createForRun(
     return;
   }
   deps.log({ runId: run.runId, stage, message: `the run ended ${outcome} while this stage was creating: removing what it made` });
-  // Jobs first (what they own goes with them), then the rest; one failed delete does not stop the others.
-  const jobsFirst = [...objects].sort((a, b) => Number(b.kind === 'Job') - Number(a.kind === 'Job'));
-  const results = await Promise.allSettled(jobsFirst.map((obj) => run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!)));
-  const left = jobsFirst.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`);
+  // Jobs first, then the rest, the anchor last; one failed delete does not stop the others.
+  const rank = (obj: CreatableObject) => (obj.kind === 'Job' ? 0 : isAnchor(obj) ? 2 : 1);
+  const ordered = [...created].sort((a, b) => rank(a) - rank(b));
+  const left: string[] = [];
+  for (const group of [0, 1, 2]) {
+    const batch = ordered.filter((o) => rank(o) === group);
+    const results = await Promise.allSettled(batch.map((obj) => run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!)));
+    left.push(...batch.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`));
+  }
   if (left.length > 0) {
     deps.log({ runId: run.runId, stage, message: `could not remove ${count(left.length, 'object')}; their Jobs' deadlines and the sweeper will`, objects: left });
   }

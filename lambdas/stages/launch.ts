@@ -1,6 +1,7 @@
 /**
- * Launch (architecture §3.3): N runner Jobs (k6: paused, with their execution segments); fixes the
- * ready deadline and, for an engine whose runners start themselves (Gatling), the common start instant.
+ * Launch (architecture §3.3): N runner Jobs (k6: paused, with their execution segments), owned by the
+ * run's anchor, which they own in turn (architecture §7); fixes the ready deadline and, for an engine
+ * whose runners start themselves (Gatling), the common start instant.
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { launchAdoptions } from '../cluster/manifests';
@@ -50,7 +51,8 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
       ...(startAt ? { startAt } : {}),
     });
     // The status write after creating is also the read that finds a run that ended meanwhile.
-    await createForRun(deps, run, Stage.Launch, engine.launchManifests(plan), launchAdoptions(plan), { first, outcomeAfter: () => moveToLaunching(deps, runId) });
+    const jobs = engine.launchManifests(plan);
+    await createForRun(deps, run, Stage.Launch, jobs, launchAdoptions(plan, jobs), { first, outcomeAfter: () => moveToLaunching(deps, runId) });
     return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
   });
 }

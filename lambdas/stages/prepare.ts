@@ -1,8 +1,10 @@
 /**
- * Prepare (architecture §3.2): the script ConfigMap (inline scripts) and, for an engine that inspects
- * the script (k6), the initializer Job, whose answer AwaitPrepared waits for. Gatling has nothing to
- * inspect, so it goes straight on.
+ * Prepare (architecture §3.2): the run's anchor (architecture §7: it owns every other object of the
+ * run), the script ConfigMap (inline scripts) and, for an engine that inspects the script (k6), the
+ * initializer Job, whose answer AwaitPrepared waits for. Gatling has nothing to inspect, so it goes
+ * straight on.
  */
+import { prepareObjects } from '../cluster/manifests';
 import { engineAdapter } from '../engines';
 import { jobDeadlineSeconds } from '../core/deadlines';
 import { done, waiting, type StepResult } from '../core/step';
@@ -25,7 +27,7 @@ export async function prepare(deps: StageDeps, runId: string): Promise<StepResul
     const now = deps.now();
     const plan = runnerPlan(runId, run.spec, { prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy) });
     const engine = engineAdapter(run.spec.engine);
-    await createForRun(deps, run, Stage.Prepare, engine.prepareManifests(plan), [], { first });
+    await createForRun(deps, run, Stage.Prepare, prepareObjects(plan, engine.prepareManifests(plan)), [], { first });
     return engine.inspectsScript ? waiting(FIRST_POLL_SECONDS) : done();
   });
 }

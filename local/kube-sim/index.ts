@@ -92,7 +92,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
   const timeScale = clock.timeScale;
   const scheduler = new Scheduler(clock, reportError);
   const store = new ObjectStore(clock);
-  startGarbageCollector(store);
+  startGarbageCollector(store, scheduler);
   const faults = new FaultSettings({
     restartPod: (namespace, podName) => kubelet.disrupt(namespace, podName),
     deleteObject: (kind, namespace, name) => {

@@ -161,6 +161,11 @@ export class ObjectStore {
     return obj;
   }
 
+  /** The object's uid, when it exists (no copy made): what the garbage collector compares an owner reference's uid with. */
+  uidOf(kind: KindName, namespace: string | undefined, name: string): string | undefined {
+    return this.objects.get(key(kind, namespace, name))?.metadata.uid;
+  }
+
   /** Whether the object exists (no copy made). */
   has(kind: KindName, namespace: string | undefined, name: string): boolean {
     return this.objects.has(key(kind, namespace, name));

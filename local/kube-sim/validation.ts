@@ -1,5 +1,5 @@
 /**
- * The API server's validation for what kube-sim stores: names, labels, containers, Job shape.
+ * The API server's validation for what kube-sim stores: names, labels, owner references, containers, Job shape.
  * Enough of it that a manifest the real API server would reject with 422 is rejected here too.
  */
 import { invalid, type StatusCause } from './api-status';
@@ -62,6 +62,34 @@ function required(field: string, what = 'Required value'): StatusCause {
   return { reason: 'FieldValueRequired', field, message: what };
 }
 
+/**
+ * apimachinery's ValidateOwnerReferences (api/validation/objectmeta.go): each reference names a
+ * version, kind, name and uid, and at most one is the controller.
+ */
+function ownerReferenceProblems(refs: unknown, field: string): StatusCause[] {
+  if (!Array.isArray(refs)) return [];
+  const causes: StatusCause[] = [];
+  let controller: string | undefined;
+  for (const ref of refs as Array<Record<string, unknown>>) {
+    const text = (key: string) => (typeof ref?.[key] === 'string' ? (ref[key] as string) : '');
+    const apiVersion = text('apiVersion');
+    if (apiVersion.split('/').pop() === '') causes.push(valueInvalid(`${field}.apiVersion`, apiVersion, 'version must not be empty'));
+    if (text('kind') === '') causes.push(valueInvalid(`${field}.kind`, '', 'kind must not be empty'));
+    if (text('name') === '') causes.push(valueInvalid(`${field}.name`, '', 'name must not be empty'));
+    if (text('uid') === '') causes.push(valueInvalid(`${field}.uid`, '', 'uid must not be empty'));
+    if (ref?.controller === true) {
+      if (controller !== undefined) {
+        causes.push({
+          reason: 'FieldValueInvalid',
+          field,
+          message: `Invalid value: Only one reference can have Controller set to true. Found "true" in references for ${controller} and ${text('name')}`,
+        });
+      } else controller = text('name');
+    }
+  }
+  return causes;
+}
+
 function containerProblems(containers: Container[] | undefined, field: string): StatusCause[] {
   if (!Array.isArray(containers) || containers.length === 0) return [required(field)];
   return containers.flatMap((c, i) => {
@@ -112,6 +140,7 @@ export function validateObject(info: KindInfo, obj: KubeObject, name: string): v
   const problem = nameProblem(info.nameRule, name);
   if (problem) causes.push(valueInvalid('metadata.name', name, problem));
   causes.push(...labelProblems(obj.metadata.labels, 'metadata.labels'));
+  causes.push(...ownerReferenceProblems(obj.metadata.ownerReferences, 'metadata.ownerReferences'));
   if (info.kind === 'Pod') causes.push(...podSpecProblems((obj as Pod).spec, 'spec'));
   if (info.kind === 'Job') causes.push(...jobProblems(obj as Job));
   if (causes.length > 0) throw invalid(info, name, causes);

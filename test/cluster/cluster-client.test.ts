@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { BatchV1Api, KubeConfig, type V1ConfigMap, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterClient, type ClusterClient, type ClusterClientOptions } from '../../lambdas/cluster/cluster-client';
-import { launchAdoptions } from '../../lambdas/cluster/manifests/index';
+import { launchAdoptions, prepareObjects } from '../../lambdas/cluster/manifests/index';
+import { withoutOwners } from '../../lambdas/cluster/manifests/owners';
 import { podFacts } from '../../lambdas/cluster/observe';
 import { scriptConfigMap } from '../../lambdas/cluster/manifests/script-configmap';
 import type { RunnerPlan } from '../../lambdas/cluster/plan';
@@ -87,13 +88,21 @@ function eventually<T>(check: () => Promise<T | undefined>, what: string): Promi
   return eventuallyInSimTime(sim, check, what, { stepMs: 1000 });
 }
 
-/** Prepare's objects for the plan, as its engine's adapter builds them. */
+/** Prepare's objects for the plan, as the stage makes them: the run's anchor, then what its engine's adapter builds. */
 function prepareManifests(p: RunnerPlan) {
-  return engineAdapter(p.engine).prepareManifests(p);
+  return prepareObjects(p, engineAdapter(p.engine).prepareManifests(p));
 }
 /** Launch's objects (the runner Jobs). */
 function launchManifests(p: RunnerPlan) {
   return engineAdapter(p.engine).launchManifests(p);
+}
+/** What Launch adopts: the anchor (owned by the runner Jobs too from then on) and the script ConfigMap. */
+function adoptions(p: RunnerPlan) {
+  return launchAdoptions(p, launchManifests(p));
+}
+/** The plan's script ConfigMap on its own, without its owner (the anchor), for the create mechanics. */
+function scriptCm(p: RunnerPlan): V1ConfigMap {
+  return withoutOwners(scriptConfigMap(p)!);
 }
 
 /** Objects of a kind the client no longer makes (Services), as kube-sim holds them for the run. */
@@ -104,7 +113,7 @@ function servicesOf(p: RunnerPlan) {
 /** What Prepare and Launch create for the plan, as they create it. */
 async function createAll(p: RunnerPlan, c: ClusterClient = client): Promise<void> {
   await createStageObjects(c, prepareManifests(p));
-  await createStageObjects(c, launchManifests(p), launchAdoptions(p));
+  await createStageObjects(c, launchManifests(p), adoptions(p));
 }
 
 /** Requests the log holds from index `from` on, as `METHOD path` lines. */
@@ -122,7 +131,7 @@ function runnerPods(pods: V1Pod[]): V1Pod[] {
 describe('createIfAbsent', () => {
   it('creating twice leaves one object: created, then exists, with the same uid', async () => {
     const p = plan();
-    const cm = scriptConfigMap(p)!;
+    const cm = scriptCm(p);
     const created = await client.createIfAbsent(cm);
     expect(created).toEqual({ outcome: 'created', uid: expect.any(String) });
     expect(await client.createIfAbsent(cm)).toEqual({ outcome: 'exists', uid: created.uid });
@@ -138,7 +147,7 @@ describe('createIfAbsent', () => {
       `lp-${p.runId}-runner-0`,
       `lp-${p.runId}-runner-1`,
     ]);
-    expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
+    expect((await client.listByRun('ConfigMap', NAMESPACE, p.runId)).map((c) => c.metadata!.name).sort()).toEqual([`lp-${p.runId}-anchor`, `lp-${p.runId}-script`]);
     // Start reaches the runners through pods/proxy: no Service per runner.
     expect(servicesOf(p)).toEqual([]);
   });
@@ -146,8 +155,8 @@ describe('createIfAbsent', () => {
   it('an object of the same name that belongs to another run is a conflict (not retryable)', async () => {
     const mine = plan();
     const theirs = plan();
-    await client.createIfAbsent(scriptConfigMap(theirs)!);
-    const clash: V1ConfigMap = { ...scriptConfigMap(mine)!, metadata: { ...scriptConfigMap(mine)!.metadata, name: `lp-${theirs.runId}-script` } };
+    await client.createIfAbsent(scriptCm(theirs));
+    const clash: V1ConfigMap = { ...scriptCm(mine), metadata: { ...scriptCm(mine).metadata, name: `lp-${theirs.runId}-script` } };
     const err = await client.createIfAbsent(clash).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ClusterConflict);
     expect(isRetryable(err)).toBe(false);
@@ -161,7 +170,7 @@ describe('createIfAbsent', () => {
     const name = `lp-${p.runId}-script`;
     const unlabelled: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NAMESPACE }, data: {} };
     expect((await client.createIfAbsent(unlabelled)).outcome).toBe('created');
-    await expect(client.createIfAbsent(scriptConfigMap(p)!)).rejects.toThrow(/belongs to no loadplane run/);
+    await expect(client.createIfAbsent(scriptCm(p))).rejects.toThrow(/belongs to no loadplane run/);
   });
 });
 
@@ -172,21 +181,21 @@ describe('createAll creates only what is missing', () => {
     // The first attempt got as far as runner 2: the Jobs of runners 0, 1 and 2 exist.
     await createStageObjects(client, launchManifests(p).slice(0, 3));
     const before = sim.requestLog.length;
-    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    await createStageObjects(client, launchManifests(p), adoptions(p));
     const creates = requestsSince(before, 'POST');
     expect(creates).toEqual([3, 4, 5].map(() => `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`));
-    expect(requestsSince(before, 'GET').filter((r) => !r.includes(`lp-${p.runId}-script`))).toEqual([
+    expect(requestsSince(before, 'GET').filter((r) => !r.includes(`lp-${p.runId}-anchor`))).toEqual([
       `GET /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
       `GET /api/v1/namespaces/${NAMESPACE}/configmaps`,
     ]);
-    expect(requestsSince(before, 'PATCH')).toEqual([`PATCH /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-script`]);
+    expect(requestsSince(before, 'PATCH')).toEqual([`PATCH /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-anchor`]);
     expect(((await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[]).map((j) => j.metadata!.name).sort()).toEqual(
       [`lp-${p.runId}-initializer`, ...[0, 1, 2, 3, 4, 5].map((i) => `lp-${p.runId}-runner-${i}`)].sort(),
     );
 
     // Nothing is left: a third attempt lists and writes nothing.
     const again = sim.requestLog.length;
-    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    await createStageObjects(client, launchManifests(p), adoptions(p));
     expect(requestsSince(again).filter((r) => !r.startsWith('GET'))).toEqual([]);
     expect(requestsSince(again)).toHaveLength(2);
   });
@@ -196,7 +205,7 @@ describe('createAll creates only what is missing', () => {
     await createStageObjects(client, prepareManifests(p));
     sim.faults.failNextRequests(1, 500, { method: 'POST', pathIncludes: '/jobs' });
     const before = sim.requestLog.length;
-    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
+    await createStageObjects(client, launchManifests(p), adoptions(p));
     const creates = sim.requestLog.slice(before).filter((r) => r.method === 'POST');
     expect(creates.filter((r) => r.status === 500)).toHaveLength(1);
     expect(creates.filter((r) => r.status === 201)).toHaveLength(3);
@@ -205,67 +214,87 @@ describe('createAll creates only what is missing', () => {
   });
 });
 
-describe('ownership: every object a stage makes is owned by a Job of the run', () => {
+describe('ownership: the anchor owns every other object of the run, every Job of the run owns the anchor', () => {
   const jobRef = (job: V1Job) => ({ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name, uid: job.metadata!.uid, controller: false, blockOwnerDeletion: false });
+  const anchorRef = (cm: V1ConfigMap) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: cm.metadata!.name, uid: cm.metadata!.uid, controller: false, blockOwnerDeletion: false });
+  const configMaps = async (p: RunnerPlan) => {
+    const all = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
+    return { anchor: all.find((c) => c.metadata!.name === `lp-${p.runId}-anchor`), script: all.find((c) => c.metadata!.name === `lp-${p.runId}-script`), all };
+  };
+  const ownerNamesOf = (o: V1ConfigMap | V1Job | undefined) => (o?.metadata?.ownerReferences ?? []).map((r) => r.name).sort();
 
-  it('Prepare: the initializer Job first, then the script ConfigMap owned by it', async () => {
+  it('Prepare: the anchor first (no owner yet), then the initializer and the script ConfigMap owned by it, then the initializer owns the anchor', async () => {
     const p = plan();
     const before = sim.requestLog.length;
-    await createStageObjects(client, prepareManifests(p));
-    expect(requestsSince(before, 'POST')).toEqual([
+    await createStageObjects(client, prepareManifests(p), [], { first: true });
+    expect(requestsSince(before).filter((r) => !r.startsWith('GET'))).toEqual([
+      `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
       `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
       `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
+      `PATCH /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-anchor`,
     ]);
+    // A first attempt lists nothing: nothing of the run exists yet; the one read is addOwners'.
+    expect(requestsSince(before, 'GET')).toEqual([`GET /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-anchor`]);
     const [initializer] = (await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[];
-    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
-    expect(cm!.metadata!.ownerReferences).toEqual([jobRef(initializer!)]);
+    const { anchor, script } = await configMaps(p);
+    expect(anchor!.metadata!.ownerReferences).toEqual([jobRef(initializer!)]);
+    expect(initializer!.metadata!.ownerReferences).toEqual([anchorRef(anchor!)]);
+    expect(script!.metadata!.ownerReferences).toEqual([anchorRef(anchor!)]);
   });
 
-  it('Launch: the runner Jobs (owned by nobody), and the ConfigMap owned by the initializer and every runner Job', async () => {
+  it('Launch: the runner Jobs owned by the anchor, and the anchor owned by the initializer and every runner Job', async () => {
     const p = plan({ parallelism: 3 });
     await createAll(p);
     const jobs = (await client.listByRun('Job', NAMESPACE, p.runId)) as V1Job[];
     expect(jobs).toHaveLength(4);
-    for (const job of jobs) expect(job.metadata!.ownerReferences ?? []).toEqual([]);
+    const { anchor, script, all } = await configMaps(p);
+    expect(all).toHaveLength(2);
+    for (const job of jobs) expect(job.metadata!.ownerReferences).toEqual([anchorRef(anchor!)]);
     expect(servicesOf(p)).toEqual([]);
-    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
-    const owners = cm!.metadata!.ownerReferences!.map((r) => r.name).sort();
-    expect(owners).toEqual([`lp-${p.runId}-initializer`, `lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`, `lp-${p.runId}-runner-2`]);
-    expect(cm!.metadata!.ownerReferences).toEqual(expect.arrayContaining(jobs.map(jobRef)));
+    expect(ownerNamesOf(anchor)).toEqual([`lp-${p.runId}-initializer`, `lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`, `lp-${p.runId}-runner-2`]);
+    expect(anchor!.metadata!.ownerReferences).toEqual(expect.arrayContaining(jobs.map(jobRef)));
+    expect(script!.metadata!.ownerReferences).toEqual([anchorRef(anchor!)]);
   });
 
-  it('Gatling: the ConfigMap made at Prepare (no owner yet) is adopted by every runner Job at Launch', async () => {
+  it('Gatling: the anchor made at Prepare (no owner yet) is adopted by every runner Job at Launch', async () => {
     const p = plan({ engine: 'gatling', image: 'ghcr.io/st-tech/gatling:latest', parallelism: 2, startAt: new Date(sim.now() + 60_000).toISOString() });
     await createStageObjects(client, prepareManifests(p));
-    expect(((await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[])[0]!.metadata!.ownerReferences).toBeUndefined();
-    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
-    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
-    expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+    expect((await configMaps(p)).anchor!.metadata!.ownerReferences).toBeUndefined();
+    await createStageObjects(client, launchManifests(p), adoptions(p));
+    expect(ownerNamesOf((await configMaps(p)).anchor)).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
   });
 
-  it('a ConfigMap gone before Launch (its initializer was deleted) is made again, owned by the runners', async () => {
+  it('an anchor gone before Launch (its initializer was deleted, and it and the script ConfigMap with it) is made again, owned by the runners', async () => {
     const p = plan({ parallelism: 2 });
     await createStageObjects(client, prepareManifests(p));
     sim.faults.deleteObject('Job', NAMESPACE, `lp-${p.runId}-initializer`);
     expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toEqual([]);
-    await createStageObjects(client, launchManifests(p), launchAdoptions(p));
-    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
-    expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+    await createStageObjects(client, launchManifests(p), adoptions(p));
+    const { anchor, script } = await configMaps(p);
+    expect(ownerNamesOf(anchor)).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+    expect(script!.metadata!.ownerReferences).toEqual([anchorRef(anchor!)]);
   });
 
-  it('deleting the runner Jobs removes the ConfigMap through the garbage collector; the initializer alone does not', async () => {
+  it('deleting the Jobs removes the anchor and the script ConfigMap through the garbage collector once the last is gone', async () => {
     const p = plan({ parallelism: 2 });
     await createAll(p);
     const batch = kc.makeApiClient(BatchV1Api);
     const del = (name: string) => batch.deleteNamespacedJob({ namespace: NAMESPACE, name, propagationPolicy: 'Background' });
     await del(`lp-${p.runId}-initializer`);
-    const [cm] = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
-    expect(cm!.metadata!.ownerReferences!.map((r) => r.name).sort()).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
+    expect(ownerNamesOf((await configMaps(p)).anchor)).toEqual([`lp-${p.runId}-runner-0`, `lp-${p.runId}-runner-1`]);
     await del(`lp-${p.runId}-runner-0`);
     // Still owned by runner 1.
-    expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toHaveLength(1);
+    expect((await configMaps(p)).all).toHaveLength(2);
     await del(`lp-${p.runId}-runner-1`);
     expect(await client.listByRun('ConfigMap', NAMESPACE, p.runId)).toEqual([]);
+  });
+
+  it('deleting the anchor removes every object of the run, the Jobs with their pods', async () => {
+    const p = plan({ parallelism: 2 });
+    await createAll(p);
+    await eventually(async () => ((await client.listByRun('Pod', NAMESPACE, p.runId)).length === 3 ? true : undefined), 'three pods');
+    expect(await client.deleteObject('ConfigMap', NAMESPACE, `lp-${p.runId}-anchor`)).toBe(true);
+    for (const kind of ['Job', 'ConfigMap', 'Pod'] as const) expect(await client.listByRun(kind, NAMESPACE, p.runId)).toEqual([]);
   });
 });
 
@@ -344,7 +373,7 @@ describe('a k6 run end to end through the interface', () => {
       expect(summary.thresholds).toEqual([{ metric: 'http_req_duration', expression: 'p(95)<500', ok: true }]);
     }
 
-    // Cleanup. The 3 Jobs go first; the ConfigMap goes with them (ownerReferences).
+    // Cleanup. The 3 Jobs go first; the anchor, owned by them, and the script ConfigMap it owns go with them.
     const { deleted } = await client.deleteRun(NAMESPACE, p.runId);
     expect(deleted).toBeGreaterThanOrEqual(3);
     await eventually(async () => {

@@ -180,8 +180,8 @@ export function teardown(data) {}
     const run = await logged(() => h.run(k6Spec({ name: 'rbac-kept', parallelism: 2, cleanup: 'never' })));
     expect(run.view.run.outcome).toBe(Outcome.SUCCEEDED);
     kept = run.runId;
-    // The initializer, two runners and the coordinator (stopped after teardown(), kept).
-    expect(h.leftovers(kept)).toMatchObject({ Job: 4, ConfigMap: 1, Pod: 4 });
+    // The initializer, two runners and the coordinator (stopped after teardown(), kept); the anchor and the script ConfigMap.
+    expect(h.leftovers(kept)).toMatchObject({ Job: 4, ConfigMap: 2, Pod: 4 });
   });
 
   it("a create that meets another run's Job reads it (get on a 409) and fails the run with a conflict", async () => {
@@ -208,7 +208,8 @@ export function teardown(data) {}
       await kubectl('DELETE', `/apis/batch/v1/namespaces/${NAMESPACE}/jobs/${job.metadata.name}?propagationPolicy=Orphan`);
     }
     const left = h.leftovers(kept);
-    expect(left).toEqual({ ConfigMap: 1, Pod: expect.any(Number) });
+    // The anchor (its references to the Jobs removed) and the script ConfigMap it owns.
+    expect(left).toEqual({ ConfigMap: 2, Pod: expect.any(Number) });
     const executions: SweeperExecutions = {
       start: () => Promise.reject(new Error('no run is waiting to be started')),
       stop: () => Promise.resolve(),
@@ -217,6 +218,7 @@ export function teardown(data) {}
     const result = await logged(() => h.clock.actor(() => sweep({ ...h.runtime.deps, executions }, { keepForMs: 0 })));
     expect(result.used).toEqual(expect.arrayContaining(['core configmaps delete', 'core pods delete', 'core pods list']));
     expect(result.errors).toEqual([]);
+    // The pods one by one, the anchor last (the script ConfigMap goes with it).
     expect(result.objectsDeleted).toContainEqual({ runId: kept, count: 1 + left.Pod! });
     expect(h.leftovers(kept)).toEqual({});
   });

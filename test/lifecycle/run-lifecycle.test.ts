@@ -75,7 +75,7 @@ describe('k6 happy path', () => {
       fromLogs += exported.metrics.http_reqs.count;
     }
     expect(result.requests).toBe(fromLogs);
-    expect(h.leftovers(runId)).toEqual({ Job: 5, ConfigMap: 1, Pod: 5 }); // initializer, 3 runners, coordinator
+    expect(h.leftovers(runId)).toEqual({ Job: 5, ConfigMap: 2, Pod: 5 }); // initializer, 3 runners, coordinator; the anchor and the script ConfigMap
   });
 });
 

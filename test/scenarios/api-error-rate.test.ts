@@ -20,8 +20,8 @@ afterAll(() => h.close());
 afterEach(() => h.kubeSim.faults.clear());
 
 const PARALLELISM = 100;
-/** What Prepare and Launch create: the script ConfigMap and the initializer, then a Job per runner and the coordinator's. */
-const OBJECTS = 3 + PARALLELISM;
+/** What Prepare and Launch create: the run's anchor, the script ConfigMap and the initializer, then a Job per runner and the coordinator's. */
+const OBJECTS = 4 + PARALLELISM;
 
 /** Retry-After waits pass on the harness's clock; what is asserted is the outcome and the requests, not time. */
 const TIMEOUTS = { prepare: '10m', ready: '10m', run: '30m', total: '1h' };
@@ -96,17 +96,17 @@ describe('issue 8: a run at parallelism 100 survives API server errors', () => {
 });
 
 describe('a stage retried by the state machine creates only what is missing', () => {
-  it('Prepare fails after creating the initializer Job (its ConfigMap create fails every attempt); the retry creates the ConfigMap alone', async () => {
+  it('Prepare fails after creating its objects (the anchor\'s adoption by the initializer fails every attempt); the retry creates nothing again', async () => {
     const runId = newRunId();
     // More failures than one call's attempts: the call gives up, Prepare fails, Step Functions retries it.
-    h.kubeSim.faults.failNextRequests(5, 500, { method: 'POST', pathIncludes: '/configmaps' });
+    h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps/' });
     const before = h.kubeSim.requestLog.length;
     const { view } = await h.run(k6Spec({ name: 'converge', parallelism: 6 }), { name: runId });
     expect(`${view.run.outcome}: ${view.run.outcomeReason ?? ''}`).toMatch(/^SUCCEEDED/);
     expect(view.stages[Stage.Prepare]).toMatchObject({ state: 'completed', attempts: 2 });
     const creates = h.kubeSim.requestLog.slice(before).filter(isCreate);
     const to = (kind: string) => creates.filter((r) => r.path.endsWith(`/${kind}`)).map((r) => r.status);
-    expect(to('configmaps')).toEqual([500, 500, 500, 500, 500, 201]);
+    expect(to('configmaps')).toEqual([201, 201]); // the anchor and the script ConfigMap, once each
     expect(to('jobs')).toEqual(Array.from({ length: 8 }, () => 201)); // initializer + 6 runners + coordinator, once each: no 409
     expect(to('services')).toEqual([]);
     expect(h.leftovers(runId)).toEqual({});

@@ -151,12 +151,12 @@ describe('definite non-delivery releases the claim, and the retry delivers once'
 });
 
 describe('every way a run ends gets exactly one notification, with its outcome, and leaves nothing behind', () => {
-  it('fails in Launch (the API server refuses every patch of the script ConfigMap, which the runner Jobs adopt): FAILED', async () => {
+  it('fails at the cluster (the API server refuses every patch of the run\'s anchor, which gains each Job as an owner): FAILED', async () => {
     h.kubeSim.faults.failNextRequests(1000, 500, { method: 'PATCH', pathIncludes: '/configmaps/' });
-    const { runId, view } = await h.run(spec('launch-fails'));
+    const { runId, view } = await h.run(spec('anchor-patch-refused'));
     h.kubeSim.faults.clear();
     expect(view.run.outcome).toBe(Outcome.FAILED);
-    expect(view.run.outcomeReason).toMatch(/^ClusterUnavailable: /);
+    expect(view.run.outcomeReason).toMatch(/^ClusterUnavailable: add owners to ConfigMap \S+-anchor: HTTP 500/);
     expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.FAILED]);
     expect(h.leftovers(runId)).toEqual({});
   });

@@ -30,17 +30,18 @@ export default function () {}
 `;
 
 describe('k6-operator #138 #800 #513 #310: a stage that fails after its side effects is retried and converges', () => {
-  it('Prepare fails after creating the initializer Job; the retry creates only what is missing and the run succeeds with every object created once', async () => {
+  it('Prepare fails after creating its objects; the retry creates only what is missing and the run succeeds with every object created once', async () => {
     const runId = newRunId();
     const before = h.kubeSim.requestLog.length;
-    // Prepare creates the initializer Job, then its ConfigMap (owned by the Job). Every attempt of
-    // the ConfigMap's create fails, so the stage fails after its first object and is retried.
-    h.kubeSim.faults.failNextRequests(5, 500, { method: 'POST', pathIncludes: '/configmaps' });
+    // Prepare creates the run's anchor, the initializer Job and the script ConfigMap (both owned by the
+    // anchor), then makes the Job an owner of the anchor. Every attempt of that PATCH fails, so the
+    // stage fails after its side effects and is retried.
+    h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps/' });
     const { view, execution } = await h.run(k6Spec({ name: 'converge', parallelism: 6 }), { name: runId });
     expect(execution.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(view.stages.Prepare).toMatchObject({ state: 'completed', attempts: 2 });
     const creates = h.kubeSim.requestLog.slice(before).filter((r) => r.method === 'POST');
-    expect(creates.filter((r) => r.path.endsWith('/configmaps')).map((r) => r.status)).toEqual([500, 500, 500, 500, 500, 201]);
+    expect(creates.filter((r) => r.path.endsWith('/configmaps')).map((r) => r.status)).toEqual([201, 201]); // the anchor and the script ConfigMap, once each
     expect(creates.filter((r) => r.path.endsWith('/jobs') && r.status === 201)).toHaveLength(8); // initializer + 6 runners + coordinator, once each
     expect(creates.filter((r) => r.status === 409)).toHaveLength(0); // the retry listed what exists and created only the rest
     expect(h.leftovers(runId)).toEqual({});

@@ -207,12 +207,12 @@ describe('(d) objects left on the cluster', () => {
   const deletedFor = (result: SweepResult, runId: string) => result.objectsDeleted.filter((d) => d.runId === runId);
 
   it('a finished run’s leftovers go; a run in flight and a `never` run younger than the TTL keep theirs; the `never` run’s go after the TTL', async () => {
-    // cleanup: never — the run's Jobs, pods and script ConfigMap stay; one more ConfigMap, made by hand, has no owner.
+    // cleanup: never — the run's Jobs, pods, anchor and script ConfigMap stay; one more ConfigMap, made by hand, has no owner.
     const kept = await h.run(spec('kept-never', { cleanup: CleanupPolicy.never }));
     expect(kept.view.run.outcome).toBe(Outcome.SUCCEEDED);
     await leftover(kept.runId, 'debug');
     const keptObjects = h.leftovers(kept.runId);
-    expect(keptObjects).toMatchObject({ Job: 4, ConfigMap: 2 }); // initializer, 2 runners, coordinator
+    expect(keptObjects).toMatchObject({ Job: 4, ConfigMap: 3 }); // initializer, 2 runners, coordinator; anchor, script, the hand-made one
     // cleanup: always, finished — yet something labelled with it is still there.
     const finished = await h.run(spec('finished'));
     expect(h.leftovers(finished.runId)).toEqual({});
@@ -238,7 +238,7 @@ describe('(d) objects left on the cluster', () => {
     expect((await steps.result(inFlight)).status).toBe(ExecutionStatus.SUCCEEDED);
     await h.clock.sleep(DEFAULT_SWEEP_OPTIONS.keepForMs);
     const dayLater = await sweepNow();
-    // The Jobs' own ttlSecondsAfterFinished (24 h for `never`) took them and their ConfigMap; the hand-made one is the sweeper's.
+    // The Jobs' own ttlSecondsAfterFinished (24 h for `never`) took them, the anchor they own and the script ConfigMap it owns; the hand-made one is the sweeper's.
     expect(deletedFor(dayLater, kept.runId)).toEqual([{ runId: kept.runId, count: 1 }]);
     expect(h.leftovers(kept.runId)).toEqual({});
     expect(dayLater.errors).toEqual([]);

@@ -33,8 +33,8 @@ describe('Cleanup', () => {
     const { runId } = await driveTo(h, spec('cleanup'), Stage.Notify);
     const neighbour = await driveTo(h, spec('neighbour'), Stage.Launch); // a run still in flight in the same namespace
     const neighbourBefore = h.leftovers(neighbour.runId);
-    // Its initializer, two runners and the coordinator.
-    expect(h.leftovers(runId)).toEqual({ Job: 4, Pod: 4, ConfigMap: 1 });
+    // Its initializer, two runners and the coordinator; the anchor and the script ConfigMap.
+    expect(h.leftovers(runId)).toEqual({ Job: 4, Pod: 4, ConfigMap: 2 });
     const requests = markRequests(h);
 
     const record = await cleanup(h.runtime.deps, runId);
@@ -42,7 +42,7 @@ describe('Cleanup', () => {
     expect(h.leftovers(runId)).toEqual({});
     expect(h.leftovers(neighbour.runId)).toEqual(neighbourBefore);
     const deleted = deletes(requests);
-    expect(deleted.length).toBeGreaterThanOrEqual(4); // at least its 4 Jobs (what they own goes with them)
+    expect(deleted.length).toBeGreaterThanOrEqual(4); // at least its 4 Jobs (what they own goes with them, the anchor too)
     expect(deleted.every((r) => r.path.includes(`/lp-${runId}-`))).toBe(true);
     // teardown() once on the coordinator (the script has none: k6 skips it), then the deletes.
     expect(requests.writes().filter((r) => r.method !== 'DELETE').map((r) => `${r.method} ${r.path.replace(/-coordinator-\w+:/, '-coordinator-<pod>:')}`)).toEqual([

@@ -1,7 +1,7 @@
 /**
  * Launch's contract (architecture §3.3, §7): N runner Jobs (backoffLimit 0, restartPolicy Never, a dead-man
  * deadline) and nothing else (no Service: Start reaches k6 runners through pods/proxy), k6 runners paused
- * with their execution segments, the script ConfigMap owned by every runner Job; Gatling runners carry
+ * with their execution segments, each owned by the run's anchor, which every runner Job owns in turn; Gatling runners carry
  * one common start instant, on a whole second. Records launchedAt and the ready deadline, moves the run
  * to LAUNCHING. A retry creates only what is missing.
  */
@@ -50,19 +50,23 @@ describe('Launch', () => {
       expect(args).toContain(`--execution-segment=${segment(i, 3)}`);
     });
     expect(objectsOf(h, 'Service', runId)).toEqual([]);
-    // The script ConfigMap now lives until the last runner Job is gone, not just the initializer.
-    const [configMap] = objectsOf(h, 'ConfigMap', runId);
-    const owners = configMap.metadata.ownerReferences.map((o: { name: string }) => o.name);
+    // The anchor (and the script ConfigMap it owns) now lives until the last runner Job is gone, not just the initializer.
+    const [anchor] = objectsOf(h, 'ConfigMap', runId, Role.anchor);
+    const owners = anchor.metadata.ownerReferences.map((o: { name: string }) => o.name);
     expect(owners).toEqual(expect.arrayContaining(jobs.map((j) => j.metadata.name)));
+    // Every Job is the anchor's: one Launch creates after Cleanup deleted the anchor is collected.
+    for (const job of objectsOf(h, 'Job', runId)) {
+      expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: anchor.metadata.name, uid: anchor.metadata.uid })]);
+    }
 
     const creates = requests.since().filter((r) => r.method === 'POST');
     // The runners' Jobs and the coordinator's (setup() and teardown() once per run).
     expect(creates.filter((r) => r.path.endsWith('/jobs'))).toHaveLength(4);
     expect(creates).toHaveLength(4);
     expect(objectsOf(h, 'Job', runId, Role.coordinator)).toHaveLength(1);
-    // The one other write: the ConfigMap adopted by the runner Jobs and the coordinator.
+    // The one other write: the anchor adopted by the runner Jobs and the coordinator.
     expect(requests.writes().filter((r) => r.method !== 'POST').map((r) => `${r.method} ${r.path}`)).toEqual([
-      `PATCH /api/v1/namespaces/loadplane/configmaps/lp-${runId}-script`,
+      `PATCH /api/v1/namespaces/loadplane/configmaps/lp-${runId}-anchor`,
     ]);
 
     const view = await viewOf(h, runId);
@@ -101,13 +105,13 @@ describe('Launch', () => {
     expect(objectsOf(h, 'Job', runId, Role.runner)).toHaveLength(2);
   });
 
-  it('fails after creating the Jobs (the ConfigMap adoption refused); the retry creates no Job again, only adopts', async () => {
+  it('fails after creating the Jobs (the anchor\'s adoption refused); the retry creates no Job again, only adopts', async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'launch-retry', parallelism: 3 }), Stage.AwaitPrepared);
     h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps' }); // every attempt of the one call
     await expect(launch(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable' });
     const jobs = objectsOf(h, 'Job', runId, Role.runner);
     expect(jobs).toHaveLength(3);
-    const ownersOf = () => objectsOf(h, 'ConfigMap', runId)[0].metadata.ownerReferences.map((o: { name: string }) => o.name);
+    const ownersOf = () => objectsOf(h, 'ConfigMap', runId, Role.anchor)[0].metadata.ownerReferences.map((o: { name: string }) => o.name);
     expect(ownersOf()).toEqual([`lp-${runId}-initializer`]);
     expect((await viewOf(h, runId)).stages.Launch).toMatchObject({ state: StageState.failed, error: { name: 'ClusterUnavailable' } });
 
@@ -116,7 +120,7 @@ describe('Launch', () => {
 
     expect(requests.since().filter((r) => r.method === 'POST')).toEqual([]);
     expect(requests.writes().map((r) => [r.method, r.path, r.status])).toEqual([
-      ['PATCH', `/api/v1/namespaces/loadplane/configmaps/lp-${runId}-script`, 200],
+      ['PATCH', `/api/v1/namespaces/loadplane/configmaps/lp-${runId}-anchor`, 200],
     ]);
     expect(requests.since().filter((r) => r.status === 409)).toEqual([]);
     expect(objectsOf(h, 'Job', runId, Role.runner).map((j) => j.metadata.uid)).toEqual(jobs.map((j) => j.metadata.uid));

@@ -1,6 +1,7 @@
 /**
  * Prepare's contract (architecture §3.2): k6 gets the script ConfigMap and the initializer Job (answer:
  * waiting, so AwaitPrepared polls); Gatling gets its ConfigMap and goes straight on (answer: done).
+ * Both get the run's anchor first (architecture §7): it owns the others, the initializer owns it.
  * Created once; a retry creates only what is missing; never for a run that ended or was not admitted.
  */
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, shellCommand } from '../../lambdas/engines/pod-scripts';
@@ -24,16 +25,20 @@ const posts = (requests: ReturnType<typeof markRequests>, kind: 'jobs' | 'config
   requests.since().filter((r) => r.method === 'POST' && r.path.endsWith(`/${kind}`));
 
 describe('Prepare', () => {
-  it('k6: creates the script ConfigMap and the initializer Job once, labelled with the run, and answers waiting', async () => {
+  it('k6: creates the anchor, the script ConfigMap and the initializer Job once, labelled with the run, and answers waiting', async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'prepare', script: { inline: SCRIPT } }), Stage.Admit);
     const requests = markRequests(h);
 
     const step = await prepare(h.runtime.deps, runId);
 
     expect(step).toEqual({ phase: StepPhase.waiting, nextPollSeconds: 2 });
-    expect(posts(requests, 'jobs')).toHaveLength(1);
-    expect(posts(requests, 'configmaps')).toHaveLength(1);
-    expect(requests.writes()).toHaveLength(2);
+    // The anchor first (the others name it as their owner), then the Job, the ConfigMap, and the Job made owner of the anchor.
+    expect(requests.writes().map((r) => `${r.method} ${r.path.split('/').pop()}`)).toEqual([
+      'POST configmaps',
+      'POST jobs',
+      'POST configmaps',
+      `PATCH lp-${runId}-anchor`,
+    ]);
 
     const [job] = objectsOf(h, 'Job', runId);
     expect(objectsOf(h, 'Job', runId)).toHaveLength(1);
@@ -46,19 +51,25 @@ describe('Prepare', () => {
     // The spec's env reaches the script as -e (k6 archive does not pass the pod's environment on).
     expect(job.spec.template.spec.containers[0].args).toEqual(['-e', 'TARGET_URL=http://target.invalid/', '/loadplane/scripts/script.js']);
 
-    const [configMap] = objectsOf(h, 'ConfigMap', runId);
-    expect(objectsOf(h, 'ConfigMap', runId)).toHaveLength(1);
+    expect(objectsOf(h, 'ConfigMap', runId)).toHaveLength(2);
+    const [configMap] = objectsOf(h, 'ConfigMap', runId, Role.script);
+    const [anchor] = objectsOf(h, 'ConfigMap', runId, Role.anchor);
     expect(configMap.metadata.labels).toMatchObject({ [Labels.runId]: runId, [Labels.role]: Role.script });
     expect(Object.values(configMap.data)).toEqual([SCRIPT]);
-    // Owned by the initializer Job, so Kubernetes removes it with the Job even if loadplane never comes back.
-    expect(configMap.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid })]);
+    expect(anchor.metadata.name).toBe(`lp-${runId}-anchor`);
+    expect(anchor.data).toBeUndefined();
+    // The Job and the ConfigMap are the anchor's: a late create of either, after Cleanup deleted it, is collected.
+    expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: anchor.metadata.name, uid: anchor.metadata.uid })]);
+    expect(configMap.metadata.ownerReferences).toEqual(job.metadata.ownerReferences);
+    // The anchor is the initializer Job's, so Kubernetes removes it (and what it owns) with the Job even if loadplane never comes back.
+    expect(anchor.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid })]);
 
     const view = await viewOf(h, runId);
     expect(view.stages.Prepare).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     expect(view.run.status).toBe(RunStatus.PREPARING);
   });
 
-  it('Gatling: creates only the simulation ConfigMap and answers done (nothing to inspect)', async () => {
+  it('Gatling: creates only the anchor and the simulation ConfigMap and answers done (nothing to inspect)', async () => {
     const { runId } = await driveTo(h, gatlingSpec({ name: 'prepare-gatling' }), Stage.Admit);
     const requests = markRequests(h);
 
@@ -66,8 +77,10 @@ describe('Prepare', () => {
 
     expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0 });
     expect(objectsOf(h, 'Job', runId)).toEqual([]);
-    expect(objectsOf(h, 'ConfigMap', runId).map((c) => Object.values(c.data))).toEqual([[GATLING_SIMULATION]]);
-    expect(requests.writes().map((r) => `${r.method} ${r.path.split('/').pop()}`)).toEqual(['POST configmaps']);
+    expect(objectsOf(h, 'ConfigMap', runId, Role.script).map((c) => Object.values(c.data))).toEqual([[GATLING_SIMULATION]]);
+    // No Job yet to own the anchor: Launch's runners adopt it.
+    expect(objectsOf(h, 'ConfigMap', runId, Role.anchor).map((c) => c.metadata.ownerReferences)).toEqual([undefined]);
+    expect(requests.writes().map((r) => `${r.method} ${r.path.split('/').pop()}`)).toEqual(['POST configmaps', 'POST configmaps']);
   });
 
   it('invoked again after it completed: the recorded answer, no Kubernetes request, no second attempt', async () => {
@@ -83,22 +96,38 @@ describe('Prepare', () => {
     expect(objectsOf(h, 'Job', runId)).toHaveLength(1);
   });
 
-  it('fails after creating the Job (its ConfigMap is refused); the retry creates only the ConfigMap', async () => {
+  it('fails after creating its objects (the anchor\'s adoption by the Job is refused); the retry creates nothing again, only adopts', async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'prepare-retry' }), Stage.Admit);
-    h.kubeSim.faults.failNextRequests(5, 500, { method: 'POST', pathIncludes: '/configmaps' }); // every attempt of the one call
+    h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps/' }); // every attempt of the one call
     await expect(prepare(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true });
     expect((await viewOf(h, runId)).stages.Prepare).toMatchObject({ state: StageState.failed, error: { name: 'ClusterUnavailable' } });
     expect(objectsOf(h, 'Job', runId)).toHaveLength(1);
-    expect(objectsOf(h, 'ConfigMap', runId)).toHaveLength(0);
+    expect(objectsOf(h, 'ConfigMap', runId)).toHaveLength(2);
+    expect(objectsOf(h, 'ConfigMap', runId, Role.anchor)[0].metadata.ownerReferences).toBeUndefined();
 
     const requests = markRequests(h);
     const step = await prepare(h.runtime.deps, runId);
 
     expect(step.phase).toBe(StepPhase.waiting);
     expect(posts(requests, 'jobs')).toEqual([]);
-    expect(posts(requests, 'configmaps').map((r) => r.status)).toEqual([201]);
+    expect(posts(requests, 'configmaps')).toEqual([]);
+    expect(requests.writes().map((r) => `${r.method} ${r.status}`)).toEqual(['PATCH 200']);
     expect(requests.since().filter((r) => r.status === 409)).toEqual([]);
+    expect(objectsOf(h, 'ConfigMap', runId, Role.anchor)[0].metadata.ownerReferences).toEqual([expect.objectContaining({ name: `lp-${runId}-initializer` })]);
     expect((await viewOf(h, runId)).stages.Prepare).toMatchObject({ state: StageState.completed, attempts: 2 });
+  });
+
+  it('fails before creating anything (the anchor is refused); the retry creates everything once', async () => {
+    const { runId } = await driveTo(h, k6Spec({ name: 'prepare-retry-anchor' }), Stage.Admit);
+    h.kubeSim.faults.failNextRequests(5, 500, { method: 'POST', pathIncludes: '/configmaps' });
+    await expect(prepare(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true });
+    expect(objectsOf(h, 'Job', runId)).toEqual([]);
+    expect(objectsOf(h, 'ConfigMap', runId)).toEqual([]);
+
+    const requests = markRequests(h);
+    await prepare(h.runtime.deps, runId);
+    expect(posts(requests, 'jobs').map((r) => r.status)).toEqual([201]);
+    expect(posts(requests, 'configmaps').map((r) => r.status)).toEqual([201, 201]);
   });
 
   it('before Admit completed: InvalidTransition, and nothing is created', async () => {

@@ -1,36 +1,39 @@
 /**
  * Ownership of a run's objects (owners.ts, architecture §7). Each engine's adapter builds the objects of
- * Prepare and Launch (lambdas/engines); createAll creates only what is missing, so a retried stage
- * converges on the same set, and creates a stage's Jobs before the objects they own (an
- * ownerReference needs the Job's uid).
+ * Prepare and Launch (lambdas/engines); the stage adds the run's anchor, which owns all of them and
+ * is owned by every Job of the run. createAll creates only what is missing, so a retried stage
+ * converges on the same set: the anchor first (the others need its uid), then the Jobs, then the
+ * rest, and last the stage's Jobs as owners of the anchor.
  *
- * - k6 Prepare: the script ConfigMap is owned by the initializer Job.
- * - Launch: the script ConfigMap is adopted by every runner Job (launchAdoptions), so it lives until the
- *   last of them is gone, not just the initializer.
- * - Gatling has no initializer: its script ConfigMap is made at Prepare, like k6's (architecture §3.2: a
- *   script the API server refuses fails the run before any runner exists, and both engines take the
- *   same Launch path), and is owned from Launch on. It is the one object without an owner between
- *   the two stages; it carries the run's labels, so Cleanup, the reaper and the sweeper still find it.
+ * - Prepare makes the anchor, owned by the initializer Job (k6) or, for Gatling, by nothing until
+ *   Launch: the one moment the run has an object without an owner. It carries the run's labels, so
+ *   Cleanup, the reaper and the sweeper still find it.
+ * - Launch adopts it: every runner Job and k6's coordinator become its owners, so it (and the script
+ *   ConfigMap it owns) lives until the last of them is gone, not just the initializer.
  */
-import type { V1ConfigMap } from '@kubernetes/client-node';
-import { objectName, Role } from '../../core/runner-contract';
-import { SetupTeardown } from '../../core/status';
+import type { V1ConfigMap, V1Job } from '@kubernetes/client-node';
 import type { RunnerPlan } from '../plan';
+import type { CreatableObject } from '../cluster-client';
+import { runAnchor } from './anchor';
 import { scriptConfigMap } from './script-configmap';
 
+/** The names of the Jobs among a stage's objects. */
+function jobNames(objects: readonly CreatableObject[]): string[] {
+  return objects.filter((o) => o.kind === 'Job').map((o) => o.metadata!.name!);
+}
+
+/** Prepare: the run's anchor, owned by the stage's Jobs, then the engine's objects. */
+export function prepareObjects(plan: RunnerPlan, engineObjects: readonly CreatableObject[]): CreatableObject[] {
+  return [runAnchor(plan, jobNames(engineObjects)), ...engineObjects];
+}
+
 /**
- * Launch: objects Prepare made that the runner Jobs must own as well — the script ConfigMap (inline
- * scripts only), owned by every runner Job and by k6's coordinator (it outlives the runners, for
- * teardown()). createAll adds the owners it lacks, or creates it with
- * them if it is gone (k6: its initializer was deleted, and the ConfigMap with it).
+ * Launch: what Prepare made that must be there, owned as it should be — the anchor, which the stage's
+ * Jobs (every runner and k6's coordinator, which outlives the runners for teardown()) must own as
+ * well, and the script ConfigMap (inline scripts only). createAll adds the owners the anchor lacks, or
+ * makes either again if it is gone (its initializer was deleted, and the anchor with it).
  */
-export function launchAdoptions(plan: RunnerPlan): V1ConfigMap[] {
-  const configMap = scriptConfigMap(
-    plan,
-    [
-      ...Array.from({ length: plan.parallelism }, (_, i) => objectName(plan.runId, Role.runner, i)),
-      ...(plan.setupTeardown === SetupTeardown.perRun ? [objectName(plan.runId, Role.coordinator)] : []),
-    ],
-  );
-  return configMap ? [configMap] : [];
+export function launchAdoptions(plan: RunnerPlan, launchJobs: readonly V1Job[]): V1ConfigMap[] {
+  const configMap = scriptConfigMap(plan);
+  return [runAnchor(plan, jobNames(launchJobs)), ...(configMap ? [configMap] : [])];
 }

@@ -9,6 +9,7 @@ import { RunnerRestartPolicy } from '../../core/status';
 import type { Role } from '../../core/runner-contract';
 import type { RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
+import { anchorOwnerReference } from './owners';
 
 /** Added to a phase's deadline: our own deadline (Step Functions) must fire first and clean up properly. */
 export const JOB_DEADLINE_GRACE_SECONDS = 300;
@@ -29,7 +30,8 @@ export function loadplaneJob(plan: RunnerPlan, input: JobInput): V1Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name: input.name, namespace: plan.namespace, labels: objectLabels(plan, input.role, input.index) },
+    // Owned by the run's anchor (owners.ts): a Job the API server creates after Cleanup is collected.
+    metadata: { name: input.name, namespace: plan.namespace, labels: objectLabels(plan, input.role, input.index), ownerReferences: [anchorOwnerReference(plan.runId)] },
     spec: {
       backoffLimit: 0,
       parallelism: 1,

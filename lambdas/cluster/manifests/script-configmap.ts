@@ -1,16 +1,15 @@
 /**
  * The ConfigMap holding an inline script; a spec that references an existing ConfigMap gets none (it
- * is the user's: never owned, never deleted by loadplane). Ours is owned by the Jobs that mount it
- * (owners.ts), so Kubernetes removes it with the last of them.
+ * is the user's: never owned, never deleted by loadplane). Ours is owned by the run's anchor
+ * (owners.ts), which the run's Jobs own, so Kubernetes removes it with the last of them.
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { objectName, Role } from '../../core/runner-contract';
 import type { RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
-import { jobOwnerReference } from './owners';
+import { anchorOwnerReference } from './owners';
 
-/** `ownerJobs`: the names of the Jobs of the run that own it (their uids are filled in at creation). */
-export function scriptConfigMap(plan: RunnerPlan, ownerJobs: readonly string[] = []): V1ConfigMap | undefined {
+export function scriptConfigMap(plan: RunnerPlan): V1ConfigMap | undefined {
   if (plan.script.kind !== 'inline') return undefined;
   return {
     apiVersion: 'v1',
@@ -19,7 +18,7 @@ export function scriptConfigMap(plan: RunnerPlan, ownerJobs: readonly string[] =
       name: objectName(plan.runId, Role.script),
       namespace: plan.namespace,
       labels: objectLabels(plan, Role.script),
-      ...(ownerJobs.length > 0 ? { ownerReferences: ownerJobs.map((name) => jobOwnerReference(name)) } : {}),
+      ownerReferences: [anchorOwnerReference(plan.runId)],
     },
     data: { [plan.script.file]: plan.script.content },
   };

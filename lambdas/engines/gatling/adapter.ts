@@ -28,7 +28,7 @@ export const gatlingAdapter: EngineAdapter = {
   ],
 
   // The script ConfigMap alone, made at Prepare like k6's (a script the API server refuses fails the
-  // run before any runner exists); unowned until Launch, when the runner Jobs adopt it.
+  // run before any runner exists); owned by the run's anchor, which the runner Jobs adopt at Launch.
   prepareManifests(plan) {
     const configMap = scriptConfigMap(plan);
     return configMap ? [configMap] : [];

@@ -35,10 +35,9 @@ export const k6Adapter: EngineAdapter = {
   specProblems: k6SpecProblems,
 
   prepareManifests(plan) {
-    const initializer = k6InitializerJob(plan);
-    // Owned by the initializer until Launch, when every runner Job adopts it (manifests/index.ts).
-    const configMap = scriptConfigMap(plan, [initializer.metadata!.name!]);
-    return [...(configMap ? [configMap] : []), initializer];
+    // Both owned by the run's anchor, which the stage adds and the initializer owns (manifests/index.ts).
+    const configMap = scriptConfigMap(plan);
+    return [...(configMap ? [configMap] : []), k6InitializerJob(plan)];
   },
   inspectsScript: true,
   launchManifests: (plan) => [
