@@ -215,7 +215,7 @@ function expectTruthful(outcomes: Outcome[], messages: Message[]): void {
   for (let i = 1; i < messages.length; i++) expect(messages[i]!.outcome).not.toBe(messages[i - 1]!.outcome);
 }
 
-describeOnLedgerBackends((table) => {
+describeOnLedgerBackends((table, backend) => {
   describe('interleavings, by hand', () => {
     for (const c of CASES) {
       it(c.name, async () => {
@@ -246,7 +246,9 @@ describeOnLedgerBackends((table) => {
     const outcomeSets = both.flatMap((a) => both.flatMap((b) => both.map((c) => [a, b, c])));
 
     for (const outcomes of outcomeSets) {
-      it(`three runs decided ${outcomes.join(', ')}; created in either order, notified one after another in each of the 6 orders`, async () => {
+      // One after another, no two requests meet: both backends answer the same, so one runs the 96
+      // orders (the races below, and the cases by hand, run on both).
+      if (backend === 'dynalite') it(`three runs decided ${outcomes.join(', ')}; created in either order, notified one after another in each of the 6 orders`, async () => {
         for (const created of [['A', 'B', 'C'], ['C', 'B', 'A']]) {
           for (const notified of permutations(['A', 'B', 'C'])) {
             const h = changeHistory(table());

@@ -84,7 +84,7 @@ export function ledgerBackends(): LedgerBackend[] {
  * Declares one describe block per backend around `suite`, which receives a getter for the
  * block's table (opened in beforeAll, closed in afterAll).
  */
-export function describeOnLedgerBackends(suite: (table: () => LedgerTable) => void): void {
+export function describeOnLedgerBackends(suite: (table: () => LedgerTable, backend: LedgerBackend['name']) => void): void {
   for (const backend of ledgerBackends()) {
     const title = backend.skipReason ? `${backend.name} (skipped: ${backend.skipReason})` : backend.name;
     describe.skipIf(backend.skipReason !== undefined)(title, () => {
@@ -98,7 +98,7 @@ export function describeOnLedgerBackends(suite: (table: () => LedgerTable) => vo
       suite(() => {
         if (!table) throw new Error(`${backend.name} table is not open`);
         return table;
-      });
+      }, backend.name);
     });
   }
 }
