@@ -16,6 +16,7 @@
  */
 import { UNSUCCESSFUL_ENDINGS, type EndedExecution, type SweeperExecutions, type UnsuccessfulEnding } from '../core/executions';
 import { executionInputSchema, runIdentity } from '../core/execution-input';
+import { isValidRunId } from '../core/run-id';
 import { NotificationInProgress, StageBusy } from '../core/errors';
 import { Stage, StageState, type Outcome } from '../core/status';
 import type { RunView } from '../ledger/ledger';
@@ -72,6 +73,12 @@ export async function finishEndedExecutions(
 }
 
 async function finishOne(deps: StageDeps & { executions: SweeperExecutions }, execution: EndedExecution): Promise<FinishedRun | undefined> {
+  // Most executions are named after their run: one this execution adopted and finished needs no
+  // DescribeExecution (every sweep looks at 48 hours of failed runs; the call is throttled per account).
+  if (isValidRunId(execution.name)) {
+    const named = await deps.ledger.getRun(execution.name);
+    if (named?.run.executionArn === execution.executionArn && !unfinished(named, execution.executionArn)) return undefined;
+  }
   const described = await deps.executions.describe(execution.executionArn);
   if (described?.input === undefined || !(UNSUCCESSFUL_ENDINGS as readonly string[]).includes(described.status)) return undefined;
   let input: unknown;

@@ -95,9 +95,11 @@ describe("the sweeper finishes runs whose execution ended while nothing could fi
     expect(view.stages[Stage.Cleanup]?.state).toBe(StageState.completed);
     expect(receiver.requests).toHaveLength(1);
 
-    // The next sweep finds it finished: no second reap, no second message.
+    // The next sweep finds it finished by the ledger alone: no DescribeExecution, no second reap, no second message.
+    executions.described.length = 0;
     const again = await sweepWith(executions);
     expect(again.finished).toEqual([]);
+    expect(executions.described).toEqual([]);
     expect(receiver.requests).toHaveLength(1);
   });
 
