@@ -3,7 +3,7 @@
  * validated and defaulted. The stages map a run spec to a RunnerPlan; the builders never see the spec,
  * so the spec schema can change without touching them.
  */
-import type { V1Toleration } from '@kubernetes/client-node';
+import type { V1Affinity, V1LocalObjectReference, V1Toleration, V1TopologySpreadConstraint, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { Engine, RunnerRestartPolicy, SetupTeardown } from '../core/status';
 
 /** The script as given inline (we create `lp-<runId>-script`) or as an existing ConfigMap in the namespace. */
@@ -36,6 +36,18 @@ export interface RunnerPlan {
   nodeSelector?: Record<string, string>;
   tolerations?: V1Toleration[];
   serviceAccountName?: string;
+  /**
+   * The spec's pod fields for a shared cluster, on every pod of the run (the k6 initializer and
+   * coordinator too): user volumes and their mounts (beside loadplane's, never in place of them),
+   * affinity (runners with `separate` also get its anti-affinity term), spread constraints, pull
+   * secrets, priority class.
+   */
+  volumes?: V1Volume[];
+  volumeMounts?: V1VolumeMount[];
+  affinity?: V1Affinity;
+  topologySpreadConstraints?: V1TopologySpreadConstraint[];
+  imagePullSecrets?: V1LocalObjectReference[];
+  priorityClassName?: string;
   /** User labels, on every object (loadplane's own labels win on a clash). */
   podLabels: Record<string, string>;
   /** User annotations, on runner pods (kube-sim's fault annotations travel this way). */

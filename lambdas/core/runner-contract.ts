@@ -57,6 +57,19 @@ export const REQUIREMENTS_MARKER = 'LOADPLANE_REQUIREMENTS';
 
 /** Where the script ConfigMap is mounted, and the k6 REST API port. */
 export const SCRIPT_MOUNT_PATH = '/loadplane/scripts';
+
+/**
+ * The volumes loadplane gives every pod (cluster/manifests/pod-template.ts): the script ConfigMap, the
+ * WORK_DIR emptyDir, the script alone (Gatling) and the engine's other writable emptyDirs, `work-1`,
+ * `work-2`, …. A volume of the spec's runner.volumes may not take these names.
+ */
+export const PodVolumes = { script: 'script', work: 'work', scriptAlone: 'script-alone' } as const;
+export function writableVolumeName(i: number): string {
+  return `${PodVolumes.work}-${i}`;
+}
+export const WRITABLE_VOLUME_NAME = /^work-[1-9][0-9]*$/;
+/** Where every engine's pods have loadplane's mounts; each engine adds its own (EngineAdapter.podMountPaths). */
+export const COMMON_MOUNT_PATHS: readonly string[] = [SCRIPT_MOUNT_PATH, WORK_DIR];
 export const K6_API_PORT = 6565;
 
 /** Env var carrying Gatling's common start instant (ISO 8601 UTC) to every runner, for people and simulations. */

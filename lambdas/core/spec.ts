@@ -15,6 +15,15 @@ import { capProblems, describeKind, describeValue, escapeText, excerpt } from '.
 import { checkK6ScriptSyntax } from './script-syntax';
 import { engineAdapter } from '../engines';
 import { MAX_SPEC_DEPTH } from './spec-text';
+import { COMMON_MOUNT_PATHS } from './runner-contract';
+import {
+  runnerAffinity,
+  runnerImagePullSecrets,
+  runnerTopologySpreadConstraints,
+  runnerVolumeMounts,
+  runnerVolumeProblems,
+  runnerVolumes,
+} from './runner-pod-fields';
 
 export { parseSpecText } from './spec-text';
 
@@ -359,6 +368,11 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     return undefined;
   });
 
+  /** Where loadplane mounts its own volumes in this engine's pods (either engine's when the engine is not known). */
+  const loadplaneMountPaths = [
+    ...COMMON_MOUNT_PATHS,
+    ...(engine ? [engine] : Object.values(Engine)).flatMap((e) => engineAdapter(e).podMountPaths),
+  ];
   const runner = z
     .strictObject({
       image: image.optional(),
@@ -367,7 +381,22 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       tolerations: z.array(toleration).optional(),
       serviceAccountName: dnsSubdomain.optional(),
       metadata: z.strictObject({ labels: userLabels.optional(), annotations: annotations.optional() }).optional(),
+      volumes: runnerVolumes.optional(),
+      volumeMounts: runnerVolumeMounts.optional(),
+      affinity: runnerAffinity.optional(),
+      topologySpreadConstraints: runnerTopologySpreadConstraints.optional(),
+      imagePullSecrets: runnerImagePullSecrets.optional(),
+      priorityClassName: dnsSubdomain.optional(),
     })
+    // Volumes and mounts are checked together (a mount names a volume), on the raw input: `when` makes
+    // the check run even when another runner field is wrong, so every problem comes at once.
+    .superRefine(
+      (r, ctx) => {
+        for (const p of runnerVolumeProblems(r, loadplaneMountPaths)) ctx.addIssue({ code: 'custom', message: p.message, input: r, path: p.path });
+      },
+      { when: () => true },
+    )
+    // The pod fields are absent unless given (and not empty), so a spec without them keeps its hash.
     .transform((r) => ({
       image: r.image,
       resources: { requests: r.resources?.requests ?? {}, limits: r.resources?.limits ?? {} },
@@ -375,6 +404,12 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       tolerations: r.tolerations ?? [],
       ...(r.serviceAccountName ? { serviceAccountName: r.serviceAccountName } : {}),
       metadata: { labels: r.metadata?.labels ?? {}, annotations: r.metadata?.annotations ?? {} },
+      ...(r.volumes?.length ? { volumes: r.volumes } : {}),
+      ...(r.volumeMounts?.length ? { volumeMounts: r.volumeMounts } : {}),
+      ...(r.affinity && Object.keys(r.affinity).length > 0 ? { affinity: r.affinity } : {}),
+      ...(r.topologySpreadConstraints?.length ? { topologySpreadConstraints: r.topologySpreadConstraints } : {}),
+      ...(r.imagePullSecrets?.length ? { imagePullSecrets: r.imagePullSecrets } : {}),
+      ...(r.priorityClassName ? { priorityClassName: r.priorityClassName } : {}),
     }))
     .prefault({});
 
@@ -645,8 +680,15 @@ function allowedKeys(schema: unknown): string[] {
   return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
 }
 
+/** Kubernetes' field names reach 48 characters (requiredDuringSchedulingIgnoredDuringExecution): a field-like segment is not cut as an excerpt is. */
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
+
+function formatSegment(segment: string): string {
+  return FIELD_NAME.test(segment) ? segment : escapeText(segment);
+}
+
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? '(root)' : path.map((segment) => escapeText(String(segment))).join('.');
+  return path.length === 0 ? '(root)' : path.map((segment) => formatSegment(String(segment))).join('.');
 }
 
 /** One Problem per offending field: unknown keys are split per key, record-key issues keep their own message. */

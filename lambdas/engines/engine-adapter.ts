@@ -142,6 +142,11 @@ export interface EngineAdapter {
    * Job; each owned by the run's anchor, which the stage adds (cluster/manifests/index.ts).
    */
   prepareManifests(plan: RunnerPlan): (V1ConfigMap | V1Job)[];
+  /**
+   * Where this engine's pods have loadplane's mounts besides COMMON_MOUNT_PATHS (runner-contract.ts):
+   * a spec's runner.volumeMounts may not be at, under or over any of them.
+   */
+  readonly podMountPaths: readonly string[];
   /** True when Prepare started an initializer that AwaitPrepared waits for; false: Launch follows Prepare. */
   readonly inspectsScript: boolean;
   /** Launch's objects: one Job per runner (k6: and the coordinator), each owned by the run's anchor. */

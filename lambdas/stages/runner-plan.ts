@@ -45,6 +45,7 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
     nodeSelector: spec.runner.nodeSelector,
     tolerations: spec.runner.tolerations as V1Toleration[],
     ...(spec.runner.serviceAccountName ? { serviceAccountName: spec.runner.serviceAccountName } : {}),
+    ...podFields(spec.runner),
     podLabels: { ...spec.labels, ...spec.runner.metadata.labels },
     podAnnotations: spec.runner.metadata.annotations,
     script,
@@ -56,5 +57,18 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
     onRunnerRestart: spec.onRunnerRestart,
     setupTeardown: setupTeardownOf(spec),
     ...(timing.startAt ? { startAt: timing.startAt } : {}),
+  };
+}
+
+/** The spec's pod fields that are set (runner-pod-fields.ts), as the builders take them. */
+function podFields(runner: RunSpec['runner']): Pick<RunnerPlan, 'volumes' | 'volumeMounts' | 'affinity' | 'topologySpreadConstraints' | 'imagePullSecrets' | 'priorityClassName'> {
+  const { volumes, volumeMounts, affinity, topologySpreadConstraints, imagePullSecrets, priorityClassName } = runner;
+  return {
+    ...(volumes ? { volumes } : {}),
+    ...(volumeMounts ? { volumeMounts } : {}),
+    ...(affinity ? { affinity } : {}),
+    ...(topologySpreadConstraints ? { topologySpreadConstraints } : {}),
+    ...(imagePullSecrets ? { imagePullSecrets } : {}),
+    ...(priorityClassName ? { priorityClassName } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { badRequest, notFound, serviceUnavailable } from './api-status';
-import { mountConfigMaps } from './config-map-volumes';
+import { mountVolumes, storeVolumeObjects } from './pod-volumes';
 import { SOURCES, type EventRecorder } from './event-recorder';
 import type { FaultSettings } from './faults';
 import { k8sTime } from './k8s-time';
@@ -184,11 +184,11 @@ export class Kubelet {
     });
   }
 
-  /** Mounts volumes (retrying while a ConfigMap is missing) and starts every container. */
+  /** Mounts volumes (retrying while a ConfigMap, Secret or key is missing) and starts every container. */
   private run(rt: PodRuntime): void {
     const pod = this.store.get('Pod', rt.namespace, rt.name) as Pod | undefined;
     if (!pod) return;
-    const mounts = pod.spec.containers.map((c) => ({ container: c, mount: mountConfigMaps(this.store, pod, c) }));
+    const mounts = pod.spec.containers.map((c) => ({ container: c, mount: mountVolumes(storeVolumeObjects(this.store), pod, c) }));
     const failed = mounts.find((m) => !m.mount.ok);
     if (failed && !failed.mount.ok) {
       const message = failed.mount.message;

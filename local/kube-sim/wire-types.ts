@@ -91,9 +91,23 @@ export interface Container {
   lifecycle?: { postStart?: ProbeHandler | null; preStop?: ProbeHandler | null } | null;
 }
 
+export interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
+
 export interface Volume {
   name: string;
-  configMap?: { name: string; items?: { key: string; path: string }[]; optional?: boolean };
+  configMap?: { name: string; items?: KeyToPath[] | null; optional?: boolean | null };
+  secret?: { secretName?: string; items?: KeyToPath[] | null; optional?: boolean | null };
+  emptyDir?: { medium?: string; sizeLimit?: string | number } | null;
+  projected?: {
+    sources?: {
+      configMap?: { name?: string; items?: KeyToPath[] | null; optional?: boolean | null };
+      secret?: { name?: string; items?: KeyToPath[] | null; optional?: boolean | null };
+    }[];
+  } | null;
 }
 
 export interface PodSpec {

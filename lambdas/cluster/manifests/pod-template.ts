@@ -5,9 +5,12 @@
  * seccomp RuntimeDefault) with a read-only root filesystem: the script is mounted read-only and
  * WORK_DIR is an emptyDir (k6's summary export and archive, Gatling's results and classes, the JVM's
  * temp files), plus the engine's other writable paths (Gatling's compiler cache). No Kubernetes API token.
+ * The spec's pod fields (runner.volumes and volumeMounts after loadplane's, affinity, spread
+ * constraints, pull secrets, priority class) go on every pod; spec validation keeps them off
+ * loadplane's volumes and paths and within "restricted" (core/runner-pod-fields.ts).
  */
 import type { V1Affinity, V1EnvVar, V1PodTemplateSpec, V1ResourceRequirements } from '@kubernetes/client-node';
-import { Labels, RUNNER_CONTAINER, Role, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
+import { Labels, PodVolumes, RUNNER_CONTAINER, Role, SCRIPT_MOUNT_PATH, WORK_DIR, writableVolumeName } from '../../core/runner-contract';
 import type { RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
 import { scriptConfigMapName } from './script-configmap';
@@ -54,7 +57,10 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
       ...(plan.serviceAccountName ? { serviceAccountName: plan.serviceAccountName } : {}),
       ...(plan.nodeSelector ? { nodeSelector: { ...plan.nodeSelector } } : {}),
       ...(plan.tolerations ? { tolerations: plan.tolerations.map((t) => ({ ...t })) } : {}),
-      ...(isRunner && plan.separate ? { affinity: separateRunnersAffinity(plan.runId) } : {}),
+      ...podAffinity(plan, isRunner),
+      ...(plan.topologySpreadConstraints ? { topologySpreadConstraints: structuredClone(plan.topologySpreadConstraints) } : {}),
+      ...(plan.imagePullSecrets ? { imagePullSecrets: plan.imagePullSecrets.map((s) => ({ ...s })) } : {}),
+      ...(plan.priorityClassName ? { priorityClassName: plan.priorityClassName } : {}),
       securityContext: {
         runAsNonRoot: true,
         runAsUser: input.runAsUser,
@@ -79,24 +85,45 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
             capabilities: { drop: ['ALL'] },
             seccompProfile: { type: 'RuntimeDefault' },
           },
+          // loadplane's mounts first, then the spec's (validated not to touch loadplane's paths or volumes).
           volumeMounts: [
-            { name: 'script', mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
-            { name: 'work', mountPath: WORK_DIR },
-            ...(input.scriptAloneAt ? [{ name: 'script-alone', mountPath: input.scriptAloneAt, readOnly: true }] : []),
-            ...(input.writablePaths ?? []).map((mountPath, i) => ({ name: `work-${i + 1}`, mountPath })),
+            { name: PodVolumes.script, mountPath: SCRIPT_MOUNT_PATH, readOnly: true },
+            { name: PodVolumes.work, mountPath: WORK_DIR },
+            ...(input.scriptAloneAt ? [{ name: PodVolumes.scriptAlone, mountPath: input.scriptAloneAt, readOnly: true }] : []),
+            ...(input.writablePaths ?? []).map((mountPath, i) => ({ name: writableVolumeName(i + 1), mountPath })),
+            ...structuredClone(plan.volumeMounts ?? []),
           ],
         },
       ],
       volumes: [
-        { name: 'script', configMap: { name: scriptConfigMapName(plan) } },
-        { name: 'work', emptyDir: {} },
+        { name: PodVolumes.script, configMap: { name: scriptConfigMapName(plan) } },
+        { name: PodVolumes.work, emptyDir: {} },
         ...(input.scriptAloneAt
-          ? [{ name: 'script-alone', configMap: { name: scriptConfigMapName(plan), items: [{ key: plan.script.file, path: `simulations/${plan.script.file}` }] } }]
+          ? [{ name: PodVolumes.scriptAlone, configMap: { name: scriptConfigMapName(plan), items: [{ key: plan.script.file, path: `simulations/${plan.script.file}` }] } }]
           : []),
-        ...(input.writablePaths ?? []).map((_, i) => ({ name: `work-${i + 1}`, emptyDir: {} })),
+        ...(input.writablePaths ?? []).map((_, i) => ({ name: writableVolumeName(i + 1), emptyDir: {} })),
+        ...structuredClone(plan.volumes ?? []),
       ],
     },
   };
+}
+
+/**
+ * The spec's affinity, and for runners with `separate` the term below added to its required pod
+ * anti-affinity: required terms all hold, so both the spec's rules and one runner per node do.
+ */
+function podAffinity(plan: RunnerPlan, isRunner: boolean): { affinity?: V1Affinity } {
+  const separate = isRunner && plan.separate ? separateRunnersAffinity(plan.runId) : undefined;
+  if (!plan.affinity) return separate ? { affinity: separate } : {};
+  const affinity = structuredClone(plan.affinity);
+  if (separate) {
+    const anti = (affinity.podAntiAffinity ??= {});
+    anti.requiredDuringSchedulingIgnoredDuringExecution = [
+      ...(anti.requiredDuringSchedulingIgnoredDuringExecution ?? []),
+      ...separate.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution!,
+    ];
+  }
+  return { affinity };
 }
 
 /**

@@ -11,7 +11,7 @@ import { gatlingArgumentProblems, gatlingEnvProblems } from './argument-rules';
 import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES, GATLING_EXIT_MEANINGS } from './exit-codes';
 import { settledWithin } from '../within-budget';
 import { GATLING_LIVE_LOG_LINES, liveReadingFromGatlingLog } from './live-stats';
-import { gatlingRunnerJob } from './manifests';
+import { GATLING_POD_MOUNT_PATHS, gatlingRunnerJob } from './manifests';
 import { gatlingStartFromLog } from './start-line';
 
 /** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
@@ -33,6 +33,7 @@ export const gatlingAdapter: EngineAdapter = {
     const configMap = scriptConfigMap(plan);
     return configMap ? [configMap] : [];
   },
+  podMountPaths: GATLING_POD_MOUNT_PATHS,
   inspectsScript: false,
   launchManifests: (plan) => Array.from({ length: plan.parallelism }, (_, i) => gatlingRunnerJob(plan, i)),
 

@@ -41,6 +41,10 @@ export const GATLING_SIMULATIONS_DIR = `${GATLING_SIMULATION_MOUNT}/simulations`
 export const GATLING_RESOURCES_DIR = SCRIPT_MOUNT_PATH;
 export const GATLING_RESULTS_DIR = `${WORK_DIR}/gatling-results`;
 export const GATLING_BINARIES_DIR = `${WORK_DIR}/gatling-binaries`;
+/** The compiler cache's emptyDir (see GATLING_HOME). */
+export const GATLING_WRITABLE_PATHS: readonly string[] = [`${GATLING_HOME}/target`];
+/** Where Gatling's pods have loadplane's mounts besides the common ones (EngineAdapter.podMountPaths). */
+export const GATLING_POD_MOUNT_PATHS: readonly string[] = [GATLING_SIMULATION_MOUNT, ...GATLING_WRITABLE_PATHS];
 
 /**
  * The bundle's launcher: `-rm local` (since 3.8 it asks otherwise), the simulations folder holding the
@@ -82,6 +86,6 @@ export function gatlingRunnerJob(plan: RunnerPlan, index: number): V1Job {
     runAsUser: GATLING_UID,
     defaultRequests: GATLING_DEFAULT_REQUESTS,
     scriptAloneAt: GATLING_SIMULATION_MOUNT,
-    writablePaths: [`${GATLING_HOME}/target`],
+    writablePaths: [...GATLING_WRITABLE_PATHS],
   });
 }

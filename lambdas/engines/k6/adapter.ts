@@ -39,6 +39,7 @@ export const k6Adapter: EngineAdapter = {
     const configMap = scriptConfigMap(plan);
     return [...(configMap ? [configMap] : []), k6InitializerJob(plan)];
   },
+  podMountPaths: [],
   inspectsScript: true,
   launchManifests: (plan) => [
     ...Array.from({ length: plan.parallelism }, (_, i) => k6RunnerJob(plan, i)),

@@ -36,6 +36,8 @@ import { K6_SUMMARY_TREND_STATS, k6SummaryFlags } from '../../../lambdas/engines
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../../lambdas/engines/pod-scripts';
 import { runnerPlan } from '../../../lambdas/stages/runner-plan';
 import { k6Plan } from '../fixtures/plan';
+import { ALL_POD_FIELDS } from '../../support/pod-fields';
+import { separateRunnersAffinity } from '../../../lambdas/cluster/manifests/pod-template';
 
 const LONGEST_RUN_ID = 'z'.repeat(26);
 const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -98,6 +100,7 @@ describe('ENGINES: one adapter per engine', () => {
     stop: 'function',
     liveMetrics: 'function',
     resultLogLines: 'number',
+    podMountPaths: 'object',
     parseResult: 'function',
     missingResultReason: 'function',
     // Optional: engines whose runners start themselves (Gatling); k6's starts are measured by Start.
@@ -722,5 +725,65 @@ describe('Gatling', () => {
 
   it('refuses a plan without a start instant', () => {
     expect(() => gatlingRunnerJob({ ...plan, startAt: undefined }, 0)).toThrow(/start instant/);
+  });
+});
+
+describe('runner pod fields (runner.volumes, affinity, …): from the spec into every pod of the run', () => {
+  const k6 = assertValidSpec({ name: 'pods', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2, runner: ALL_POD_FIELDS }, DEFAULT_CONFIG);
+  const gatling = assertValidSpec(
+    { name: 'pods', engine: 'gatling', script: { inline: 'class A {}', filename: 'A.java' }, parallelism: 2, runner: { ...ALL_POD_FIELDS, image: 'ghcr.io/st-tech/gatling:latest' } },
+    DEFAULT_CONFIG,
+  );
+  const k6Run = runnerPlan('run1', k6, { prepareSeconds: 600, runSeconds: 600 });
+  const gatlingRun = runnerPlan('run1', gatling, { runSeconds: 600, startAt: START_AT });
+  const everyPod: [string, V1Job][] = [
+    ['k6 initializer', k6InitializerJob(k6Run)],
+    ['k6 runner 1', k6RunnerJob(k6Run, 1)],
+    ['k6 coordinator', k6CoordinatorJob(k6Run)],
+    ['Gatling runner 1', gatlingRunnerJob(gatlingRun, 1)],
+  ];
+
+  it.each(everyPod)('%s: the spec\'s volumes and mounts after loadplane\'s, which stay as they were', (what, job) => {
+    const bare = what.startsWith('k6')
+      ? { 'k6 initializer': k6InitializerJob, 'k6 runner 1': (p: RunnerPlan) => k6RunnerJob(p, 1), 'k6 coordinator': k6CoordinatorJob }[what]!(k6Plan({ runId: 'run1' }))
+      : gatlingRunnerJob(gatlingPlan({ runId: 'run1' }), 1);
+    const own = podSpec(bare).volumes!;
+    const ownMounts = container(bare).volumeMounts!;
+    expect(podSpec(job).volumes!.slice(0, own.length).map((v) => v.name)).toEqual(own.map((v) => v.name));
+    expect(podSpec(job).volumes!.slice(own.length)).toEqual(ALL_POD_FIELDS.volumes);
+    expect(container(job).volumeMounts).toEqual([...ownMounts, ...ALL_POD_FIELDS.volumeMounts]);
+  });
+
+  it.each(everyPod)('%s: affinity, spread constraints, pull secrets and priority class as the spec gave them', (_, job) => {
+    const spec = podSpec(job);
+    expect(spec.affinity).toEqual(ALL_POD_FIELDS.affinity);
+    expect(spec.topologySpreadConstraints).toEqual(ALL_POD_FIELDS.topologySpreadConstraints);
+    expect(spec.imagePullSecrets).toEqual(ALL_POD_FIELDS.imagePullSecrets);
+    expect(spec.priorityClassName).toBe('load-low');
+  });
+
+  it('separate: the runners get the spec\'s affinity and the one-runner-per-node term, both required', () => {
+    const userAnti = { topologyKey: 'topology.kubernetes.io/zone', labelSelector: { matchLabels: { team: 'payments' } } };
+    const affinity = { ...ALL_POD_FIELDS.affinity, podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [userAnti] } };
+    const plan = k6Plan({ separate: true, affinity });
+    const runner = podSpec(k6RunnerJob(plan, 0)).affinity!;
+    expect(runner.nodeAffinity).toEqual(ALL_POD_FIELDS.affinity.nodeAffinity);
+    expect(runner.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution).toEqual([
+      userAnti,
+      ...separateRunnersAffinity(plan.runId).podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution!,
+    ]);
+    // The initializer is not a runner: the spec's affinity only.
+    expect(podSpec(k6InitializerJob(plan)).affinity).toEqual(affinity);
+    // The plan itself is not changed by building a pod.
+    expect(plan.affinity).toEqual(affinity);
+  });
+
+  it('a spec without them: none of the fields on any pod', () => {
+    const bare = runnerPlan('run1', assertValidSpec({ name: 'pods', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2 }, DEFAULT_CONFIG), { prepareSeconds: 600, runSeconds: 600 });
+    for (const job of [k6InitializerJob(bare), k6RunnerJob(bare, 0), k6CoordinatorJob(bare)]) {
+      const spec = podSpec(job);
+      expect([spec.affinity, spec.topologySpreadConstraints, spec.imagePullSecrets, spec.priorityClassName]).toEqual([undefined, undefined, undefined, undefined]);
+      expect(spec.volumes!.map((v) => v.name)).toEqual(['script', 'work']);
+    }
   });
 });
