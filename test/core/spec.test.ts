@@ -251,6 +251,32 @@ describe('validateSpec: the runners\' service account (a per-namespace allow-lis
   });
 });
 
+describe('validateSpec: runner images from a private registry (ECR)', () => {
+  const ECR = '123456789012.dkr.ecr.eu-west-1.amazonaws.com';
+  const DIGEST = `sha256:${'ab12'.repeat(16)}`;
+  const config: DeploymentConfig = { ...DEFAULT_CONFIG, allowedImagePrefixes: [`${ECR}/k6:`, `${ECR}/k6@`, `${ECR}/k6-influxdb:`], defaultImages: { k6: `${ECR}/k6:1.8.1` } };
+  const withImage = (image: string) => ({ ...minimal(), runner: { image } });
+
+  it('an ECR reference by tag or by digest is an image reference on the allow-list; the deployment default is ECR\'s', () => {
+    expect(specOf(withImage(`${ECR}/k6:1.8.1`), config).runner.image).toBe(`${ECR}/k6:1.8.1`);
+    expect(specOf(withImage(`${ECR}/k6@${DIGEST}`), config).runner.image).toBe(`${ECR}/k6@${DIGEST}`);
+    expect(specOf(withImage(`${ECR}/k6-influxdb:1.8.1`), config).runner.image).toBe(`${ECR}/k6-influxdb:1.8.1`);
+    expect(specOf(minimal(), config).runner.image).toBe(`${ECR}/k6:1.8.1`);
+  });
+
+  it('another repository, account or region of ECR, or grafana/k6 itself, is refused with the allowed prefixes', () => {
+    const allowed = `(allowed prefixes: ${ECR}/k6:, ${ECR}/k6@, ${ECR}/k6-influxdb:)`;
+    for (const image of [`${ECR}/k6-evil:1.8.1`, `210987654321.dkr.ecr.eu-west-1.amazonaws.com/k6:1.8.1`, '123456789012.dkr.ecr.us-east-1.amazonaws.com/k6:1.8.1', 'grafana/k6:1.8.1']) {
+      expect(problemsOf(withImage(image), config)).toEqual([{ path: 'runner.image', message: expect.stringMatching(/ is not on the allow-list /) }]);
+      expect(problemsOf(withImage(image), config)[0]!.message.endsWith(allowed)).toBe(true);
+    }
+  });
+
+  it('a digest that is not sha256 and 64 hex digits is not an image reference', () => {
+    expect(problemsOf(withImage(`${ECR}/k6@sha256:abc`), config)).toEqual([{ path: 'runner.image', message: expect.stringMatching(/^must be an image reference like /) }]);
+  });
+});
+
 interface InvalidCase {
   title: string;
   change: (spec: Record<string, unknown>) => void;
