@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { DEFAULT_CONFIG, deploymentConfigSchema, withDefaults, type DeploymentConfig } from '../../lambdas/core/config';
+import { DEFAULT_CONFIG, deploymentConfigSchema, namespaceNames, withDefaults, type DeploymentConfig } from '../../lambdas/core/config';
 import { FINISH_PHASES_SECONDS, stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { SpecInvalid } from '../../lambdas/core/errors';
 import { describeValue, escapeText, excerpt } from '../../lambdas/core/excerpt';
@@ -89,11 +89,36 @@ function isChannelName(name: string): boolean {
   }
 }
 
+/** A Kubernetes service account name (a DNS-1123 subdomain). */
+const serviceAccountName = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a Kubernetes service account name (lowercase letters, digits, - and .)')
+  .max(253, 'must be at most 253 characters');
+
+/**
+ * A namespace runs may use: its name (runner pods run as its `default` service account only), or
+ * `{ name, serviceAccounts }`, the service accounts a spec's runner.serviceAccountName may name there
+ * (list `default` to keep allowing specs that name none).
+ */
+const namespaceEntry = z.union(
+  [
+    dns1123Label,
+    z.strictObject({
+      name: dns1123Label,
+      serviceAccounts: z
+        .array(serviceAccountName)
+        .min(1, 'must name at least one service account')
+        .refine((names) => new Set(names).size === names.length, 'must not name a service account twice'),
+    }),
+  ],
+  { error: (issue) => (typeof issue.input === 'object' && issue.input !== null ? undefined : `must be a namespace name or { name, serviceAccounts }, got ${describeValue(issue.input)}`) },
+);
+
 const cluster = z.strictObject({
   /** The EKS cluster's name (it exists already; the stack does not create clusters). */
   name: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'must be an EKS cluster name (letters, digits, - and _, at most 100)'),
-  /** Namespaces runs may use there: the control plane gets RBAC in these only. */
-  namespaces: z.array(dns1123Label).min(1, 'must name at least one namespace'),
+  /** Namespaces runs may use there (a name, or `{ name, serviceAccounts }`): the control plane gets RBAC in these only. */
+  namespaces: z.array(namespaceEntry).min(1, 'must name at least one namespace'),
   /**
    * Create the EKS access entry that maps the control plane's roles into the cluster (needs the
    * cluster's authentication mode API or API_AND_CONFIG_MAP). `false`: the cluster's admins map them.
@@ -274,6 +299,10 @@ export const deployConfigSchema = z
     c.clusters.forEach((cl, i) => {
       if (seen.has(cl.name)) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'name'], message: `names ${excerpt(cl.name)} twice`, input: cl.name });
       seen.add(cl.name);
+      const namespaces = namespaceNames(cl);
+      namespaces.forEach((n, j) => {
+        if (namespaces.indexOf(n) !== j) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'namespaces', j], message: `names namespace ${excerpt(n)} twice`, input: n });
+      });
     });
     // A default image is what a run without runner.image gets: it must pass the allow-list like any other.
     for (const [engine, image] of Object.entries(c.images.defaults)) {
@@ -365,11 +394,16 @@ const configMessage: z.core.$ZodErrorMap = (issue) => {
 
 /** `<key>: <reason>` per issue; an unknown key is named by its own path. */
 function problemsOf(issues: readonly z.core.$ZodIssue[], keyOf: (path: readonly PropertyKey[]) => string = key): string[] {
-  return issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((k) => `${keyOf([...issue.path, k])}: ${issue.message}`)
-      : [`${keyOf(issue.path)}: ${issue.message}`],
-  );
+  return issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((k) => `${keyOf([...issue.path, k])}: ${issue.message}`);
+    if (issue.code === 'invalid_union') {
+      // The branch of the value's own kind speaks (`{ name, serviceAccounts }` for a mapping).
+      const ofItsKind = issue.errors.filter((branchIssues) => !branchIssues.some((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value')));
+      const [branch] = ofItsKind;
+      if (branch && ofItsKind.length === 1) return problemsOf(branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })), keyOf);
+    }
+    return [`${keyOf(issue.path)}: ${issue.message}`];
+  });
 }
 
 /** The runtime DeploymentConfig of a parsed file: its own schema's checks, keys named as in the file. */
@@ -435,7 +469,7 @@ export function checkDeployConfig(document: unknown, source: string, baseDir = p
   const environmentBytes = functionEnvironmentBytes(runtime);
   if (environmentBytes > MAX_FUNCTION_ENVIRONMENT_BYTES) {
     problems.push(
-      `clusters: the allow-lists (clusters, namespaces, images.allowedPrefixes) make a function's environment up to ${environmentBytes} bytes, ` +
+      `clusters: the allow-lists (clusters, namespaces, service accounts, images.allowedPrefixes) make a function's environment up to ${environmentBytes} bytes, ` +
         `more than Lambda's ${MAX_FUNCTION_ENVIRONMENT_BYTES} (the configuration travels in it): list fewer or shorter entries`,
     );
   }

@@ -10,6 +10,7 @@ import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { CONTROL_PLANE_GROUP } from '../../lambdas/cluster/rbac';
+import { namespaceNames } from '../../lambdas/core/config';
 import type { DeployConfig } from '../config/deploy-config';
 
 export interface ClusterAccessProps {
@@ -41,7 +42,7 @@ export class ClusterAccess extends Construct {
       }
       new CfnOutput(this, `Rbac-${cluster.name}`, {
         description: `RBAC for cluster ${cluster.name}: run with a kubeconfig for it`,
-        value: rbacCommand(cluster.namespaces),
+        value: rbacCommand(namespaceNames(cluster)),
       });
     }
   }

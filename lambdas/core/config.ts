@@ -5,12 +5,40 @@
 import * as z from 'zod';
 import { NotifyPolicy } from './status';
 
+/** The service account a runner pod gets when its spec names none: the namespace's own. */
+export const DEFAULT_SERVICE_ACCOUNT = 'default';
+
+/**
+ * A namespace runs may use: its name (its pods may run as its `default` service account only), or the
+ * name with the service accounts runner pods may run as (`runner.serviceAccountName`; `default`, the
+ * account of a spec that names none, only if listed). A service account with an IRSA or Pod Identity
+ * role hands that role to the script, so only the accounts listed here are allowed.
+ */
+const namespaceAllowance = z.union([
+  z.string().min(1),
+  z.object({ name: z.string().min(1), serviceAccounts: z.array(z.string().min(1)).min(1) }),
+]);
+export type NamespaceAllowance = z.infer<typeof namespaceAllowance>;
+
 const clusterAllowance = z.object({
   /** EKS cluster name (or, locally, a kubeconfig context / `kube-sim`). */
   name: z.string().min(1),
   /** Namespaces runs may use in that cluster. */
-  namespaces: z.array(z.string().min(1)).min(1),
+  namespaces: z.array(namespaceAllowance).min(1),
 });
+export type ClusterAllowance = z.infer<typeof clusterAllowance>;
+
+/** The names of a cluster's allowed namespaces, in the config's order. */
+export function namespaceNames(cluster: ClusterAllowance): string[] {
+  return cluster.namespaces.map((n) => (typeof n === 'string' ? n : n.name));
+}
+
+/** The service accounts runner pods may run as in `namespace` of `cluster` (undefined: the namespace is not allowed). */
+export function allowedServiceAccounts(cluster: ClusterAllowance, namespace: string): string[] | undefined {
+  const entry = cluster.namespaces.find((n) => (typeof n === 'string' ? n : n.name) === namespace);
+  if (entry === undefined) return undefined;
+  return typeof entry === 'string' ? [DEFAULT_SERVICE_ACCOUNT] : entry.serviceAccounts;
+}
 
 export const deploymentConfigSchema = z.object({
   /** Clusters and namespaces runs may target. */

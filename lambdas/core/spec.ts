@@ -6,7 +6,7 @@
  * arguments, script.configMap, runner).
  */
 import * as z from 'zod';
-import type { DeploymentConfig } from './config';
+import { allowedServiceAccounts, DEFAULT_SERVICE_ACCOUNT, namespaceNames, type DeploymentConfig } from './config';
 import { SpecInvalid, type Problem } from './errors';
 import { CleanupPolicy, Engine, NotifyPolicy, NotifyWhen, RunnerRestartPolicy, SetupTeardown, WhenBusy } from './status';
 import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
@@ -362,10 +362,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     if (!IMAGE_REFERENCE.test(value)) {
       return `must be an image reference like ${imageExample(config, engine)}, got ${excerpt(value)}`;
     }
-    if (!config.allowedImagePrefixes.some((prefix) => value.startsWith(prefix))) {
-      return `image ${excerpt(value)} is not on the allow-list (allowed prefixes: ${config.allowedImagePrefixes.join(', ')})`;
-    }
-    return undefined;
+    return imageAllowListProblem(value, config);
   });
 
   /** Where loadplane mounts its own volumes in this engine's pods (either engine's when the engine is not known). */
@@ -417,20 +414,10 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   const cluster = z
     .strictObject({ name: z.string(), namespace: z.string() })
     .check((ctx) => {
-      const { name: clusterName, namespace } = ctx.value;
-      const allowed = config.allowedClusters.find((c) => c.name === clusterName);
-      const add = (path: string, message: string) => ctx.issues.push({ code: 'custom', message, input: ctx.value, path: [path] });
-      if (!allowed) {
-        const names = config.allowedClusters.map((c) => c.name).join(', ');
-        add('name', `cluster ${excerpt(clusterName)} is not on the allow-list (allowed clusters: ${names})`);
-      } else if (!allowed.namespaces.includes(namespace)) {
-        add(
-          'namespace',
-          `namespace ${excerpt(namespace)} is not allowed in cluster ${excerpt(clusterName)} (allowed namespaces: ${allowed.namespaces.join(', ')})`,
-        );
-      }
+      const problem = clusterProblem(ctx.value, config);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem.message, input: ctx.value, path: [problem.field] });
     })
-    .default({ name: firstCluster.name, namespace: firstCluster.namespaces[0]! });
+    .default({ name: firstCluster.name, namespace: namespaceNames(firstCluster)[0]! });
 
   const channel = checkedString((value) =>
     value.length <= MAX_CHANNEL_NAME_LENGTH && /^(slack|webhook)(-[a-z0-9]+)*$/.test(value)
@@ -528,6 +515,15 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field",
       });
     })
+    // The runners' service account depends on where they run: checked once cluster and runner are
+    // read, whatever other fields' problems (so it comes with them).
+    .superRefine(
+      (spec, ctx) => {
+        const problem = clusterProblem(spec.cluster, config) ? undefined : serviceAccountProblem(spec, config);
+        if (problem) ctx.addIssue({ code: 'custom', path: ['runner', 'serviceAccountName'], input: spec.runner.serviceAccountName, message: problem });
+      },
+      { when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === 'cluster' || issue.path?.[0] === 'runner') },
+    )
     .check((ctx) => {
       if (ctx.value.runner.image !== undefined || config.defaultImages[ctx.value.engine] !== undefined) return;
       ctx.issues.push({
@@ -542,6 +538,59 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
       runner: { ...spec.runner, image: (spec.runner.image ?? config.defaultImages[spec.engine])! },
     }));
+}
+
+// ---- the deployment's allow-lists ----
+
+/** Why runs may not use `cluster` (the field at fault, `name` or `namespace`), or undefined. */
+function clusterProblem(cluster: { name: string; namespace: string }, config: DeploymentConfig): { field: 'name' | 'namespace'; message: string } | undefined {
+  const allowed = config.allowedClusters.find((c) => c.name === cluster.name);
+  if (!allowed) {
+    const names = config.allowedClusters.map((c) => c.name).join(', ');
+    return { field: 'name', message: `cluster ${excerpt(cluster.name)} is not on the allow-list (allowed clusters: ${names})` };
+  }
+  const namespaces = namespaceNames(allowed);
+  if (namespaces.includes(cluster.namespace)) return undefined;
+  return {
+    field: 'namespace',
+    message: `namespace ${excerpt(cluster.namespace)} is not allowed in cluster ${excerpt(cluster.name)} (allowed namespaces: ${namespaces.join(', ')})`,
+  };
+}
+
+/** Why runner pods may not run as the spec's service account (its namespace's `default` when it names none), or undefined. */
+function serviceAccountProblem(spec: { cluster: { name: string; namespace: string }; runner: { serviceAccountName?: string } }, config: DeploymentConfig): string | undefined {
+  const allowed = config.allowedClusters.find((c) => c.name === spec.cluster.name);
+  const accounts = allowed && allowedServiceAccounts(allowed, spec.cluster.namespace);
+  if (!accounts) return undefined; // the cluster's own problem
+  const named = spec.runner.serviceAccountName;
+  if (accounts.includes(named ?? DEFAULT_SERVICE_ACCOUNT)) return undefined;
+  const where = `cluster ${excerpt(spec.cluster.name)}, namespace ${excerpt(spec.cluster.namespace)}`;
+  const list = `(allowed service accounts: ${accounts.join(', ')})`;
+  return named === undefined
+    ? `required here: the namespace's ${DEFAULT_SERVICE_ACCOUNT} service account, which runners get when none is named, is not allowed in ${where} ${list}`
+    : `service account ${excerpt(named)} is not allowed in ${where} ${list}`;
+}
+
+/** Why `image` is not on the deployment's image allow-list, or undefined. */
+function imageAllowListProblem(image: string, config: DeploymentConfig): string | undefined {
+  if (config.allowedImagePrefixes.some((prefix) => image.startsWith(prefix))) return undefined;
+  return `image ${excerpt(image)} is not on the allow-list (allowed prefixes: ${config.allowedImagePrefixes.join(', ')})`;
+}
+
+/**
+ * A validated spec held to the deployment's allow-lists as they are now (cluster and namespace, the
+ * runners' service account, the image): a run validated before a deploy narrowed them is refused when
+ * it is admitted. Every problem, as validateSpec reports them.
+ */
+export function allowListProblems(spec: Pick<RunSpec, 'cluster' | 'runner'>, config: DeploymentConfig): Problem[] {
+  const cluster = clusterProblem(spec.cluster, config);
+  const serviceAccount = cluster ? undefined : serviceAccountProblem(spec, config);
+  const image = imageAllowListProblem(spec.runner.image, config);
+  return [
+    ...(cluster ? [{ path: `cluster.${cluster.field}`, message: cluster.message }] : []),
+    ...(serviceAccount ? [{ path: 'runner.serviceAccountName', message: serviceAccount }] : []),
+    ...(image ? [{ path: 'runner.image', message: image }] : []),
+  ];
 }
 
 /** A run spec as written by a user (durations as strings or seconds, defaults omitted). */

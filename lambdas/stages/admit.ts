@@ -1,12 +1,12 @@
 /**
  * Admit (architecture §3.1): validate, derive the run id, create or find the run, and adopt it for this
- * execution. The first execution to adopt a run owns it; any other (a scheduler's double delivery, a
+ * execution; the adopted run's spec is held to the deployment's allow-lists as they are now. The first execution to adopt a run owns it; any other (a scheduler's double delivery, a
  * duplicate console start) is told it is a duplicate and ends without touching anything.
  */
 import { RunConflict, SpecInvalid } from '../core/errors';
 import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
 import { admitDeadlines, type AdmitDeadlines } from '../core/deadlines';
-import { assertValidSpec, type RunSpec } from '../core/spec';
+import { allowListProblems, assertValidSpec, type RunSpec } from '../core/spec';
 import { specHash } from '../core/spec-hash';
 import { RunStatus, Stage, WhenBusy, isTerminal } from '../core/status';
 import type { StageDeps } from './deps';
@@ -45,6 +45,10 @@ export async function admit(deps: StageDeps, payload: AdmitPayload): Promise<Adm
     return { runId, duplicate: true, queued: false };
   }
   const spec = adopted.run.spec as unknown as RunSpec;
+  // A run the API created (or a second delivery's) was validated then; a deploy may have narrowed the
+  // allow-lists since. Refused after adoption, so the reaper finishes the run FAILED with the reason.
+  const refused = allowListProblems(spec, deps.config);
+  if (refused.length > 0) throw new SpecInvalid(refused);
   const concurrency = spec.concurrency;
   await runOnce<AdmitRecord>(deps, runId, Stage.Admit, async () => {
     const admittedAt = deps.now();

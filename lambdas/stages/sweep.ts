@@ -35,6 +35,7 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { SweeperExecutions } from '../core/executions';
 import { RUN_OBJECT_KINDS, type KubeObject } from '../cluster/cluster-client';
+import { namespaceNames } from '../core/config';
 import { stateMachineTimeoutSeconds } from '../core/deadlines';
 import { NotificationInProgress, StageBusy } from '../core/errors';
 import { reaperRetry, totalRetryWaitSeconds } from '../core/stage-timing';
@@ -422,7 +423,8 @@ async function deleteLeftovers(deps: SweepDeps, opts: SweepOptions, result: Swee
     return view;
   };
   const deleted = new Map<string, number>();
-  for (const { name: clusterName, namespaces } of deps.config.allowedClusters) {
+  for (const allowed of deps.config.allowedClusters) {
+    const clusterName = allowed.name;
     let cluster;
     try {
       cluster = await deps.clusterFor(clusterName);
@@ -430,7 +432,7 @@ async function deleteLeftovers(deps: SweepDeps, opts: SweepOptions, result: Swee
       fail({ step: 'objects', cluster: clusterName }, err);
       continue;
     }
-    for (const namespace of namespaces) {
+    for (const namespace of namespaceNames(allowed)) {
       const where = { cluster: clusterName, namespace };
       let byRun: Map<string, KubeObject[]>;
       try {

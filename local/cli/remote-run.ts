@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { RunResource } from '../../lambdas/api/resources';
-import { loadConfig, loadStepFunctionsSettings, type DeploymentConfig } from '../../lambdas/core/config';
+import { DEFAULT_SERVICE_ACCOUNT, loadConfig, loadStepFunctionsSettings, namespaceNames, type ClusterAllowance, type DeploymentConfig } from '../../lambdas/core/config';
 import { SpecInvalid, type Problem } from '../../lambdas/core/errors';
 import { isTerminal } from '../../lambdas/core/status';
 import { isValidRunId } from '../../lambdas/core/run-id';
@@ -115,16 +115,20 @@ export async function connect(target: ApiTarget, io: Io = processIo, seen?: Serv
  * deployment's allow-lists and limits, which this machine does not know (LOADPLANE_CONFIG describes
  * the embedded default's). So everything the same everywhere is checked here — YAML/JSON, fields,
  * types, names, durations, the script's syntax — and the deployment-specific rules are left open
- * (the spec's own cluster allowed, any image, no limits): a spec the API would accept is never
+ * (the spec's own cluster and service account allowed, any image, no limits): a spec the API would accept is never
  * refused here, and the API names the same paths for the rest (400, exit 2).
  */
 export function precheckConfig(base: DeploymentConfig, input: unknown): DeploymentConfig {
   const open = Number.MAX_SAFE_INTEGER;
   const cluster = (input as { cluster?: { name?: unknown; namespace?: unknown } } | null)?.cluster;
   const own = typeof cluster?.name === 'string' && typeof cluster.namespace === 'string' ? [{ name: cluster.name, namespaces: [cluster.namespace] }] : [];
+  // Any service account the spec names (the deployment's per-namespace allow-list is the API's).
+  const account = (input as { runner?: { serviceAccountName?: unknown } } | null)?.runner?.serviceAccountName;
+  const serviceAccounts = [DEFAULT_SERVICE_ACCOUNT, ...(typeof account === 'string' ? [account] : [])];
+  const anyAccount = (c: ClusterAllowance): ClusterAllowance => ({ name: c.name, namespaces: namespaceNames(c).map((name) => ({ name, serviceAccounts })) });
   return {
     ...base,
-    allowedClusters: [...own, ...base.allowedClusters],
+    allowedClusters: [...own, ...base.allowedClusters].map(anyAccount),
     allowedImagePrefixes: [''],
     defaultImages: { ...base.defaultImages, gatling: base.defaultImages.gatling ?? 'the-deployment-default' },
     maxParallelism: open,

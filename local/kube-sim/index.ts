@@ -4,7 +4,7 @@
  * pod lifecycle, simulated k6 / Gatling runners, a time scale and fault injection. See README.md.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_CONFIG } from '../../lambdas/core/config';
+import { DEFAULT_CONFIG, namespaceNames } from '../../lambdas/core/config';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { ApiServer, type RequestLogEntry } from './api-server';
 import { FaultSettings, type Faults } from './faults';
@@ -66,7 +66,8 @@ const KUBERNETES_NAMESPACES = ['default', 'kube-system'];
  * expected to on a real cluster). Every namespace also gets `kubernetes.io/metadata.name` on create.
  */
 function initialNamespaces(): { name: string; labels?: Record<string, string> }[] {
-  const allowed = DEFAULT_CONFIG.allowedClusters.find((c) => c.name === 'kube-sim')?.namespaces ?? [];
+  const kubeSim = DEFAULT_CONFIG.allowedClusters.find((c) => c.name === 'kube-sim');
+  const allowed = kubeSim ? namespaceNames(kubeSim) : [];
   return [...new Set([...KUBERNETES_NAMESPACES, ...allowed])].map((name) =>
     KUBERNETES_NAMESPACES.includes(name) ? { name } : { name, labels: { [POD_SECURITY_LABELS.enforce]: 'restricted' } },
   );

@@ -17,7 +17,8 @@ import {
   MAX_STATE_MACHINE_TIMEOUT_SECONDS,
   type DeployConfig,
 } from '../../cdk/config/deploy-config';
-import { DEFAULT_CONFIG, defaultMaxSpecBytes, loadConfig } from '../../lambdas/core/config';
+import { rbacCommand } from '../../cdk/constructs/cluster-access';
+import { DEFAULT_CONFIG, defaultMaxSpecBytes, loadConfig, namespaceNames } from '../../lambdas/core/config';
 import { FINISH_PHASES_SECONDS, stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { MAX_SPEC_FIELDS_BYTES, validateSpec } from '../../lambdas/core/spec';
 import { configDocument, EXAMPLE_CONFIG, EXAMPLE_SPEC_FILE } from '../support/deploy-fixtures';
@@ -128,6 +129,48 @@ describe('the example config', () => {
     expect(example.runtime.maxScriptBytes).toBe(DEFAULT_CONFIG.maxScriptBytes);
     expect(example.runtime.maxSpecBytes).toBe(defaultMaxSpecBytes(DEFAULT_CONFIG.maxScriptBytes));
     expect(example.runtime.maxArguments).toBe(DEFAULT_CONFIG.maxArguments);
+  });
+});
+
+describe('clusters[].namespaces: the runners\' service accounts', () => {
+  it('a namespace by name stays as written (its default service account only); { name, serviceAccounts } reaches the functions, and specs are held to it', () => {
+    const config = checkDeployConfig(
+      configDocument({ clusters: [{ name: 'perf', namespaces: ['loadtest', { name: 'irsa', serviceAccounts: ['k6-s3-reader'] }] }] }),
+      'test config',
+      dir,
+    );
+    expect(config.runtime.allowedClusters).toEqual([{ name: 'perf', namespaces: ['loadtest', { name: 'irsa', serviceAccounts: ['k6-s3-reader'] }] }]);
+    const runtime = readBack(config);
+    expect(runtime).toEqual(config.runtime);
+    const spec = (namespace: string, serviceAccountName?: string) =>
+      validateSpec({ ...k6Spec(), cluster: { name: 'perf', namespace }, ...(serviceAccountName ? { runner: { serviceAccountName } } : {}) }, runtime);
+    expect(spec('loadtest').ok).toBe(true);
+    expect(spec('irsa', 'k6-s3-reader').ok).toBe(true);
+    expect(spec('loadtest', 'k6-s3-reader')).toEqual({
+      ok: false,
+      problems: [{ path: 'runner.serviceAccountName', message: 'service account "k6-s3-reader" is not allowed in cluster "perf", namespace "loadtest" (allowed service accounts: default)' }],
+    });
+  });
+
+  it('a schedule whose spec names a service account the namespace does not allow fails synth, naming the field', () => {
+    const problems = problemsOf(
+      configDocument({ clusters: CLUSTERS, schedules: [{ name: 'nightly', expression: 'rate(1 day)', spec: k6Spec({ cluster: { name: 'perf', namespace: 'loadtest' }, runner: { serviceAccountName: 'admin' } }) }] }),
+    );
+    expect(problems).toEqual(['schedules.0.spec.runner.serviceAccountName: service account "admin" is not allowed in cluster "perf", namespace "loadtest" (allowed service accounts: default)']);
+  });
+
+  it('the stack output\'s RBAC command names the namespaces of either form', () => {
+    expect(rbacCommand(namespaceNames({ name: 'perf', namespaces: ['loadtest', { name: 'irsa', serviceAccounts: ['k6'] }] }))).toBe(
+      'npx loadplane rbac --namespace loadtest --namespace irsa | kubectl apply -f -',
+    );
+  });
+
+  it('service accounts count in the function environment check', () => {
+    const accounts = Array.from({ length: 40 }, (_, i) => `k6-runner-with-a-long-name-${i}`);
+    expect(problemsOrNone({ clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest', serviceAccounts: accounts.slice(0, 10) }] }] })).toEqual([]);
+    expect(problemsOf({ clusters: [{ name: 'perf', namespaces: ['a', 'b', 'c'].map((name) => ({ name, serviceAccounts: accounts })) }] })).toEqual([
+      expect.stringMatching(/^clusters: the allow-lists \(clusters, namespaces, service accounts, images\.allowedPrefixes\) make a function's environment up to \d+ bytes, more than Lambda's 4096/),
+    ]);
   });
 });
 
@@ -349,6 +392,48 @@ describe('a config that cannot be deployed names each problem by key and reason'
     },
     { what: 'maxQueueSeconds 0', document: { ...oneCluster, limits: { maxQueueSeconds: 0 } }, key: 'limits.maxQueueSeconds', reason: /more than 0/ },
     { what: 'maxQueueSeconds as a string', document: { ...oneCluster, limits: { maxQueueSeconds: '6h' } }, key: 'limits.maxQueueSeconds', reason: /expected a number, got a string \("6h"\)/ },
+    {
+      what: 'a namespace entry of another kind',
+      document: { clusters: [{ name: 'perf', namespaces: [42] }] },
+      key: 'clusters.0.namespaces.0',
+      reason: /^must be a namespace name or \{ name, serviceAccounts \}, got number 42$/,
+    },
+    {
+      what: 'a namespace entry without serviceAccounts',
+      document: { clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest' }] }] },
+      key: 'clusters.0.namespaces.0.serviceAccounts',
+      reason: /^required \(a list\)$/,
+    },
+    {
+      what: 'an empty serviceAccounts list',
+      document: { clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest', serviceAccounts: [] }] }] },
+      key: 'clusters.0.namespaces.0.serviceAccounts',
+      reason: /^must name at least one service account$/,
+    },
+    {
+      what: 'a service account name Kubernetes refuses',
+      document: { clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest', serviceAccounts: ['K6_Runner'] }] }] },
+      key: 'clusters.0.namespaces.0.serviceAccounts.0',
+      reason: /^must be a Kubernetes service account name/,
+    },
+    {
+      what: 'a service account named twice',
+      document: { clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest', serviceAccounts: ['k6', 'k6'] }] }] },
+      key: 'clusters.0.namespaces.0.serviceAccounts',
+      reason: /^must not name a service account twice$/,
+    },
+    {
+      what: 'a namespace named twice (once with service accounts)',
+      document: { clusters: [{ name: 'perf', namespaces: ['loadtest', { name: 'loadtest', serviceAccounts: ['k6'] }] }] },
+      key: 'clusters.0.namespaces.1',
+      reason: /^names namespace "loadtest" twice$/,
+    },
+    {
+      what: 'an unknown key in a namespace entry',
+      document: { clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest', serviceAccounts: ['k6'], roles: [] }] }] },
+      key: 'clusters.0.namespaces.0.roles',
+      reason: /^unknown key \(allowed: name, serviceAccounts\)$/,
+    },
     {
       what: 'allow-lists past the 4 KB function environment',
       document: { clusters: Array.from({ length: 60 }, (_, i) => ({ name: `cluster-${i}`, namespaces: ['ns-a', 'ns-b', 'ns-c'] })) },

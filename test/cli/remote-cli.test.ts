@@ -290,6 +290,16 @@ describe('failures, and their exit codes', () => {
     expect(await runsNamed('not-allowed')).toEqual([]);
   }, 60_000);
 
+  it("a service account the deployment does not allow is the API's to refuse (the CLI does not know the deployment's allow-list): exit 2, nothing created", async () => {
+    const file = specFile('sa-not-allowed', '30s', (t) => t.replace('runner:\n', 'runner:\n  serviceAccountName: k6-s3-reader\n'));
+    const outcome = await loadplane(['run', file]);
+    expect(outcome).toMatchObject({ code: 2, stdout: '' });
+    expect(outcome.errors).toEqual([
+      'loadplane: runner.serviceAccountName: service account "k6-s3-reader" is not allowed in cluster "kube-sim", namespace "loadplane" (allowed service accounts: default)',
+    ]);
+    expect(await runsNamed('sa-not-allowed')).toEqual([]);
+  }, 60_000);
+
   it('an API that cannot be reached (a closed port): exit 3, after retries', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

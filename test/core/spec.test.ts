@@ -6,6 +6,9 @@ import { assertValidSpec, MAX_SPEC_FIELDS_BYTES, parseSpecText, setupTeardownOf,
 const SCRIPT = "import http from 'k6/http';\nexport default function () { http.get(__ENV.TARGET_URL); }\n";
 const KIB = 1024;
 
+/** The default deployment, with the runner service account `k6-runner` allowed in kube-sim's `loadplane`. */
+const K6_RUNNER_ALLOWED: DeploymentConfig = { ...DEFAULT_CONFIG, allowedClusters: [{ name: 'kube-sim', namespaces: [{ name: 'loadplane', serviceAccounts: ['k6-runner'] }] }] };
+
 /** The smallest valid spec; each invalid case changes one thing. */
 function minimal(): Record<string, unknown> {
   return { name: 'smoke', engine: 'k6', script: { inline: SCRIPT }, parallelism: 1 };
@@ -81,7 +84,7 @@ describe('validateSpec: valid specs', () => {
       setupTeardown: 'perRunner',
       labels: { team: 'payments', 'example.com/cost-center': 'cc-42' },
     };
-    expect(specOf(full)).toEqual(full);
+    expect(specOf(full, K6_RUNNER_ALLOWED)).toEqual(full);
   });
 
   it('leaves kube-sim fault annotations untouched', () => {
@@ -191,6 +194,86 @@ describe('validateSpec: valid specs', () => {
     expect(problemsOf({ ...minimal(), parallelism: 11 }, config)).toEqual([
       { path: 'parallelism', message: 'must be at most 10 (maxParallelism)' },
     ]);
+  });
+});
+
+describe('validateSpec: the runners\' service account (a per-namespace allow-list)', () => {
+  const config: DeploymentConfig = {
+    ...DEFAULT_CONFIG,
+    allowedClusters: [
+      { name: 'eks-load', namespaces: ['plain', { name: 'irsa', serviceAccounts: ['default', 'k6-s3-reader'] }, { name: 'strict', serviceAccounts: ['k6-runner'] }] },
+    ],
+  };
+  const at = (namespace: string, runner: Record<string, unknown> = {}) => ({ ...minimal(), cluster: { name: 'eks-load', namespace }, runner });
+
+  it('a namespace given by name allows only its default service account: named, or not named at all', () => {
+    expect(specOf(at('plain'), config).runner.serviceAccountName).toBeUndefined();
+    expect(specOf(at('plain', { serviceAccountName: 'default' }), config).runner.serviceAccountName).toBe('default');
+    expect(problemsOf(at('plain', { serviceAccountName: 'k6-s3-reader' }), config)).toEqual([
+      {
+        path: 'runner.serviceAccountName',
+        message: 'service account "k6-s3-reader" is not allowed in cluster "eks-load", namespace "plain" (allowed service accounts: default)',
+      },
+    ]);
+  });
+
+  it('the default deployment allows only the default service account (a role-bearing account is refused)', () => {
+    expect(problemsOf({ ...minimal(), runner: { serviceAccountName: 'k6-runner' } })).toEqual([
+      { path: 'runner.serviceAccountName', message: 'service account "k6-runner" is not allowed in cluster "kube-sim", namespace "loadplane" (allowed service accounts: default)' },
+    ]);
+  });
+
+  it('a namespace with serviceAccounts allows exactly those; without default listed, a spec must name one', () => {
+    expect(specOf(at('irsa', { serviceAccountName: 'k6-s3-reader' }), config).runner.serviceAccountName).toBe('k6-s3-reader');
+    expect(specOf(at('irsa'), config).runner.serviceAccountName).toBeUndefined();
+    expect(specOf(at('strict', { serviceAccountName: 'k6-runner' }), config).runner.serviceAccountName).toBe('k6-runner');
+    expect(problemsOf(at('strict'), config)).toEqual([
+      {
+        path: 'runner.serviceAccountName',
+        message:
+          'required here: the namespace\'s default service account, which runners get when none is named, is not allowed in cluster "eks-load", namespace "strict" (allowed service accounts: k6-runner)',
+      },
+    ]);
+    expect(problemsOf(at('strict', { serviceAccountName: 'k6-s3-reader' }), config)).toEqual([
+      { path: 'runner.serviceAccountName', message: 'service account "k6-s3-reader" is not allowed in cluster "eks-load", namespace "strict" (allowed service accounts: k6-runner)' },
+    ]);
+  });
+
+  it('a namespace that is not allowed is the only problem named (no service account problem on top)', () => {
+    expect(problemsOf(at('elsewhere', { serviceAccountName: 'k6-runner' }), config)).toEqual([
+      { path: 'cluster.namespace', message: 'namespace "elsewhere" is not allowed in cluster "eks-load" (allowed namespaces: plain, irsa, strict)' },
+    ]);
+  });
+
+  it('comes with the spec\'s other problems', () => {
+    const problems = problemsOf({ ...at('strict', { serviceAccountName: 'other' }), parallelism: 0 }, config);
+    expect(problems.map((p) => p.path).sort()).toEqual(['parallelism', 'runner.serviceAccountName']);
+  });
+});
+
+describe('validateSpec: runner images from a private registry (ECR)', () => {
+  const ECR = '123456789012.dkr.ecr.eu-west-1.amazonaws.com';
+  const DIGEST = `sha256:${'ab12'.repeat(16)}`;
+  const config: DeploymentConfig = { ...DEFAULT_CONFIG, allowedImagePrefixes: [`${ECR}/k6:`, `${ECR}/k6@`, `${ECR}/k6-influxdb:`], defaultImages: { k6: `${ECR}/k6:1.8.1` } };
+  const withImage = (image: string) => ({ ...minimal(), runner: { image } });
+
+  it('an ECR reference by tag or by digest is an image reference on the allow-list; the deployment default is ECR\'s', () => {
+    expect(specOf(withImage(`${ECR}/k6:1.8.1`), config).runner.image).toBe(`${ECR}/k6:1.8.1`);
+    expect(specOf(withImage(`${ECR}/k6@${DIGEST}`), config).runner.image).toBe(`${ECR}/k6@${DIGEST}`);
+    expect(specOf(withImage(`${ECR}/k6-influxdb:1.8.1`), config).runner.image).toBe(`${ECR}/k6-influxdb:1.8.1`);
+    expect(specOf(minimal(), config).runner.image).toBe(`${ECR}/k6:1.8.1`);
+  });
+
+  it('another repository, account or region of ECR, or grafana/k6 itself, is refused with the allowed prefixes', () => {
+    const allowed = `(allowed prefixes: ${ECR}/k6:, ${ECR}/k6@, ${ECR}/k6-influxdb:)`;
+    for (const image of [`${ECR}/k6-evil:1.8.1`, `210987654321.dkr.ecr.eu-west-1.amazonaws.com/k6:1.8.1`, '123456789012.dkr.ecr.us-east-1.amazonaws.com/k6:1.8.1', 'grafana/k6:1.8.1']) {
+      expect(problemsOf(withImage(image), config)).toEqual([{ path: 'runner.image', message: expect.stringMatching(/ is not on the allow-list /) }]);
+      expect(problemsOf(withImage(image), config)[0]!.message.endsWith(allowed)).toBe(true);
+    }
+  });
+
+  it('a digest that is not sha256 and 64 hex digits is not an image reference', () => {
+    expect(problemsOf(withImage(`${ECR}/k6@sha256:abc`), config)).toEqual([{ path: 'runner.image', message: expect.stringMatching(/^must be an image reference like /) }]);
   });
 });
 

@@ -14,7 +14,8 @@
  * With setupTeardown `perRun` (the default), every runner runs with --no-setup --no-teardown, and one
  * more Job, the coordinator, runs k6 paused with runner 0's segment and is never unpaused: Start asks
  * it to run setup() (POST /v1/setup) and hands its data to every runner (PUT /v1/setup); Cleanup asks
- * it to run teardown() (POST /v1/teardown) once every runner has finished (coordinator.ts).
+ * it to run teardown() (POST /v1/teardown) once every runner has finished (coordinator.ts). It runs
+ * without the user's metrics outputs (docs/metrics-outputs.md): the runners stream the test's metrics.
  */
 import type { V1Job } from '@kubernetes/client-node';
 import {
@@ -35,7 +36,7 @@ import { podTemplate } from '../../cluster/manifests/pod-template';
 import type { RunnerPlan } from '../../cluster/plan';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
 import { runnerJob } from '../runner-job';
-import { archiveArguments } from './archive-arguments';
+import { archiveArguments, withoutOutputs } from './archive-arguments';
 import { executionSegment, executionSegmentSequence } from './segments';
 import { k6SummaryFlags } from './summary-export';
 import { TEARDOWN_BUDGET_SECONDS } from '../../core/stage-timing';
@@ -51,6 +52,9 @@ export const K6_DEFAULT_REQUESTS = { cpu: '500m', memory: '1Gi' } as const;
  * directory's `.cache`, which the read-only root filesystem refuses; /tmp is the emptyDir.
  */
 const K6_ENV = { XDG_CACHE_HOME: `${WORK_DIR}/.cache` };
+
+/** The coordinator streams no metrics: the spec's K6_OUT is overridden (argv's -o/--out are dropped). */
+const COORDINATOR_ENV = { K6_OUT: '' };
 
 function scriptPath(plan: RunnerPlan): string {
   return `${SCRIPT_MOUNT_PATH}/${plan.script.file}`;
@@ -87,7 +91,9 @@ export function k6RunnerArgv(plan: RunnerPlan, index: number | typeof Role.coord
   const coordinator = index === Role.coordinator;
   // The coordinator initializes runner 0's share of the VUs: a configuration every runner already
   // runs, so it cannot fail where they pass (an override such as --vus 1 --iterations 1 would, for a
-  // script without a default function or with --stage). It is never unpaused: no load, no export.
+  // script without a default function or with --stage). It is never unpaused: no load, no export, and
+  // no metrics outputs (-o/--out dropped, K6_OUT emptied: k6CoordinatorJob), so the user's dashboards
+  // see the runners only.
   const segment = coordinator ? 0 : index;
   return [
     'k6',
@@ -95,7 +101,7 @@ export function k6RunnerArgv(plan: RunnerPlan, index: number | typeof Role.coord
     '--quiet',
     `--execution-segment=${executionSegment(segment, plan.parallelism)}`,
     `--execution-segment-sequence=${executionSegmentSequence(plan.parallelism)}`,
-    ...plan.arguments,
+    ...(coordinator ? withoutOutputs(plan.arguments) : plan.arguments),
     scriptPath(plan),
     `--address=0.0.0.0:${K6_API_PORT}`,
     '--paused',
@@ -124,7 +130,8 @@ export function k6CoordinatorJob(plan: RunnerPlan): V1Job {
       role,
       command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
       args: k6RunnerArgv(plan, role),
-      loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, 0) },
+      // K6_OUT empty is no output at all (k6's envconfig reads an empty list), whatever the spec's env says.
+      loadplaneEnv: { ...K6_ENV, ...COORDINATOR_ENV, ...loadplaneEnv(plan, 0) },
       runAsUser: K6_UID,
       defaultRequests: K6_DEFAULT_REQUESTS,
       ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],

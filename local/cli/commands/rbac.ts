@@ -34,6 +34,8 @@ export function registerRbac(program: Command): void {
       `
 Per namespace, a Role named loadplane-control-plane with exactly the calls the control plane makes
 (Jobs, ConfigMaps, Pods, pods/log, pods/proxy) and a RoleBinding of it to the group; no ClusterRole.
+Nothing on service accounts: runner pods run as the namespace's default one, or one the deployment
+config lists for the namespace (clusters[].namespaces[]: { name, serviceAccounts }), which must exist.
 Example: loadplane rbac --namespace loadtest | kubectl apply -f -`,
     )
     .action((opts: RbacCliOptions) => {

@@ -1,6 +1,7 @@
 /**
  * The parts of a k6 command line kube-sim acts on: subcommand, script path, VUs, duration, stages,
- * REST API address, --paused, --linger, --no-setup, --no-teardown and the execution segment. As in
+ * REST API address, --paused, --linger, --no-setup, --no-teardown, the execution segment, the metrics
+ * outputs (`-o/--out`, each flag one entry: a pflag string array) and --quiet / --verbose. As in
  * k6 (cobra), everything after `--` is positional: `k6 run -- script --address=…` has many positional
  * arguments, which `k6 run` refuses (exit 255) and `k6 archive` does not check.
  */
@@ -33,6 +34,12 @@ export interface K6Argv {
   /** `--no-teardown`: teardown() does not run at the end (POST /v1/teardown may run it). */
   noTeardown: boolean;
   segment?: ExecutionSegment;
+  /** Each `-o/--out` value, in order (k6-outputs.ts reads them with K6_OUT). */
+  outputs: string[];
+  /** `-q/--quiet`: no banner, the execution description only at debug level. */
+  quiet: boolean;
+  /** `-v/--verbose`: debug log lines too. */
+  verbose: boolean;
   /** Every positional argument (after `--`, everything); `script` is the first. */
   positionals: string[];
 }
@@ -100,6 +107,9 @@ export function parseK6Argv(engineArgv: string[]): K6Argv {
     linger: false,
     noSetup: false,
     noTeardown: false,
+    outputs: [],
+    quiet: false,
+    verbose: false,
     positionals: [],
   };
   let positionalOnly = false;
@@ -112,6 +122,12 @@ export function parseK6Argv(engineArgv: string[]): K6Argv {
     if (positionalOnly || !arg.startsWith('-') || arg === '-') {
       result.script ??= arg;
       result.positionals.push(arg);
+      continue;
+    }
+    // A shorthand with its value attached: `-oexperimental-prometheus-rw`, `-u10`.
+    const attached = !arg.startsWith('--') && arg.length > 2 && arg[2] !== '=' ? SHORT[arg[1]!] : undefined;
+    if (attached !== undefined && VALUE_FLAGS.has(attached)) {
+      apply(result, attached, arg.slice(2));
       continue;
     }
     const eq = arg.indexOf('=');
@@ -156,6 +172,15 @@ function apply(result: K6Argv, name: string, value: string | undefined): void {
       return;
     case 'execution-segment':
       result.segment = parseSegment(value);
+      return;
+    case 'out':
+      if (value !== undefined) result.outputs.push(value);
+      return;
+    case 'quiet':
+      result.quiet = value === undefined || value === 'true';
+      return;
+    case 'verbose':
+      result.verbose = value === undefined || value === 'true';
       return;
   }
 }

@@ -33,7 +33,8 @@ import { metricType, ROOT_GROUP_ID, simulatedK6Export, trendStatsFromArgv } from
 import { baseMetric } from './k6-thresholds';
 import { segmentShare, type Fraction } from './fraction';
 import type { K6Argv } from './k6-argv';
-import { k6LogLine } from './k6-log';
+import { k6LogLine, k6LogRecordLine } from './k6-log';
+import { k6Outputs, outputLine, type K6Output } from './k6-outputs';
 import { k6MetricsDocument, type K6MetricEntry } from './k6-metrics';
 import { k6Plan, type K6Plan } from './k6-plan';
 import { analyzeK6Script, type Threshold } from './k6-script';
@@ -53,6 +54,9 @@ export const HTTP_FAILURE_RATE_ANNOTATION = 'kube-sim.loadplane.io/http-failure-
  * outlast the run phase its script declared.
  */
 export const TEARDOWN_DURATION_ANNOTATION = 'kube-sim.loadplane.io/teardown-duration';
+
+/** The stock image (no output extensions): grafana/k6, by tag or digest. */
+const STOCK_IMAGE = /^(docker\.io\/)?grafana\/k6[:@]/;
 
 /** k6's exit codes (errext/exitcodes). */
 export const K6_EXIT = {
@@ -120,6 +124,8 @@ export class K6Runner implements ContainerProgram {
   private startedAt: number | undefined;
   private runEndedAt: number | undefined;
   private plan: K6Plan = { vus: 0, durationMs: 0 };
+  /** The metrics outputs it was started with (`-o/--out`, else K6_OUT). */
+  private outputs: K6Output[] = [];
   private thresholds: Threshold[] = [];
   private rules: K6ScriptRules = { hasSetup: false, hasTeardown: false, scenario: { name: 'default', executor: 'constant-vus' } };
   private listening = false;
@@ -182,6 +188,13 @@ export class K6Runner implements ContainerProgram {
     if (ctx.exitCodeFault === K6_EXIT.scriptException) {
       return this.crash(`TypeError: simulated script exception (kube-sim exit-code fault) at file://${path}`);
     }
+    // Outputs are made after the test is loaded and before the REST API is up (internal/cmd/run.go).
+    const outputs = k6Outputs(argv.outputs, (name) => ctx.env(name), STOCK_IMAGE.test(ctx.container.image ?? ''));
+    if (!outputs.ok) {
+      ctx.log(k6LogLine(ctx.now(), 'error', outputs.message));
+      return this.exitNow(K6_EXIT.commandLine);
+    }
+    this.outputs = outputs.outputs;
     this.plan = k6Plan(argv, analysis.options, ctx.pod);
     this.thresholds = analysis.options.thresholds;
     this.rules = k6ScriptRules(source, path);
@@ -194,10 +207,22 @@ export class K6Runner implements ContainerProgram {
     // the first answer already status 4), a heavy one's long after (status 1 first).
     this.initStartedAt = this.launchedAt;
     this.initDelayMs = ctx.vuInitDelayFault ?? this.defaultVuInitDelay();
+    this.logExecutionDescription(path);
     ctx.log(k6LogLine(ctx.now(), 'info', `REST API listening on ${argv.address} (simulated k6, kube-sim)`));
     const remaining = this.launchedAt + this.initDelayMs - ctx.now();
     if (remaining <= 0) this.vusReady();
     else this.timers.push(ctx.after(remaining, () => this.vusReady()));
+  }
+
+  /**
+   * k6's execution description (ui.go printExecutionDescription), its `execution`, `script` and
+   * `output` lines: on stdout without --quiet; with it (loadplane's runners) a debug record, in the log
+   * with --verbose only. kube-sim leaves out the scenarios block that follows.
+   */
+  private logExecutionDescription(script: string): void {
+    const text = `\n     execution: local\n        script: ${script}\n        output: ${outputLine(this.outputs)}\n\n`;
+    if (!this.argv.quiet) this.ctx.log(text);
+    else if (this.argv.verbose) this.ctx.log(k6LogRecordLine(this.ctx.now(), 'debug', text));
   }
 
   /** VU_INIT_BASE_MS + vus × VU_INIT_PER_VU_MS × a seeded per-runner factor in [0.5, 2). */
