@@ -65,6 +65,11 @@ export interface ClusterClient {
    * nothing is sent when it has them all. Kubernetes deletes it when the last of its owners is gone.
    */
   addOwners(kind: CreatableKind, namespace: string, name: string, owners: V1OwnerReference[]): Promise<void>;
+  /**
+   * The pod's Warning events of one `reason` (FailedMount, …), newest last: one list call with the
+   * field selector `involvedObject.kind=Pod,involvedObject.name=<pod>,reason=<reason>,type=Warning`.
+   */
+  podWarnings(namespace: string, pod: string, reason: string): Promise<PodWarning[]>;
   /** The last `lines` lines of the runner container's log. */
   podLogTail(namespace: string, pod: string, lines: number): Promise<string>;
   /**
@@ -107,6 +112,15 @@ export interface ClusterClient {
   deleteRun(namespace: string, runId: string): Promise<{ deleted: number }>;
   /** Deletes one object (background propagation: a Job takes its pods and what it owns); false when it was already gone. */
   deleteObject(kind: KubeKind, namespace: string, name: string): Promise<boolean>;
+}
+
+/** What a Warning event says about a pod. */
+export interface PodWarning {
+  /** The involved pod's UID, to tell its events from an earlier pod's of the same name. */
+  uid?: string;
+  message: string;
+  /** Epoch ms of its last occurrence (lastTimestamp, else eventTime, else creation). */
+  lastSeen: number;
 }
 
 export interface ClusterClientOptions {
@@ -289,6 +303,18 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       }
     },
 
+    async podWarnings(namespace, pod, reason) {
+      const fieldSelector = `involvedObject.kind=Pod,involvedObject.name=${pod},reason=${reason},type=Warning`;
+      const list = await call(`list ${reason} events of pod ${namespace}/${pod}`, true, (o) => core.listNamespacedEvent({ namespace, fieldSelector }, o));
+      return list.items
+        .map((e) => ({
+          ...(e.involvedObject.uid ? { uid: e.involvedObject.uid } : {}),
+          message: e.message ?? '',
+          lastSeen: toMs(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp),
+        }))
+        .sort((a, b) => a.lastSeen - b.lastSeen);
+    },
+
     podLogTail(namespace, pod, lines) {
       return call(`log of pod ${namespace}/${pod}`, true, (o) =>
         core.readNamespacedPodLog({ namespace, name: pod, container: RUNNER_CONTAINER, tailLines: lines }, o),
@@ -387,4 +413,9 @@ function requiredMetadata(obj: CreatableObject): { name: string; namespace: stri
   const { name, namespace, labels = {} } = obj.metadata ?? {};
   if (!name || !namespace) throw new Error(`${obj.kind} without metadata.name or metadata.namespace`);
   return { name, namespace, labels };
+}
+
+function toMs(value: Date | string | undefined): number {
+  if (!value) return 0;
+  return value instanceof Date ? value.getTime() : Date.parse(String(value));
 }

@@ -17,6 +17,16 @@ export interface ResourceQuantities {
   memory?: string;
 }
 
+/** An env value the kubelet reads from a Secret or ConfigMap of the run's namespace (Kubernetes' EnvVarSource). */
+export type EnvReference =
+  | { secretKeyRef: { name: string; key: string; optional?: boolean } }
+  | { configMapKeyRef: { name: string; key: string; optional?: boolean } };
+
+/** Every key of a Secret or ConfigMap as env vars, named `prefix` + key (Kubernetes' EnvFromSource). */
+export type EnvFrom = ({ secretRef: { name: string; optional?: boolean } } | { configMapRef: { name: string; optional?: boolean } }) & {
+  prefix?: string;
+};
+
 export interface RunnerPlan {
   runId: string;
   /** The run's human name, tagged on k6 metrics as `testrun_name`. */
@@ -30,8 +40,10 @@ export interface RunnerPlan {
   separate: boolean;
   /** User arguments for the engine, one argv entry each; never joined, never seen by a shell. */
   arguments: string[];
-  /** User environment; LOADPLANE_* variables set by the builders take precedence. */
-  env: Record<string, string>;
+  /** User environment, values or references; LOADPLANE_* variables set by the builders take precedence. */
+  env: Record<string, string | EnvReference>;
+  /** Whole Secrets/ConfigMaps as env; `env` and the builders' variables win over them (as Kubernetes does). */
+  envFrom?: EnvFrom[];
   resources: { requests?: ResourceQuantities; limits?: ResourceQuantities };
   nodeSelector?: Record<string, string>;
   tolerations?: V1Toleration[];

@@ -40,6 +40,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Env vars loadplane sets on every pod itself (e.g. LOADPLANE_START_AT, LOADPLANE_RESULT_FILE). */
 const RESERVED_ENV_PREFIX = 'LOADPLANE_';
+/** A Secret or ConfigMap key (apimachinery IsConfigMapKey). */
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+/** Most `envFrom` entries (whole Secrets or ConfigMaps) one spec may name. */
+export const MAX_ENV_FROM = 16;
 /** Labels loadplane puts on every object it owns (architecture §7); a user label must not fake them. */
 const RESERVED_LABEL_PREFIX = 'loadplane.io/';
 const RESERVED_LABEL_KEYS = ['app.kubernetes.io/managed-by'];
@@ -114,6 +118,45 @@ const dnsSubdomain = checkedString((value) =>
     ? undefined
     : 'must be a Kubernetes name: lowercase letters, digits, - and ., starting and ending alphanumeric, at most 253 characters',
 );
+
+/** A Secret or ConfigMap key, as apimachinery's IsConfigMapKey checks it. */
+const configKey = checkedString((value) => {
+  if (value.length === 0 || value.length > 253 || !CONFIG_KEY.test(value)) {
+    return "must be a Secret/ConfigMap key: letters, digits, '-', '_' or '.', at most 253 characters";
+  }
+  if (value === '.' || value === '..' || value.startsWith('..')) return "must not be '.' or '..' or start with '..'";
+  return undefined;
+});
+
+/** `{ name, key, optional? }` of `env.<NAME>.secretKeyRef` / `configMapKeyRef` (Kubernetes' SecretKeySelector). */
+const keySelector = z
+  .strictObject({ name: dnsSubdomain, key: configKey, optional: z.boolean().optional() })
+  .transform((r) => ({ name: r.name, key: r.key, ...(r.optional === undefined ? {} : { optional: r.optional }) }));
+
+/**
+ * An env value loadplane never reads: the kubelet resolves it from a Secret or ConfigMap in the run's
+ * namespace when it starts the container (Kubernetes' EnvVarSource, its two namespaced kinds).
+ */
+const envSource = z
+  .strictObject({ secretKeyRef: keySelector.optional(), configMapKeyRef: keySelector.optional() })
+  .check((ctx) => {
+    const count = (ctx.value.secretKeyRef ? 1 : 0) + (ctx.value.configMapKeyRef ? 1 : 0);
+    if (count !== 1) ctx.issues.push({ code: 'custom', message: 'set exactly one of secretKeyRef or configMapKeyRef', input: ctx.value });
+  })
+  .transform((s): EnvSource => (s.secretKeyRef ? { secretKeyRef: s.secretKeyRef } : { configMapKeyRef: s.configMapKeyRef! }));
+
+export type KeySelector = { name: string; key: string; optional?: boolean };
+/** A referenced env value: the name of a Secret or ConfigMap in the run's namespace and its key. */
+export type EnvSource = { secretKeyRef: KeySelector } | { configMapKeyRef: KeySelector };
+/** One `envFrom` entry: every key of a Secret or ConfigMap as an env var, its name after `prefix`. */
+export type EnvFromSource = ({ secretRef: { name: string; optional?: boolean } } | { configMapRef: { name: string; optional?: boolean } }) & { prefix?: string };
+
+const envValue = z.union([z.string(), envSource], {
+  error: (issue) =>
+    typeof issue.input === 'number' || typeof issue.input === 'boolean'
+      ? `expected a string, got ${typeof issue.input} ${String(issue.input)} (quote it in YAML)`
+      : `must be a string, { secretKeyRef: { name, key } } or { configMapKeyRef: { name, key } }, got ${describeValue(issue.input)}`,
+});
 
 /** Labels on the run's objects: at most MAX_LABELS, reserved keys refused. */
 const userLabels = z.record(userLabelKey, labelValue).check((ctx) => {
@@ -334,8 +377,11 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
    * The engine's own rules (engineAdapter(engine).specProblems: flags loadplane sets on every runner,
    * settings that hide the result), checked where the field is, so they come with every other problem.
    */
-  const engineProblems = (fields: { arguments: readonly string[]; env: Readonly<Record<string, string>> }) =>
-    (engine === undefined ? [] : engineAdapter(engine).specProblems(fields)).map(({ path, message }) => ({ code: 'custom' as const, message, input: undefined, path: path.slice(1) }));
+  const engineProblems = (fields: { arguments: readonly string[]; env: Readonly<Record<string, string | EnvSource>> }) => {
+    // A referenced value is the kubelet's to read, not loadplane's: the engine's rules see its name only (null).
+    const env = Object.fromEntries(Object.entries(fields.env).map(([name, value]) => [name, typeof value === 'string' ? value : null]));
+    return (engine === undefined ? [] : engineAdapter(engine).specProblems({ arguments: fields.arguments, env })).map(({ path, message }) => ({ code: 'custom' as const, message, input: undefined, path: path.slice(1) }));
+  };
 
   const argument = z.string().check((ctx) => {
     if (ctx.value.includes('\0')) ctx.issues.push({ code: 'custom', message: 'must not contain NUL bytes', input: ctx.value });
@@ -356,6 +402,29 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     if (!ENV_NAME.test(key)) return `name ${excerpt(key)} must match [A-Za-z_][A-Za-z0-9_]*`;
     if (key.startsWith(RESERVED_ENV_PREFIX)) return `name ${excerpt(key)} is reserved (the ${RESERVED_ENV_PREFIX} prefix is loadplane's)`;
     return undefined;
+  });
+
+  const envPrefix = checkedString((prefix) => {
+    if (!ENV_NAME.test(prefix)) return `prefix ${excerpt(prefix)} must match [A-Za-z_][A-Za-z0-9_]* (it starts every env name it makes)`;
+    if (prefix.startsWith(RESERVED_ENV_PREFIX)) return `prefix ${excerpt(prefix)} is reserved (the ${RESERVED_ENV_PREFIX} prefix is loadplane's)`;
+    return undefined;
+  });
+  const objectRef = z.strictObject({ name: dnsSubdomain, optional: z.boolean().optional() }).transform((r) => ({ name: r.name, ...(r.optional === undefined ? {} : { optional: r.optional }) }));
+  /** Kubernetes' EnvFromSource: every key of one Secret or ConfigMap of the run's namespace. */
+  const envFromEntry = z
+    .strictObject({ secretRef: objectRef.optional(), configMapRef: objectRef.optional(), prefix: envPrefix.optional() })
+    .check((ctx) => {
+      const count = (ctx.value.secretRef ? 1 : 0) + (ctx.value.configMapRef ? 1 : 0);
+      if (count !== 1) ctx.issues.push({ code: 'custom', message: 'set exactly one of secretRef or configMapRef', input: ctx.value });
+    })
+    .transform((e): EnvFromSource => ({
+      ...(e.secretRef ? { secretRef: e.secretRef } : { configMapRef: e.configMapRef! }),
+      ...(e.prefix ? { prefix: e.prefix } : {}),
+    }));
+  const envFrom = z.array(envFromEntry).check((ctx) => {
+    if (ctx.value.length > MAX_ENV_FROM) {
+      ctx.issues.push({ code: 'custom', message: `must have at most ${MAX_ENV_FROM} entries (MAX_ENV_FROM), got ${ctx.value.length}`, input: ctx.value });
+    }
   });
 
   const image = checkedString((value) => {
@@ -491,11 +560,12 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
       separate: z.boolean().default(false),
       arguments: args.default([]),
       env: z
-        .record(envName, z.string())
+        .record(envName, envValue)
         .check((ctx) => {
           ctx.issues.push(...engineProblems({ arguments: [], env: ctx.value }));
         })
         .default({}),
+      envFrom: envFrom.optional(),
       runner,
       cluster,
       timeouts: timeoutsSchema(config),
@@ -533,8 +603,10 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         message: `required for ${ctx.value.engine}: this deployment has no default ${ctx.value.engine} image; name one with ${IMAGE_NEEDS[ctx.value.engine]}, e.g. ${imageExample(config, ctx.value.engine)}`,
       });
     })
-    .transform((spec) => ({
+    // `envFrom` is absent unless it names something, so a spec without it keeps its hash.
+    .transform(({ envFrom: given, ...spec }) => ({
       ...spec,
+      ...(given && given.length > 0 ? { envFrom: given } : {}),
       script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
       runner: { ...spec.runner, image: (spec.runner.image ?? config.defaultImages[spec.engine])! },
     }));

@@ -133,9 +133,10 @@ export interface EngineAdapter {
   /**
    * What of the spec's arguments and env this engine cannot take, each with its path (`['arguments', 3]`,
    * `['env', 'K6_SUMMARY_MODE']`): flags loadplane sets on every runner itself, or ones that would hide
-   * the runners' results. Empty when all are fine.
+   * the runners' results. Empty when all are fine. An env value that is a reference (a Secret's or
+   * ConfigMap's key) is null: only its name can be checked.
    */
-  specProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string>> }): { path: (string | number)[]; message: string }[];
+  specProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string | null>> }): { path: (string | number)[]; message: string }[];
 
   /**
    * Prepare's objects: the script ConfigMap (inline scripts) and, if the engine has one, the initializer

@@ -4,6 +4,8 @@
  * runs longer than the run's timeouts allow, ends the run FAILED with k6's own message or both
  * numbers; so does an initializer that exited 0 with output that cannot be read
  * (engines/k6/inspect-output.ts), naming what could not be read, rather than skipping those checks;
+ * and one that cannot start (a missing Secret, ConfigMap or key: the kubelet's message, from the pod's
+ * status or its FailedMount event);
  * no answer by the prepare deadline ends it TIMED_OUT.
  */
 import { isStuck, type PodFacts } from '../cluster/observe';
@@ -21,6 +23,7 @@ import { Outcome, Stage } from '../core/status';
 import { admission } from './acquire';
 import type { StageDeps } from './deps';
 import { abortRequest, listJobs, listPods, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
+import { permanentMountFailure } from './mount-failure';
 import { runOnce } from './run-once';
 
 /** What the initializer found, kept in the stage's output. */
@@ -94,6 +97,8 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   if (pod && isStuck(pod)) {
     return endsRun(StepPhase.failed, Outcome.FAILED, `prepare: the k6 initializer cannot start: ${pod.reason}${pod.message ? ` (${pod.message})` : ''}`);
   }
+  const mount = pod && (await permanentMountFailure(run, [pod]));
+  if (mount) return endsRun(StepPhase.failed, Outcome.FAILED, `prepare: the k6 initializer cannot start: ContainerCreating (${mount.message})`);
   const now = deps.now();
   if (now >= deadlines.prepareBy) {
     const state = pod ? `pod ${pod.phase}${pod.reason ? ` (${pod.reason})` : ''}` : 'no pod yet';

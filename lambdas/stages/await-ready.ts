@@ -3,8 +3,9 @@
  * (k6: its VUs initialized, status 4 through its REST API on the pods/proxy subresource; an API that
  * answers is not enough, k6 answers while still initializing its VUs). A Gatling runner that already ran and exited (it starts itself at the
  * common instant) is past ready and counts as ready; Watch judges its exit code. A runner that can
- * never start (image pull failure, a failed Job, a k6 runner that exited before Start) ends the run
- * FAILED at once; the ready deadline ends it TIMED_OUT, naming the runners still waiting.
+ * never start (image pull failure, a missing Secret, ConfigMap or key of its env or a volume, a failed
+ * Job, a k6 runner that exited before Start) ends the run FAILED at once; the ready deadline ends it
+ * TIMED_OUT, naming the runners still waiting.
  */
 import { formatDuration } from '../core/duration';
 import { countOf } from '../core/plural';
@@ -16,6 +17,7 @@ import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import type { LaunchRecord } from './launch';
 import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
+import { permanentMountFailure } from './mount-failure';
 import { runOnce } from './run-once';
 import { describeCoordinator, describeRunner, observeRunPods, readiness, Readiness, runnerList, runningAt, type RunnerView } from './runners';
 
@@ -59,9 +61,17 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
     return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the coordinator (setup() once per run) cannot start: ${describeCoordinator(coordinator, run.spec.engine)}`);
   }
 
+  // A volume that cannot mount is said only in the pod's FailedMount events (mount-failure.ts).
+  const waitingFor = [...runners.filter((_, i) => states[i] === Readiness.waiting), ...(coordinator && coordinatorState === Readiness.waiting ? [coordinator] : [])];
+  const mount = await permanentMountFailure(run, waitingFor.flatMap((r) => (r.latest ? [r.latest] : [])));
+  if (mount) {
+    const view = waitingFor.find((r) => r.latest === mount.pod)!;
+    const who = view === coordinator ? 'the coordinator (setup() once per run)' : `runner ${view.index}`;
+    return endsRun(StepPhase.failed, Outcome.FAILED, `ready: runners cannot start: ${who}: Pending (ContainerCreating: ${mount.message})`);
+  }
+
   const running = runners.filter((_, i) => states[i] === Readiness.ready);
   const finished = runners.filter((_, i) => states[i] === Readiness.finished);
-  const waitingFor = [...runners.filter((_, i) => states[i] === Readiness.waiting), ...(coordinator && coordinatorState === Readiness.waiting ? [coordinator] : [])];
   let notReady: string[] = [];
   if (running.length + finished.length === runners.length && waitingFor.length === 0) {
     const asked = [...running, ...(coordinator ? [coordinator] : [])];

@@ -41,6 +41,7 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
     separate: spec.separate,
     arguments: spec.arguments,
     env: spec.env,
+    ...(spec.envFrom ? { envFrom: spec.envFrom } : {}),
     resources: spec.runner.resources,
     nodeSelector: spec.runner.nodeSelector,
     tolerations: spec.runner.tolerations as V1Toleration[],

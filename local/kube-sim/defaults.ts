@@ -1,9 +1,10 @@
 /**
  * Defaulting the API server does on create, for the fields kube-sim's controllers and loadplane read:
  * a Job's selector and pod-template labels, parallelism/completions/backoffLimit, a Service's cluster
- * IP, a Namespace's phase, a Pod's initial status.
+ * IP, a Namespace's phase, a Pod's initial status, a Secret's type.
  */
 import type { KindName } from './kinds';
+import { defaultSecret } from './secrets';
 import type { Job, KubeObject, Pod } from './wire-types';
 
 /** Labels the Job controller puts on a Job's pod template (both the legacy and the prefixed form). */
@@ -31,6 +32,9 @@ export function applyDefaults(kind: KindName, obj: KubeObject): void {
       return;
     case 'Job':
       defaultJob(obj as Job);
+      return;
+    case 'Secret':
+      defaultSecret(obj);
       return;
     case 'ConfigMap':
     case 'Event':

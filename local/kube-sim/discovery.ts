@@ -67,6 +67,7 @@ export function coreResourceList(): unknown {
       { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
       { name: 'pods/proxy', singularName: '', namespaced: true, kind: 'PodProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
       { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+      resource(KINDS.Secret),
       resource(KINDS.Service),
     ],
   };

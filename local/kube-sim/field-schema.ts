@@ -151,6 +151,7 @@ const TYPE_META = strings('apiVersion', 'kind');
 export const KIND_SCHEMAS: Readonly<Record<KindName, FieldSchema>> = {
   Namespace: obj({ ...TYPE_META, metadata: OBJECT_META, spec: obj({ finalizers: arr(S) }), status: ANY }),
   ConfigMap: obj({ ...TYPE_META, metadata: OBJECT_META, data: map(S), binaryData: map(S), immutable: B }),
+  Secret: obj({ ...TYPE_META, metadata: OBJECT_META, data: map(S), stringData: map(S), type: S, immutable: B }),
   Service: obj({ ...TYPE_META, metadata: OBJECT_META, spec: SERVICE_SPEC, status: ANY }),
   Pod: obj({ ...TYPE_META, metadata: OBJECT_META, spec: POD_SPEC, status: ANY }),
   Job: obj({ ...TYPE_META, metadata: OBJECT_META, spec: JOB_SPEC, status: ANY }),

@@ -13,6 +13,7 @@ const COMMON = ['metadata.name', 'metadata.namespace'];
 const SUPPORTED: Readonly<Record<KindName, readonly string[]>> = {
   Namespace: [...COMMON, 'status.phase'],
   ConfigMap: COMMON,
+  Secret: [...COMMON, 'type'],
   Service: COMMON,
   Pod: [...COMMON, 'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
   Job: [...COMMON, 'status.successful'],

@@ -53,6 +53,8 @@ export interface KubeSim {
   /** Read-only view for tests: objects of a kind in a namespace (optionally by label selector). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- copies of stored JSON; callers read any field
   list(kind: KindName, namespace?: string, labelSelector?: string): any[];
+  /** Test view of a started container's environment (as `kubectl exec … env` shows it); undefined before it started or once the pod is gone. */
+  containerEnvironment(namespace: string, pod: string, container?: string): ReadonlyMap<string, string> | undefined;
   /** Stops timers and the server; idempotent. */
   close(): Promise<void>;
 }
@@ -127,6 +129,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
     now: () => clock.now(),
     kubeConfig: () => kubeSimKubeConfig(url),
     list: (kind, namespace, labelSelector) => store.list(kind, namespace, parseLabelSelector(labelSelector)),
+    containerEnvironment: (namespace, pod, container) => kubelet.environmentOf(namespace, pod, container),
     close: () => {
       closing ??= (async () => {
         scheduler.clear();

@@ -1,6 +1,6 @@
 /** The resource kinds kube-sim serves (core/v1 Events included), with the names the REST paths and discovery use. */
 
-export type KindName = 'Namespace' | 'ConfigMap' | 'Service' | 'Pod' | 'Job' | 'Event';
+export type KindName = 'Namespace' | 'ConfigMap' | 'Secret' | 'Service' | 'Pod' | 'Job' | 'Event';
 
 export interface KindInfo {
   kind: KindName;
@@ -37,6 +37,16 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     singular: 'configmap',
     namespaced: true,
     shortNames: ['cm'],
+    nameRule: 'subdomain',
+  },
+  Secret: {
+    kind: 'Secret',
+    group: '',
+    version: 'v1',
+    plural: 'secrets',
+    singular: 'secret',
+    namespaced: true,
+    shortNames: [],
     nameRule: 'subdomain',
   },
   Service: {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { badRequest, notFound, serviceUnavailable } from './api-status';
+import { containerEnvironment } from './container-env';
 import { mountVolumes, storeVolumeObjects } from './pod-volumes';
 import { SOURCES, type EventRecorder } from './event-recorder';
 import type { FaultSettings } from './faults';
@@ -27,6 +28,8 @@ const DEFAULT_SCHEDULE_MS = 1000;
 const CONTAINER_START_MS = 1000;
 const IMAGE_PULL_BACKOFF_MS = 5000;
 const MOUNT_RETRY_MS = 2000;
+/** Sim time between the kubelet's attempts to build a container's config (its env) that failed. Unverified: the real pod worker's resync backoff. */
+const CONFIG_RETRY_MS = 2000;
 const NODE_NAME = 'kube-sim-node';
 const HOST_IP = '172.18.0.2';
 const DISRUPTED_EXIT_CODE = 137;
@@ -62,6 +65,8 @@ interface ContainerRuntime {
   program?: ContainerProgram;
   startedAt?: string;
   exited: boolean;
+  /** The process's environment, as the kubelet resolved it at start (container-env.ts). */
+  env?: ReadonlyMap<string, string>;
 }
 
 interface PodRuntime {
@@ -184,17 +189,34 @@ export class Kubelet {
     });
   }
 
-  /** Mounts volumes (retrying while a ConfigMap, Secret or key is missing) and starts every container. */
+  /**
+   * Mounts volumes (retrying while a ConfigMap, Secret or key is missing), builds each container's
+   * environment (retrying while a referenced Secret or ConfigMap or key is missing) and starts every
+   * container. A failed mount is reported as the real kubelet's volume manager does: a FailedMount
+   * event on the pod, the containers left waiting in ContainerCreating with no message. A failed env is
+   * reported as kuberuntime's startContainer does: a Failed event `Error: <message>` and the container
+   * waiting in CreateContainerConfigError with the message.
+   */
   private run(rt: PodRuntime): void {
     const pod = this.store.get('Pod', rt.namespace, rt.name) as Pod | undefined;
     if (!pod) return;
     const mounts = pod.spec.containers.map((c) => ({ container: c, mount: mountVolumes(storeVolumeObjects(this.store), pod, c) }));
     const failed = mounts.find((m) => !m.mount.ok);
     if (failed && !failed.mount.ok) {
-      const message = failed.mount.message;
-      this.update(rt, (p) => setAllContainers(p, { waiting: { reason: 'ContainerCreating', message } }));
-      this.event(pod, 'Warning', 'FailedMount', message);
+      this.event(pod, 'Warning', 'FailedMount', failed.mount.message);
       this.podTimer(rt, MOUNT_RETRY_MS, () => this.run(rt));
+      return;
+    }
+    const environments = pod.spec.containers.map((c) => ({ container: c, env: containerEnvironment(this.store, pod, c) }));
+    const unresolved = environments.filter((e) => !e.env.ok);
+    if (unresolved.length > 0) {
+      this.update(rt, (p) => {
+        for (const { container, env } of unresolved) {
+          if (!env.ok) setContainer(p, container.name, { waiting: { reason: 'CreateContainerConfigError', message: env.message } });
+        }
+      });
+      for (const { container, env } of unresolved) if (!env.ok) this.event(pod, 'Warning', 'Failed', `Error: ${env.message}`, container.name);
+      this.podTimer(rt, CONFIG_RETRY_MS, () => this.run(rt));
       return;
     }
     const ip = this.nextIp++;
@@ -221,8 +243,10 @@ export class Kubelet {
       this.event(running, 'Normal', 'Created', `Created container: ${c.name}`, c.name);
       this.event(running, 'Normal', 'Started', `Started container ${c.name}`, c.name);
     }
-    for (const { container, mount } of mounts) {
+    for (const [i, { container, mount }] of mounts.entries()) {
       const cr = rt.containers.get(container.name)!;
+      const env = environments[i]!.env;
+      cr.env = env.ok ? env.env : new Map();
       cr.startedAt = startedAt;
       cr.program = selectProgram(this.context(rt, cr, running, container, mount.ok ? mount.files : new Map()));
       cr.program.start();
@@ -260,7 +284,7 @@ export class Kubelet {
       },
       log: (text) => this.append(cr, text),
       exit: (code, reason) => this.exited(rt, cr, code, reason),
-      env: (name) => container.env?.find((e) => e.name === name)?.value,
+      env: (name) => cr.env?.get(name),
       readFile: (path) => files.get(posix.normalize(path)),
       // Read when the program asks, so a fault set after the pod started still applies.
       get exitCodeFault() {
@@ -450,6 +474,17 @@ export class Kubelet {
       };
     }
     return read;
+  }
+
+  /**
+   * A started container's environment (what `kubectl exec … env` would print), for tests; undefined
+   * before it started or once its pod is gone.
+   */
+  environmentOf(namespace: string, name: string, container?: string): ReadonlyMap<string, string> | undefined {
+    const found = this.runtimeOf(namespace, name);
+    if (!found) return undefined;
+    const cr = container === undefined ? [...found.rt.containers.values()][0] : found.rt.containers.get(container);
+    return cr?.env;
   }
 
   /** The port a proxy request without one goes to: the first declared container port, else 80. */

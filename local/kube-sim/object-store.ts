@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, notFound } from './api-status';
 import { applyDefaults } from './defaults';
+import { decodeSecret } from './secrets';
 import { k8sTime } from './k8s-time';
 import { apiVersionOf, KINDS, type KindInfo, type KindName } from './kinds';
 import type { LabelSet } from './label-selector';
@@ -120,6 +121,7 @@ export class ObjectStore {
       delete obj.metadata.namespace;
     }
     const name = this.chooseName(info, namespace, obj);
+    if (kind === 'Secret') decodeSecret(obj);
     validateObject(info, obj, name);
     if (this.objects.has(key(kind, namespace, name))) throw alreadyExists(info, name);
     obj.metadata.name = name;
@@ -233,6 +235,7 @@ export class ObjectStore {
     if (expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) throw conflict(info, name);
     const obj = structuredClone(next);
     obj.metadata ??= {};
+    if (kind === 'Secret') decodeSecret(obj);
     validateObject(info, obj, name);
     obj.apiVersion = current.apiVersion;
     obj.kind = current.kind;

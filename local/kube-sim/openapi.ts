@@ -13,7 +13,7 @@ import { KIND_SCHEMAS, toOpenApi } from './field-schema';
 import { apiVersionOf, KINDS, type KindInfo } from './kinds';
 
 const GROUP_VERSIONS: Readonly<Record<string, { prefix: string; kinds: KindInfo[] }>> = {
-  'api/v1': { prefix: '/api/v1', kinds: [KINDS.Namespace, KINDS.ConfigMap, KINDS.Service, KINDS.Pod, KINDS.Event] },
+  'api/v1': { prefix: '/api/v1', kinds: [KINDS.Namespace, KINDS.ConfigMap, KINDS.Secret, KINDS.Service, KINDS.Pod, KINDS.Event] },
   'apis/batch/v1': { prefix: '/apis/batch/v1', kinds: [KINDS.Job] },
 };
 

@@ -24,17 +24,17 @@ export interface VolumeObjects {
   secretData(namespace: string, name: string): Record<string, string> | undefined;
 }
 
-/**
- * The store's ConfigMaps; Secrets: none yet. kube-sim serves no Secret kind (another change adds one),
- * so until then every Secret is missing: a non-optional secret volume stays ContainerCreating.
- */
+/** The store's ConfigMaps and Secrets (secrets.ts keeps a Secret's `data` base64, as the API server does). */
 export function storeVolumeObjects(store: ObjectStore): VolumeObjects {
   return {
     configMapData: (namespace, name) => {
       const cm = store.get('ConfigMap', namespace, name) as { data?: Record<string, string> } | undefined;
       return cm ? (cm.data ?? {}) : undefined;
     },
-    secretData: () => undefined,
+    secretData: (namespace, name) => {
+      const secret = store.get('Secret', namespace, name) as { data?: Record<string, string> } | undefined;
+      return secret ? decodeSecretData(secret.data) : undefined;
+    },
   };
 }
 

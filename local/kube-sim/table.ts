@@ -73,6 +73,7 @@ const COLUMNS: Record<KindInfo['kind'], Column[]> = {
   ],
   Namespace: [NAME, { name: 'Status', cell: (o) => String((o.status as { phase?: string })?.phase ?? '') }, AGE],
   ConfigMap: [NAME, { name: 'Data', cell: (o) => Object.keys((o.data as object) ?? {}).length }, AGE],
+  Secret: [NAME, { name: 'Type', cell: (o) => String(o.type ?? '') }, { name: 'Data', cell: (o) => Object.keys((o.data as object) ?? {}).length }, AGE],
   Service: [
     NAME,
     { name: 'Type', cell: (o) => String((o.spec as { type?: string })?.type ?? '') },

@@ -4,6 +4,7 @@
  */
 import { invalid, type StatusCause } from './api-status';
 import type { KindInfo } from './kinds';
+import { secretProblems } from './secrets';
 import type { Container, Job, KubeObject, Pod, PodSpec } from './wire-types';
 
 const LABEL_1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -143,6 +144,7 @@ export function validateObject(info: KindInfo, obj: KubeObject, name: string): v
   causes.push(...ownerReferenceProblems(obj.metadata.ownerReferences, 'metadata.ownerReferences'));
   if (info.kind === 'Pod') causes.push(...podSpecProblems((obj as Pod).spec, 'spec'));
   if (info.kind === 'Job') causes.push(...jobProblems(obj as Job));
+  if (info.kind === 'Secret') causes.push(...secretProblems(obj));
   if (causes.length > 0) throw invalid(info, name, causes);
 }
 

@@ -34,9 +34,24 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
+/** `{ name, key, optional }` of a Secret's or ConfigMap's key (SecretKeySelector / ConfigMapKeySelector). */
+export interface KeySelector {
+  name: string;
+  key: string;
+  optional?: boolean;
+}
+
 export interface EnvVar {
   name: string;
   value?: string;
+  /** The kinds kube-sim's kubelet resolves; others (fieldRef, resourceFieldRef) give an empty value. */
+  valueFrom?: { secretKeyRef?: KeySelector; configMapKeyRef?: KeySelector; [other: string]: unknown };
+}
+
+export interface EnvFromSource {
+  prefix?: string;
+  secretRef?: { name: string; optional?: boolean };
+  configMapRef?: { name: string; optional?: boolean };
 }
 
 export interface ContainerPort {
@@ -82,6 +97,7 @@ export interface Container {
   command?: string[];
   args?: string[];
   env?: EnvVar[];
+  envFrom?: EnvFromSource[];
   ports?: ContainerPort[];
   volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
   securityContext?: SecurityContext | null;
@@ -216,4 +232,11 @@ export interface Job extends KubeObject {
 
 export interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
+}
+
+/** `data` values are base64; `stringData` exists only in a write (merged into `data`, secrets.ts). */
+export interface Secret extends KubeObject {
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  type?: string;
 }

@@ -176,6 +176,20 @@ export function teardown(data) {}
     expect(used).toContain('core pods/proxy patch');
   });
 
+  it("a pod stuck in ContainerCreating: its FailedMount events are read (events list); a Secret reference is never read by the control plane", async () => {
+    const spec = k6Spec({
+      name: 'rbac-no-configmap',
+      parallelism: 1,
+      env: { TOKEN: { secretKeyRef: { name: 'rbac-token', key: 'token' } } },
+      script: { configMap: { name: 'rbac-missing-scripts', file: 'test.js' } },
+    });
+    const { view, used } = await logged(() => h.run(spec));
+    expect(view.run.outcome).toBe(Outcome.FAILED);
+    expect(view.run.outcomeReason).toMatch(/configmap "rbac-missing-scripts" not found/);
+    expect(used).toContain('core events list');
+    expect(used.filter((t) => t.includes('secrets'))).toEqual([]);
+  });
+
   it('cleanup never: the objects are kept', async () => {
     const run = await logged(() => h.run(k6Spec({ name: 'rbac-kept', parallelism: 2, cleanup: 'never' })));
     expect(run.view.run.outcome).toBe(Outcome.SUCCEEDED);
@@ -270,7 +284,9 @@ describe('rbacManifests', () => {
     }
     // `update` only as the HTTP PUT to a pod's own API through the proxy (k6's PUT /v1/setup), never on an object.
     expect(rules.filter((r) => r.verbs.includes('update')).flatMap((r) => r.resources)).toEqual(['pods/proxy']);
-    expect(rules.flatMap((r) => r.resources).sort()).toEqual(['configmaps', 'jobs', 'pods', 'pods/log', 'pods/proxy']);
+    expect(rules.flatMap((r) => r.resources).sort()).toEqual(['configmaps', 'events', 'jobs', 'pods', 'pods/log', 'pods/proxy']);
+    // Nothing on Secrets: a spec's references are the kubelet's to read.
+    expect(rules.flatMap((r) => r.resources).some((r) => r.startsWith('secrets'))).toBe(false);
     // Fresh copies: a caller changing them changes nothing else.
     rules[0]!.verbs.push('*');
     expect(controlPlaneRules()[0]!.verbs).not.toContain('*');

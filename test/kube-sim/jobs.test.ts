@@ -259,15 +259,20 @@ describe('pod lifecycle faults', () => {
     expect(log.body.message).toContain('waiting to start: ImagePullBackOff');
   });
 
-  it('a missing script ConfigMap keeps the pod in ContainerCreating until it is created', async () => {
+  it('a missing script ConfigMap keeps the pod in ContainerCreating, saying so only in a FailedMount event, until it is created', async () => {
     const { runId, name } = await startRunnerJob({ script: false, argv: PAUSED_ARGV });
-    const waiting = await podWhen(
-      sim,
-      name,
-      (p) => /configmap .* not found/.test(p.status.containerStatuses?.[0]?.state?.waiting?.message ?? ''),
-      'a mount failure',
-    );
+    const failedMount = () =>
+      sim.list('Event', NS).filter((e) => e.reason === 'FailedMount' && String(e.involvedObject.name).startsWith(name));
+    await eventually(sim, () => (failedMount().length > 0 ? failedMount() : undefined), 'a FailedMount event');
+    expect(failedMount()[0]).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'Pod' },
+      message: `MountVolume.SetUp failed for volume "script" : configmap "lp-${runId}-script" not found`,
+    });
+    const [waiting] = podsOf(sim, name);
     expect(waiting.status.phase).toBe('Pending');
+    // As the real kubelet: the container status says ContainerCreating and nothing more.
+    expect(waiting.status.containerStatuses[0].state).toEqual({ waiting: { reason: 'ContainerCreating' } });
     await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
     await podWhen(sim, name, isRunning, 'running once the ConfigMap exists');
   });

@@ -9,9 +9,9 @@
  * constraints, pull secrets, priority class) go on every pod; spec validation keeps them off
  * loadplane's volumes and paths and within "restricted" (core/runner-pod-fields.ts).
  */
-import type { V1Affinity, V1EnvVar, V1PodTemplateSpec, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Affinity, V1EnvFromSource, V1EnvVar, V1EnvVarSource, V1PodTemplateSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { Labels, PodVolumes, RUNNER_CONTAINER, Role, SCRIPT_MOUNT_PATH, WORK_DIR, writableVolumeName } from '../../core/runner-contract';
-import type { RunnerPlan } from '../plan';
+import type { EnvFrom, EnvReference, RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
 import { scriptConfigMapName } from './script-configmap';
 
@@ -75,6 +75,7 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
           command: input.command,
           args: input.args,
           env: podEnv(plan.env, input.loadplaneEnv),
+          ...(plan.envFrom && plan.envFrom.length > 0 ? { envFrom: plan.envFrom.map(podEnvFrom) } : {}),
           resources: resources(plan, input.defaultRequests),
           ...(input.ports ? { ports: input.ports.map((p) => ({ ...p, protocol: 'TCP' })) } : {}),
           securityContext: {
@@ -143,8 +144,24 @@ export function separateRunnersAffinity(runId: string): V1Affinity {
   };
 }
 
-function podEnv(user: Record<string, string>, loadplane: Record<string, string>): V1EnvVar[] {
-  return Object.entries({ ...user, ...loadplane }).map(([name, value]) => ({ name, value }));
+/**
+ * The spec's env, then loadplane's (which replace the spec's of the same name); a reference becomes
+ * `valueFrom`, resolved by the kubelet: its value is never in the pod spec. Explicit `env` entries win
+ * over `envFrom` in Kubernetes, so loadplane's own variables always do.
+ */
+function podEnv(user: Record<string, string | EnvReference>, loadplane: Record<string, string>): V1EnvVar[] {
+  return Object.entries({ ...user, ...loadplane }).map(([name, value]) =>
+    typeof value === 'string' ? { name, value } : { name, valueFrom: envVarSource(value) },
+  );
+}
+
+function envVarSource(ref: EnvReference): V1EnvVarSource {
+  return 'secretKeyRef' in ref ? { secretKeyRef: { ...ref.secretKeyRef } } : { configMapKeyRef: { ...ref.configMapKeyRef } };
+}
+
+function podEnvFrom(source: EnvFrom): V1EnvFromSource {
+  const from = 'secretRef' in source ? { secretRef: { ...source.secretRef } } : { configMapRef: { ...source.configMapRef } };
+  return { ...(source.prefix ? { prefix: source.prefix } : {}), ...from };
 }
 
 /**

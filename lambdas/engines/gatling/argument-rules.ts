@@ -24,11 +24,12 @@ export function gatlingArgumentProblems(args: readonly string[]): { index: numbe
 /** `JAVA_OPTS` settings that turn off what the result is read from (RunResultProcessor: file writer on and reports on). */
 const JAVA_OPTS_HIDING_RESULT = /-Dgatling\.(charting\.noReports=true|data\.writers=)/;
 
-export function gatlingEnvProblems(env: Readonly<Record<string, string>>): { name: string; message: string }[] {
+/** A referenced value (null: a Secret's or ConfigMap's key) is not seen; its name is (GATLING_HOME). */
+export function gatlingEnvProblems(env: Readonly<Record<string, string | null>>): { name: string; message: string }[] {
   const problems: { name: string; message: string }[] = [];
   if (env.GATLING_HOME !== undefined) problems.push({ name: 'GATLING_HOME', message: "is set by the image; loadplane keeps the compiler's cache in its target directory (an emptyDir): remove it" });
   const javaOpts = env.JAVA_OPTS;
-  if (javaOpts !== undefined && JAVA_OPTS_HIDING_RESULT.test(javaOpts)) {
+  if (typeof javaOpts === 'string' && JAVA_OPTS_HIDING_RESULT.test(javaOpts)) {
     problems.push({ name: 'JAVA_OPTS', message: "must not set gatling.charting.noReports or gatling.data.writers: Gatling would not print the summary each runner's result is read from" });
   }
   return problems;

@@ -66,8 +66,14 @@ const ENV_HIDES_RESULT: Readonly<Record<string, (value: string) => boolean>> = {
   K6_SUMMARY_MODE: (v) => v === 'disabled',
 };
 
-export function k6SpecProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string>> }): { path: (string | number)[]; message: string }[] {
+/**
+ * `env` values are checked as written; a value that is a reference (null: a Secret's or ConfigMap's key,
+ * `envFrom`) is the kubelet's to read and cannot be checked, so K6_NO_SUMMARY=true from a Secret passes
+ * admission and the runs it hides the export of end "no result".
+ */
+export function k6SpecProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string | null>> }): { path: (string | number)[]; message: string }[] {
   const env = Object.entries(spec.env).flatMap(([name, value]) => {
+    if (value === null) return [];
     if (ENV_HIDES_RESULT[name]?.(value)) {
       return [{ path: ['env', name], message: `${name}=${value} is not allowed: k6 would not write the summary export each runner's result is read from` }];
     }

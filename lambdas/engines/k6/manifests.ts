@@ -61,12 +61,20 @@ function scriptPath(plan: RunnerPlan): string {
 }
 
 /**
- * The initializer script's positional parameters: the spec's env as `-e` (k6 archive and inspect do not
- * pass the pod's environment to the script, so options computed from __ENV would be the script's
+ * The initializer script's positional parameters: the spec's env values as `-e` (k6 archive and inspect
+ * do not pass the pod's environment to the script, so options computed from __ENV would be the script's
  * defaults; k6-operator does the same), the arguments `k6 archive` accepts, then the script.
+ *
+ * A referenced value (a Secret's or ConfigMap's key, `envFrom`) is only in the pod's environment, which
+ * the kubelet fills: then `--include-system-env-vars` makes `k6 archive` take the whole environment into
+ * the archive's env (k6 archive's default is false: internal/cmd/archive.go, runtimeOptionFlagSet(false)),
+ * so __ENV holds it as in the runners (`k6 run` includes it by default). The archive stays in the pod's
+ * emptyDir; `k6 inspect` prints options, not env.
  */
 export function k6InitializerArgs(plan: RunnerPlan): string[] {
-  return [...Object.entries(plan.env).flatMap(([name, value]) => ['-e', `${name}=${value}`]), ...archiveArguments(plan.arguments), scriptPath(plan)];
+  const values = Object.entries(plan.env).flatMap(([name, value]) => (typeof value === 'string' ? ['-e', `${name}=${value}`] : []));
+  const referenced = Object.values(plan.env).some((value) => typeof value !== 'string') || (plan.envFrom?.length ?? 0) > 0;
+  return [...(referenced ? ['--include-system-env-vars'] : []), ...values, ...archiveArguments(plan.arguments), scriptPath(plan)];
 }
 
 export function k6InitializerJob(plan: RunnerPlan): V1Job {

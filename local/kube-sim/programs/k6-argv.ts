@@ -44,7 +44,10 @@ export interface K6Argv {
   positionals: string[];
 }
 
-/** Flags that take a value (long names; SHORT maps the one-letter forms). */
+/**
+ * Flags that take a value (long names; SHORT maps the one-letter forms). Not `--include-system-env-vars`:
+ * a boolean flag (internal/cmd/runtime_options.go, `flags.Bool`), so the entry after it is not its value.
+ */
 const VALUE_FLAGS = new Set([
   'address',
   'vus',
@@ -76,7 +79,6 @@ const VALUE_FLAGS = new Set([
   'secret-source',
   'local-ips',
   'dns',
-  'include-system-env-vars',
   'blacklist-ip',
   'block-hostnames',
   'archive-out',
