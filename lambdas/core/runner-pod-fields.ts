@@ -5,7 +5,8 @@
  *
  * - Volume types: configMap, secret, emptyDir and projected only: the kinds the Pod Security
  *   "restricted" profile allows (its "Volume Types" control, check `restrictedVolumes`) that make sense
- *   for a test's data. Every pod runs in a namespace that may enforce "restricted".
+ *   for a test's data. Every pod runs in a namespace that may enforce "restricted". A projected volume
+ *   takes no serviceAccountToken source: the pods get no token of their service account.
  * - Nothing the spec adds replaces loadplane's: its volume names (PodVolumes, `work-N`) and its mount
  *   paths (COMMON_MOUNT_PATHS and the engine's podMountPaths) are refused, at, under or over them.
  * - The apimachinery rules the schema does not carry and the API server would refuse at Prepare:
@@ -127,6 +128,14 @@ function volumeProblems(volume: unknown): SchemaProblem[] {
   if (relevant.length > 0) return problems;
   if (v.configMap && !v.configMap.name) problems.push({ path: ['configMap', 'name'], message: 'required: the ConfigMap to mount' });
   if (v.secret && !v.secret.secretName) problems.push({ path: ['secret', 'secretName'], message: 'required: the Secret to mount' });
+  (v.projected?.sources ?? []).forEach((source, i) => {
+    if (source?.serviceAccountToken !== undefined) {
+      problems.push({
+        path: ['projected', 'sources', i, 'serviceAccountToken'],
+        message: "is not allowed: loadplane's pods carry no service account token (automountServiceAccountToken: false), and a projected one would hand the pod's to the script",
+      });
+    }
+  });
   return problems;
 }
 

@@ -93,6 +93,12 @@ const PACKAGES: Record<string, string> = {
   '@aws-lambda-powertools/tracer': "X-Ray segments to the Lambda service's X-Ray daemon (UDP), sent with the role's X-Ray actions (TRACING_ACTIONS)",
   '@aws-lambda-powertools/parameters/secrets':
     "the channel secrets' cache (SecretsProvider); its one read is lambdas/notify/secrets-manager-channel-secrets.ts's own GetSecretValueCommand, seen above",
+  ...Object.fromEntries(
+    ['Affinity', 'LocalObjectReference', 'TopologySpreadConstraint', 'Volume', 'VolumeMount'].map((type) => [
+      `kubernetes-models/_schemas/IoK8sApiCoreV1${type}`,
+      "Kubernetes' own schema for the spec's runner pod fields (lambdas/core/kubernetes-schema.ts): generated validators, no I/O",
+    ]),
+  ),
 };
 
 /**

@@ -43,6 +43,16 @@ describe('runner pod fields: the restricted profile', () => {
   });
 });
 
+describe('runner pod fields: no service account token', () => {
+  it("a projected volume's serviceAccountToken source is refused; its configMap, secret and downwardAPI sources are not", () => {
+    const projected = { sources: [{ configMap: { name: 'c' } }, { serviceAccountToken: { path: 'token', audience: 'sts.amazonaws.com' } }, { secret: { name: 's' } }, { downwardAPI: { items: [] } }] };
+    expect(problemsOf({ volumes: [{ name: 'v', projected }] })).toEqual([
+      "runner.volumes.0.projected.sources.1.serviceAccountToken: is not allowed: loadplane's pods carry no service account token (automountServiceAccountToken: false), and a projected one would hand the pod's to the script",
+    ]);
+    expect(problemsOf({ volumes: [{ name: 'v', projected: { sources: [projected.sources[0], projected.sources[2], projected.sources[3]] } }] })).toEqual([]);
+  });
+});
+
 describe('runner pod fields: Kubernetes schema errors, with their paths, all at once', () => {
   it('types, required fields, enums, quantities and unknown fields of every field', () => {
     const problems = problemsOf({

@@ -19,6 +19,9 @@ describe('parseK6Argv', () => {
       linger: false,
       noSetup: false,
       noTeardown: false,
+      outputs: [],
+      quiet: true,
+      verbose: false,
       segment: { start: { num: 1, den: 3 }, end: { num: 2, den: 3 } },
       positionals: ['/loadplane/scripts/test.js'],
     });
