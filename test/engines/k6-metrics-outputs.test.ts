@@ -2,10 +2,10 @@
  * docs/metrics-outputs.md, one example per output: the spec validates, and the Jobs built from it
  * (runnerPlan and the k6 manifest builders, as Prepare and Launch build them) give each runner the
  * user's `-o`/K6_* settings beside loadplane's own flags, give the initializer's `k6 archive` no `-o`,
- * and give the coordinator no output at all. Env values are literal strings here; the docs show the
- * credentials as Secret references.
+ * and give the coordinator no output at all. Credentials are Secret references, as in the docs: the
+ * Jobs carry the reference, never a value.
  */
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { K6_API_PORT, K6_SUMMARY_EXPORT_PATH, SCRIPT_MOUNT_PATH } from '../../lambdas/core/runner-contract';
@@ -26,7 +26,10 @@ interface Example {
   spec: RunSpecInput;
   /** The runner's `-o` entries, as given. */
   out: string[];
+  /** The env the pods get: a value, or `secret <name>/<key>` for a reference. */
   env: Record<string, string>;
+  /** The pods' envFrom, as `secret <name>`. */
+  envFrom?: string[];
 }
 
 const EXAMPLES: Example[] = [
@@ -38,11 +41,11 @@ const EXAMPLES: Example[] = [
         K6_PROMETHEUS_RW_SERVER_URL: 'https://prometheus.example.com/api/v1/write',
         K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true',
         K6_PROMETHEUS_RW_USERNAME: 'k6',
-        K6_PROMETHEUS_RW_PASSWORD: 'literal-password',
+        K6_PROMETHEUS_RW_PASSWORD: { secretKeyRef: { name: 'prometheus-rw', key: 'password' } },
       },
     }),
     out: ['-o', 'experimental-prometheus-rw'],
-    env: { K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true', K6_PROMETHEUS_RW_PASSWORD: 'literal-password' },
+    env: { K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true', K6_PROMETHEUS_RW_PASSWORD: 'secret prometheus-rw/password' },
   },
   {
     output: 'Grafana Cloud Prometheus (remote write)',
@@ -51,34 +54,36 @@ const EXAMPLES: Example[] = [
       env: {
         K6_PROMETHEUS_RW_SERVER_URL: 'https://prometheus-prod-01-eu-west-0.grafana.net/api/prom/push',
         K6_PROMETHEUS_RW_USERNAME: '1234567',
-        K6_PROMETHEUS_RW_PASSWORD: 'glc_literal',
+        K6_PROMETHEUS_RW_PASSWORD: { secretKeyRef: { name: 'grafana-cloud', key: 'token' } },
         K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true',
       },
     }),
     out: ['--out=experimental-prometheus-rw'],
-    env: { K6_PROMETHEUS_RW_USERNAME: '1234567', K6_PROMETHEUS_RW_PASSWORD: 'glc_literal' },
+    env: { K6_PROMETHEUS_RW_USERNAME: '1234567', K6_PROMETHEUS_RW_PASSWORD: 'secret grafana-cloud/token' },
   },
   {
     output: 'InfluxDB v1 (built in)',
-    spec: base('influx-v1', { arguments: ['-o', 'influxdb=http://influxdb.monitoring:8086/k6'], env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: 'literal' } }),
+    spec: base('influx-v1', { arguments: ['-o', 'influxdb=http://influxdb.monitoring:8086/k6'], env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: { secretKeyRef: { name: 'influxdb', key: 'password' } } } }),
     out: ['-o', 'influxdb=http://influxdb.monitoring:8086/k6'],
-    env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: 'literal' },
+    env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: 'secret influxdb/password' },
   },
   {
     output: 'InfluxDB v2 (xk6-output-influxdb, an image of your own)',
     spec: base('influx-v2', {
       arguments: ['-o', 'xk6-influxdb=http://influxdb.monitoring:8086'],
-      env: { K6_INFLUXDB_ORGANIZATION: 'perf', K6_INFLUXDB_BUCKET: 'k6', K6_INFLUXDB_TOKEN: 'literal-token' },
+      env: { K6_INFLUXDB_ORGANIZATION: 'perf', K6_INFLUXDB_BUCKET: 'k6' },
+      envFrom: [{ secretRef: { name: 'influxdb-v2' } }],
       runner: { image: `${ECR}/k6-influxdb:1.8.1` },
     }),
     out: ['-o', 'xk6-influxdb=http://influxdb.monitoring:8086'],
-    env: { K6_INFLUXDB_ORGANIZATION: 'perf', K6_INFLUXDB_BUCKET: 'k6', K6_INFLUXDB_TOKEN: 'literal-token' },
+    env: { K6_INFLUXDB_ORGANIZATION: 'perf', K6_INFLUXDB_BUCKET: 'k6' },
+    envFrom: ['secret influxdb-v2'],
   },
   {
     output: 'Grafana Cloud k6 (-o cloud)',
-    spec: base('cloud', { arguments: ['-o', 'cloud'], env: { K6_CLOUD_TOKEN: 'literal-token', K6_CLOUD_PROJECT_ID: '123456' } }),
+    spec: base('cloud', { arguments: ['-o', 'cloud'], env: { K6_CLOUD_TOKEN: { secretKeyRef: { name: 'grafana-cloud-k6', key: 'token' } }, K6_CLOUD_PROJECT_ID: '123456' } }),
     out: ['-o', 'cloud'],
-    env: { K6_CLOUD_TOKEN: 'literal-token', K6_CLOUD_PROJECT_ID: '123456' },
+    env: { K6_CLOUD_TOKEN: 'secret grafana-cloud-k6/token', K6_CLOUD_PROJECT_ID: '123456' },
   },
   {
     output: 'OpenTelemetry (K6_OUT, no flag)',
@@ -88,20 +93,22 @@ const EXAMPLES: Example[] = [
         K6_OTEL_EXPORTER_PROTOCOL: 'http/protobuf',
         K6_OTEL_HTTP_EXPORTER_ENDPOINT: 'otel-collector.monitoring:4318',
         K6_OTEL_HTTP_EXPORTER_INSECURE: 'true',
-        K6_OTEL_HEADERS: 'Authorization=Bearer literal',
+        K6_OTEL_HEADERS: { secretKeyRef: { name: 'otel', key: 'headers' } },
       },
     }),
     out: [],
-    env: { K6_OUT: 'opentelemetry', K6_OTEL_EXPORTER_PROTOCOL: 'http/protobuf', K6_OTEL_HEADERS: 'Authorization=Bearer literal' },
+    env: { K6_OUT: 'opentelemetry', K6_OTEL_EXPORTER_PROTOCOL: 'http/protobuf', K6_OTEL_HEADERS: 'secret otel/headers' },
   },
 ];
 
 function envOf(job: V1Job): Record<string, string | undefined> {
-  return Object.fromEntries((job.spec!.template.spec!.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+  const ref = (e: V1EnvVar) => e.valueFrom?.secretKeyRef && `secret ${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`;
+  return Object.fromEntries((job.spec!.template.spec!.containers[0]!.env ?? []).map((e) => [e.name, e.value ?? ref(e)]));
 }
+const envFromOf = (job: V1Job) => (job.spec!.template.spec!.containers[0]!.envFrom ?? []).map((e) => `secret ${e.secretRef?.name}`);
 const argsOf = (job: V1Job) => job.spec!.template.spec!.containers[0]!.args!;
 
-describe.each(EXAMPLES)('$output', ({ spec: input, out, env }) => {
+describe.each(EXAMPLES)('$output', ({ spec: input, out, env, envFrom = [] }) => {
   const spec = assertValidSpec(input, config);
   const plan = runnerPlan('01jdx7k2m9q4r8s6t0v3w5y7z9', spec, { prepareSeconds: 600, runSeconds: 3600 });
 
@@ -124,6 +131,7 @@ describe.each(EXAMPLES)('$output', ({ spec: input, out, env }) => {
         ...k6SummaryFlags(K6_SUMMARY_EXPORT_PATH),
       ]);
       expect(envOf(job)).toMatchObject(env);
+      expect(envFromOf(job)).toEqual(envFrom);
     }
   });
 
@@ -134,6 +142,7 @@ describe.each(EXAMPLES)('$output', ({ spec: input, out, env }) => {
     expect(args).toEqual(expect.arrayContaining(['--paused', '--no-setup', '--no-teardown']));
     const { K6_OUT, ...rest } = env;
     expect(envOf(job)).toMatchObject({ ...rest, K6_OUT: '' });
+    expect(envFromOf(job)).toEqual(envFrom);
     expect(K6_OUT === undefined || envOf(k6RunnerJob(plan, 0)).K6_OUT === K6_OUT).toBe(true);
   });
 
