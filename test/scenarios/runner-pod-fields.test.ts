@@ -20,6 +20,13 @@ beforeAll(async () => {
     body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'users' }, data: { 'users.csv': 'alice\nbob\n' } }),
   });
   expect(res.status).toBe(201);
+  // The Secret the `creds` volume mounts (not optional either) and the projected one reads.
+  const secret = await fetch(`${h.kubeSim.url}/api/v1/namespaces/loadplane/secrets`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-token' }, stringData: { token: 'not-a-real-token' } }),
+  });
+  expect(secret.status).toBe(201);
 });
 afterAll(() => h.close());
 

@@ -2,7 +2,7 @@
 export const ALL_POD_FIELDS = {
   volumes: [
     { name: 'users', configMap: { name: 'users', items: [{ key: 'users.csv', path: 'users.csv' }] } },
-    { name: 'creds', secret: { secretName: 'api-token', optional: true } },
+    { name: 'creds', secret: { secretName: 'api-token' } },
     { name: 'scratch', emptyDir: { sizeLimit: '1Gi' } },
     { name: 'bundle', projected: { sources: [{ configMap: { name: 'users' } }, { secret: { name: 'api-token', optional: true } }] } },
   ],
