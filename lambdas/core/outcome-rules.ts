@@ -6,18 +6,18 @@
  */
 import type { RunResult } from './aggregate';
 import { every } from './plural';
-import { engineAdapter } from '../engines';
-import { ExitMeaning } from '../engines/engine-adapter';
+import { engineRules } from './engine-rules';
+import { ExitMeaning } from './exit-meaning';
 import { Outcome, type Engine } from './status';
 
 /** The exit code of an engine that says "the load ran to its end and a check failed": THRESHOLDS_FAILED, not FAILED. */
 export function checksFailedExitCode(engine: Engine): number {
-  return engineAdapter(engine).checksFailedExitCode;
+  return engineRules(engine).checksFailedExitCode;
 }
 
-/** What an exit code means for the run (the engine adapter's table; a code not in it is a failure). */
+/** What an exit code means for the run (the engine's table, engine-rules.ts; a code not in it is a failure). */
 export function exitMeaning(code: number, engine: Engine): ExitMeaning {
-  return engineAdapter(engine).exitMeanings[code] ?? ExitMeaning.failed;
+  return engineRules(engine).exitMeanings[code] ?? ExitMeaning.failed;
 }
 
 /** 0, or a code that says the load ran to its end and a check failed (thresholds, assertions, the script's exec.test.fail()). */
@@ -29,9 +29,9 @@ export function exitRanToEnd(code: number, engine: Engine): boolean {
 /** Exit codes above 128 that are not in the table are a signal number + 128, as Kubernetes reports them. */
 const SIGNAL_BASE = 128;
 
-/** What an exit code means for the engine (its adapter's table), or the signal it stands for. */
+/** What an exit code means for the engine (its table in engine-rules.ts), or the signal it stands for. */
 export function describeExitCode(code: number, engine: Engine): string {
-  const known = engineAdapter(engine).exitCodes[code];
+  const known = engineRules(engine).exitCodes[code];
   if (known !== undefined) return known;
   if (code > SIGNAL_BASE && code < 255) return `killed by signal ${code - SIGNAL_BASE}`;
   return 'unknown exit code';
@@ -44,7 +44,7 @@ export interface OutcomeDecision {
 
 /**
  * FAILED when a runner is missing, unexpected, or exited with a code that does not say its load ran to
- * the end (engine-adapter.ts ExitMeaning); otherwise THRESHOLDS_FAILED when any runner exited with a
+ * the end (exit-meaning.ts); otherwise THRESHOLDS_FAILED when any runner exited with a
  * "checks failed" code (k6 99 thresholds, 110 the script's exec.test.fail(); Gatling 2) or reported a
  * failed threshold (or assertion); otherwise SUCCEEDED. A test that ended early is Collect's to
  * judge from Watch's record (early-end.ts), not here.

@@ -13,7 +13,7 @@ import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
 import { formatDuration, parseDuration } from './duration';
 import { capProblems, describeKind, describeValue, escapeText, excerpt } from './excerpt';
 import { checkK6ScriptSyntax } from './script-syntax';
-import { engineAdapter } from '../engines';
+import { engineRules } from './engine-rules';
 import { MAX_SPEC_DEPTH } from './spec-text';
 import { COMMON_MOUNT_PATHS } from './runner-contract';
 import {
@@ -374,13 +374,13 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   });
 
   /**
-   * The engine's own rules (engineAdapter(engine).specProblems: flags loadplane sets on every runner,
+   * The engine's own rules (engineRules(engine).specProblems: flags loadplane sets on every runner,
    * settings that hide the result), checked where the field is, so they come with every other problem.
    */
   const engineProblems = (fields: { arguments: readonly string[]; env: Readonly<Record<string, string | EnvSource>> }) => {
     // A referenced value is the kubelet's to read, not loadplane's: the engine's rules see its name only (null).
     const env = Object.fromEntries(Object.entries(fields.env).map(([name, value]) => [name, typeof value === 'string' ? value : null]));
-    return (engine === undefined ? [] : engineAdapter(engine).specProblems({ arguments: fields.arguments, env })).map(({ path, message }) => ({ code: 'custom' as const, message, input: undefined, path: path.slice(1) }));
+    return (engine === undefined ? [] : engineRules(engine).specProblems({ arguments: fields.arguments, env })).map(({ path, message }) => ({ code: 'custom' as const, message, input: undefined, path: path.slice(1) }));
   };
 
   const argument = z.string().check((ctx) => {
@@ -437,7 +437,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   /** Where loadplane mounts its own volumes in this engine's pods (either engine's when the engine is not known). */
   const loadplaneMountPaths = [
     ...COMMON_MOUNT_PATHS,
-    ...(engine ? [engine] : Object.values(Engine)).flatMap((e) => engineAdapter(e).podMountPaths),
+    ...(engine ? [engine] : Object.values(Engine)).flatMap((e) => engineRules(e).podMountPaths),
   ];
   const runner = z
     .strictObject({

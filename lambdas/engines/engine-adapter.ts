@@ -1,13 +1,14 @@
 /**
  * What an engine is to loadplane (architecture §7): how its pods are built, when a runner is ready,
  * how the runners are started and stopped, where each runner's result is in its log, and what its
- * exit codes mean. The stages ask the adapter of the run's engine (`engineAdapter`) and never test
+ * exit codes mean (its pure rules, core/engine-rules.ts). The stages ask the adapter of the run's engine (`engineAdapter`) and never test
  * the engine themselves, so a third engine (Locust, Artillery) is one more entry of ENGINES, and the
  * compiler lists every member it must fill in.
  */
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node';
 import type { ClusterClient } from '../cluster/cluster-client';
 import type { RunnerPlan } from '../cluster/plan';
+import type { EngineRules } from '../core/engine-rules';
 import type { StageMarks } from '../core/stage-marks';
 import type { ObservedStart, StartSource } from '../core/start-skew';
 import type { RunnerSummary } from '../core/summary';
@@ -85,26 +86,6 @@ export type SetupOutcome =
 /** What teardown() once per run came to (Cleanup records it); `failed`: it threw (k6's message). */
 export type TeardownOutcome = { ran: true; failed?: string } | { ran: false; skipped: string };
 
-/**
- * What a runner's exit code says about its test (architecture §3.6). Watch waits for runners that
- * ran to their end; any other exit ends the test early: Watch stops the rest (gracefully where the
- * engine can) and Collect always reads what every runner printed. Decide's outcome follows from the
- * worst meaning (outcome-rules.ts).
- */
-export const ExitMeaning = {
-  /** Ran to its end, every check passed (0). */
-  passed: 'passed',
-  /** Ran to its end and the test's own criteria failed: thresholds (k6 99), assertions (Gatling 2), the script's exec.test.fail() (k6 110). */
-  checksFailed: 'checksFailed',
-  /** The script ended the test early on purpose (k6 108, exec.test.abort()), its result printed: the run ends ABORTED by the script. */
-  scriptAborted: 'scriptAborted',
-  /** Stopped before its end, its partial result printed: through its REST API (k6 103), by a signal (k6 105: eviction, a node drain, a Job's deadline). */
-  stopped: 'stopped',
-  /** Anything else: the runner failed (a script exception, a crash, OOM-killed, an unknown code). */
-  failed: 'failed',
-} as const;
-export type ExitMeaning = (typeof ExitMeaning)[keyof typeof ExitMeaning];
-
 /** Whether a running pod can take the start signal, and if not, what it is waiting for (for reasons). */
 export interface RunnerReadiness {
   ready: boolean;
@@ -122,32 +103,13 @@ export interface StartResult {
   setup?: SetupOutcome;
 }
 
-export interface EngineAdapter {
-  /** The engine's documented exit codes and what they mean. */
-  readonly exitCodes: Readonly<Record<number, string>>;
-  /** "The load ran to its end and a threshold/assertion failed" (k6 99, Gatling 2): THRESHOLDS_FAILED, not FAILED. */
-  readonly checksFailedExitCode: number;
-  /** What each exit code means for the run; a code not listed is `failed`. */
-  readonly exitMeanings: Readonly<Record<number, ExitMeaning>>;
-
-  /**
-   * What of the spec's arguments and env this engine cannot take, each with its path (`['arguments', 3]`,
-   * `['env', 'K6_SUMMARY_MODE']`): flags loadplane sets on every runner itself, or ones that would hide
-   * the runners' results. Empty when all are fine. An env value that is a reference (a Secret's or
-   * ConfigMap's key) is null: only its name can be checked.
-   */
-  specProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string | null>> }): { path: (string | number)[]; message: string }[];
-
+/** The engine's pure rules (exit codes, spec problems, pod mount paths: core/engine-rules.ts), and what it does on the cluster. */
+export interface EngineAdapter extends EngineRules {
   /**
    * Prepare's objects: the script ConfigMap (inline scripts) and, if the engine has one, the initializer
    * Job; each owned by the run's anchor, which the stage adds (cluster/manifests/index.ts).
    */
   prepareManifests(plan: RunnerPlan): (V1ConfigMap | V1Job)[];
-  /**
-   * Where this engine's pods have loadplane's mounts besides COMMON_MOUNT_PATHS (runner-contract.ts):
-   * a spec's runner.volumeMounts may not be at, under or over any of them.
-   */
-  readonly podMountPaths: readonly string[];
   /** True when Prepare started an initializer that AwaitPrepared waits for; false: Launch follows Prepare. */
   readonly inspectsScript: boolean;
   /** Launch's objects: one Job per runner (k6: and the coordinator), each owned by the run's anchor. */

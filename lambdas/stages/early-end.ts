@@ -9,7 +9,7 @@
 import { describeExitCode, exitMeaning } from '../core/outcome-rules';
 import { Outcome, type Engine } from '../core/status';
 import { engineAdapter } from '../engines';
-import { ExitMeaning } from '../engines/engine-adapter';
+import { ExitMeaning } from '../core/exit-meaning';
 import { ranToEnd, runnerList, type RunnerView } from './runners';
 
 /** What Watch records when the test ended early; Collect decides the outcome from it. */

@@ -4,8 +4,8 @@ import { checksFailedExitCode, describeExitCode, outcomeFromRunners } from '../.
 import { Engine, Outcome } from '../../lambdas/core/status';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import { engineAdapter } from '../../lambdas/engines';
-import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from '../../lambdas/engines/gatling/exit-codes';
-import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from '../../lambdas/engines/k6/exit-codes';
+import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES } from '../../lambdas/core/gatling-exit-codes';
+import { K6_EXIT_CODES, THRESHOLDS_FAILED_EXIT_CODE } from '../../lambdas/core/k6-exit-codes';
 
 type Threshold = RunnerSummary['thresholds'][number];
 

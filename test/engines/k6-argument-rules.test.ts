@@ -4,7 +4,7 @@ import { errorBodySchema } from '../../lambdas/api/resources';
 import { problemResponse } from '../../lambdas/api/router';
 import { submitRun } from '../../lambdas/api/submit-run';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
-import { k6ArgumentProblems, k6SpecProblems } from '../../lambdas/engines/k6/argument-rules';
+import { k6ArgumentProblems, k6SpecProblems } from '../../lambdas/core/k6-argument-rules';
 import { k6Spec } from '../support/local-runs';
 
 describe('k6ArgumentProblems', () => {

@@ -1,9 +1,9 @@
 /**
  * Replay: every exit code real k6 1.3.0 exited with in the corpus (test/fixtures/real-k6) is in
- * loadplane's table (exit-codes.ts), so a reason never says "unknown exit code" for one of them.
+ * loadplane's table (core/k6-exit-codes.ts), so a reason never says "unknown exit code" for one of them.
  */
 import { describe, expect, it } from 'vitest';
-import { K6_EXIT_CODES } from '../../lambdas/engines/k6/exit-codes';
+import { K6_EXIT_CODES } from '../../lambdas/core/k6-exit-codes';
 import { recordedCases } from './k6-recordings-support';
 
 const codes = [...new Set(recordedCases().map((c) => c.meta.exitCode))].sort((a, b) => a - b);

@@ -7,25 +7,17 @@
 import { scriptConfigMap } from '../../cluster/manifests/script-configmap';
 import type { EngineAdapter } from '../engine-adapter';
 import { runnerSummaryFromGatlingLog, GATLING_LOG_TAIL_LINES } from './console-summary';
-import { gatlingArgumentProblems, gatlingEnvProblems } from './argument-rules';
-import { ASSERTIONS_FAILED_EXIT_CODE, GATLING_EXIT_CODES, GATLING_EXIT_MEANINGS } from './exit-codes';
+import { ENGINE_RULES } from '../../core/engine-rules';
 import { settledWithin } from '../within-budget';
 import { GATLING_LIVE_LOG_LINES, liveReadingFromGatlingLog } from './live-stats';
-import { GATLING_POD_MOUNT_PATHS, gatlingRunnerJob } from './manifests';
+import { gatlingRunnerJob } from './manifests';
 import { gatlingStartFromLog } from './start-line';
 
 /** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
 export const GATLING_START_LEAD_SECONDS = 60;
 
 export const gatlingAdapter: EngineAdapter = {
-  exitCodes: GATLING_EXIT_CODES,
-  checksFailedExitCode: ASSERTIONS_FAILED_EXIT_CODE,
-  exitMeanings: GATLING_EXIT_MEANINGS,
-
-  specProblems: ({ arguments: args, env }) => [
-    ...gatlingArgumentProblems(args).map(({ index, message }) => ({ path: ['arguments', index], message })),
-    ...gatlingEnvProblems(env).map(({ name, message }) => ({ path: ['env', name], message })),
-  ],
+  ...ENGINE_RULES.gatling,
 
   // The script ConfigMap alone, made at Prepare like k6's (a script the API server refuses fails the
   // run before any runner exists); owned by the run's anchor, which the runner Jobs adopt at Launch.
@@ -33,7 +25,6 @@ export const gatlingAdapter: EngineAdapter = {
     const configMap = scriptConfigMap(plan);
     return configMap ? [configMap] : [];
   },
-  podMountPaths: GATLING_POD_MOUNT_PATHS,
   inspectsScript: false,
   launchManifests: (plan) => Array.from({ length: plan.parallelism }, (_, i) => gatlingRunnerJob(plan, i)),
 

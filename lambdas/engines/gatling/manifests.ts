@@ -11,6 +11,7 @@ import { ENV_START_AT, ENV_START_AT_EPOCH, SCRIPT_MOUNT_PATH, WORK_DIR } from '.
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
 import type { RunnerPlan } from '../../cluster/plan';
 import { runnerJob } from '../runner-job';
+import { GATLING_SIMULATION_MOUNT, GATLING_WRITABLE_PATHS } from '../../core/gatling-pod-paths';
 
 /**
  * The uid the Gatling pods run as: the reference image's `gatling` user (it declares no USER, so
@@ -25,26 +26,13 @@ export const GATLING_UID = 1000;
 export const GATLING_DEFAULT_REQUESTS = { cpu: '1', memory: '2Gi' } as const;
 
 /**
- * The bundle's home in the reference image. Its launcher keeps the compiler's cache in
- * `$GATLING_HOME/target` (gatling-bundle CommandHelper.TargetDirectory), which the read-only root
- * filesystem refuses: that directory is an emptyDir. An image with Gatling elsewhere needs its own
- * `target` writable.
+ * The simulations folder under the simulation's mount (GATLING_SIMULATION_MOUNT), and the whole script
+ * ConfigMap as the resources folder (feeders, bodies: `csv("users.csv")`); results and compiled classes.
  */
-export const GATLING_HOME = '/opt/gatling';
-
-/**
- * Where the simulation is (alone: podTemplate's scriptAloneAt), and the whole script ConfigMap as the
- * resources folder (feeders, bodies: `csv("users.csv")`); results and compiled classes.
- */
-export const GATLING_SIMULATION_MOUNT = '/loadplane/simulation';
 export const GATLING_SIMULATIONS_DIR = `${GATLING_SIMULATION_MOUNT}/simulations`;
 export const GATLING_RESOURCES_DIR = SCRIPT_MOUNT_PATH;
 export const GATLING_RESULTS_DIR = `${WORK_DIR}/gatling-results`;
 export const GATLING_BINARIES_DIR = `${WORK_DIR}/gatling-binaries`;
-/** The compiler cache's emptyDir (see GATLING_HOME). */
-export const GATLING_WRITABLE_PATHS: readonly string[] = [`${GATLING_HOME}/target`];
-/** Where Gatling's pods have loadplane's mounts besides the common ones (EngineAdapter.podMountPaths). */
-export const GATLING_POD_MOUNT_PATHS: readonly string[] = [GATLING_SIMULATION_MOUNT, ...GATLING_WRITABLE_PATHS];
 
 /**
  * The bundle's launcher: `-rm local` (since 3.8 it asks otherwise), the simulations folder holding the

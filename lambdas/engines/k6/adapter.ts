@@ -8,12 +8,12 @@ import { ClusterUnavailable } from '../../core/errors';
 import { StartSource, type ObservedStart } from '../../core/start-skew';
 import type { EngineAdapter, ReadyPod, SetupOutcome, StartContext, StartResult } from '../engine-adapter';
 import { describeK6Status, hasStarted, K6RunnerPhase, k6RunnerPhase } from './execution-status';
-import { K6_EXIT_CODES, K6_EXIT_MEANINGS, STOPPED_THROUGH_API_EXIT_CODE, THRESHOLDS_FAILED_EXIT_CODE } from './exit-codes';
+import { STOPPED_THROUGH_API_EXIT_CODE } from '../../core/k6-exit-codes';
+import { ENGINE_RULES } from '../../core/engine-rules';
 import { k6InitializerJob, k6RunnerJob } from './manifests';
 import { k6LiveReadings, k6Status, k6StatusesTimed, patchK6Status, prepareK6StatusPatches } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
-import { k6SpecProblems } from './argument-rules';
 import { k6MissingResultReason } from './missing-result';
 import { setupOnce, teardownOnce } from './coordinator';
 import { k6CoordinatorJob } from './manifests';
@@ -28,18 +28,13 @@ import { k6SetupData, putK6SetupData } from './setup-api';
 const RESULT_LOG_LINES = 200;
 
 export const k6Adapter: EngineAdapter = {
-  exitCodes: K6_EXIT_CODES,
-  checksFailedExitCode: THRESHOLDS_FAILED_EXIT_CODE,
-  exitMeanings: K6_EXIT_MEANINGS,
-
-  specProblems: k6SpecProblems,
+  ...ENGINE_RULES.k6,
 
   prepareManifests(plan) {
     // Both owned by the run's anchor, which the stage adds and the initializer owns (manifests/index.ts).
     const configMap = scriptConfigMap(plan);
     return [...(configMap ? [configMap] : []), k6InitializerJob(plan)];
   },
-  podMountPaths: [],
   inspectsScript: true,
   launchManifests: (plan) => [
     ...Array.from({ length: plan.parallelism }, (_, i) => k6RunnerJob(plan, i)),

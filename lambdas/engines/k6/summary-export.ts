@@ -51,7 +51,7 @@ import type { RunnerFacts } from '../engine-adapter';
  * The trend stats loadplane asks k6 for: `count` (k6's static resolvers are avg, min, med, max, count)
  * and every percentile from p(50) to p(99) plus p(99.5) and p(99.9) (k6 accepts `p(<float in
  * 0..100>)`: `metrics/sample.go` `parsePercentile`). k6 computes them all from one sorted copy of the
- * samples. The spec may not pass its own `--summary-trend-stats` (argument-rules.ts); the command line
+ * samples. The spec may not pass its own `--summary-trend-stats` (core/k6-argument-rules.ts); the command line
  * wins over a script's `options.summaryTrendStats`, so a script's own handleSummary sees these stats.
  */
 export const K6_SUMMARY_TREND_STATS: string = [

@@ -12,13 +12,13 @@
  *   would ever exit and print its result, and every run would end TIMED_OUT (recorded with k6 1.3.0:
  *   test/fixtures/real-k6/cases/exit-linger). `--linger=false` (any Go false value) is k6's default
  *   and changes nothing: it is accepted; a value that is no Go boolean is refused (k6 would refuse it
- *   only in the runners: the initializer drops `--linger`, archive-arguments.ts);
+ *   only in the runners: the initializer drops `--linger`, engines/k6/archive-arguments.ts);
  * - `--` anywhere: loadplane puts its own flags and the script path after the user's arguments, and
  *   after `--` k6 (cobra) takes every entry as a positional argument: `k6 archive` accepts that, so
  *   the initializer passes, then every runner exits 255 "accepts 1 arg(s), received 9"
  *   (init-double-dash, exit-double-dash).
  */
-import { excerpt } from '../../core/excerpt';
+import { excerpt } from './excerpt';
 
 const SET_BY_LOADPLANE = new Set(['--execution-segment', '--execution-segment-sequence', '--address', '--paused', '--summary-export', '--summary-trend-stats']);
 

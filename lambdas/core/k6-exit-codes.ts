@@ -1,4 +1,4 @@
-import { ExitMeaning } from '../engine-adapter';
+import { ExitMeaning } from './exit-meaning';
 
 /** k6's exit codes (go.k6.io/k6/errext/exitcodes), plus the kubelet's for an OOM-killed container. */
 export const K6_EXIT_CODES: Readonly<Record<number, string>> = {
@@ -26,7 +26,7 @@ export const THRESHOLDS_FAILED_EXIT_CODE = 99;
 export const STOPPED_THROUGH_API_EXIT_CODE = 103;
 
 /**
- * What the codes mean for the run (engine-adapter.ts, ExitMeaning), as the real k6 1.3.0 behaved
+ * What the codes mean for the run (exit-meaning.ts), as the real k6 1.3.0 behaved
  * (test/fixtures/real-k6): 110 ran the whole test and printed its result (the script's own verdict,
  * like a threshold); 108 ended its test early and printed its result (the script's abort); 103 and 105
  * printed a partial result when they were running (not when still paused).

@@ -1,4 +1,4 @@
-import { ExitMeaning } from '../engine-adapter';
+import { ExitMeaning } from './exit-meaning';
 
 /** Gatling's exit codes (Gatling's documentation): 2 means the simulation ran and an assertion failed. */
 export const GATLING_EXIT_CODES: Readonly<Record<number, string>> = {
@@ -10,7 +10,7 @@ export const GATLING_EXIT_CODES: Readonly<Record<number, string>> = {
 
 export const ASSERTIONS_FAILED_EXIT_CODE = 2;
 
-/** What the codes mean for the run (engine-adapter.ts, ExitMeaning): the simulation ran to its end with 0 or 2. */
+/** What the codes mean for the run (exit-meaning.ts): the simulation ran to its end with 0 or 2. */
 export const GATLING_EXIT_MEANINGS: Readonly<Record<number, ExitMeaning>> = {
   0: ExitMeaning.passed,
   2: ExitMeaning.checksFailed,
