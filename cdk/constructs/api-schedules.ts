@@ -1,5 +1,5 @@
 /**
- * Where the schedules the API manages (PUT/DELETE /schedules/{name}, issue 13) live on EventBridge
+ * Where the schedules the API manages (PUT/DELETE /schedules/{name}, architecture §2 Schedules) live on EventBridge
  * Scheduler: a schedule group of their own, `<stackName>-api-schedules`, apart from the config's
  * `<stackName>-schedules` (config-schedules.ts), so the API function, whose grants stop at its group,
  * can never overwrite or delete a schedule CloudFormation manages. The API function creates the

@@ -1,5 +1,5 @@
 /**
- * `DELETE /runs/{id}` (issue 11): records an abort for the next Watch to act on (the runners are told
+ * `DELETE /runs/{id}` (architecture §2 Entry points): records an abort for the next Watch to act on (the runners are told
  * to stop, partial results are collected, the run ends ABORTED; before the runners start it ends at
  * once). Repeating it is harmless (the first request's time and caller stay); a finished run is a 409
  * with its state. If the run has not ended within the abort grace, the sweeper stops the execution

@@ -15,7 +15,7 @@ export interface ApiDeps {
   config: DeploymentConfig;
   executions: Executions;
   /**
-   * Where the API's schedules fire (issue 13): EventBridge Scheduler on AWS, the local scheduler under
+   * Where the API's schedules fire (architecture §2 Schedules): EventBridge Scheduler on AWS, the local scheduler under
    * `serve`. Absent in a deployment without schedules: PUT and DELETE /schedules answer 501.
    */
   schedules?: ScheduleTargets;

@@ -1,5 +1,5 @@
 /**
- * The API's schedules on EventBridge Scheduler (issue 13): one Scheduler schedule per API schedule, in
+ * The API's schedules on EventBridge Scheduler (architecture §2 Schedules): one Scheduler schedule per API schedule, in
  * the deployment's schedule group, named by the schedule's name (loadplane names: lowercase letters,
  * digits and '-', at most 40 characters, within Scheduler's 64 of `[0-9a-zA-Z-_.]`). Its target starts
  * the run state machine with `{ schedule: { name, scheduledTime } }` (core/schedules.ts); Admit reads the

@@ -1,6 +1,6 @@
 /**
- * `GET /runs/{id}` and `GET /runs` (issue 11): one run as the API shows it (resources.ts, with the
- * test's live figures once its runners started, issue 15), and runs newest first, one page at a time
+ * `GET /runs/{id}` and `GET /runs` (architecture §2 Entry points): one run as the API shows it (resources.ts, with the
+ * test's live figures once its runners started, architecture §3.6), and runs newest first, one page at a time
  * with an opaque token. Parameters are checked strictly: an unknown or repeated parameter is a 400
  * naming it, so a typo (`?stauts=`) never silently lists everything.
  */

@@ -1,5 +1,5 @@
 /**
- * What the REST API answers (issue 11), as zod schemas: the handler's bodies have these types, the
+ * What the REST API answers (architecture §2 Entry points), as zod schemas: the handler's bodies have these types, the
  * CLI parses answers with them, and docs/openapi.json is generated from them (openapi.ts). Nothing
  * here imports the ledger or the stages, so the CLI's remote commands load only this; the bodies are
  * built from ledger items by run-resource.ts.

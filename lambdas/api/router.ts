@@ -1,6 +1,6 @@
 /**
  * The REST API's routes on Powertools for AWS Lambda's HTTP router (event-handler/http), for API
- * Gateway REST proxy events (issue 11). Each route reads what it needs from the request and calls one
+ * Gateway REST proxy events (architecture §2 Entry points). Each route reads what it needs from the request and calls one
  * function; errors become statuses in one place (`problemResponse`), so no route can answer a 5xx
  * for bad input or leak a stack trace.
  *

@@ -1,5 +1,5 @@
 /**
- * The schedules the API manages (issue 13): `PUT /schedules/{name}` stores a schedule (when it fires,
+ * The schedules the API manages (architecture §2 Schedules): `PUT /schedules/{name}` stores a schedule (when it fires,
  * and the run spec each firing starts) and activates it where schedules fire (`ScheduleTargets`:
  * EventBridge Scheduler on AWS, the local scheduler under `serve`); `GET /schedules`, `GET
  * /schedules/{name}` (with its next fire times and latest runs) and `DELETE /schedules/{name}`.

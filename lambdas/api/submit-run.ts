@@ -1,5 +1,5 @@
 /**
- * `POST /runs` (issue 11): the body is a run spec (JSON, or YAML); the run is written to the ledger,
+ * `POST /runs` (architecture §2 Entry points): the body is a run spec (JSON, or YAML); the run is written to the ledger,
  * then its execution is started with name = run id and input `{ runId }` (architecture §2).
  *
  * Idempotent: with an `Idempotency-Key`, the run id is a hash of (caller, key), so a retried request
@@ -112,7 +112,7 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
 }
 
 /**
- * `whenBusy: reject` (issue 13): the run takes its slot in the group before it is written, so a busy
+ * `whenBusy: reject` (architecture §3.1 Acquire): the run takes its slot in the group before it is written, so a busy
  * group is a 409 naming the holders and nothing is created. The run id is known first (a retry with
  * the same Idempotency-Key already holds the slot: taken again, idempotently). Should the run's write
  * fail after this, the slot is given back (and should that fail too, the sweeper frees it: a slot of

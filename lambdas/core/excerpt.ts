@@ -1,5 +1,5 @@
 /**
- * Quoting user input in messages (issue 9): a message names the field and the rule, and when it
+ * Quoting user input in messages: a message names the field and the rule, and when it
  * repeats what was written, it repeats a short, escaped excerpt. Control characters and other
  * non-printable code points become JSON-style escapes (`\n`, `\u001b`), so a message can never move
  * the cursor, recolour a terminal or split one problem into several lines; long text is cut.

@@ -9,7 +9,7 @@ import { isValidRunId, runIdForIdempotencyKey, runIdForSchedule } from './run-id
 import { TriggerKind } from './status';
 
 const runIdInput = z.object({ runId: z.string().min(1) }).strict();
-/** A schedule of the deploy config carries its spec; an API-managed one's is read from the ledger (issue 13). */
+/** A schedule of the deploy config carries its spec; an API-managed one's is read from the ledger (architecture §2 Schedules). */
 const scheduledInput = z
   .object({
     spec: z.unknown().optional(),

@@ -1,5 +1,5 @@
 /**
- * Where the schedules the API manages fire (issue 13): a port, so the API's routes do not know whether
+ * Where the schedules the API manages fire (architecture §2 Schedules): a port, so the API's routes do not know whether
  * EventBridge Scheduler (lambdas/api/eventbridge-schedules.ts) or the local scheduler under `serve`
  * starts the run state machine. The schedule's definition and spec live in the ledger; the target
  * only carries the schedule's name and the instant it fired for, and Admit reads the rest from the

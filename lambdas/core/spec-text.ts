@@ -1,5 +1,5 @@
 /**
- * Spec text to a value (issue 9): bytes decoded as strict UTF-8, then YAML (JSON is YAML) parsed as
+ * Spec text to a value (architecture §3.1 Admit): bytes decoded as strict UTF-8, then YAML (JSON is YAML) parsed as
  * one document, with bounds on what the parser may be made to do: nesting (checked on the text before
  * parsing, so the parser's recursion cannot overflow the stack) and aliases (billion laughs). Every
  * failure is a SpecInvalid with Problems at path `(file)` that name the source and, where there is

@@ -1,5 +1,5 @@
 /**
- * The report page's markup (issue 15): one self-contained HTML document — the chart library, the
+ * The report page's markup (architecture §5 The report page): one self-contained HTML document — the chart library, the
  * page's script, its styles and its data all inline, and a Content-Security-Policy that lets the page
  * load nothing from anywhere (`default-src 'none'`) and run only its two scripts (by hash), so the
  * page opens from a file, an e-mail or an artifact store without the network, and run data that got

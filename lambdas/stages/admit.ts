@@ -117,7 +117,7 @@ async function scheduledSpec(deps: StageDeps, name: string, inline: unknown): Pr
 }
 
 /**
- * A schedule's overlap policy (issue 13): a run of a schedule whose spec names no concurrency group
+ * A schedule's overlap policy (architecture §2 Schedules): a run of a schedule whose spec names no concurrency group
  * takes the slot of a group named after the schedule, limit 1, and is skipped while the previous
  * firing still runs. A spec that names its own group (e.g. the same one with `whenBusy: queue`) decides.
  */

@@ -1,5 +1,5 @@
 /**
- * A run the API recorded whose execution name (the run id) is taken by another execution (issue 27):
+ * A run the API recorded whose execution name (the run id) is taken by another execution (architecture §2 Entry points):
  * someone started one by hand under that name, with an input that is not the run's `{ runId }`.
  * StartExecution answers ExecutionAlreadyExists, which alone reads as "this run's execution exists",
  * yet that execution is not the run's: it never adopts it (its Admit finds a run of another spec, or

@@ -1,5 +1,5 @@
 /**
- * The sweeper's finishing step (issue 27): runs whose execution ended while nothing could finish them.
+ * The sweeper's finishing step (architecture §6 Outages): runs whose execution ended while nothing could finish them.
  * An execution that ends FAILED, TIMED_OUT or ABORTED is finished by the reaper (reap.ts), retried for
  * about 15 minutes (reaperRetry); an outage of the ledger or the cluster's API longer than that, or
  * of Step Functions' own event delivery, leaves its run in flight, unnotified, its objects on the

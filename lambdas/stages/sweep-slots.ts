@@ -1,5 +1,5 @@
 /**
- * The sweeper's slot step (issue 13): a concurrency group's slot, or place in its queue, held by a run
+ * The sweeper's slot step (architecture §2 Entry points, §4): a concurrency group's slot, or place in its queue, held by a run
  * that can no longer free it. A run frees its slot in Cleanup, and the reaper runs Cleanup for an
  * execution that ended without it; this step covers what neither reaches. An entry is freed when:
  * - its run has ended, and it can generate no more load: no Prepare, Launch or Cleanup invocation

@@ -1,5 +1,5 @@
 /**
- * The sweeper (issue 11): a Lambda on an EventBridge schedule that heals what no execution will.
+ * The sweeper (architecture §2 Entry points): a Lambda on an EventBridge schedule that heals what no execution will.
  * Each step is bounded and idempotent, so two sweepers at once are harmless, and every write goes
  * through the ledger's own conditional operations or the stages' machinery:
  *

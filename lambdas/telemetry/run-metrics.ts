@@ -1,5 +1,5 @@
 /**
- * The control plane's metrics (issue 15), derived from what an invocation did, never passed through
+ * The control plane's metrics (architecture §8 Telemetry), derived from what an invocation did, never passed through
  * the stages: the stages it completed and began (stage-activity.ts), how long it took and how it
  * ended. Names and dimensions (namespace `loadplane`, dimension `service` always):
  *

@@ -1,5 +1,5 @@
 /**
- * The control plane's own telemetry (issue 15): Powertools' Logger (structured JSON lines), Metrics
+ * The control plane's own telemetry (architecture §8 Telemetry): Powertools' Logger (structured JSON lines), Metrics
  * (CloudWatch embedded metric format, namespace `loadplane`) and Tracer (X-Ray), one set per
  * container, built when a handler is first invoked (handlers/lazy-handler.ts), never at import.
  *

@@ -1,5 +1,5 @@
 /**
- * The CLI's HTTP client of the REST API (issue 11): one method per route, answers parsed with the
+ * The CLI's HTTP client of the REST API (architecture §2 Entry points): one method per route, answers parsed with the
  * API's own schemas (lambdas/api/resources.ts), failures typed for the CLI's exit codes:
  * - `ApiUnreachable` (exit 3): no answer (connection refused, DNS, TLS, a timeout), a 5xx or 429 that
  *   retries did not get past, or an answer that is not the API's (another server at that URL);

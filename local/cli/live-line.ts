@@ -1,5 +1,5 @@
 /**
- * The live line under a running test's progress (issue 15): the runners' figures as the newest live
+ * The live line under a running test's progress (architecture §9): the runners' figures as the newest live
  * sample has them (core/live-sample.ts), in one line a person reads at a glance —
  * `    at 4m10s of ~10m: 152.3 req/s · errors 0.12% · 40 VUs · worst p95 312 ms (runner 3)`.
  * One place for both followers: a run on the API (follow-run.ts, from the Run's `live`) and a local

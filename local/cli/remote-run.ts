@@ -1,5 +1,5 @@
 /**
- * The commands that talk to the REST API (issue 11): `run` without --local, `status`, `list`,
+ * The commands that talk to the REST API (architecture §2 Entry points): `run` without --local, `status`, `list`,
  * `abort`, against a deployed API (`https://<id>.execute-api.<region>.amazonaws.com/<stage>`, SigV4
  * signed with the default AWS credentials) or a local `loadplane serve` (a loopback http URL,
  * unsigned). Loaded by those commands' actions only (scripts/build-cli.mjs).

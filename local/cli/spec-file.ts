@@ -1,6 +1,6 @@
 /**
  * Reading a run spec file for the CLI: read, parse (YAML or JSON), validate. An unreadable or
- * unparsable file is reported like any other spec problem, at path `(file)` (issue 9: whatever the
+ * unparsable file is reported like any other spec problem, at path `(file)` (whatever the
  * file is, the CLI answers with problems, in bounded time and memory):
  * - the file is opened non-blocking and checked on its descriptor (no race with a rename): only a
  *   regular file is read, so a FIFO without a writer, /dev/zero or a directory are refused at once;

@@ -1,6 +1,6 @@
 /**
  * Whatever arrives, the API answers without a 5xx, creates no run from an invalid body, and every 4xx
- * names the field, header, parameter or path at fault (issue 11): fast-check generates 1,200 requests
+ * names the field, header, parameter or path at fault (architecture §2 Entry points): fast-check generates 1,200 requests
  * (methods, paths, headers, query strings, bodies: valid specs, specs with one field broken, arbitrary
  * JSON, YAML and bytes) against the handler over a real ledger (dynalite). StartExecution is the one
  * stub (the SDK boundary): the executions themselves are not what is tested here.

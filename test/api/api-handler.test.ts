@@ -1,6 +1,6 @@
 /**
  * The API Lambda's handler, given API Gateway REST proxy events (test/support/api-gateway-events.ts)
- * as `loadplane serve` and AWS hand them over: every route and every status code of issue 11, with
+ * as `loadplane serve` and AWS hand them over: every route and every status code of architecture §2 Entry points, with
  * the real ledger (dynalite), the real SFNClient against the local engine's Step Functions API, and
  * runs that really execute on the virtual clock.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13, `whenBusy: reject`: POST /runs takes the run's slot in its concurrency group before it
+ * `whenBusy: reject` (architecture §3.1 Acquire): POST /runs takes the run's slot in its concurrency group before it
  * writes the run, so a busy group is a 409 naming the holder, and nothing is created — through
  * `serve` (HTTP, the real API handler, the ledger, the local engine) on a virtual clock.
  */

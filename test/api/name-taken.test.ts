@@ -1,5 +1,5 @@
 /**
- * Issue 27, item 4: `POST /runs` answered 201 for a run that would never start, when an execution
+ * `POST /runs` (architecture §2 Entry points) answered 201 for a run that would never start, when an execution
  * already existed under the run id its Idempotency-Key maps to (one started by hand, with another
  * input): the run stayed PENDING for good, the sweeper logged "left to the reaper" every sweep, and a
  * `reject` group's slot stayed held. Now the API reads the execution (DescribeExecution) and answers

@@ -36,7 +36,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('lists the routes and statuses of issue 11', () => {
+  it('lists the routes and statuses of architecture §2 Entry points', () => {
     const statuses = (path: string, method: string) => Object.keys(committed.paths[path][method].responses).sort();
     expect(statuses('/runs', 'post')).toEqual(['200', '201', '202', '400', '409', '413', '415', '500']);
     expect(statuses('/runs', 'get')).toEqual(['200', '400', '500']);

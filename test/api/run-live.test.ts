@@ -1,5 +1,5 @@
 /**
- * GET /runs/{id}'s `live` (issue 15): the test's live figures (liveFigures() of the newest samples in
+ * GET /runs/{id}'s `live` (architecture §3.6): the test's live figures (liveFigures() of the newest samples in
  * the ledger) once its runners started, and its last figures after; nothing, and no read of the
  * samples, for a run that has not started. A real run on the virtual clock through the API handler
  * (serve), with the real ledger (dynalite); its Watch is held at the Lambda boundary while the test

@@ -1,5 +1,5 @@
 /**
- * Idempotency through the whole local stack (issue 11): concurrent POSTs over HTTP to `serve`, the
+ * Idempotency through the whole local stack (architecture §2 Entry points): concurrent POSTs over HTTP to `serve`, the
  * real SFNClient against the local engine's Step Functions API, the real ledger. One key is one run
  * and one execution whatever the concurrency; a changed spec under a used key is a 409.
  */

@@ -1,6 +1,6 @@
 /**
  * Whether the publishers of the deployment can really publish, judged the way IAM judges the request
- * (issue 26): each alarm's publish to the alarm topic as CloudWatch makes it, the run-failed rule's as
+ * (architecture §8): each alarm's publish to the alarm topic as CloudWatch makes it, the run-failed rule's as
  * EventBridge makes it, and Scheduler assuming the schedules' roles as it does for a schedule of its
  * group. Before, the topic's policy (which replaces SNS's default once the topic has one) allowed only
  * `events.amazonaws.com`, so every alarm's publish was refused; and the API schedules' role trusted

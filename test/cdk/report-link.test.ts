@@ -1,5 +1,5 @@
 /**
- * The report link of notifications on AWS (issue 15): every function that runs Notify (the stage
+ * The report link of notifications on AWS (architecture §5 The report page): every function that runs Notify (the stage
  * functions, the reaper, the sweeper) gets the REST API's base URL, built from the RestApi's id so
  * that it depends on the RestApi alone — `api.url` would close the cycle stage function → API stage →
  * methods → API function → state machine → stage function. The template is checked for that cycle

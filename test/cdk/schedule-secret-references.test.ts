@@ -1,7 +1,7 @@
 /**
  * A config schedule whose spec takes its token from a Secret: the synthesized template (the schedule's
  * Scheduler input) holds the reference, the Secret's name and key, and never a value, since the spec
- * has none (issue 28: loadplane stores only names).
+ * has none (loadplane stores only names: architecture §7).
  */
 import { describe, expect, it } from 'vitest';
 import { configDocument, synthFromDocument } from '../support/cdk-stack';

@@ -1,5 +1,5 @@
 /**
- * Input that cannot hurt the CLI (issue 9): every file of test/fixtures/bad-specs, and special files
+ * Input that cannot hurt the CLI (architecture §9): every file of test/fixtures/bad-specs, and special files
  * and big inputs made here, through the real CLI as child processes. Each answer: exit 2, nothing on
  * stdout (validate), one `<path>: <message>` line per problem on stderr, the expected path named, no
  * stack trace, no raw control bytes, and a bounded peak RSS. Times are printed, not asserted.

@@ -1,5 +1,5 @@
 /**
- * `run --follow` and `status --follow` with the runners' live figures (issue 15), the real built CLI
+ * `run --follow` and `status --follow` with the runners' live figures (architecture §9), the real built CLI
  * (`node bin/loadplane.mjs`) against a `loadplane serve` on the virtual clock: through a pipe (plain
  * lines, one per new sample, no escape codes) and through a pseudo-terminal (util-linux `script`: the
  * bar and the live line redrawn in place, both lines cleared, cut to the terminal's width).

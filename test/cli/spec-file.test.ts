@@ -1,4 +1,4 @@
-/** Reading a spec for the CLI (issue 9): regular files only, refused by size before reading, stdin bounded. */
+/** Reading a spec for the CLI (architecture §9): regular files only, refused by size before reading, stdin bounded. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -53,7 +53,7 @@ function simClient(options: ClusterClientOptions = {}): ClusterClient {
 
 beforeAll(async () => {
   // A VirtualClock: simulated time moves only while a test waits on it (eventually), never racing the
-  // wall clock, so a loaded machine makes these tests slower, not different (issue 8).
+  // wall clock, so a loaded machine makes these tests slower, not different (architecture §11).
   sim = await startVirtualKubeSim();
   kc = sim.kubeConfig();
   client = simClient();

@@ -1,4 +1,4 @@
-/** Spec text to a value, with bounds (issue 9): strict UTF-8, one document, nesting and alias limits. */
+/** Spec text to a value, with bounds (architecture §3.1 Admit): strict UTF-8, one document, nesting and alias limits. */
 import { describe, expect, it } from 'vitest';
 import { SpecInvalid } from '../../lambdas/core/errors';
 import { capProblems, escapeText, excerpt } from '../../lambdas/core/excerpt';

@@ -752,14 +752,14 @@ describe('the stored size of a spec besides its inline script', () => {
   });
 });
 
-describe('validateSpec: concurrency groups and notify when (issue 13)', () => {
+describe('validateSpec: concurrency groups and notify when ', () => {
   const base = { name: 'grouped', engine: 'k6', script: { inline: SCRIPT }, parallelism: 2 };
 
   it('defaults a group to limit 1, whenBusy queue and a 1 h queue timeout; keeps channels as names, `when` beside them', () => {
     const spec = specOf({ ...base, concurrency: { group: 'prod' }, notify: { channels: ['slack', { name: 'webhook', when: 'change' }, { name: 'slack-x', when: 'always' }] } });
     expect(spec.concurrency).toEqual({ group: 'prod', limit: 1, whenBusy: 'queue', queueTimeout: 3600 });
     expect(spec.notify).toEqual({ channels: ['slack', 'webhook', 'slack-x'], policy: 'atMostOnce', when: { webhook: 'change' } });
-    // No group and no `when`: nothing added, so the spec's hash is what it was before issue 13.
+    // No group and no `when`: nothing added, so the spec's hash is what it was before concurrency groups and `when` existed.
     expect(specOf(base)).not.toHaveProperty('concurrency');
     expect(specOf(base).notify).toEqual({ channels: [], policy: 'atMostOnce' });
   });

@@ -59,7 +59,7 @@ describe('the stage timing table (architecture §6)', () => {
     expect(totalRetryWaitSeconds(reaperRetry())).toBeGreaterThan(admitGiveUpSeconds());
   });
 
-  it('a reaper that starts as the run is created still has 5 attempts after Admit gave up (issue 27: it had exactly 1)', () => {
+  it('a reaper that starts as the run is created still has 5 attempts after Admit gave up (it once had exactly 1)', () => {
     const retry = reaperRetry();
     // Attempt k (0 = the first invocation) comes at the sum of the first k delays: 0, 5, 15, 35, 75, 135, 195, …
     const at = Array.from({ length: retry.MaxAttempts + 1 }, (_, k) => totalRetryWaitSeconds({ ...retry, MaxAttempts: k }));

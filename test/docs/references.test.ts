@@ -51,6 +51,16 @@ describe('documentation references', () => {
     expect(dangling).toEqual([]);
   });
 
+  it('no code, test or deploy file cites an issue by number ("issue 27", "(issue 27 item 3)"): a clone cannot look it up', () => {
+    const code = ['lambdas', 'local', 'cdk', 'test'].flatMap(files).filter((f) => f !== SELF);
+    const citing = code.flatMap((file) =>
+      readFileSync(join(REPO, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/\bissues? \d/i.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(citing).toEqual([]);
+  });
+
   it('every relative link in a Markdown file resolves to a file in the repository', () => {
     const broken = sources
       .filter(({ file }) => file.endsWith('.md'))

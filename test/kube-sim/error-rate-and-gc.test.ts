@@ -2,7 +2,7 @@
  * Two behaviours of kube-sim that loadplane's hardening leans on: a seeded error rate (a fraction of
  * requests fail, the same ones on every run), and Kubernetes' garbage collection: of objects with
  * several owners (deleted when the LAST owner goes; until then the gone owner's reference is dropped),
- * and of objects created or updated naming an owner that is already gone (issue 27 item 3: a create
+ * and of objects created or updated naming an owner that is already gone (test/scenarios/late-creates.test.ts: a create
  * the API server executes after the run's Cleanup), as pkg/controller/garbagecollector does.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * simulated time, and minimal manifests shaped like runner-contract.ts says loadplane's builders make
  * them.
  *
- * The suite must not depend on the machine's speed (issue 8): kube-sim runs on a VirtualClock, which
+ * The suite must not depend on the machine's speed (architecture §11): kube-sim runs on a VirtualClock, which
  * moves only while the test waits on it (`eventually`, `simSleep`) and then jumps through kube-sim's
  * timers to the wake-up instant. An HTTP request to kube-sim is real I/O that completes while the clock
  * stands still (nobody waits on it meanwhile). So what a test sees depends on simulated time only: a

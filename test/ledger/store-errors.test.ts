@@ -19,7 +19,7 @@ describe('toStoreFailure', () => {
     ['TimeoutError', 'TransientStoreError', { name: 'TimeoutError' }],
     ['ECONNREFUSED', 'TransientStoreError', { name: 'Error', code: 'ECONNREFUSED' }],
     ['ECONNRESET', 'TransientStoreError', { name: 'Error', code: 'ECONNRESET' }],
-    // The endpoint's name not resolving: DynamoDB's us-east-1 outage of 20 Oct 2025 (issue 27).
+    // The endpoint's name not resolving: DynamoDB's us-east-1 outage of 20 Oct 2025.
     ['ENOTFOUND', 'TransientStoreError', { name: 'Error', code: 'ENOTFOUND' }],
     ['EAI_AGAIN', 'TransientStoreError', { name: 'Error', code: 'EAI_AGAIN' }],
     ['ETIMEDOUT', 'TransientStoreError', { name: 'Error', code: 'ETIMEDOUT' }],

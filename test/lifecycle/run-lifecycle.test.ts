@@ -1,5 +1,5 @@
 /**
- * The run lifecycle end to end (issue 4): the real ASL in the local engine, every stage, dynalite
+ * The run lifecycle end to end (architecture §3): the real ASL in the local engine, every stage, dynalite
  * and kube-sim over HTTP through @kubernetes/client-node. Nothing of our own is stubbed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

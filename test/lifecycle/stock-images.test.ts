@@ -1,5 +1,5 @@
 /**
- * Issue 10's end-to-end check: whole runs on kube-sim with the stock engine images (grafana/k6, and
+ * Whole runs on kube-sim with the stock engine images (grafana/k6, and
  * gatling-operator's Gatling image) in a namespace that enforces the "restricted" Pod Security
  * Standard, read back with the real kubectl: every pod was admitted, and `kubectl get pods -o yaml`
  * shows the security context, the fixed sh script as the command and the engine's argv as args.

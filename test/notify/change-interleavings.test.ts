@@ -1,5 +1,5 @@
 /**
- * `when: change` when runs of one name overlap (issue 27 item 5), against a real ledger: runs created,
+ * `when: change` when runs of one name overlap (architecture §5), against a real ledger: runs created,
  * decided and notified in every order, Notify of two runs at once, a look-back held while another run
  * is notified, a Notify that dies between superseding an earlier run and recording its own decision.
  *
@@ -42,7 +42,7 @@ interface Case {
 
 const CASES: Case[] = [
   {
-    name: 'issue 27 item 5: X (long, fails) created before Y (short, passes), Y ends first; a later Z passes: the recovery is announced',
+    name: 'overlapping runs of one name: X (long, fails) created before Y (short, passes), Y ends first; a later Z passes: the recovery is announced',
     steps: ['create P', 'decide P S', 'notify P', 'create X', 'create Y', 'decide Y S', 'notify Y', 'decide X TF', 'notify X', 'create Z', 'decide Z S', 'notify Z'],
     messages: ['X THRESHOLDS_FAILED', 'Z SUCCEEDED'],
     reasons: {

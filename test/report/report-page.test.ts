@@ -1,5 +1,5 @@
 /**
- * A run's report page end to end (issue 15 part 3), from a finished local run on the virtual clock
+ * A run's report page end to end (architecture §5 The report page), from a finished local run on the virtual clock
  * (the real ASL, stages, dynalite, kube-sim; k6, three runners, one threshold passing and one failing):
  * - `GET /runs/{id}/report` through the API handler: 200 text/html with its CSP (no page may frame it);
  *   404, 400 and 405 as the other run routes answer them; 413 naming the limit for a page over it (the

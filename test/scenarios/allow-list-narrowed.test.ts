@@ -1,5 +1,5 @@
 /**
- * Issue 28: a run validated while the deployment allowed its runners' service account, admitted after a
+ * At Admit (architecture §3.1): a run validated while the deployment allowed its runners' service account, admitted after a
  * deploy narrowed the allow-list (only the namespace's default service account), is refused at Admit
  * with the field and the allowed names: a service account with an IRSA or Pod Identity role would
  * otherwise hand that role to the script. Nothing is created on the cluster.

@@ -1,5 +1,5 @@
 /**
- * Issue 8, fault 4: a run at parallelism 100 against an API server that fails a small fraction of
+ * A run at parallelism 100 against an API server that fails a small fraction of
  * requests (1 % HTTP 500, or 2 % HTTP 429 with Retry-After) succeeds. Each Kubernetes call is
  * retried where it failed (architecture §7), so Launch is not retried as a whole; and were it retried, it
  * would create only what is missing — every object is created exactly once either way.
@@ -52,7 +52,7 @@ function launchWindow(): { onEvent: (e: HistoryEvent) => void; requests: () => R
 const isCreate = (r: RequestLogEntry) => r.method === 'POST' && !r.path.includes('/proxy/');
 const injected = (status: number) => (r: RequestLogEntry) => r.status === status;
 
-describe('issue 8: a run at parallelism 100 survives API server errors', () => {
+describe('a run at parallelism 100 survives API server errors', () => {
   it.each([
     [500, 0.01],
     [429, 0.02],

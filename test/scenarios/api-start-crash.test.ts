@@ -1,6 +1,6 @@
 /**
  * AWS Distributed Load Testing's retried start launches a second run; here the API writes the run,
- * then starts its execution named by the run id (issue 11). A crash between the two — StartExecution
+ * then starts its execution named by the run id (architecture §2 Entry points). A crash between the two — StartExecution
  * failing, or the API Lambda dying while it waits — leaves a PENDING run that the caller's retry (the
  * same Idempotency-Key) or the sweeper starts, exactly once, whichever comes first or both.
  */

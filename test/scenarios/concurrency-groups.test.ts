@@ -1,5 +1,5 @@
 /**
- * Issue 13, concurrency groups ("one test against prod at a time", k6-operator #439), end to end on the
+ * Concurrency groups (architecture §3.1 Acquire, §4; "one test against prod at a time", k6-operator #439), end to end on the
  * real local runtime (the ASL in the local engine, the stages, dynalite, kube-sim) on a virtual clock.
  * A test observer reads the group's semaphore after every ledger write that touches it and records the
  * most holders it ever saw: the limit must hold at every write, not only at the end.

@@ -1,5 +1,5 @@
 /**
- * The crash matrix (issue 8; architecture §4, §5, §6): every stage, attacked at every boundary of its
+ * The crash matrix (architecture §4, §5, §6): every stage, attacked at every boundary of its
  * invocation, on the real ASL, dynalite, kube-sim and a real webhook receiver:
  *
  * - crash after begin: the Lambda dies right after taking the stage's lease (`Lambda.Unknown`);

@@ -1,11 +1,11 @@
 /**
- * Issue 8, fault 1: a stage that creates (Prepare, Launch) and runs late must leave nothing behind.
+ * A stage that creates (Prepare, Launch) and runs late must leave nothing behind.
  * Its create call hangs past the Task timeout and past its own lease; meanwhile the execution is
  * stopped hard and the reaper decides, notifies and cleans up (Cleanup waits out the lease, then
  * deletes). When the hung call finally completes, the stage finds the run ended, removes what it
  * made and reports RunEnded. Before the fix its objects stayed on the cluster for good.
  *
- * Issue 27, item 3: the API server itself executes a create late. The stalling proxy keeps one create
+ * The API server itself executes a create late. The stalling proxy keeps one create
  * back, the client's attempt times out and its retry creates the object, the run goes on to its end
  * and its Cleanup; then the proxy forwards the create it kept, kube-sim answers 201 to nobody, and an
  * object of the finished run appears. It names the run's anchor as its owner, which Cleanup deleted,
@@ -113,7 +113,7 @@ describe('a late create leaves nothing behind (k6-operator #138: objects nobody 
   });
 });
 
-describe('a create the API server executes after the client gave up, and after Cleanup, is collected without a sweep (issue 27 item 3)', () => {
+describe('a create the API server executes after the client gave up, and after Cleanup, is collected without a sweep', () => {
   const body = (name: string) => `"name":"${name}"`;
   const JOBS = '/jobs';
   const CONFIGMAPS = '/configmaps';

@@ -1,5 +1,5 @@
 /**
- * Issue 15, live metrics, end to end: whole runs (the real ASL in the local engine, the stages,
+ * Live metrics (architecture §3.6) end to end: whole runs (the real ASL in the local engine, the stages,
  * dynalite, kube-sim over HTTP, the virtual clock) leave live samples in the ledger — one per Watch
  * poll while the test runs — and Collect's `final` one. Live counters never decrease and never
  * exceed the final ones; the final sample's sums are Collect's totals and its p95s the runners' own.

@@ -1,5 +1,5 @@
 /**
- * Issue 28: k6 metrics outputs (docs/metrics-outputs.md) beside loadplane's own flags, whole runs on
+ * k6 metrics outputs (docs/metrics-outputs.md) beside loadplane's own flags, whole runs on
  * kube-sim. The runners start with the user's outputs (`-o/--out` or K6_OUT), and print them in k6's
  * execution description (a debug record under --quiet, so with `-v`); the coordinator runs with none
  * (no second copy of runner 0's vus_max); the initializer's `k6 archive` never sees `-o`. A type k6

@@ -1,5 +1,5 @@
 /**
- * Issue 8, fault 3: a run that no execution ever adopted must not stay PENDING forever. Admit creates
+ * A run that no execution ever adopted must not stay PENDING forever. Admit creates
  * (or finds) the run, then adopts it for its execution; when adopting fails transiently past Admit's
  * retries, the execution fails at AdmitRejected with the run created and unowned. The reaper, which
  * used to ignore such a run ("belongs to another execution"), now adopts it for the execution that
@@ -84,7 +84,7 @@ describe('a run no execution adopted is finished by the reaper, not left PENDING
     expect(receiver.requests).toHaveLength(1);
   });
 
-  it("an execution that failed at once, and the reaper's first adoption after Admit's give-up failing too: the reaper tries again and finishes the run (issue 27)", async () => {
+  it("an execution that failed at once, and the reaper's first adoption after Admit's give-up failing too: the reaper tries again and finishes the run", async () => {
     const runId = newRunId();
     refusedAdoption.add(runId);
     // The reaper's adoptions (through the runtime's own ledger) fail twice, transiently, once they are allowed.

@@ -113,7 +113,7 @@ describe('one name, run after run', WHOLE_RUNS, () => {
 });
 
 /**
- * Runs of one name that overlap (issue 27 item 5), through the Notify stage: each run is admitted
+ * Runs of one name that overlap (architecture §5), through the Notify stage: each run is admitted
  * (`create`), given its outcome by Decide (`decide`) and notified (`notify`, `notify X+Y` at once)
  * when a case says, the clock a second on after each step. The change channel must end on the latest
  * decided outcome: `messages` is what it gets, stated by hand (`oneOf` when two sends race).

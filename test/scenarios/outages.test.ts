@@ -1,5 +1,5 @@
 /**
- * Issue 27, item 1: after an outage of any length of the ledger, of the execution API or of the
+ * After an outage (architecture §6 Outages) of any length of the ledger, of the execution API or of the
  * cluster's API, every run ends in one outcome, one notification and nothing left on the cluster,
  * within minutes of recovery and with no human action. Before the sweeper's finishing step
  * (lambdas/stages/sweep-ended.ts) a ledger outage past the reaper's retries left a run RUNNING for

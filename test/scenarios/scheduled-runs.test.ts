@@ -1,5 +1,5 @@
 /**
- * Issue 13, schedules end to end through `serve` (the API over HTTP, the ledger's versioned schedule,
+ * Schedules (architecture §2 Schedules) end to end through `serve` (the API over HTTP, the ledger's versioned schedule,
  * the local scheduler delivering as EventBridge Scheduler does — at least once, here twice — the real
  * SFNClient against the local engine's Step Functions API, Admit reading the spec from the ledger), on
  * a virtual clock. EventBridge Scheduler may deliver one fire time more than once; AWS's Distributed

@@ -1,5 +1,5 @@
 /**
- * Issue 28's "done when" for secrets: whole runs on kube-sim whose spec references a Secret
+ * Secret references (architecture §7): whole runs on kube-sim whose spec references a Secret
  * (`env: { API_TOKEN: { secretKeyRef } }`, `envFrom: [{ secretRef }]`). The runner processes get the
  * value from the kubelet; loadplane holds only the names: the canary is in no ledger item, execution
  * input or history, notification, report page, control-plane log line, Job or Pod spec. A missing

@@ -1,5 +1,5 @@
 /**
- * Issue 11, the sweeper: what no execution heals, healed on a schedule — end to end on the real
+ * The sweeper (architecture §2 Entry points): what no execution heals, healed on a schedule — end to end on the real
  * local runtime (the ASL in the local engine, the stages, dynalite, kube-sim, a webhook receiver) on
  * a virtual clock. Step Functions' API is the SDK boundary: a small double of `Executions` starts
  * and stops executions of the local engine, with Step Functions' name rules (one execution per

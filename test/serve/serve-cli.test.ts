@@ -1,5 +1,5 @@
 /**
- * `loadplane serve` as a user runs it (issue 27 item 7): the real CLI spawned (`node bin/loadplane.mjs
+ * `loadplane serve` as a user runs it (architecture §9): the real CLI spawned (`node bin/loadplane.mjs
  * serve`, kube-sim at ×100 on the wall clock), notified through its flags or the environment, stopped
  * with one Ctrl-C, killed mid-run with and without --data-dir; and what `run --follow` and `status`
  * say about a run when serve stopped or was restarted, true of where serve kept it.

@@ -1,5 +1,5 @@
 /**
- * What `serve` prints for its operator (issue 27 item 7: "it prints no logs"): a stage invocation that
+ * What `serve` prints for its operator (architecture §9: it prints what it does): a stage invocation that
  * failed, the cause of a 500, the sweeper's and the scheduler's errors, a spec's channel with no URL —
  * one line each, never a secret — and a healthy run in one line.
  */

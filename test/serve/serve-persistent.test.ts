@@ -1,5 +1,5 @@
 /**
- * `serve`'s store (issue 27 item 7): in memory by default, on disk with `dataDir`. On disk, runs and
+ * `serve`'s store (architecture §9): in memory by default, on disk with `dataDir`. On disk, runs and
  * schedules survive a restart, a run in flight at a stop is finished by the reaper and kept, and one
  * data directory has one serve; in memory, a run id of a serve that stopped is a 404 that says so.
  */

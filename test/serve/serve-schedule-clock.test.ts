@@ -1,5 +1,5 @@
 /**
- * Schedules under `serve` keep the wall clock (issue 27 item 7: the local scheduler ran on kube-sim's
+ * Schedules under `serve` keep the wall clock (architecture §9: the local scheduler ran on kube-sim's
  * ×10 clock, so a nightly cron fired every 2.4 h of wall time): with the cluster at ×100, a
  * `rate(1 minute)` schedule fires nothing in 2 real seconds, and the API's next fire time is a minute
  * of wall time after it was put.

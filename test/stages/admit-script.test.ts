@@ -1,5 +1,5 @@
 /**
- * Admit refuses an inline k6 script that does not parse (issue 9): validateSpec parses it as an ES
+ * Admit refuses an inline k6 script that does not parse (architecture §3.1 Admit): validateSpec parses it as an ES
  * module, so a syntax error is SpecInvalid at `script.inline` naming the line, and nothing is created.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The report link of Notify's messages (issue 15): with NotifyDeps.reportUrl (on AWS from the API's
+ * The report link of Notify's messages (architecture §5 The report page): with NotifyDeps.reportUrl (on AWS from the API's
  * URL the stack sets, core/config.ts + report/report-link.ts; under `serve` its own URL) the webhook's
  * `links.report` is the run's `GET /runs/{id}/report` and Slack names the command that saves it
  * (`loadplane report <id>`: the API takes only signed requests on AWS, so no button links it); without

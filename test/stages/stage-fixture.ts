@@ -1,5 +1,5 @@
 /**
- * Shared setup of the per-stage contract tests (issue 8): a run driven stage by stage, without the
+ * Shared setup of the per-stage contract tests (architecture §11): a run driven stage by stage, without the
  * state machine, by calling the stage functions the way the Tasks of run.asl.json do — each with the
  * real local runtime's StageDeps (dynalite ledger, kube-sim over HTTP) on the harness's virtual clock.
  * Poll stages are called again after `nextPollSeconds` of simulated time, as the Wait states would.

@@ -1,5 +1,5 @@
 /**
- * The sweeper's finishing step (lambdas/stages/sweep-ended.ts, issue 27) case by case, against the
+ * The sweeper's finishing step (lambdas/stages/sweep-ended.ts, architecture §6 Outages) case by case, against the
  * real local runtime's deps (dynalite ledger, kube-sim, the stages, a webhook receiver) on a virtual
  * clock. Step Functions is the SDK boundary: a double lists and describes the executions each case
  * gives it (test/scenarios/outages.test.ts runs them for real behind the local Step Functions API).

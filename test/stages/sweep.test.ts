@@ -1,5 +1,5 @@
 /**
- * The sweeper's contract, step by step (issue 11): against the real local runtime's deps (dynalite
+ * The sweeper's contract, step by step (architecture §2 Entry points): against the real local runtime's deps (dynalite
  * ledger, kube-sim over HTTP, the Notify stage and a webhook receiver) on the harness's virtual
  * clock. Step Functions is the SDK boundary: here a double that records what the sweeper asks of it
  * (test/scenarios/sweeper.test.ts runs the executions for real). One harness serves every test, so

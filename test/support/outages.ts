@@ -1,5 +1,5 @@
 /**
- * Outages of the control plane's own parts on the virtual clock (issue 27): the ledger (DynamoDB), the
+ * Outages of the control plane's own parts on the virtual clock (architecture §6 Outages): the ledger (DynamoDB), the
  * execution API (Step Functions' StartExecution, DescribeExecution, ListExecutions, StopExecution)
  * and the cluster's API server, each failing every request from `start` to `end`, at the SDK or
  * HTTP boundary where the real outage would show:

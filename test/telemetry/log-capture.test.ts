@@ -1,5 +1,5 @@
 /**
- * Issue 15, the control plane's own telemetry: the real handlers, made by each module's makeHandler
+ * The control plane's own telemetry (architecture §8 Telemetry): the real handlers, made by each module's makeHandler
  * with test deps (the local runtime's ledger on dynalite and kube-sim, static channel secrets, the
  * telemetry writing to a captured array), through a whole local run on the virtual clock — the stage
  * Lambda as the engine invokes it (LocalRuntimeOptions.invokeStage) — then the sweeper, the reaper

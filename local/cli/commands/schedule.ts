@@ -1,5 +1,5 @@
 /**
- * `loadplane schedule put|list|get|delete` (issue 13): the schedules the REST API manages, each firing
+ * `loadplane schedule put|list|get|delete` (architecture §2 Schedules): the schedules the REST API manages, each firing
  * a run of its spec at the times of a cron, rate or at expression (EventBridge Scheduler on AWS, the
  * local scheduler under `serve`). Like `list` and `status`, they talk to the API at --api or
  * LOADPLANE_API, and their client, the credential chain and the output helpers are imported inside
