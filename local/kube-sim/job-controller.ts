@@ -5,7 +5,7 @@
  * (with exponential backoff between retries) and activeDeadlineSeconds, and deletes finished Jobs after
  * ttlSecondsAfterFinished. All times are sim time.
  *
- * Its pods go through the API server's admission like any pod create (Pod Security: pod-security.ts).
+ * Its pods go through the API server's admission like any pod create (Pod Security: pod-security/).
  * A refused create is recorded as kube-controller-manager does (Warning `FailedCreate`, `Error
  * creating: <the API error>`) and retried with the Job controller's API backoff (1 s, doubling up to
  * 1 min; reset by a successful sync), not on every event: the Job stays active without pods meanwhile.

@@ -7,7 +7,7 @@
  * answered exactly as the real write would be, and nothing changes (no resourceVersion, no controller
  * hears of it). Creates, replaces and patches honour `fieldValidation` (Strict: an unknown field is a
  * 400; Warn, the default: a `Warning` header; Ignore). Pod creates go through Pod Security admission
- * (pod-security.ts): a pod violating its namespace's enforced level is a 403; Job writes get its
+ * (pod-security/): a pod violating its namespace's enforced level is a 403; Job writes get its
  * `would violate PodSecurity` warnings.
  */
 import { header, json, jsonBody, type ApiRequest, type ApiResponse } from './api-request';
