@@ -70,7 +70,7 @@ export class LoadplaneStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { description: 'LOADPLANE_API for the CLI (loadplane run --api)', value: api.api.url });
-    new CfnOutput(this, 'StateMachineArn', { description: 'Start runs by hand here (the console input is in the README)', value: stateMachineArn });
+    new CfnOutput(this, 'StateMachineArn', { description: 'Start runs by hand here (the console input is in docs/triggering-runs.md)', value: stateMachineArn });
     new CfnOutput(this, 'LedgerTable', { value: ledger.table.tableName });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
     if (encryptionKey) {

@@ -83,14 +83,14 @@ describe('the example config', () => {
     expect(validateSpec(nightly!.spec, example.runtime).ok).toBe(true);
   });
 
-  it("loads where the README's deploy step copies it: `cp examples/deploy/loadplane.config.yaml examples/deploy/nightly-smoke.yaml .`", () => {
-    // The step as the README writes it (README.md, "1. Configure"), run from the repository root into a fresh directory.
-    const commands = readFileSync(join(REPO, 'README.md'), 'utf8')
+  it("loads where docs/deploy.md's configure step copies it: `cp examples/deploy/loadplane.config.yaml examples/deploy/nightly-smoke.yaml .`", () => {
+    // The step as docs/deploy.md writes it ("1. Configure"), run from the repository root into a fresh directory.
+    const commands = readFileSync(join(REPO, 'docs', 'deploy.md'), 'utf8')
       .split('\n')
       .filter((line) => /^cp examples\/deploy\//.test(line.trim()));
-    expect(commands, 'the README names one `cp examples/deploy/…` step').toHaveLength(1);
+    expect(commands, 'docs/deploy.md names one `cp examples/deploy/…` step').toHaveLength(1);
     const [, ...args] = commands[0]!.trim().split(/\s+/);
-    expect(args.at(-1), 'the README copies into the current directory').toBe('.');
+    expect(args.at(-1), 'docs/deploy.md copies into the current directory').toBe('.');
     const sources = args.slice(0, -1);
     expect(sources).toEqual(['examples/deploy/loadplane.config.yaml', 'examples/deploy/nightly-smoke.yaml']);
     const project = mkdtempSync(join(dir, 'readme-deploy-'));

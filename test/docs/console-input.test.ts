@@ -1,6 +1,6 @@
 /**
- * The README's copy-paste input for a console execution is a valid execution input with a valid spec,
- * and does what the README says: started twice with its key, it is one run (the second execution
+ * The copy-paste input for a console execution (docs/triggering-runs.md, "By hand in the AWS console")
+ * is a valid execution input with a valid spec, and does what that page says: started twice with its key, it is one run (the second execution
  * ends at Duplicate and touches nothing).
  */
 import { readFileSync } from 'node:fs';
@@ -11,9 +11,9 @@ import { validateSpec } from '../../lambdas/core/spec';
 import { Outcome } from '../../lambdas/core/status';
 import { startHarness, type Harness } from '../support/local-runs';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const block = /<!-- console-input:[^>]*-->\s*```json\n([\s\S]*?)```/.exec(README)?.[1];
-/** The README's cluster is the deployment's; locally every allow-listed cluster is kube-sim. */
+const PAGE = readFileSync(new URL('../../docs/triggering-runs.md', import.meta.url), 'utf8');
+const block = /<!-- console-input:[^>]*-->\s*```json\n([\s\S]*?)```/.exec(PAGE)?.[1];
+/** The page's cluster is the deployment's; locally every allow-listed cluster is kube-sim. */
 const config = { ...DEFAULT_CONFIG, allowedClusters: [{ name: 'load-cluster', namespaces: ['loadplane'] }] };
 
 let h: Harness;
@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-describe("the README's console input", () => {
+describe("docs/triggering-runs.md's console input", () => {
   it('is a valid execution input whose spec passes validation', () => {
     expect(block).toBeDefined();
     const input = executionInputSchema.parse(JSON.parse(block!));

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { DeployConfigInput } from '../../cdk/config/deploy-config';
 
-/** The example deployment config (README: copied next to cdk.json with the spec file it names). */
+/** The example deployment config (docs/deploy.md: copied next to cdk.json with the spec file it names). */
 export const EXAMPLE_CONFIG = fileURLToPath(new URL('../../examples/deploy/loadplane.config.yaml', import.meta.url));
 /** The schedule spec file the example config names (`specFile: nightly-smoke.yaml`). */
 export const EXAMPLE_SPEC_FILE = fileURLToPath(new URL('../../examples/deploy/nightly-smoke.yaml', import.meta.url));

@@ -56,7 +56,7 @@ export function withLocalRunOptions(command: Command): Command {
   ).option('--report <file>', 'write the run\'s report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends');
 }
 
-/** What every command that talks to the API says about its exit codes (README "Command line"). */
+/** What every command that talks to the API says about its exit codes (docs/cli.md). */
 export const API_EXIT_CODES_HELP = `
 Exit codes: 0 success (run/status: the run SUCCEEDED; without --follow: accepted, or not failed);
 1 the run FAILED, THRESHOLDS_FAILED, TIMED_OUT or was ABORTED (abort: the run had already ended);
