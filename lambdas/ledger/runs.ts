@@ -7,6 +7,7 @@
 import { InvalidTransition, RunConflict, RunNotFound } from '../core/errors';
 import { RUN_STATUS_RANK, RunStatus, TERMINAL_RANK, isTerminal, type Outcome } from '../core/status';
 import { loadRun, putScriptChunks, restoreRun, separateInlineScript } from './inline-script';
+import { ABORT_NOT_REQUESTED, ITEM_ABSENT, OUTCOME_UNDECIDED, UNADOPTED_AND_UNDECIDED, adoptableBy, statusBelow } from './conditions';
 import { parseStoredRunItem, type RunDeadlines, type RunItem, type RunTrigger } from './items';
 import { createdKey, expiresAt, runKey, timeBucket } from './keys';
 import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type LedgerContext } from './store';
@@ -55,7 +56,7 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
     createdKey: createdKey(createdAt, input.runId),
     expiresAt: expiresAt(nowMs),
   };
-  const write = await conditionalPut(ctx, operation, { item, condition: 'attribute_not_exists(#pk)' });
+  const write = await conditionalPut(ctx, operation, { item, condition: ITEM_ABSENT });
   if (write.ok) return { kind: 'created', run: restoreRun(parseStoredRunItem(write.attributes), known) };
   const current = await loadRun(ctx, operation, parseStoredRunItem(write.current ?? {}), known);
   if (current.specHash === input.specHash) return { kind: 'existing', run: current };
@@ -72,7 +73,7 @@ export async function adoptRun(ctx: LedgerContext, runId: string, executionArn: 
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #executionArn = :arn, #adoptedAt = if_not_exists(#adoptedAt, :now), #updatedAt = :now',
-    condition: 'attribute_exists(#pk) AND (attribute_not_exists(#executionArn) OR #executionArn = :arn)',
+    condition: adoptableBy(executionArn),
     values: { ':arn': executionArn, ':now': now },
     returnValues: 'ALL_NEW',
   });
@@ -103,7 +104,7 @@ export async function setStatus(
     const write = await conditionalUpdate(ctx, operation, {
       key: runKey(runId),
       update: `SET #status = :status, #statusRank = :rank, #updatedAt = :now${reason}`,
-      condition: 'attribute_exists(#pk) AND #statusRank < :rank',
+      condition: statusBelow(RUN_STATUS_RANK[status]),
       values: {
         ':status': status,
         ':rank': RUN_STATUS_RANK[status],
@@ -138,7 +139,7 @@ export async function decideOutcome(
       update:
         'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, ' +
         `#decidedAt = :now, #updatedAt = :now${summary}`,
-      condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome)',
+      condition: OUTCOME_UNDECIDED,
       values: {
         ':outcome': outcome,
         ':reason': reason,
@@ -177,7 +178,7 @@ export async function endUnstartedRun(ctx: LedgerContext, runId: string, outcome
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, #decidedAt = :now, #updatedAt = :now',
-    condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#executionArn)',
+    condition: UNADOPTED_AND_UNDECIDED,
     values: { ':outcome': outcome, ':reason': reason, ':rank': TERMINAL_RANK, ':now': now },
     returnValues: 'ALL_NEW',
   });
@@ -199,7 +200,7 @@ export async function requestAbort(ctx: LedgerContext, runId: string, requestedB
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #abortRequestedAt = :at, #abortRequestedBy = :by, #updatedAt = :now',
-    condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#abortRequestedAt)',
+    condition: ABORT_NOT_REQUESTED,
     values: { ':at': at === undefined ? now : new Date(at).toISOString(), ':now': now, ':by': requestedBy },
     returnValues: 'ALL_NEW',
   });
