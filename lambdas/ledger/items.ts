@@ -82,6 +82,9 @@ const runSummarySchema = runItemSchema.pick(
 /** What listRuns returns per run (the attributes projected into the GSIs). */
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
+/** A failed attempt's record of its error (core/errors.ts FailureRecord). */
+export const stageErrorSchema = z.object({ name: z.string(), message: z.string(), deliveryUnknown: z.record(z.string(), z.string()).optional() });
+
 const stageItemSchema = z.object({
   runId: z.string(),
   stage: z.enum(Stage),
@@ -96,7 +99,7 @@ const stageItemSchema = z.object({
   endedAt: z.string().optional(),
   /** The stage's recorded output, returned to any later begin instead of re-running it. */
   output: z.unknown().optional(),
-  error: z.object({ name: z.string(), message: z.string() }).optional(),
+  error: stageErrorSchema.optional(),
   /**
    * Steps of the stage's side effects that an attempt recorded before finishing (a string set, kept
    * across attempts): a retry reads them to do an at-most-once step (k6's setup()) no second time.

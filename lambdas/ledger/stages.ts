@@ -12,9 +12,9 @@
  * StageBusy can say whether the lease is held by an earlier attempt of the same caller (it crashed or
  * timed out: the retry waits for the lease to expire) or by another caller.
  */
-import { StageBusy, StageOwnershipLost, type Holder } from '../core/errors';
+import { StageBusy, StageOwnershipLost, type FailureRecord, type Holder } from '../core/errors';
 import { StageState, type Stage } from '../core/status';
-import { parseStageItem, type StageItem } from './items';
+import { parseStageItem, stageErrorSchema, type StageItem } from './items';
 import { ownersLiveAttempt, stageBeginnable } from './conditions';
 import { expiresAt, stageKey } from './keys';
 import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
@@ -24,7 +24,7 @@ export type BeginStageResult =
    * `previousError`: what the last attempt failed with, when it failed (a retry may say more for it).
    * `marks`: the steps earlier attempts recorded (markStage), sorted; empty for a first attempt.
    */
-  | { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: { name: string; message: string } }
+  | { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: FailureRecord }
   | { kind: 'completed'; output: unknown };
 
 /** Between the caller and the attempt's id in an owner; neither an ARN nor an id has it. */
@@ -47,10 +47,10 @@ export function holderFor(caller: string | undefined, holder: string | undefined
   return caller === holder ? 'own' : 'other';
 }
 
-function previousErrorOf(previous: Record<string, unknown>): { name: string; message: string } | undefined {
-  const error = previous.error as { name?: unknown; message?: unknown } | undefined;
-  if (previous.state !== StageState.failed || typeof error?.name !== 'string' || typeof error.message !== 'string') return undefined;
-  return { name: error.name, message: error.message };
+function previousErrorOf(previous: Record<string, unknown>): FailureRecord | undefined {
+  if (previous.state !== StageState.failed) return undefined;
+  const error = stageErrorSchema.safeParse(previous.error);
+  return error.success ? error.data : undefined;
 }
 export type CompleteStageResult = { kind: 'completed'; stage: StageItem };
 export type FailStageResult = { kind: 'failed'; stage: StageItem };
@@ -180,7 +180,7 @@ export async function failStage(
   runId: string,
   stage: Stage,
   owner: string,
-  error: { name: string; message: string },
+  error: FailureRecord,
 ): Promise<FailStageResult> {
   const write = await conditionalUpdate(ctx, `failStage ${runId} ${stage}`, {
     key: stageKey(runId, stage),
@@ -188,7 +188,7 @@ export async function failStage(
     condition: ownersLiveAttempt(owner),
     values: {
       ':failed': StageState.failed,
-      ':error': { name: error.name, message: error.message },
+      ':error': { name: error.name, message: error.message, ...(error.deliveryUnknown && { deliveryUnknown: error.deliveryUnknown }) },
       ':now': isoNow(ctx),
     },
     returnValues: 'ALL_NEW',
