@@ -5,6 +5,7 @@
  * its complete spec (inline-script.ts).
  */
 import { InvalidTransition, RunConflict, RunNotFound } from '../core/errors';
+import type { RunSpec } from '../core/spec';
 import { RUN_STATUS_RANK, RunStatus, TERMINAL_RANK, isTerminal, type Outcome } from '../core/status';
 import { loadRun, putScriptChunks, restoreRun, separateInlineScript } from './inline-script';
 import { ABORT_NOT_REQUESTED, ITEM_ABSENT, OUTCOME_UNDECIDED, UNADOPTED_AND_UNDECIDED, adoptableBy, statusBelow } from './conditions';
@@ -14,22 +15,23 @@ import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type 
 
 export interface CreateRunInput {
   runId: string;
-  spec: Record<string, unknown>;
+  /** What validateSpec returned: the ledger stores it as is and hands it back typed (items.ts asAdmittedSpec). */
+  spec: RunSpec;
   /** Hash of the canonical spec: the same run id with another hash is a conflict. */
   specHash: string;
   trigger: RunTrigger;
   deadlines?: RunDeadlines;
 }
-export type CreateRunResult = { kind: 'created'; run: RunItem } | { kind: 'existing'; run: RunItem };
-export type AdoptRunResult = { kind: 'adopted'; run: RunItem } | { kind: 'duplicate'; run: RunItem };
-export type SetStatusResult = { kind: 'changed'; run: RunItem } | { kind: 'unchanged'; run: RunItem };
+export type CreateRunResult = { kind: 'created'; run: RunItem<RunSpec> } | { kind: 'existing'; run: RunItem<RunSpec> };
+export type AdoptRunResult = { kind: 'adopted'; run: RunItem<RunSpec> } | { kind: 'duplicate'; run: RunItem<RunSpec> };
+export type SetStatusResult = { kind: 'changed'; run: RunItem<RunSpec> } | { kind: 'unchanged'; run: RunItem<RunSpec> };
 export type DecideOutcomeResult =
-  | { kind: 'decided'; outcome: Outcome; reason: string; run: RunItem }
-  | { kind: 'already-decided'; outcome: Outcome; reason: string; run: RunItem };
+  | { kind: 'decided'; outcome: Outcome; reason: string; run: RunItem<RunSpec> }
+  | { kind: 'already-decided'; outcome: Outcome; reason: string; run: RunItem<RunSpec> };
 export type RequestAbortResult =
-  | { kind: 'requested'; run: RunItem }
-  | { kind: 'already-requested'; run: RunItem }
-  | { kind: 'already-finished'; outcome: Outcome; run: RunItem };
+  | { kind: 'requested'; run: RunItem<RunSpec> }
+  | { kind: 'already-requested'; run: RunItem<RunSpec> }
+  | { kind: 'already-finished'; outcome: Outcome; run: RunItem<RunSpec> };
 
 /** The inline script's chunks are written first: a run item that exists always has them. */
 export async function createRun(ctx: LedgerContext, input: CreateRunInput): Promise<CreateRunResult> {
@@ -42,7 +44,7 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
   const item = {
     ...runKey(input.runId),
     runId: input.runId,
-    ...(typeof input.spec.name === 'string' ? { runName: input.spec.name } : {}),
+    runName: input.spec.name,
     spec,
     inlineScript: script?.ref,
     specHash: input.specHash,
@@ -162,10 +164,10 @@ export async function decideOutcome(
 }
 
 export type EndUnstartedResult =
-  | { kind: 'ended'; run: RunItem }
+  | { kind: 'ended'; run: RunItem<RunSpec> }
   /** An execution adopted it first: it is that execution's to drive. */
-  | { kind: 'adopted'; run: RunItem }
-  | { kind: 'already-decided'; run: RunItem };
+  | { kind: 'adopted'; run: RunItem<RunSpec> }
+  | { kind: 'already-decided'; run: RunItem<RunSpec> };
 
 /**
  * Ends a run no execution adopted and none ever will (its execution name is taken by another
