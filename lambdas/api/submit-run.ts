@@ -66,14 +66,14 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
   try {
     created = await deps.ledger.createRun({
       runId,
-      spec: spec as unknown as Record<string, unknown>,
+      spec,
       specHash: specHash(spec),
       trigger: { kind: TriggerKind.api, caller: request.caller, ...(key !== undefined ? { idempotencyKey: key } : {}) },
     });
   } catch (err) {
     // The slot was taken for a run that is not written (or is another spec's, under the same key): give it back.
     const owner = err instanceof RunConflict ? (err.current as RunItem) : undefined;
-    const ownersGroup = (owner?.spec as { concurrency?: { group?: string } } | undefined)?.concurrency?.group;
+    const ownersGroup = owner?.spec.concurrency?.group;
     if (tookSlot && ownersGroup !== spec.concurrency?.group) {
       await deps.ledger.releaseSlot(spec.concurrency!.group, runId).catch(() => undefined);
     }

@@ -179,10 +179,28 @@ export function deliveryUnknownText(channel: string, cause: string): string {
   return `${channel}: delivery unknown (${cause})`;
 }
 
-/** The cause recorded by deliveryUnknownText for `channel` in an earlier error message, if any. */
-export function deliveryUnknownCause(message: string, channel: string): string | undefined {
-  const escaped = channel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?:^|[;:] )${escaped}: delivery unknown \\(([^()]*)\\)`).exec(message)?.[1];
+/**
+ * What a failed stage attempt records of its error (ledger failStage), for the next attempt to read
+ * (run-once.ts, Attempt.previousError).
+ */
+export interface FailureRecord {
+  name: string;
+  message: string;
+  /** Channel → why its delivery is unknown, when the error said so (NotificationNotDelivered, NotificationInProgress). */
+  deliveryUnknown?: Record<string, string>;
+}
+
+/** The record of `err`: its name and message, and the delivery causes it carries as fields. */
+export function failureRecord(err: unknown): FailureRecord {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
+  const record = { name: err.name, message: err.message };
+  const deliveryUnknown =
+    err instanceof NotificationNotDelivered
+      ? err.deliveryUnknown
+      : err instanceof NotificationInProgress && err.detail?.deliveryUnknown !== undefined
+        ? { [err.channel]: err.detail.deliveryUnknown }
+        : {};
+  return Object.keys(deliveryUnknown).length > 0 ? { ...record, deliveryUnknown } : record;
 }
 
 const WAIT_THEN_DECIDE = 'for the claim to expire before deciding whether to send again';
@@ -237,6 +255,8 @@ export class NotificationNotDelivered extends LoadplaneError {
     readonly channels: string[],
     /** Per channel, what became of the send (deliveryUnknownText for an unknown one). */
     readonly details: Record<string, string> = {},
+    /** Per channel whose delivery is unknown, why ("connection dropped"): what the next attempt reads. */
+    readonly deliveryUnknown: Record<string, string> = {},
   ) {
     const said = channels.map((c) => details[c] ?? c);
     super(`run ${runId}: notification not confirmed delivered: ${said.join('; ')}`);

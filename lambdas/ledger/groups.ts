@@ -15,6 +15,7 @@ import * as z from 'zod';
 import { TransientStoreError } from '../core/errors';
 import { parser } from './items';
 import { GROUPS_PK, groupEntryKey, groupKey } from './keys';
+import { ITEM_ABSENT, atVersion } from './conditions';
 import { conditionalPut, conditionalUpdate, getItem, isoNow, queryAll, type LedgerContext } from './store';
 
 /**
@@ -147,18 +148,17 @@ async function writeGroup(
   const updatedAt = isoNow(ctx);
   if (!current) {
     const item = { ...key, ...next, version: 1, updatedAt };
-    const put = await conditionalPut(ctx, operation, { item, condition: 'attribute_not_exists(#pk)' });
+    const put = await conditionalPut(ctx, operation, { item, condition: ITEM_ABSENT });
     return put.ok ? { item: parseGroupItem(put.attributes) } : { conflict: put.current && parseGroupItem(put.current) };
   }
   const update = await conditionalUpdate(ctx, operation, {
     key,
     update: 'SET #limit = :limit, #holders = :holders, #waiting = :waiting, #version = :next, #updatedAt = :now',
-    condition: '#version = :version',
+    condition: atVersion(current.version),
     values: {
       ':limit': next.limit,
       ':holders': next.holders,
       ':waiting': next.waiting,
-      ':version': current.version,
       ':next': current.version + 1,
       ':now': updatedAt,
     },
@@ -171,7 +171,7 @@ async function writeGroup(
 async function registerGroup(ctx: LedgerContext, operation: string, group: string): Promise<void> {
   await conditionalPut(ctx, operation, {
     item: { ...groupEntryKey(group), group, createdAt: isoNow(ctx) },
-    condition: 'attribute_not_exists(#pk)',
+    condition: ITEM_ABSENT,
   });
 }
 

@@ -18,7 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import { StoreError } from '../core/errors';
-import { parseScriptChunk, type InlineScriptRef, type RunItem, type ScriptChunk, type StoredRunItem } from './items';
+import type { RunSpec, RunSpecWithoutScript } from '../core/spec';
+import { asAdmittedSpec, parseScriptChunk, type InlineScriptRef, type RunItem, type ScriptChunk, type StoredRunItem } from './items';
 import { runPk, scriptChunkPrefix, type ItemKey } from './keys';
 import { putItem, queryAll, type LedgerContext, type RawItem } from './store';
 
@@ -121,23 +122,23 @@ export async function readScriptChunksIn(ctx: LedgerContext, operation: string, 
  * The run as a read without its script gives it (getRun's default): the spec as stored, with
  * `script.filename` but no `script.inline`, and the storage-only reference left out.
  */
-export function withoutScript(stored: StoredRunItem): RunItem {
+export function withoutScript(stored: StoredRunItem): RunItem<RunSpecWithoutScript> {
   const { inlineScript: _ref, ...run } = stored;
-  return run;
+  return { ...run, spec: asAdmittedSpec<RunSpecWithoutScript>(run.spec) };
 }
 
 /** The run with its inline script put back from `chunks` (which may include other scripts' chunks). */
-export function restoreRun(stored: StoredRunItem, chunks: ScriptChunk[]): RunItem {
+export function restoreRun(stored: StoredRunItem, chunks: ScriptChunk[]): RunItem<RunSpec> {
   const { inlineScript, ...run } = stored;
-  if (!inlineScript) return run;
-  return { ...run, spec: restoreInlineScript(`run ${run.runId}`, run.spec, inlineScript, chunks) };
+  const spec = inlineScript ? restoreInlineScript(`run ${run.runId}`, run.spec, inlineScript, chunks) : run.spec;
+  return { ...run, spec: asAdmittedSpec<RunSpec>(spec) };
 }
 
 /**
  * The run with its inline script put back: from `known` chunks when they are the same script
  * (createRun has them in hand), otherwise read from the store.
  */
-export async function loadRun(ctx: LedgerContext, operation: string, stored: StoredRunItem, known: ScriptChunk[] = []): Promise<RunItem> {
+export async function loadRun(ctx: LedgerContext, operation: string, stored: StoredRunItem, known: ScriptChunk[] = []): Promise<RunItem<RunSpec>> {
   const ref = stored.inlineScript;
   if (!ref || known.some((c) => c.sha256 === ref.sha256)) return restoreRun(stored, known);
   return restoreRun(stored, await readScriptChunksIn(ctx, operation, runPk(stored.runId), ref));

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { StoreError } from '../core/errors';
+import type { RunSpec, RunSpecWithoutScript } from '../core/spec';
 import { NotificationState, NotifyPolicy, NotifyWhen, Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 import { RUN_SUMMARY_ATTRIBUTES } from './table';
 
@@ -51,10 +52,22 @@ const runItemSchema = z.object({
   expiresAt: z.number(),
 });
 /**
- * The run as callers see it: `spec` as submitted, its inline script put back by inline-script.ts —
- * except from getRun without `{ script: true }`, whose spec has no `script.inline` (queries.ts).
+ * The run as callers see it: `spec` as validation returned it (createRun takes a RunSpec), its inline
+ * script put back by inline-script.ts — except from getRun without `{ script: true }`, whose spec has
+ * no `script.inline` (RunSpecWithoutScript, queries.ts).
  */
-export type RunItem = z.infer<typeof runItemSchema>;
+export type RunItem<Spec extends RunSpec | RunSpecWithoutScript = RunSpec | RunSpecWithoutScript> = Omit<z.infer<typeof runItemSchema>, 'spec'> & {
+  spec: Spec;
+};
+
+/**
+ * The one place a stored spec is taken to be what validation returned: createRun stores only RunSpecs,
+ * and a read does not validate again, so that a later change of the deployment's allow-lists does not
+ * strand runs already admitted. `Spec` is RunSpecWithoutScript for a spec read without its script's text.
+ */
+export function asAdmittedSpec<Spec extends RunSpec | RunSpecWithoutScript>(stored: Record<string, unknown>): Spec {
+  return stored as unknown as Spec;
+}
 
 export const inlineScriptRefSchema = z.object({
   /** Hex SHA-256 of the script's UTF-8 bytes: names its chunk items and checks their reassembly. */
@@ -82,6 +95,9 @@ const runSummarySchema = runItemSchema.pick(
 /** What listRuns returns per run (the attributes projected into the GSIs). */
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
+/** A failed attempt's record of its error (core/errors.ts FailureRecord). */
+export const stageErrorSchema = z.object({ name: z.string(), message: z.string(), deliveryUnknown: z.record(z.string(), z.string()).optional() });
+
 const stageItemSchema = z.object({
   runId: z.string(),
   stage: z.enum(Stage),
@@ -96,7 +112,7 @@ const stageItemSchema = z.object({
   endedAt: z.string().optional(),
   /** The stage's recorded output, returned to any later begin instead of re-running it. */
   output: z.unknown().optional(),
-  error: z.object({ name: z.string(), message: z.string() }).optional(),
+  error: stageErrorSchema.optional(),
   /**
    * Steps of the stage's side effects that an attempt recorded before finishing (a string set, kept
    * across attempts): a retry reads them to do an at-most-once step (k6's setup()) no second time.

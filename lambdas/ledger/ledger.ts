@@ -4,6 +4,7 @@
  * every store failure as TransientStoreError or StoreError. The operations live in files by concern.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { FailureRecord } from '../core/errors';
 import { StageState, type Outcome, type RunStatus, type Stage } from '../core/status';
 import type { StageItem } from './items';
 import {
@@ -106,7 +107,7 @@ export class Ledger {
     return markStage(this.ctx, runId, stage, owner, mark, set);
   }
 
-  failStage(runId: string, stage: Stage, owner: string, error: { name: string; message: string }): Promise<FailStageResult> {
+  failStage(runId: string, stage: Stage, owner: string, error: FailureRecord): Promise<FailStageResult> {
     return failStage(this.ctx, runId, stage, owner, error);
   }
 

@@ -24,6 +24,7 @@ import { NotificationInProgress, StageOwnershipLost, TransientStoreError } from 
 import { holderFor } from './stages';
 import { NotificationState, NotifyPolicy, type Outcome } from '../core/status';
 import { parseNotificationItem, type NotificationDecision, type NotificationItem } from './items';
+import { CLAIMABLE, ITEM_ABSENT, releasableWith, sendableWith, stillClaimedWith } from './conditions';
 import { NOTIFY_SK_PREFIX, expiresAt, notificationKey } from './keys';
 import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type LedgerContext } from './store';
 
@@ -104,7 +105,7 @@ export async function claimNotification(
         '#dedupeKey = if_not_exists(#dedupeKey, :dedupeKey), #outcome = if_not_exists(#outcome, :outcome), ' +
         '#policy = :policy, #claimedAt = :now, #claims = if_not_exists(#claims, :zero) + :one, ' +
         `#expiresAt = if_not_exists(#expiresAt, :expiresAt)${setHolder}${setDecision} REMOVE #releasedAt, #releaseReason${holder === undefined ? ', #holder' : ''}`,
-      condition: 'attribute_not_exists(#pk) OR #state = :released',
+      condition: CLAIMABLE,
       values: {
         ...lease,
         ':runId': runId,
@@ -113,7 +114,6 @@ export async function claimNotification(
         ':dedupeKey': dedupeKey,
         ':outcome': outcome,
         ':zero': 0,
-        ':released': NotificationState.released,
         ':expiresAt': expiresAt(nowMs),
         ...holderValue,
         ...decisionValue,
@@ -131,13 +131,12 @@ export async function claimNotification(
     if (current.leaseUntil >= nowMs) throw busy(current, nowMs);
 
     // The claim expired unmarked: whoever held it died mid-send, or is still sending very late.
-    const expired = { ':claimed': NotificationState.claimed, ':oldToken': current.token };
     if (policy === NotifyPolicy.atLeastOnce) {
       const resend = await conditionalUpdate(ctx, operation, {
         key,
         update: `SET #token = :token, #leaseUntil = :lease, #claimedAt = :now, #policy = :policy, #claims = #claims + :one${setHolder}${removeHolder}`,
-        condition: '#state = :claimed AND #token = :oldToken',
-        values: { ...lease, ...expired, ...holderValue },
+        condition: stillClaimedWith(current.token),
+        values: { ...lease, ...holderValue },
         returnValues: 'ALL_NEW',
       });
       if (resend.ok) return { kind: 'claimed', token, dedupeKey: current.dedupeKey, resend: true };
@@ -146,8 +145,8 @@ export async function claimNotification(
       const giveUp = await conditionalUpdate(ctx, operation, {
         key,
         update: 'SET #state = :unknown, #unknownAt = :now, #policy = :policy',
-        condition: '#state = :claimed AND #token = :oldToken',
-        values: { ...expired, ':unknown': NotificationState.unknown, ':now': isoNow(ctx), ':policy': policy },
+        condition: stillClaimedWith(current.token),
+        values: { ':unknown': NotificationState.unknown, ':now': isoNow(ctx), ':policy': policy },
         returnValues: 'ALL_NEW',
       });
       if (giveUp.ok) return { kind: 'unknown', item: parseNotificationItem(giveUp.attributes) };
@@ -204,7 +203,7 @@ function putSuppressed(ctx: LedgerContext, operation: string, runId: string, cha
       decision,
       expiresAt: expiresAt(nowMs),
     },
-    condition: 'attribute_not_exists(#pk)',
+    condition: ITEM_ABSENT,
   });
 }
 
@@ -232,12 +231,9 @@ export async function markNotificationSent(
   const write = await conditionalUpdate(ctx, `markNotificationSent ${runId} ${channel}`, {
     key: notificationKey(runId, channel),
     update: 'SET #state = :sent, #sentAt = :now, #response = :response',
-    condition: '#token = :token AND (#state = :claimed OR #state = :unknown)',
+    condition: sendableWith(token),
     values: {
       ':sent': NotificationState.sent,
-      ':claimed': NotificationState.claimed,
-      ':unknown': NotificationState.unknown,
-      ':token': token,
       ':now': isoNow(ctx),
       ':response': { status: response.status },
     },
@@ -260,11 +256,9 @@ export async function releaseNotification(
   const write = await conditionalUpdate(ctx, `releaseNotification ${runId} ${channel}`, {
     key: notificationKey(runId, channel),
     update: 'SET #state = :released, #releasedAt = :now, #releaseReason = :reason',
-    condition: '#token = :token AND #state = :claimed',
+    condition: releasableWith(token),
     values: {
       ':released': NotificationState.released,
-      ':claimed': NotificationState.claimed,
-      ':token': token,
       ':now': isoNow(ctx),
       ':reason': reason,
     },

@@ -5,30 +5,33 @@
  * its complete spec (inline-script.ts).
  */
 import { InvalidTransition, RunConflict, RunNotFound } from '../core/errors';
+import type { RunSpec } from '../core/spec';
 import { RUN_STATUS_RANK, RunStatus, TERMINAL_RANK, isTerminal, type Outcome } from '../core/status';
 import { loadRun, putScriptChunks, restoreRun, separateInlineScript } from './inline-script';
+import { ABORT_NOT_REQUESTED, ITEM_ABSENT, OUTCOME_UNDECIDED, UNADOPTED_AND_UNDECIDED, adoptableBy, statusBelow } from './conditions';
 import { parseStoredRunItem, type RunDeadlines, type RunItem, type RunTrigger } from './items';
 import { createdKey, expiresAt, runKey, timeBucket } from './keys';
 import { MAX_ATTEMPTS, conditionalPut, conditionalUpdate, getItem, isoNow, type LedgerContext } from './store';
 
 export interface CreateRunInput {
   runId: string;
-  spec: Record<string, unknown>;
+  /** What validateSpec returned: the ledger stores it as is and hands it back typed (items.ts asAdmittedSpec). */
+  spec: RunSpec;
   /** Hash of the canonical spec: the same run id with another hash is a conflict. */
   specHash: string;
   trigger: RunTrigger;
   deadlines?: RunDeadlines;
 }
-export type CreateRunResult = { kind: 'created'; run: RunItem } | { kind: 'existing'; run: RunItem };
-export type AdoptRunResult = { kind: 'adopted'; run: RunItem } | { kind: 'duplicate'; run: RunItem };
-export type SetStatusResult = { kind: 'changed'; run: RunItem } | { kind: 'unchanged'; run: RunItem };
+export type CreateRunResult = { kind: 'created'; run: RunItem<RunSpec> } | { kind: 'existing'; run: RunItem<RunSpec> };
+export type AdoptRunResult = { kind: 'adopted'; run: RunItem<RunSpec> } | { kind: 'duplicate'; run: RunItem<RunSpec> };
+export type SetStatusResult = { kind: 'changed'; run: RunItem<RunSpec> } | { kind: 'unchanged'; run: RunItem<RunSpec> };
 export type DecideOutcomeResult =
-  | { kind: 'decided'; outcome: Outcome; reason: string; run: RunItem }
-  | { kind: 'already-decided'; outcome: Outcome; reason: string; run: RunItem };
+  | { kind: 'decided'; outcome: Outcome; reason: string; run: RunItem<RunSpec> }
+  | { kind: 'already-decided'; outcome: Outcome; reason: string; run: RunItem<RunSpec> };
 export type RequestAbortResult =
-  | { kind: 'requested'; run: RunItem }
-  | { kind: 'already-requested'; run: RunItem }
-  | { kind: 'already-finished'; outcome: Outcome; run: RunItem };
+  | { kind: 'requested'; run: RunItem<RunSpec> }
+  | { kind: 'already-requested'; run: RunItem<RunSpec> }
+  | { kind: 'already-finished'; outcome: Outcome; run: RunItem<RunSpec> };
 
 /** The inline script's chunks are written first: a run item that exists always has them. */
 export async function createRun(ctx: LedgerContext, input: CreateRunInput): Promise<CreateRunResult> {
@@ -41,7 +44,7 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
   const item = {
     ...runKey(input.runId),
     runId: input.runId,
-    ...(typeof input.spec.name === 'string' ? { runName: input.spec.name } : {}),
+    runName: input.spec.name,
     spec,
     inlineScript: script?.ref,
     specHash: input.specHash,
@@ -55,7 +58,7 @@ export async function createRun(ctx: LedgerContext, input: CreateRunInput): Prom
     createdKey: createdKey(createdAt, input.runId),
     expiresAt: expiresAt(nowMs),
   };
-  const write = await conditionalPut(ctx, operation, { item, condition: 'attribute_not_exists(#pk)' });
+  const write = await conditionalPut(ctx, operation, { item, condition: ITEM_ABSENT });
   if (write.ok) return { kind: 'created', run: restoreRun(parseStoredRunItem(write.attributes), known) };
   const current = await loadRun(ctx, operation, parseStoredRunItem(write.current ?? {}), known);
   if (current.specHash === input.specHash) return { kind: 'existing', run: current };
@@ -72,7 +75,7 @@ export async function adoptRun(ctx: LedgerContext, runId: string, executionArn: 
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #executionArn = :arn, #adoptedAt = if_not_exists(#adoptedAt, :now), #updatedAt = :now',
-    condition: 'attribute_exists(#pk) AND (attribute_not_exists(#executionArn) OR #executionArn = :arn)',
+    condition: adoptableBy(executionArn),
     values: { ':arn': executionArn, ':now': now },
     returnValues: 'ALL_NEW',
   });
@@ -103,7 +106,7 @@ export async function setStatus(
     const write = await conditionalUpdate(ctx, operation, {
       key: runKey(runId),
       update: `SET #status = :status, #statusRank = :rank, #updatedAt = :now${reason}`,
-      condition: 'attribute_exists(#pk) AND #statusRank < :rank',
+      condition: statusBelow(RUN_STATUS_RANK[status]),
       values: {
         ':status': status,
         ':rank': RUN_STATUS_RANK[status],
@@ -138,7 +141,7 @@ export async function decideOutcome(
       update:
         'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, ' +
         `#decidedAt = :now, #updatedAt = :now${summary}`,
-      condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome)',
+      condition: OUTCOME_UNDECIDED,
       values: {
         ':outcome': outcome,
         ':reason': reason,
@@ -161,10 +164,10 @@ export async function decideOutcome(
 }
 
 export type EndUnstartedResult =
-  | { kind: 'ended'; run: RunItem }
+  | { kind: 'ended'; run: RunItem<RunSpec> }
   /** An execution adopted it first: it is that execution's to drive. */
-  | { kind: 'adopted'; run: RunItem }
-  | { kind: 'already-decided'; run: RunItem };
+  | { kind: 'adopted'; run: RunItem<RunSpec> }
+  | { kind: 'already-decided'; run: RunItem<RunSpec> };
 
 /**
  * Ends a run no execution adopted and none ever will (its execution name is taken by another
@@ -177,7 +180,7 @@ export async function endUnstartedRun(ctx: LedgerContext, runId: string, outcome
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, #decidedAt = :now, #updatedAt = :now',
-    condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#executionArn)',
+    condition: UNADOPTED_AND_UNDECIDED,
     values: { ':outcome': outcome, ':reason': reason, ':rank': TERMINAL_RANK, ':now': now },
     returnValues: 'ALL_NEW',
   });
@@ -199,7 +202,7 @@ export async function requestAbort(ctx: LedgerContext, runId: string, requestedB
   const write = await conditionalUpdate(ctx, operation, {
     key: runKey(runId),
     update: 'SET #abortRequestedAt = :at, #abortRequestedBy = :by, #updatedAt = :now',
-    condition: 'attribute_exists(#pk) AND attribute_not_exists(#outcome) AND attribute_not_exists(#abortRequestedAt)',
+    condition: ABORT_NOT_REQUESTED,
     values: { ':at': at === undefined ? now : new Date(at).toISOString(), ':now': now, ':by': requestedBy },
     returnValues: 'ALL_NEW',
   });

@@ -24,6 +24,7 @@ import { StoreError, TransientStoreError } from '../core/errors';
 import { inlineScriptRefSchema, parser } from './items';
 import { putScriptChunksIn, readScriptChunksIn, restoreInlineScript, separateInlineScript } from './inline-script';
 import { SCHEDULES_PK, scheduleCurrentKey, schedulePk, scheduleVersionKey } from './keys';
+import { ITEM_ABSENT, atVersion } from './conditions';
 import { conditionalPut, getItem, isoNow, queryAll, type LedgerContext } from './store';
 
 /** A schedule as listed: its current version, without the spec. */
@@ -139,8 +140,7 @@ async function advancePointer(ctx: LedgerContext, operation: string, previous: P
   const next = pointerAfter(previous, item);
   await conditionalPut(ctx, operation, {
     item: { ...scheduleCurrentKey(item.name), ...next },
-    condition: previous ? '#version = :version' : 'attribute_not_exists(#pk)',
-    ...(previous && { values: { ':version': previous.version } }),
+    condition: previous ? atVersion(previous.version) : ITEM_ABSENT,
   });
   return next;
 }
@@ -168,7 +168,7 @@ async function writeNextVersion<T>(
     const item = await steps.build((previous?.version ?? 0) + 1, isoNow(ctx));
     const write = await conditionalPut(ctx, operation, {
       item: { ...scheduleVersionKey(name, item.version), ...item },
-      condition: 'attribute_not_exists(#pk)',
+      condition: ITEM_ABSENT,
     });
     if (write.ok) return steps.written(previous, await advancePointer(ctx, operation, previous, item));
     if (!write.current) continue; // The version item was there and is gone: it cannot be, but a new round reads again.

@@ -12,9 +12,10 @@
  * StageBusy can say whether the lease is held by an earlier attempt of the same caller (it crashed or
  * timed out: the retry waits for the lease to expire) or by another caller.
  */
-import { StageBusy, StageOwnershipLost, type Holder } from '../core/errors';
+import { StageBusy, StageOwnershipLost, type FailureRecord, type Holder } from '../core/errors';
 import { StageState, type Stage } from '../core/status';
-import { parseStageItem, type StageItem } from './items';
+import { parseStageItem, stageErrorSchema, type StageItem } from './items';
+import { ownersLiveAttempt, stageBeginnable } from './conditions';
 import { expiresAt, stageKey } from './keys';
 import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
 
@@ -23,7 +24,7 @@ export type BeginStageResult =
    * `previousError`: what the last attempt failed with, when it failed (a retry may say more for it).
    * `marks`: the steps earlier attempts recorded (markStage), sorted; empty for a first attempt.
    */
-  | { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: { name: string; message: string } }
+  | { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: FailureRecord }
   | { kind: 'completed'; output: unknown };
 
 /** Between the caller and the attempt's id in an owner; neither an ARN nor an id has it. */
@@ -46,10 +47,10 @@ export function holderFor(caller: string | undefined, holder: string | undefined
   return caller === holder ? 'own' : 'other';
 }
 
-function previousErrorOf(previous: Record<string, unknown>): { name: string; message: string } | undefined {
-  const error = previous.error as { name?: unknown; message?: unknown } | undefined;
-  if (previous.state !== StageState.failed || typeof error?.name !== 'string' || typeof error.message !== 'string') return undefined;
-  return { name: error.name, message: error.message };
+function previousErrorOf(previous: Record<string, unknown>): FailureRecord | undefined {
+  if (previous.state !== StageState.failed) return undefined;
+  const error = stageErrorSchema.safeParse(previous.error);
+  return error.success ? error.data : undefined;
 }
 export type CompleteStageResult = { kind: 'completed'; stage: StageItem };
 export type FailStageResult = { kind: 'failed'; stage: StageItem };
@@ -71,17 +72,14 @@ export async function beginStage(
         'SET #runId = :runId, #stage = :stage, #state = :inProgress, #owner = :owner, #leaseUntil = :lease, ' +
         '#startedAt = :now, #attempts = if_not_exists(#attempts, :zero) + :one, ' +
         '#expiresAt = if_not_exists(#expiresAt, :expiresAt) REMOVE #endedAt, #error',
-      condition:
-        'attribute_not_exists(#pk) OR #state = :failed OR (#state = :inProgress AND #leaseUntil < :nowMs)',
+      condition: stageBeginnable(nowMs),
       values: {
         ':runId': runId,
         ':stage': stage,
         ':inProgress': StageState.in_progress,
-        ':failed': StageState.failed,
         ':owner': owner,
         ':lease': nowMs + leaseMs,
         ':now': isoNow(ctx),
-        ':nowMs': nowMs,
         ':zero': 0,
         ':one': 1,
         ':expiresAt': expiresAt(nowMs),
@@ -112,8 +110,8 @@ export async function beginStage(
     const renew = await conditionalUpdate(ctx, operation, {
       key: stageKey(runId, stage),
       update: 'SET #leaseUntil = :lease',
-      condition: '#owner = :owner AND #state = :inProgress',
-      values: { ':owner': owner, ':inProgress': StageState.in_progress, ':lease': ctx.now() + leaseMs },
+      condition: ownersLiveAttempt(owner),
+      values: { ':lease': ctx.now() + leaseMs },
       returnValues: 'ALL_NEW',
     });
     if (renew.ok) {
@@ -142,8 +140,8 @@ export async function markStage(ctx: LedgerContext, runId: string, stage: Stage,
   const write = await conditionalUpdate(ctx, `markStage ${runId} ${stage} ${mark}`, {
     key: stageKey(runId, stage),
     update: set ? 'ADD #marks :mark' : 'DELETE #marks :mark',
-    condition: '#owner = :owner AND #state = :inProgress',
-    values: { ':owner': owner, ':inProgress': StageState.in_progress, ':mark': new Set([mark]) },
+    condition: ownersLiveAttempt(owner),
+    values: { ':mark': new Set([mark]) },
     returnValues: 'ALL_NEW',
   });
   if (write.ok) return;
@@ -161,11 +159,9 @@ export async function completeStage(
   const write = await conditionalUpdate(ctx, `completeStage ${runId} ${stage}`, {
     key: stageKey(runId, stage),
     update: 'SET #state = :completed, #output = :output, #endedAt = :now',
-    condition: '#owner = :owner AND #state = :inProgress',
+    condition: ownersLiveAttempt(owner),
     values: {
       ':completed': StageState.completed,
-      ':inProgress': StageState.in_progress,
-      ':owner': owner,
       // undefined would drop the placeholder from the request; null keeps "completed, no output".
       ':output': output ?? null,
       ':now': isoNow(ctx),
@@ -184,17 +180,15 @@ export async function failStage(
   runId: string,
   stage: Stage,
   owner: string,
-  error: { name: string; message: string },
+  error: FailureRecord,
 ): Promise<FailStageResult> {
   const write = await conditionalUpdate(ctx, `failStage ${runId} ${stage}`, {
     key: stageKey(runId, stage),
     update: 'SET #state = :failed, #error = :error, #endedAt = :now',
-    condition: '#owner = :owner AND #state = :inProgress',
+    condition: ownersLiveAttempt(owner),
     values: {
       ':failed': StageState.failed,
-      ':inProgress': StageState.in_progress,
-      ':owner': owner,
-      ':error': { name: error.name, message: error.message },
+      ':error': { name: error.name, message: error.message, ...(error.deliveryUnknown && { deliveryUnknown: error.deliveryUnknown }) },
       ':now': isoNow(ctx),
     },
     returnValues: 'ALL_NEW',

@@ -14,6 +14,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Condition } from './conditions';
 import type { ItemKey } from './keys';
 import { toStoreFailure } from './store-errors';
 
@@ -60,6 +61,19 @@ function withNames(extra: Record<string, string> | undefined, ...expressions: (s
 
 const orUndefined = (values: Values): Values | undefined => (Object.keys(values).length > 0 ? values : undefined);
 
+/**
+ * The write's values and its condition's (conditions.ts), as one ExpressionAttributeValues. A placeholder
+ * both give must mean the same value: a write that reuses a condition's `:name` for another value is a bug.
+ */
+function withConditionValues(operation: string, values: Values, condition: Condition): Values | undefined {
+  for (const [name, value] of Object.entries(condition.values ?? {})) {
+    if (name in values && values[name] !== value) {
+      throw new Error(`ledger ${operation}: ${name} is ${String(values[name])} in the write but ${String(value)} in its condition`);
+    }
+  }
+  return orUndefined({ ...values, ...condition.values });
+}
+
 async function call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -104,19 +118,20 @@ async function conditionally(
   }
 }
 
-export function conditionalPut(
+export async function conditionalPut(
   ctx: LedgerContext,
   operation: string,
-  input: { item: RawItem & ItemKey; condition: string; values?: Values; names?: Record<string, string> },
+  input: { item: RawItem & ItemKey; condition: Condition; names?: Record<string, string> },
 ): Promise<WriteResult> {
+  const values = withConditionValues(operation, {}, input.condition);
   return conditionally(ctx, operation, { pk: input.item.pk, sk: input.item.sk }, async () => {
     await ctx.client.send(
       new PutCommand({
         TableName: ctx.tableName,
         Item: input.item,
-        ConditionExpression: input.condition,
-        ExpressionAttributeNames: withNames(input.names, input.condition),
-        ExpressionAttributeValues: orUndefined(input.values ?? {}),
+        ConditionExpression: input.condition.expression,
+        ExpressionAttributeNames: withNames(input.names, input.condition.expression),
+        ExpressionAttributeValues: values,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -125,28 +140,30 @@ export function conditionalPut(
 }
 
 /** On success `attributes` is the item after the write (ALL_NEW) or before it (ALL_OLD, empty when it was absent). */
-export function conditionalUpdate(
+export async function conditionalUpdate(
   ctx: LedgerContext,
   operation: string,
   input: {
     key: ItemKey;
     update: string;
-    condition: string;
+    condition: Condition;
+    /** The update's values; the condition brings its own. */
     values: Values;
     returnValues: 'ALL_NEW' | 'ALL_OLD';
     /** Placeholders whose attribute name is not their spelling (see withNames). */
     names?: Record<string, string>;
   },
 ): Promise<WriteResult> {
+  const values = withConditionValues(operation, input.values, input.condition);
   return conditionally(ctx, operation, input.key, async () => {
     const out = await ctx.client.send(
       new UpdateCommand({
         TableName: ctx.tableName,
         Key: input.key,
         UpdateExpression: input.update,
-        ConditionExpression: input.condition,
-        ExpressionAttributeNames: withNames(input.names, input.update, input.condition),
-        ExpressionAttributeValues: orUndefined(input.values),
+        ConditionExpression: input.condition.expression,
+        ExpressionAttributeNames: withNames(input.names, input.update, input.condition.expression),
+        ExpressionAttributeValues: values,
         ReturnValues: input.returnValues,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

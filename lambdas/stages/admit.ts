@@ -6,7 +6,7 @@
 import { RunConflict, SpecInvalid } from '../core/errors';
 import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
 import { admitDeadlines, type AdmitDeadlines } from '../core/deadlines';
-import { allowListProblems, assertValidSpec, type RunSpec } from '../core/spec';
+import { allowListProblems, assertValidSpec } from '../core/spec';
 import { specHash } from '../core/spec-hash';
 import { RunStatus, Stage, WhenBusy, isTerminal } from '../core/status';
 import type { StageDeps } from './deps';
@@ -44,7 +44,7 @@ export async function admit(deps: StageDeps, payload: AdmitPayload): Promise<Adm
     deps.log({ runId, stage: Stage.Admit, message: 'duplicate execution: the run is owned by another execution or finished', execution: payload.execution });
     return { runId, duplicate: true, queued: false };
   }
-  const spec = adopted.run.spec as unknown as RunSpec;
+  const spec = adopted.run.spec;
   // A run the API created (or a second delivery's) was validated then; a deploy may have narrowed the
   // allow-lists since. Refused after adoption, so the reaper finishes the run FAILED with the reason.
   const refused = allowListProblems(spec, deps.config);
@@ -85,7 +85,7 @@ export async function createRunFromInput(
   if (!origin || 'runId' in input) return { runId, created: false };
   if (!('schedule' in input)) {
     const spec = assertValidSpec(input.spec, deps.config);
-    await deps.ledger.createRun({ runId, spec: spec as unknown as Record<string, unknown>, specHash: specHash(spec), trigger: origin });
+    await deps.ledger.createRun({ runId, spec, specHash: specHash(spec), trigger: origin });
     return { runId, created: true };
   }
   // A scheduled run: its spec is in the input (a schedule of the deploy config) or in the ledger (an
@@ -96,7 +96,7 @@ export async function createRunFromInput(
   const spec = assertValidSpec(withScheduleGroup(specInput, input.schedule.name), deps.config);
   const trigger = { ...origin, ...(version !== undefined ? { scheduleVersion: version } : {}) };
   try {
-    await deps.ledger.createRun({ runId, spec: spec as unknown as Record<string, unknown>, specHash: specHash(spec), trigger });
+    await deps.ledger.createRun({ runId, spec, specHash: specHash(spec), trigger });
   } catch (err) {
     // Deliveries of one scheduled time are one run: the first delivery's spec stands, even if the
     // schedule changed in between (a later delivery read the new one).

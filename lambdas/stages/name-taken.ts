@@ -28,7 +28,7 @@ export async function endIfNameTaken(deps: { ledger: Ledger; executions: Pick<Ex
   const ended = await deps.ledger.endUnstartedRun(runId, Outcome.FAILED, reason);
   if (ended.kind === 'adopted') return { kind: 'ours' };
   if (ended.kind === 'ended') {
-    const group = (ended.run.spec as { concurrency?: { group?: string } }).concurrency?.group;
+    const group = ended.run.spec.concurrency?.group;
     if (group !== undefined) await deps.ledger.releaseSlot(group, runId);
   }
   return { kind: 'taken', executionArn, reason: ended.run.outcomeReason ?? reason, run: ended.run };

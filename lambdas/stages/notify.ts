@@ -14,7 +14,7 @@
  * While an ambiguous send's claim waits to expire, the retries say so — "webhook: delivery unknown
  * (connection dropped); waiting 28 s for the claim to expire before deciding whether to send again" —
  * and "being sent by another caller" only when the claim is another caller's (deps.caller, recorded
- * with the claim). The cause comes from the previous attempt's recorded error.
+ * with the claim). The cause comes from the previous attempt's recorded error (its `deliveryUnknown` field).
  *
  * The message's times, sentAt included, are on the cluster's clock (`deps.now`; simulated locally,
  * and the message says so); the webhook signature's timestamp stays on the wall clock.
@@ -26,7 +26,6 @@
  * goes through everything above unchanged.
  */
 import {
-  deliveryUnknownCause,
   deliveryUnknownText,
   InvalidTransition,
   isRetryable,
@@ -78,11 +77,13 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
     // Errors that a retry of the stage may get past, in channel order; every channel is tried first.
     const retry: Error[] = [];
     const undelivered: Record<string, string> = {};
+    const unknownCauses: Record<string, string> = {};
     for (const channel of channels) {
       try {
         const sent = await notifyChannel(deps, run, channel, message, attempt);
         results[channel] = sent.result;
         if (sent.detail !== undefined) undelivered[channel] = sent.detail;
+        if (sent.deliveryUnknown !== undefined) unknownCauses[channel] = sent.deliveryUnknown;
       } catch (err) {
         if (isRetryable(err)) {
           results[channel] = 'retrying';
@@ -97,8 +98,8 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
     }
     deps.log({ runId, stage: Stage.Notify, message: 'notification results', outcome, channels: results });
     const notDelivered = Object.keys(undelivered);
-    // Every channel's words in one error: the next attempt reads its channel's cause from it.
-    if (notDelivered.length > 0) retry.unshift(new NotificationNotDelivered(runId, notDelivered, undelivered));
+    // Every channel's words in one error, and the unknown deliveries' causes as a field the next attempt reads.
+    if (notDelivered.length > 0) retry.unshift(new NotificationNotDelivered(runId, notDelivered, undelivered, unknownCauses));
     if (retry.length > 0) throw retry[0];
     return { outcome, channels: results };
   });
@@ -108,6 +109,8 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
 interface ChannelOutcome {
   result: ChannelResult;
   detail?: string;
+  /** Why the delivery is unknown (an ambiguous send). */
+  deliveryUnknown?: string;
 }
 
 async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, message: NotificationMessage, attempt: Attempt): Promise<ChannelOutcome> {
@@ -157,6 +160,7 @@ async function notifyChannel(deps: StageDeps, run: RunContext, channel: string, 
       const left = Math.max(0, Math.ceil(leaseMs / 1000));
       return {
         result: 'ambiguous',
+        deliveryUnknown: delivery.cause,
         detail: `${deliveryUnknownText(channel, delivery.cause)}; the claim expires in ${left} s, then the ${run.spec.notify.policy} policy decides whether to send again`,
       };
     }
@@ -182,7 +186,7 @@ function thisRun(run: RunContext, message: NotificationMessage) {
  */
 function explainBusyClaim(err: unknown, channel: string, attempt: Attempt): unknown {
   if (!(err instanceof NotificationInProgress) || !err.detail || err.detail.holder === 'other') return err;
-  const cause = attempt.previousError && deliveryUnknownCause(attempt.previousError.message, channel);
+  const cause = attempt.previousError?.deliveryUnknown?.[channel];
   if (cause === undefined) return err;
   return new NotificationInProgress(err.runId, err.channel, err.current, { ...err.detail, deliveryUnknown: cause });
 }

@@ -31,9 +31,8 @@ export function loadRun(deps: StageDeps, runId: string, options: { script: true 
 export async function loadRun(deps: StageDeps, runId: string, options: { script?: boolean } = {}): Promise<RunContext> {
   const view = await deps.ledger.getRun(runId, { script: options.script === true });
   if (!view) throw new RunNotFound(runId);
-  // The spec was validated and normalised at creation; the stored copy is trusted as is, so a later
-  // change of the deployment's allow-lists does not strand runs already admitted.
-  const spec = view.run.spec as unknown as RunSpec | RunSpecWithoutScript;
+  // The spec was validated and normalised at creation; the ledger hands it back as is (items.ts asAdmittedSpec).
+  const spec = view.run.spec;
   if (options.script && !('configMap' in spec.script) && typeof spec.script.inline !== 'string') {
     // Never an empty script in the ConfigMap: a run item that lost its script reference is broken.
     throw new StoreError(`ledger run ${runId}: spec.script.inline is missing (the run item names ${spec.script.filename} but holds no script)`);

@@ -5,6 +5,7 @@
  * says whether that is an earlier attempt of the same caller (`deps.caller`, named in the owner) or
  * another caller.
  */
+import { failureRecord, type FailureRecord } from '../core/errors';
 import { stageLeaseMs } from '../core/stage-timing';
 import type { Stage } from '../core/status';
 import { leaseOwner } from '../ledger/stages';
@@ -20,7 +21,7 @@ export interface Attempt {
    */
   first: boolean;
   /** What the previous attempt failed with, if it failed. */
-  previousError?: { name: string; message: string };
+  previousError?: FailureRecord;
   /** The steps earlier attempts recorded (and this one, through `mark`). */
   marks: StageMarks;
 }
@@ -67,8 +68,7 @@ export async function runOnceReading<T, R>(
     const attempt = { first: begun.attempt === 1 && !begun.tookOver, marks: stageMarks, ...(begun.previousError ? { previousError: begun.previousError } : {}) };
     output = await work(attempt, await reading);
   } catch (err) {
-    const error = err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) };
-    await deps.ledger.failStage(runId, stage, owner, error).catch(() => undefined);
+    await deps.ledger.failStage(runId, stage, owner, failureRecord(err)).catch(() => undefined);
     throw err;
   }
   await deps.ledger.completeStage(runId, stage, owner, output);

@@ -40,7 +40,6 @@ import { stateMachineTimeoutSeconds } from '../core/deadlines';
 import { NotificationInProgress, StageBusy } from '../core/errors';
 import { reaperRetry, totalRetryWaitSeconds } from '../core/stage-timing';
 import { Labels } from '../core/runner-contract';
-import type { RunSpecWithoutScript } from '../core/spec';
 import {
   CleanupPolicy,
   NotificationState,
@@ -324,7 +323,7 @@ async function resolveStaleClaims(deps: SweepDeps, opts: SweepOptions, result: S
         (n) => n.state === NotificationState.claimed && n.leaseUntil + opts.claimGraceMs < deps.ledger.now(),
       );
       if (stale.length === 0) continue;
-      const policy = (view.run.spec as unknown as RunSpecWithoutScript).notify.policy;
+      const policy = view.run.spec.notify.policy;
       if (view.stages[Stage.Notify]?.state === StageState.completed) {
         await resolveBesideCompletedNotify(deps, view, stale, policy, result, fail);
         continue;
@@ -485,7 +484,7 @@ function deletable(deps: SweepDeps, opts: SweepOptions, view: RunView | undefine
     const item = view.stages[stage];
     if (item && deps.ledger.isLeaseLive(item)) return undefined;
   }
-  const policy = (run.spec as unknown as RunSpecWithoutScript).cleanup;
+  const policy = run.spec.cleanup;
   // Cleanup's rule: `never` keeps them, `onSuccess` keeps a run that did not succeed (for debugging).
   const kept = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.outcome !== Outcome.SUCCEEDED);
   const decidedAt = Date.parse(run.decidedAt ?? run.updatedAt);

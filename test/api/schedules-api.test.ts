@@ -21,6 +21,7 @@ import { proxyEvent, type ProxyRequest } from '../support/api-gateway-events';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { k6Spec } from '../support/local-runs';
 import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
+import { storedSpec } from '../support/stored-spec';
 
 const CONTEXT = { awsRequestId: 'test' } as unknown as Context;
 
@@ -204,14 +205,14 @@ describeOnLedgerBackends((table) => {
     // Its runs (as Admit records them), newest last, and runs of the same spec name it did not start.
     const fired = async (scheduledTime: string, outcome?: Outcome) => {
       const runId = newRunId();
-      await ledger.createRun({ runId, spec: { name: specName, engine: 'k6' }, specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: name, scheduledTime } });
+      await ledger.createRun({ runId, spec: storedSpec({ name: specName, engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: name, scheduledTime } });
       if (outcome) await ledger.decideOutcome(runId, outcome, `test: ${outcome}`);
       clock.advance(1000);
       return runId;
     };
     const first = await fired('2026-03-13T01:00:00Z', Outcome.SUCCEEDED);
-    await ledger.createRun({ runId: newRunId(), spec: { name: specName, engine: 'k6' }, specHash: 'h', trigger: { kind: TriggerKind.api, caller: 'x' } });
-    await ledger.createRun({ runId: newRunId(), spec: { name: specName, engine: 'k6' }, specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: 'another', scheduledTime: '2026-03-14T01:00:00Z' } });
+    await ledger.createRun({ runId: newRunId(), spec: storedSpec({ name: specName, engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.api, caller: 'x' } });
+    await ledger.createRun({ runId: newRunId(), spec: storedSpec({ name: specName, engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: 'another', scheduledTime: '2026-03-14T01:00:00Z' } });
     clock.advance(1000);
     const second = await fired('2026-03-14T01:00:00Z', Outcome.THRESHOLDS_FAILED);
     const third = await fired('2026-03-15T01:00:00Z');

@@ -25,6 +25,7 @@ import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedd
 import { sample } from '../report/report-fixtures';
 import { proxyEvent } from '../support/api-gateway-events';
 import { EXAMPLE_CONFIG } from '../support/deploy-fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 const KINDS = Object.keys(HANDLER_ENTRIES) as HandlerKind[];
 const dir = mkdtempSync(join(tmpdir(), 'loadplane-bundles-'));
@@ -121,7 +122,7 @@ afterAll(() => store?.close());
 async function ledgerWithARun(): Promise<Record<string, string>> {
   store = await startEmbeddedStore();
   const ledger = new Ledger({ client: store.client, tableName: store.tableName });
-  await ledger.createRun({ runId: REPORT_RUN_ID, spec: { name: 'bundled', engine: 'k6', parallelism: 3 }, specHash: 'h', trigger: { kind: 'api' } });
+  await ledger.createRun({ runId: REPORT_RUN_ID, spec: storedSpec({ name: 'bundled', engine: 'k6', parallelism: 3 }), specHash: 'h', trigger: { kind: 'api' } });
   for (const s of [10, 20, 30]) await ledger.recordSample(REPORT_RUN_ID, sample(s));
   return { LOADPLANE_TABLE: store.tableName, LOADPLANE_DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: 'us-east-1' };
 }

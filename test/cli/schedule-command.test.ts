@@ -24,6 +24,7 @@ import { toProxyEvent, writeProxyResult } from '../../local/serve/api-gateway-ev
 import { startEmbeddedStore, type EmbeddedStore } from '../../local/store/embedded-store';
 import { newRunId, testClock } from '../ledger/fixtures';
 import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
+import { storedSpec } from '../support/stored-spec';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -210,7 +211,7 @@ describe('loadplane schedule list, get and delete', () => {
       ['2026-03-14T01:00:00Z', Outcome.THRESHOLDS_FAILED],
     ] as const) {
       const runId = newRunId();
-      await ledger.createRun({ runId, spec: { name: 'k6-smoke', engine: 'k6' }, specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: 'nightly', scheduledTime } });
+      await ledger.createRun({ runId, spec: storedSpec({ name: 'k6-smoke', engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: 'nightly', scheduledTime } });
       await ledger.decideOutcome(runId, outcome, outcome === Outcome.SUCCEEDED ? 'all 4 runners exited 0' : 'thresholds crossed: http_req_duration');
       runs.push(runId);
     }

@@ -2,6 +2,7 @@
 import { ulid } from 'ulid';
 import { Ledger } from '../../lambdas/ledger/ledger';
 import type { LedgerTable } from '../support/dynamo-backends';
+import { storedSpec } from '../support/stored-spec';
 
 /** Callers in every race: each its own owner/token, all at once over HTTP. */
 export const RACERS = 50;
@@ -31,7 +32,7 @@ export const newRunId = (): string => ulid().toLowerCase();
 export const apiTrigger = { kind: 'api', caller: 'tester', idempotencyKey: 'key-1' } as const;
 
 export async function givenRun(ledger: Ledger, runId = newRunId()): Promise<string> {
-  await ledger.createRun({ runId, spec: { engine: 'k6', parallelism: 2 }, specHash: 'hash-a', trigger: apiTrigger });
+  await ledger.createRun({ runId, spec: storedSpec({ engine: 'k6', parallelism: 2 }), specHash: 'hash-a', trigger: apiTrigger });
   return runId;
 }
 

@@ -9,6 +9,7 @@ import type { StageDeps } from '../../lambdas/stages/deps';
 import { loadRun } from '../../lambdas/stages/run-context';
 import { describeOnLedgerBackends, type LedgerTable } from '../support/dynamo-backends';
 import { RACERS, apiTrigger, countBy, ledgerOn, newRunId, race } from './fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 const MAX_SCRIPT_BYTES = DEFAULT_CONFIG.maxScriptBytes;
 const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -131,7 +132,7 @@ describeOnLedgerBackends((table) => {
       const ledger = ledgerOn(table());
       const runId = newRunId();
       const spec = k6Spec(script);
-      const created = await ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger });
+      const created = await ledger.createRun({ runId, spec: storedSpec(spec), specHash: 'big', trigger: apiTrigger });
       expect(created.kind).toBe('created');
       expect(created.run.spec).toEqual(spec);
 
@@ -145,7 +146,7 @@ describeOnLedgerBackends((table) => {
   it('storage: a small run item without the script, Binary chunks ≤ SCRIPT_CHUNK_BYTES with a TTL past the run, ignored by stage/notification parsing', async () => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
-    await ledger.createRun({ runId, spec: k6Spec(LARGE), specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId, spec: storedSpec(k6Spec(LARGE)), specHash: 'big', trigger: apiTrigger });
     await ledger.beginStage(runId, 'Admit', 'owner-1', 60_000);
     await ledger.claimNotification(runId, 'slack', { leaseMs: 60_000, policy: 'atMostOnce', outcome: Outcome.SUCCEEDED });
 
@@ -180,7 +181,7 @@ describeOnLedgerBackends((table) => {
   ] as const)('%s round-trips (%i chunk items)', async (_, chunks, spec) => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
-    const created = await ledger.createRun({ runId, spec, specHash: 'small', trigger: apiTrigger });
+    const created = await ledger.createRun({ runId, spec: storedSpec(spec), specHash: 'small', trigger: apiTrigger });
     expect(created.run.spec).toEqual(spec);
     expect((await ledger.getRun(runId, { script: true }))!.run.spec).toEqual(spec);
     expect(await chunkItems(table(), runId)).toHaveLength(chunks);
@@ -190,14 +191,14 @@ describeOnLedgerBackends((table) => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
     const original = k6Spec(LARGE);
-    await ledger.createRun({ runId, spec: original, specHash: 'a', trigger: apiTrigger });
+    await ledger.createRun({ runId, spec: storedSpec(original), specHash: 'a', trigger: apiTrigger });
     const originalChunks = await chunkItems(table(), runId);
 
     for (const [spec, hash] of [
       [k6Spec(OTHER_LARGE), 'b'],
       [k6Spec(LARGE, 5), 'c'],
     ] as const) {
-      const conflict = await ledger.createRun({ runId, spec, specHash: hash, trigger: apiTrigger }).catch((e) => e);
+      const conflict = await ledger.createRun({ runId, spec: storedSpec(spec), specHash: hash, trigger: apiTrigger }).catch((e) => e);
       expect(conflict).toBeInstanceOf(RunConflict);
       expect(conflict.current).toMatchObject({ specHash: 'a', spec: original });
       expectSameBytes(inlineOf(conflict.current), LARGE);
@@ -214,14 +215,14 @@ describeOnLedgerBackends((table) => {
     }
     expect(after.length).toBe(originalChunks.length + 2);
 
-    expect(await ledger.createRun({ runId, spec: original, specHash: 'a', trigger: apiTrigger })).toEqual({ kind: 'existing', run: view.run });
+    expect(await ledger.createRun({ runId, spec: storedSpec(original), specHash: 'a', trigger: apiTrigger })).toEqual({ kind: 'existing', run: view.run });
   });
 
   it(`createRun race: ${RACERS} callers with the same large spec → 1 created, ${RACERS - 1} existing, each with the complete spec`, async () => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
     const spec = k6Spec(LARGE);
-    const { values, errors } = await race(() => ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger }));
+    const { values, errors } = await race(() => ledger.createRun({ runId, spec: storedSpec(spec), specHash: 'big', trigger: apiTrigger }));
     expect(errors).toEqual([]);
     expect(countBy(values, (v) => v.kind)).toEqual({ created: 1, existing: RACERS - 1 });
     for (const value of values) expect(inlineOf(value.run) === LARGE).toBe(true);
@@ -242,7 +243,7 @@ describeOnLedgerBackends((table) => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
     const spec = k6Spec(TWO_CHUNKS);
-    await ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId, spec: storedSpec(spec), specHash: 'big', trigger: apiTrigger });
     const run = await operation(ledger, runId);
     expect(run.spec).toEqual(spec);
     expect(run).not.toHaveProperty('inlineScript');
@@ -252,7 +253,7 @@ describeOnLedgerBackends((table) => {
     const { ledger, reads } = countingLedger(table());
     const runId = newRunId();
     const spec = k6Spec(LARGE);
-    await ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId, spec: storedSpec(spec), specHash: 'big', trigger: apiTrigger });
     // Items on both sides of the chunks in sort-key order: notify# < run < script# < stage#.
     await ledger.beginStage(runId, 'Admit', 'owner-1', 60_000);
     await ledger.claimNotification(runId, 'slack', { leaseMs: 60_000, policy: 'atMostOnce', outcome: Outcome.SUCCEEDED });
@@ -275,7 +276,7 @@ describeOnLedgerBackends((table) => {
     const { ledger, reads } = countingLedger(table());
     const runId = newRunId();
     const spec = k6Spec(LARGE);
-    await ledger.createRun({ runId, spec, specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId, spec: storedSpec(spec), specHash: 'big', trigger: apiTrigger });
     reads.reset();
     const view = (await ledger.getRun(runId, { script: true }))!;
     expect(reads.chunks).toBe(2);
@@ -288,7 +289,7 @@ describeOnLedgerBackends((table) => {
     const deps = { ledger, clusterFor: async () => ({}) } as unknown as StageDeps;
     const withCluster = (script: Record<string, unknown>) => ({ ...k6Spec(''), script, cluster: { name: 'kube-sim', namespace: 'loadplane' } });
     const runId = newRunId();
-    await ledger.createRun({ runId, spec: withCluster({ inline: TWO_CHUNKS, filename: 'script.js' }), specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId, spec: storedSpec(withCluster({ inline: TWO_CHUNKS, filename: 'script.js' })), specHash: 'big', trigger: apiTrigger });
     const polled = await loadRun(deps, runId);
     expect(polled.spec.script).toEqual({ filename: 'script.js' });
     const prepared = await loadRun(deps, runId, { script: true });
@@ -296,7 +297,7 @@ describeOnLedgerBackends((table) => {
 
     // A run item that lost its script reference: the spec names a file but has no text.
     const lost = newRunId();
-    await ledger.createRun({ runId: lost, spec: withCluster({ filename: 'script.js' }), specHash: 'lost', trigger: apiTrigger });
+    await ledger.createRun({ runId: lost, spec: storedSpec(withCluster({ filename: 'script.js' })), specHash: 'lost', trigger: apiTrigger });
     const error = await loadRun(deps, lost, { script: true }).catch((e) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect(error.message).toContain('spec.script.inline');
@@ -306,7 +307,7 @@ describeOnLedgerBackends((table) => {
   it('a missing or altered chunk → StoreError naming the chunk, not a truncated script', async () => {
     const ledger = ledgerOn(table());
     const missing = newRunId();
-    await ledger.createRun({ runId: missing, spec: k6Spec(LARGE), specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId: missing, spec: storedSpec(k6Spec(LARGE)), specHash: 'big', trigger: apiTrigger });
     const [first] = await chunkItems(table(), missing);
     await table().client.send(new DeleteCommand({ TableName: table().tableName, Key: { pk: first!.pk, sk: first!.sk } }));
     for (const read of [() => ledger.getRun(missing, { script: true }), () => ledger.adoptRun(missing, 'arn:exec:1')]) {
@@ -316,7 +317,7 @@ describeOnLedgerBackends((table) => {
     }
 
     const altered = newRunId();
-    await ledger.createRun({ runId: altered, spec: k6Spec(LARGE), specHash: 'big', trigger: apiTrigger });
+    await ledger.createRun({ runId: altered, spec: storedSpec(k6Spec(LARGE)), specHash: 'big', trigger: apiTrigger });
     const [chunk] = await chunkItems(table(), altered);
     const data = Buffer.from(chunk!.data as Uint8Array);
     data[0] = data[0]! ^ 1;

@@ -5,6 +5,7 @@ import type { Ledger, ListRunsInput, RunSummary } from '../../lambdas/ledger/led
 import { RUN_SUMMARY_ATTRIBUTES } from '../../lambdas/ledger/table';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { apiTrigger, ledgerOn, newRunId, testClock } from './fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 /** Runs per month; February stays empty so listings must step over an empty bucket. */
 const DATASET = [
@@ -49,7 +50,7 @@ describeOnLedgerBackends((table) => {
         const writer = ledgerOn(table(), clock);
         const runId = newRunId();
         const name = i % 2 === 0 ? 'alpha' : 'beta';
-        await writer.createRun({ runId, spec: { name, engine: 'k6', script: 'x'.repeat(1000) }, specHash: 'h', trigger: apiTrigger });
+        await writer.createRun({ runId, spec: storedSpec({ name, engine: 'k6', script: 'x'.repeat(1000) }), specHash: 'h', trigger: apiTrigger });
         let status: RunStatus = RunStatus.PENDING;
         if (i % 3 === 1) status = (await writer.setStatus(runId, RunStatus.RUNNING)).run.status;
         if (i % 4 === 3) status = (await writer.decideOutcome(runId, Outcome.SUCCEEDED, 'ok')).run.status;

@@ -3,6 +3,7 @@ import { InvalidTransition, RunConflict, RunNotFound } from '../../lambdas/core/
 import { OUTCOMES, Outcome, RunStatus } from '../../lambdas/core/status';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { RACERS, apiTrigger, countBy, errorNames, givenRun, ledgerOn, newRunId, race, testClock } from './fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 describeOnLedgerBackends((table) => {
   const specA = { engine: 'k6', parallelism: 2, script: 'export default () => {}' };
@@ -13,7 +14,7 @@ describeOnLedgerBackends((table) => {
     const runId = newRunId();
     const created = await ledger.createRun({
       runId,
-      spec: specA,
+      spec: storedSpec(specA),
       specHash: 'a',
       trigger: apiTrigger,
       deadlines: { run: '2026-03-15T13:00:00.000Z' },
@@ -25,10 +26,10 @@ describeOnLedgerBackends((table) => {
     expect(created.run.deadlines).toEqual({ run: '2026-03-15T13:00:00.000Z' });
     expect(created.run.expiresAt).toBe(Date.parse('2026-03-15T12:00:00.000Z') / 1000 + 90 * 86_400);
 
-    const again = await ledger.createRun({ runId, spec: specA, specHash: 'a', trigger: apiTrigger });
+    const again = await ledger.createRun({ runId, spec: storedSpec(specA), specHash: 'a', trigger: apiTrigger });
     expect(again).toEqual({ kind: 'existing', run: created.run });
 
-    const conflict = await ledger.createRun({ runId, spec: specB, specHash: 'b', trigger: apiTrigger }).catch((e) => e);
+    const conflict = await ledger.createRun({ runId, spec: storedSpec(specB), specHash: 'b', trigger: apiTrigger }).catch((e) => e);
     expect(conflict).toBeInstanceOf(RunConflict);
     expect(conflict).toMatchObject({ runId, current: { specHash: 'a', spec: specA } });
   });
@@ -36,7 +37,7 @@ describeOnLedgerBackends((table) => {
   it(`createRun race: ${RACERS} callers with the same key and spec → 1 created, the rest existing`, async () => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
-    const { values, errors } = await race(() => ledger.createRun({ runId, spec: specA, specHash: 'a', trigger: apiTrigger }));
+    const { values, errors } = await race(() => ledger.createRun({ runId, spec: storedSpec(specA), specHash: 'a', trigger: apiTrigger }));
     expect(errors).toEqual([]);
     expect(countBy(values, (v) => v.kind)).toEqual({ created: 1, existing: RACERS - 1 });
   });
@@ -45,7 +46,7 @@ describeOnLedgerBackends((table) => {
     const ledger = ledgerOn(table());
     const runId = newRunId();
     const { values, errors } = await race((i) =>
-      ledger.createRun({ runId, spec: i % 2 ? specB : specA, specHash: i % 2 ? 'b' : 'a', trigger: apiTrigger }),
+      ledger.createRun({ runId, spec: storedSpec(i % 2 ? specB : specA), specHash: i % 2 ? 'b' : 'a', trigger: apiTrigger }),
     );
     expect(countBy(values, (v) => v.kind)).toEqual({ created: 1, existing: RACERS / 2 - 1 });
     expect(errorNames(errors)).toEqual({ RunConflict: RACERS / 2 });

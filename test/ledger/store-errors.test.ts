@@ -8,6 +8,7 @@ import { toStoreFailure } from '../../lambdas/ledger/store-errors';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStore } from '../../local/store/embedded-store';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { apiTrigger, givenRun, ledgerOn, newRunId } from './fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 describe('toStoreFailure', () => {
   it.each([
@@ -79,7 +80,7 @@ describeOnLedgerBackends((table) => {
   const runId = 'r1';
 
   it.each([
-    ['createRun', (l: Ledger) => l.createRun({ runId, spec: {}, specHash: 'h', trigger: apiTrigger })],
+    ['createRun', (l: Ledger) => l.createRun({ runId, spec: storedSpec({}), specHash: 'h', trigger: apiTrigger })],
     ['adoptRun', (l: Ledger) => l.adoptRun(runId, 'arn')],
     ['setStatus', (l: Ledger) => l.setStatus(runId, RunStatus.RUNNING)],
     ['decideOutcome', (l: Ledger) => l.decideOutcome(runId, Outcome.FAILED, 'x')],

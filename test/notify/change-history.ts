@@ -9,6 +9,7 @@ import type { Ledger, NotificationItem, RunTrigger } from '../../lambdas/ledger/
 import { decideChannel } from '../../lambdas/notify/when';
 import type { LedgerTable } from '../support/dynamo-backends';
 import { ledgerOn, newRunId, testClock, type TestClock } from '../ledger/fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 export const CHANNEL = 'webhook-change';
 const LEASE_MS = 10_000;
@@ -64,7 +65,7 @@ export function changeHistory(table: LedgerTable, clock: TestClock = testClock()
         when === false
           ? { channels: [], policy: NotifyPolicy.atMostOnce }
           : { channels: [CHANNEL], policy: NotifyPolicy.atMostOnce, ...(when === NotifyWhen.always ? {} : { when: { [CHANNEL]: when } }) };
-      await ledger.createRun({ runId, spec: { name, engine: 'k6', notify }, specHash: 'h', trigger });
+      await ledger.createRun({ runId, spec: storedSpec({ name, engine: 'k6', notify }), specHash: 'h', trigger });
       clock.advance(1_000);
     },
     async decide(label, outcome) {

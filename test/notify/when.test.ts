@@ -12,6 +12,7 @@ import type { Ledger, RunTrigger } from '../../lambdas/ledger/ledger';
 import { LOOK_BACK_RUNS, decideChannel, decideWhen, lastWordBefore, type ThisRun, type WhenDecision } from '../../lambdas/notify/when';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { errorNames, givenRun, ledgerOn, newRunId, race, testClock, type TestClock } from '../ledger/fixtures';
+import { storedSpec } from '../support/stored-spec';
 
 const { SUCCEEDED, FAILED, THRESHOLDS_FAILED, SKIPPED, TIMED_OUT } = Outcome;
 const LEASE_MS = 10_000;
@@ -58,7 +59,7 @@ describeOnLedgerBackends((table) => {
       async add(outcome: Outcome | undefined, trigger: RunTrigger = { kind: TriggerKind.api }, runName = name): Promise<ThisRun & { outcome: Outcome }> {
         const runId = newRunId();
         const notify = { channels: [CHANNEL], policy: NotifyPolicy.atMostOnce, when: { [CHANNEL]: NotifyWhen.change } };
-        const created = await ledger.createRun({ runId, spec: { name: runName, engine: 'k6', notify }, specHash: 'h', trigger });
+        const created = await ledger.createRun({ runId, spec: storedSpec({ name: runName, engine: 'k6', notify }), specHash: 'h', trigger });
         clock.advance(1_000);
         const decided = outcome === undefined ? undefined : (await ledger.decideOutcome(runId, outcome, 'test')).run;
         const run = { runId, name: runName, createdAt: created.run.createdAt, decidedAt: decided?.decidedAt ?? '9999', trigger, outcome: outcome ?? SUCCEEDED };

@@ -8,6 +8,7 @@ import type { LiveSample } from '../../lambdas/core/live-sample';
 import { Stage } from '../../lambdas/core/status';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import type { RunView } from '../../lambdas/ledger/ledger';
+import { storedSpec } from '../support/stored-spec';
 
 export const T0 = Date.parse('2025-03-01T10:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -68,7 +69,7 @@ export function runView(options: ViewOptions = {}): RunView {
     run: {
       runId: 'r1',
       runName: String(spec.name ?? 'checkout'),
-      spec,
+      spec: storedSpec(spec),
       specHash: 'h',
       trigger: { kind: 'api' },
       status: (options.outcome ?? 'SUCCEEDED') as RunView['run']['status'],

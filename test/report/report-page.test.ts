@@ -30,6 +30,7 @@ import { startServe, type Serve } from '../../local/serve/serve';
 import { proxyEvent, type ProxyRequest } from '../support/api-gateway-events';
 import { k6Spec } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { storedSpec } from '../support/stored-spec';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -293,7 +294,7 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
       console.log(`report-page: screenshot ${screenshot}`);
 
       // A run that never started (no stages, no samples), straight from the ledger: it renders, and says "no samples".
-      await serve.runtime.ledger.createRun({ runId: 'never-started', spec: { name: 'never-started', engine: 'k6', parallelism: 2 }, specHash: 'h', trigger: { kind: 'api' } });
+      await serve.runtime.ledger.createRun({ runId: 'never-started', spec: storedSpec({ name: 'never-started', engine: 'k6', parallelism: 2 }), specHash: 'h', trigger: { kind: 'api' } });
       const empty = await call({ method: 'GET', path: '/runs/never-started/report' });
       expect(empty.statusCode).toBe(200);
       await page.setContent(empty.body, { waitUntil: 'load' });

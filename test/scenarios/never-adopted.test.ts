@@ -72,7 +72,7 @@ describe('a run no execution adopted is finished by the reaper, not left PENDING
     const valid = assertValidSpec(spec(), h.runtime.deps.config);
     await h.runtime.ledger.createRun({
       runId,
-      spec: valid as unknown as Record<string, unknown>,
+      spec: valid,
       specHash: specHash(valid),
       trigger: { kind: TriggerKind.api, caller: 'arn:aws:iam::000000000000:user/ci' },
     });

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import { NotificationState, NotifyPolicy, Outcome, Stage, StageState } from '../../lambdas/core/status';
+import { stageLeaseMs } from '../../lambdas/core/stage-timing';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import { notify, type NotifyRecord } from '../../lambdas/stages/notify';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
@@ -127,6 +128,11 @@ describe('Notify', () => {
     const first = await invoke().catch((e: Error) => e);
     expect(first).toMatchObject({ name: 'NotificationNotDelivered', retryable: true });
     expect((first as Error).message).toMatch(/webhook: delivery unknown \(connection dropped\); the claim expires in 30 s, then the atMostOnce policy decides whether to send again$/);
+    expect((await viewOf(h, runId)).stages[Stage.Notify]?.error).toEqual({
+      name: 'NotificationNotDelivered',
+      message: (first as Error).message,
+      deliveryUnknown: { webhook: 'connection dropped' },
+    });
 
     await h.clock.sleep(2_000);
     for (const left of [28, 23]) {
@@ -143,6 +149,26 @@ describe('Notify', () => {
     await h.clock.sleep(30_000); // the claim expires: atMostOnce records unknown, sends nothing more
     expect(await invoke()).toMatchObject({ channels: { webhook: 'unknown' } });
     expect(receiver.deliveries).toBe(1);
+  });
+
+  it("the retry reads the unknown delivery's cause from the recorded failure's field, not from its message's words", async () => {
+    const runId = await decided('notify-dropped-reworded');
+    const execution = `arn:aws:states:local:000000000000:execution:loadplane-run:${runId}`;
+    const invoke = () => dispatchStage(h.runtime.deps, { stage: Stage.Notify, runId, execution });
+    receiver.acceptThenReset(1);
+    await invoke().catch(() => undefined);
+    // An attempt whose error says it in other words (as a later wording would), with the same field.
+    const owner = `${execution} | reworded`;
+    await h.runtime.ledger.beginStage(runId, Stage.Notify, owner, stageLeaseMs(Stage.Notify));
+    await h.runtime.ledger.failStage(runId, Stage.Notify, owner, {
+      name: 'NotificationNotDelivered',
+      message: 'the webhook send may or may not have arrived',
+      deliveryUnknown: { webhook: 'connection dropped' },
+    });
+
+    const retry = await invoke().catch((e: Error) => e);
+    expect(retry).toMatchObject({ name: 'NotificationInProgress', detail: { holder: 'own', deliveryUnknown: 'connection dropped' } });
+    expect((retry as Error).message).toMatch(/^webhook: delivery unknown \(connection dropped\); waiting \d+ s for the claim to expire/);
   });
 
   it('before Decide recorded an outcome: InvalidTransition, nothing claimed, nothing sent', async () => {

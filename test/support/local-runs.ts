@@ -96,7 +96,7 @@ export async function recordAsApi(runtime: LocalRuntime, input: RunSpecInput): P
   const valid = assertValidSpec(input, runtime.deps.config);
   await runtime.ledger.createRun({
     runId,
-    spec: valid as unknown as Record<string, unknown>,
+    spec: valid,
     specHash: specHash(valid),
     trigger: { kind: TriggerKind.api, caller: 'arn:aws:iam::000000000000:user/ci' },
   });
