@@ -33,7 +33,7 @@ describe('test tiers', () => {
     unit = listedFiles('vitest.unit.config.ts');
   });
 
-  it('the unit config selects exactly the tier rule\'s files, each of them in the whole suite (every other file is the rest)', () => {
+  it("the unit config selects exactly the tier rule's files, each of them in the whole suite (every other file is the rest)", () => {
     expect(unit.length).toBeGreaterThan(40);
     expect(unit.filter((file) => !all.includes(file))).toEqual([]);
     expect(unit).toEqual(all.filter(isUnitTier));
@@ -42,7 +42,10 @@ describe('test tiers', () => {
   it('each exception names an existing file inside a unit folder', () => {
     for (const file of Object.keys(NOT_UNIT)) {
       expect(existsSync(`${ROOT}${file}`), file).toBe(true);
-      expect(UNIT_FOLDERS.some((folder) => file.startsWith(`test/${folder}/`)), file).toBe(true);
+      expect(
+        UNIT_FOLDERS.some((folder) => file.startsWith(`test/${folder}/`)),
+        file,
+      ).toBe(true);
     }
   });
 
