@@ -264,7 +264,8 @@ describe("progress: the runners' live figures under the test's line", () => {
     p.start();
     await p.poll(60);
     // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is split on
-    const drawn = p.text().split(/\r|\n|\x1b\[1A|\x1b\[2K/).filter((l) => l.includes('test running') || l.startsWith('    at '));
+    const redraws = /\r|\n|\x1b\[1A|\x1b\[2K/;
+    const drawn = p.text().split(redraws).filter((l) => l.includes('test running') || l.startsWith('    at '));
     expect(drawn.length).toBeGreaterThanOrEqual(2);
     for (const line of drawn) expect(line.length, line).toBe(39);
   });
