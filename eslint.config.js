@@ -42,7 +42,10 @@ function layerRule(folder, { may, types = [] }) {
           patterns: [
             ...forbidden(others, false),
             ...forbidden(types, true),
-            ...OUTSIDE_LAMBDAS.map((name) => ({ group: reaching(name, [2, 3, 4]), message: `lambdas/ may not import ${name}/ (docs/architecture.md §2 Layers)` })),
+            ...OUTSIDE_LAMBDAS.map((name) => ({
+              group: reaching(name, [2, 3, 4]),
+              message: `lambdas/ may not import ${name}/ (docs/architecture.md §2 Layers)`,
+            })),
           ],
         },
       ],
@@ -66,7 +69,12 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: OUTSIDE_LAMBDAS.map((name) => ({ group: reaching(name, [2, 3, 4]), message: `lambdas/ may not import ${name}/ (docs/architecture.md §2 Layers)` })) },
+        {
+          patterns: OUTSIDE_LAMBDAS.map((name) => ({
+            group: reaching(name, [2, 3, 4]),
+            message: `lambdas/ may not import ${name}/ (docs/architecture.md §2 Layers)`,
+          })),
+        },
       ],
     },
   },

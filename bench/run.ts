@@ -26,7 +26,11 @@ function formatTable(result: FigureResult): string {
 
 function markdownTable(result: FigureResult): string {
   const row = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
-  return [row(result.columns), `|${result.columns.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...result.rows.map((r) => row(result.columns.map((col) => text(r[col]))))].join('\n');
+  return [
+    row(result.columns),
+    `|${result.columns.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+    ...result.rows.map((r) => row(result.columns.map((col) => text(r[col])))),
+  ].join('\n');
 }
 
 function markdownReport(machine: Machine, command: string, reports: Record<string, Report>): string {
@@ -58,7 +62,10 @@ interface Machine {
 }
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({ options: { json: { type: 'boolean' }, quick: { type: 'boolean' }, out: { type: 'string' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    options: { json: { type: 'boolean' }, quick: { type: 'boolean' }, out: { type: 'string' } },
+    allowPositionals: true,
+  });
   const unknown = positionals.filter((p) => !FIGURES.some((f) => f.name === p));
   if (unknown.length > 0) {
     console.error(`bench: unknown figure ${unknown.join(', ')} (figures: ${FIGURES.map((f) => f.name).join(', ')})`);
@@ -88,7 +95,10 @@ async function main(): Promise<number> {
   }
   if (values.out) writeFileSync(values.out, markdownReport(machine, command, results));
   if (values.json) console.log(JSON.stringify({ machine, command, figures: results }));
-  else console.log(`\nmachine: node ${machine.node}, ${machine.platform}, ${machine.cpus} CPUs (${machine.cpuModel}), load average ${machine.loadavg1m.toFixed(2)} at the start`);
+  else
+    console.log(
+      `\nmachine: node ${machine.node}, ${machine.platform}, ${machine.cpus} CPUs (${machine.cpuModel}), load average ${machine.loadavg1m.toFixed(2)} at the start`,
+    );
   return 0;
 }
 

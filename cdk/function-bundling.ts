@@ -65,9 +65,7 @@ const IMPORT_META_URL_BANNER = `"use strict";const ${IMPORT_META_URL}=require('u
  * Files copied beside each bundle's index.js: the report page's chart library (uPlot), which the page
  * inlines (lambdas/report/chart-library.ts reads it there). Package path → file name in the bundle.
  */
-export const BUNDLE_FILES: Record<string, string> = Object.fromEntries(
-  Object.values(CHART_LIBRARY_FILES).map((file) => [chartLibraryPackagePath(file), file]),
-);
+export const BUNDLE_FILES: Record<string, string> = Object.fromEntries(Object.values(CHART_LIBRARY_FILES).map((file) => [chartLibraryPackagePath(file), file]));
 
 /** Copies BUNDLE_FILES from node_modules into a bundle's directory (what LAMBDA_BUNDLING's afterBundling hook runs). */
 export function copyBundleFiles(outputDir: string, nodeModules: string = join(REPO_ROOT, 'node_modules')): void {

@@ -105,7 +105,8 @@ export class AcknowledgedCfnGuard implements IPolicyValidationPlugin {
 
 /** A resource's type, read from the synthesized template the violation names. */
 function resourceType(templatePath: string, logicalId: string): string | undefined {
-  const resources = templates.get(templatePath) ?? (JSON.parse(readFileSync(templatePath, 'utf8')) as { Resources: Record<string, { Type: string }> }).Resources;
+  const resources =
+    templates.get(templatePath) ?? (JSON.parse(readFileSync(templatePath, 'utf8')) as { Resources: Record<string, { Type: string }> }).Resources;
   templates.set(templatePath, resources);
   return resources[logicalId]?.Type;
 }
@@ -128,4 +129,3 @@ class SourceAccountOnServicePermissions implements IAspect {
 export function sourceAccountOnServicePermissions(scope: IConstruct): void {
   Aspects.of(scope).add(new SourceAccountOnServicePermissions());
 }
-

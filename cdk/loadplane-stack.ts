@@ -70,7 +70,10 @@ export class LoadplaneStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { description: 'LOADPLANE_API for the CLI (loadplane run --api)', value: api.api.url });
-    new CfnOutput(this, 'StateMachineArn', { description: 'Start runs by hand here (the console input is in docs/triggering-runs.md)', value: stateMachineArn });
+    new CfnOutput(this, 'StateMachineArn', {
+      description: 'Start runs by hand here (the console input is in docs/triggering-runs.md)',
+      value: stateMachineArn,
+    });
     new CfnOutput(this, 'LedgerTable', { value: ledger.table.tableName });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
     if (encryptionKey) {
@@ -80,9 +83,15 @@ export class LoadplaneStack extends Stack {
       });
     }
     new CfnOutput(this, 'ScheduleGroup', { value: schedules.group.scheduleGroupName });
-    new CfnOutput(this, 'ApiScheduleGroup', { description: 'The schedules made through the API (PUT /schedules/{name})', value: apiSchedules.group.scheduleGroupName });
+    new CfnOutput(this, 'ApiScheduleGroup', {
+      description: 'The schedules made through the API (PUT /schedules/{name})',
+      value: apiSchedules.group.scheduleGroupName,
+    });
     // For clusters whose access the admins map themselves (accessEntry: false): the roles to map.
-    new CfnOutput(this, 'StagesRoleArn', { description: 'The stage and reaper functions\' role (Kubernetes group loadplane-control-plane)', value: stages.role.roleArn });
-    new CfnOutput(this, 'SweeperRoleArn', { description: 'The sweeper\'s role (Kubernetes group loadplane-control-plane)', value: sweeper.role.roleArn });
+    new CfnOutput(this, 'StagesRoleArn', {
+      description: "The stage and reaper functions' role (Kubernetes group loadplane-control-plane)",
+      value: stages.role.roleArn,
+    });
+    new CfnOutput(this, 'SweeperRoleArn', { description: "The sweeper's role (Kubernetes group loadplane-control-plane)", value: sweeper.role.roleArn });
   }
 }

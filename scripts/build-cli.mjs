@@ -42,20 +42,20 @@ const EXTERNAL_PACKAGES = Object.keys({ ...packageJson.dependencies, ...packageJ
  */
 function sourceUrlPlugin(readStats) {
   return {
-  name: 'source-import-meta-url',
-  setup(build) {
-    build.onLoad({ filter: /\.ts$/ }, async (args) => {
-      if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
-      // Stat before reading: a file saved during the build is then recorded with its old mtime, so
-      // the next start sees it changed and rebuilds (build-info never vouches for content not built).
-      const { mtimeMs, size } = statSync(args.path);
-      readStats.set(relative(ROOT, args.path).split(sep).join('/'), { mtimeMs, size });
-      const source = await readFile(args.path, 'utf8');
-      if (!source.includes('import.meta.url')) return { contents: source, loader: 'ts' };
-      const fromOut = relative(OUT_DIR, args.path).split(sep).join('/');
-      return { contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(fromOut)}, import.meta.url).href`), loader: 'ts' };
-    });
-  },
+    name: 'source-import-meta-url',
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, async (args) => {
+        if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+        // Stat before reading: a file saved during the build is then recorded with its old mtime, so
+        // the next start sees it changed and rebuilds (build-info never vouches for content not built).
+        const { mtimeMs, size } = statSync(args.path);
+        readStats.set(relative(ROOT, args.path).split(sep).join('/'), { mtimeMs, size });
+        const source = await readFile(args.path, 'utf8');
+        if (!source.includes('import.meta.url')) return { contents: source, loader: 'ts' };
+        const fromOut = relative(OUT_DIR, args.path).split(sep).join('/');
+        return { contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(fromOut)}, import.meta.url).href`), loader: 'ts' };
+      });
+    },
   };
 }
 
@@ -155,7 +155,8 @@ async function acquireLock() {
       const aside = `${LOCK}.${process.pid}.stale`;
       try {
         renameSync(LOCK, aside);
-        if (readFileSync(aside, 'utf8') !== held.text) renameSync(aside, LOCK); // another holder's: give it back
+        if (readFileSync(aside, 'utf8') !== held.text)
+          renameSync(aside, LOCK); // another holder's: give it back
         else rmSync(aside, { force: true });
       } catch {
         // Another waiter took it over first.

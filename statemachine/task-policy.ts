@@ -8,7 +8,15 @@ import { RETRYABLE_ERROR_NAMES } from '../lambdas/core/errors';
 import { BUSY_ERROR_NAMES, STAGE_TIMEOUT_SECONDS, TRANSIENT_RETRY, busyRetry } from '../lambdas/core/stage-timing';
 import { DEFAULT_CONFIG } from '../lambdas/core/config';
 import { Stage } from '../lambdas/core/status';
-import { cruiseWindowTaskTimeoutSeconds, PLATFORM_RETRYABLE_ERRORS, stageFunctionPlaceholder, START_EXECUTION_SYNC, taskStage, type AslDefinition, type AslRetrier } from './run-definition';
+import {
+  cruiseWindowTaskTimeoutSeconds,
+  PLATFORM_RETRYABLE_ERRORS,
+  stageFunctionPlaceholder,
+  START_EXECUTION_SYNC,
+  taskStage,
+  type AslDefinition,
+  type AslRetrier,
+} from './run-definition';
 
 const busy: readonly string[] = BUSY_ERROR_NAMES;
 

@@ -5,8 +5,5 @@ declare module 'asl-validator' {
     errorsText(separator?: string): string;
   }
   /** Note: adds `QueryLanguage` to every state of the definition it is given (pass a copy). */
-  export default function aslValidator(
-    definition: unknown,
-    options?: { checkPaths?: boolean; checkArn?: boolean },
-  ): AslValidationResult;
+  export default function aslValidator(definition: unknown, options?: { checkPaths?: boolean; checkArn?: boolean }): AslValidationResult;
 }

@@ -21,7 +21,9 @@ export const badInput: Figure = {
       const big = join(scratch, 'fifty-megabytes.yaml');
       writeFileSync(big, '');
       truncateSync(big, 50 * 1024 * 1024);
-      const files = readdirSync(corpus).filter((f) => !f.endsWith('.md')).map((f) => join(corpus, f));
+      const files = readdirSync(corpus)
+        .filter((f) => !f.endsWith('.md'))
+        .map((f) => join(corpus, f));
       const env = { ...process.env, LOADPLANE_CONFIG: '' };
       const rounds = quick ? 1 : 3;
       const time = (args: string[]) => {
@@ -35,7 +37,7 @@ export const badInput: Figure = {
       const bigRun = time([bin, 'validate', big]);
       const notRefused = corpusRuns.filter((r) => r.status !== 2).length + (bigRun.status === 2 ? 0 : 1);
       const ms = corpusRuns.map((r) => r.ms);
-      const row = (input: string, value: number) => ({ input, 'ms': round(value), 'x baseline': round(value / baseline, 2) });
+      const row = (input: string, value: number) => ({ input, ms: round(value), 'x baseline': round(value / baseline, 2) });
       return {
         columns: ['input', 'ms', 'x baseline'],
         rows: [

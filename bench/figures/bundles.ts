@@ -74,7 +74,12 @@ export const bundles: Figure = {
             sizeKb: round(statSync(join(deployed, kind, 'index.js')).size / 1024),
           };
         }),
-        { name: 'loadplane validate examples/k6-smoke.yaml', args: [join(repo, 'bin/loadplane.mjs'), 'validate', join(repo, 'examples/k6-smoke.yaml')], env: cliEnv, sizeKb: null },
+        {
+          name: 'loadplane validate examples/k6-smoke.yaml',
+          args: [join(repo, 'bin/loadplane.mjs'), 'validate', join(repo, 'examples/k6-smoke.yaml')],
+          env: cliEnv,
+          sizeKb: null,
+        },
       ];
       // Warm-up (the OS file cache; the CLI's own build if a source changed), and a check that each loads.
       for (const c of commands) {

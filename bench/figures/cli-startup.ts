@@ -47,7 +47,13 @@ export const cliStartup: Figure = {
       columns: ['command', 'median ms', 'p90 ms', 'x baseline', 'peak RSS MB'],
       rows: [
         ...rows,
-        { command: 'npx loadplane --version (once)', 'median ms': npx.status === 0 ? round(npx.ms) : null, 'p90 ms': null, 'x baseline': npx.status === 0 ? round(npx.ms / baseline, 2) : null, 'peak RSS MB': null },
+        {
+          command: 'npx loadplane --version (once)',
+          'median ms': npx.status === 0 ? round(npx.ms) : null,
+          'p90 ms': null,
+          'x baseline': npx.status === 0 ? round(npx.ms / baseline, 2) : null,
+          'peak RSS MB': null,
+        },
       ],
       notes: [`${rounds} rounds, commands interleaved; node ${process.version}; the npx row is one run (npx's own start-up included).`],
     };

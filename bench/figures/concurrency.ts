@@ -77,7 +77,10 @@ export async function measureRow(runs: number): Promise<RowMeasure> {
   const rss = sampleRss();
   const bench = await startBenchRuntime({ timeScale: TIME_SCALE });
   try {
-    const spec = { ...k6BenchSpec({ parallelism: PARALLELISM, durationSeconds: DURATION_SECONDS }), timeouts: { prepare: PHASE_TIMEOUT, ready: PHASE_TIMEOUT } };
+    const spec = {
+      ...k6BenchSpec({ parallelism: PARALLELISM, durationSeconds: DURATION_SECONDS }),
+      timeouts: { prepare: PHASE_TIMEOUT, ready: PHASE_TIMEOUT },
+    };
     const opsBefore = bench.counters.ledgerReads + bench.counters.ledgerWrites;
     const benchCpuBefore = cpuUs(process.resourceUsage());
     const kubeSimCpuBefore = cpuUs(await bench.cluster.usage());

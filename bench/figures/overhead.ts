@@ -187,7 +187,9 @@ export const overhead: Figure = {
       row('ledger writes / run', (m) => m.counts.map((c) => c.ledgerWrites), 0),
       row('Lambda invocations / run', (m) => m.counts.map((c) => c.invocations), 0),
     ];
-    const waitShare = measured.map((m) => `N=${m.parallelism} ${round((100 * median(m.splits.map((s) => s.waitMs))) / median(m.splits.map((s) => s.outcomeMs)), 1)}%`);
+    const waitShare = measured.map(
+      (m) => `N=${m.parallelism} ${round((100 * median(m.splits.map((s) => s.waitMs))) / median(m.splits.map((s) => s.outcomeMs)), 1)}%`,
+    );
     const left = measured.filter((m) => m.left > 0).map((m) => `${m.left} after N=${m.parallelism}`);
     return {
       columns,
@@ -195,10 +197,10 @@ export const overhead: Figure = {
       notes: [
         `${runs} runs per parallelism N, one after another, after ${WARM_UP_RUNS} warm-up runs; every run SUCCEEDED (execution and outcome). k6BenchSpec({ parallelism: N, durationSeconds: 0 }) with prepare and ready timeouts of 1 h (the deployment's maximum; 3.6 s real, so a busy machine does not fail a run on its deadline), one webhook notification per run.`,
         `Local runtime (real ASL in the local engine, stage Lambdas in process, embedded dynalite) against kube-sim in its own process, both at time scale ${TIME_SCALE}: kube-sim's simulated delays (~1 s to schedule a pod, 1 s to start its container) and the ASL's poll Waits (>= 2 s) cost ~1–2 ms real each.`,
-        'Per Task state: p50 of the real ms between its StateEntered and StateExited (every visit summed), without the Wait the local engine takes at the start of the Task that follows a Wait state; the Waits are their own line (nominal: nextPollSeconds / time scale), the rest is the engine between states. The stage rows\' p50s need not add up to the total\'s.',
+        "Per Task state: p50 of the real ms between its StateEntered and StateExited (every visit summed), without the Wait the local engine takes at the start of the Task that follows a Wait state; the Waits are their own line (nominal: nextPollSeconds / time scale), the rest is the engine between states. The stage rows' p50s need not add up to the total's.",
         `Waits' share of submit → outcome (p50s): ${waitShare.join(', ')}.`,
         left.length === 0 ? 'No loadplane object was left in the cluster.' : `Objects left in the cluster: ${left.join(', ')}.`,
-        'Counts per run (API calls: kube-sim\'s request log; ledger: DynamoDB requests; Lambda invocations) do not depend on the machine; the times do: on a shared machine compare ratios measured in the same run.',
+        "Counts per run (API calls: kube-sim's request log; ledger: DynamoDB requests; Lambda invocations) do not depend on the machine; the times do: on a shared machine compare ratios measured in the same run.",
       ],
     };
   },

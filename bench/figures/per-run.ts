@@ -74,7 +74,9 @@ interface Measured {
 async function measure(bench: VirtualBench, seconds: number): Promise<Measured> {
   const run = await bench.run(testSpec(seconds));
   if (run.execution.status !== 'SUCCEEDED' || run.view.run.outcome !== 'SUCCEEDED') {
-    throw new Error(`the ${label(seconds)} run ended ${run.execution.status} (${run.view.run.outcome}): ${run.execution.error ?? ''} ${run.execution.cause ?? run.view.run.outcomeReason ?? ''}`);
+    throw new Error(
+      `the ${label(seconds)} run ended ${run.execution.status} (${run.view.run.outcome}): ${run.execution.error ?? ''} ${run.execution.cause ?? run.view.run.outcomeReason ?? ''}`,
+    );
   }
   const history = run.execution.history;
   const children = run.execution.children;
@@ -175,7 +177,10 @@ function dltLoop(seconds: number) {
   const interval = dltPollIntervalSeconds(seconds);
   const loop = fixedIntervalLoop(seconds, interval);
   // Per poll: one DynamoDB GetItem (eventually consistent, ≤ 4 KB: ½ RRU) and one S3 ListObjectsV2.
-  const bill = monthlyBill({ transitions: loop.transitions, invocations: loop.polls, readUnits: loop.polls * 0.5, writeUnits: 0, ms: loop.polls * DLT_POLL_MS_ASSUMED }, DLT_MEMORY_GB);
+  const bill = monthlyBill(
+    { transitions: loop.transitions, invocations: loop.polls, readUnits: loop.polls * 0.5, writeUnits: 0, ms: loop.polls * DLT_POLL_MS_ASSUMED },
+    DLT_MEMORY_GB,
+  );
   const s3 = cost('s3ListRequest', RUNS_PER_MONTH * loop.polls);
   return { interval, loop, bill: { ...bill, total: bill.total + s3 }, s3 };
 }
@@ -247,7 +252,8 @@ export const perRun: Figure = {
 
       const columns = ['metric', ...lengths.map(label)];
       const rows: Array<Record<string, Cell>> = [];
-      const row = (metric: string, value: (m: Measured) => Cell) => rows.push({ metric, ...Object.fromEntries(measured.map((m) => [label(m.seconds), value(m)])) });
+      const row = (metric: string, value: (m: Measured) => Cell) =>
+        rows.push({ metric, ...Object.fromEntries(measured.map((m) => [label(m.seconds), value(m)])) });
       const own = new Map(measured.map((m) => [m, measuredTotals(m)]));
       const base = new Map(measured.map((m) => [m, baselineTotals(m)]));
       const dlt = new Map(measured.map((m) => [m, dltLoop(m.seconds)]));
@@ -272,8 +278,10 @@ export const perRun: Figure = {
       row('  estimateHistoryEvents (worst case: phases waited out)', (m) => estimateHistoryEvents(m.seconds));
       row('  cruise windows (child executions): count, longest history', (m) => `${m.windows}, ${m.windowEvents}`);
       row('  estimateCruiseWindowEvents (worst case)', (m) => estimateCruiseWindowEvents(m.seconds));
-      row(`  share of the ${HISTORY_EVENT_LIMIT.toLocaleString('en-US')} limit (run / baseline)`, (m) =>
-        `${round((100 * own.get(m)!.historyEvents) / HISTORY_EVENT_LIMIT, 1)} % / ${round((100 * base.get(m)!.historyEvents) / HISTORY_EVENT_LIMIT, 1)} %`,
+      row(
+        `  share of the ${HISTORY_EVENT_LIMIT.toLocaleString('en-US')} limit (run / baseline)`,
+        (m) =>
+          `${round((100 * own.get(m)!.historyEvents) / HISTORY_EVENT_LIMIT, 1)} % / ${round((100 * base.get(m)!.historyEvents) / HISTORY_EVENT_LIMIT, 1)} %`,
       );
       row('DLT completion poll: interval s, polls, transitions', (m) => `${dlt.get(m)!.interval}, ${dlt.get(m)!.loop.polls}, ${dlt.get(m)!.loop.transitions}`);
       row(`$ / month, ${RUNS_PER_MONTH} runs: Step Functions`, (m) => money(monthlyBill(own.get(m)!).stepFunctions));
@@ -283,7 +291,10 @@ export const perRun: Figure = {
       row('  10-s polling baseline, total', (m) => money(monthlyBill(base.get(m)!).total));
       row('  DLT completion-poll loop only, total', (m) => money(dlt.get(m)!.bill.total));
       const first = label(HOUR);
-      rows.push({ metric: `failure detection delay, p50 / max s (1 h test, ${kills} kills)`, [first]: `${round(quantile(delays, 0.5), 1)} / ${round(Math.max(...delays), 1)}` });
+      rows.push({
+        metric: `failure detection delay, p50 / max s (1 h test, ${kills} kills)`,
+        [first]: `${round(quantile(delays, 0.5), 1)} / ${round(Math.max(...delays), 1)}`,
+      });
 
       const longestLine = longest
         ? `Longest allowed run (maxRunDurationSeconds ${maxRun} s = ${label(maxRun)}): ${longest.historyEvents} history events simulated in the run's execution (${round((100 * longest.historyEvents) / HISTORY_EVENT_LIMIT, 1)} % of ${HISTORY_EVENT_LIMIT}), ${longest.windowEvents} in its longest cruise window; estimateHistoryEvents ${estimateHistoryEvents(maxRun)}, estimateCruiseWindowEvents ${estimateCruiseWindowEvents(maxRun)} (worst case: prepare and ready waited out, the test overrunning to its run deadline).`
@@ -303,7 +314,7 @@ export const perRun: Figure = {
           `Failure detection: runner 0's pod disrupted (kube-sim restartPod, as an eviction) at ${kills} instants spread over a 1 h test (one at a seeded random point of each ${HOUR / kills}-s slice: ${instants.map((t) => round(t)).join(', ')} s after Start); every run ended FAILED; delay = from the kill to the Watch poll that saw it, simulated time; delays ${delays.map((d) => round(d, 1)).join(', ')} s.`,
           longestLine,
           `Bill: ${RUNS_PER_MONTH} runs a month (one a day), us-east-1 list prices (bench/aws-prices.ts; ${AWS_PRICES.stepFunctionsStandardTransition.source}, ${AWS_PRICES.lambdaArmGbSecond.source}, ${AWS_PRICES.dynamoDbOnDemandWrite.source}; read ${AWS_PRICES.stepFunctionsStandardTransition.read}), no free tier. Lambda: ${CLUSTER_FUNCTION_MEMORY_MIB} MiB arm64 (CLUSTER_FUNCTION_MEMORY_MIB, cdk/constructs/control-plane-function.ts) × the invocations' measured in-process durations (median Watch poll ${round(sample.watch.ms)} ms at ${label(sample.seconds)}); on AWS the network round trips to EKS and DynamoDB lengthen them: every 10 ms more per invocation adds ${round(gbsPer10ms, 1)} GB-s a month at ${label(sample.seconds)} ($${money(cost('lambdaArmGbSecond', gbsPer10ms))}).`,
-          'DynamoDB request units are the table\'s ConsumedCapacity as dynalite computes it (size-rounded, eventually consistent reads ½); writes to global secondary indexes, which AWS bills as well, are not included. The reaper (a Lambda EventBridge invokes after a failed run) is not in the invocation counts: every run counted here succeeds.',
+          "DynamoDB request units are the table's ConsumedCapacity as dynalite computes it (size-rounded, eventually consistent reads ½); writes to global secondary indexes, which AWS bills as well, are not included. The reaper (a Lambda EventBridge invokes after a failed run) is not in the invocation counts: every run counted here succeeds.",
           `DLT: AWS Distributed Load Testing v4.2.2+ (aws-solutions/distributed-load-testing-on-aws, source/task-status-checker/src/poll-interval.ts and source/infrastructure/lib/back-end/step-functions.ts): a Wait → Lambda "Check Completion" → Choice loop every ceil((test + 300 s) / 2,222) s clamped to 10..60 s, in a distributed-map child execution per region (one region here); before v4.2.2 a fixed 15 s, which broke tests over ~12 h (DLT #335). Its row prices that loop only (its stabilization loop and other states left out), the checker at Lambda's default 128 MB and an assumed ${DLT_POLL_MS_ASSUMED} ms a poll, one ½-RRU GetItem and one S3 LIST per poll ($${AWS_PRICES.s3ListRequest.usd} per ${AWS_PRICES.s3ListRequest.per.toLocaleString('en-US')}).`,
         ],
       };

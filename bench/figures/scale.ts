@@ -47,11 +47,25 @@ function taskSpans(run: BenchRun): Span[] {
 /** The error's message, with what a known limit means. */
 function failureText(message: string): string {
   // DynamoDB's message for an item over its 400 KB limit (dynalite answers with the same text).
-  const itemLimit = /Item size (to update )?has exceeded the maximum allowed size/.test(message) ? " — a ledger record exceeds DynamoDB's 400 KB item limit" : '';
+  const itemLimit = /Item size (to update )?has exceeded the maximum allowed size/.test(message)
+    ? " — a ledger record exceeds DynamoDB's 400 KB item limit"
+    : '';
   return message + itemLimit;
 }
 
-const COLUMNS = ['parallelism', 'Launch ms', 'Launch API calls', 'Watch polls', 'API calls / Watch poll', 'Watch ms / poll', 'Collect ms', 'Cleanup ms', 'API calls / run', 'submit → outcome ms', 'fails'];
+const COLUMNS = [
+  'parallelism',
+  'Launch ms',
+  'Launch API calls',
+  'Watch polls',
+  'API calls / Watch poll',
+  'Watch ms / poll',
+  'Collect ms',
+  'Cleanup ms',
+  'API calls / run',
+  'submit → outcome ms',
+  'fails',
+];
 
 export const scale: Figure = {
   name: 'scale',
@@ -107,7 +121,10 @@ export const scale: Figure = {
     const [first, ...later] = perRunner;
     const ratio = (a: number, b: number) => round(b / a, 2);
     const growth = first
-      ? later.map((p) => `N=${first.n} → ${p.n} (×${round(p.n / first.n, 1)}): per runner, Launch ×${ratio(first.launch, p.launch)}, Watch per poll ×${ratio(first.watch, p.watch)}, Collect ×${ratio(first.collect, p.collect)} (1 = linear in N)`)
+      ? later.map(
+          (p) =>
+            `N=${first.n} → ${p.n} (×${round(p.n / first.n, 1)}): per runner, Launch ×${ratio(first.launch, p.launch)}, Watch per poll ×${ratio(first.watch, p.watch)}, Collect ×${ratio(first.collect, p.collect)} (1 = linear in N)`,
+        )
       : [];
     return {
       columns: COLUMNS,

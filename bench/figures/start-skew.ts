@@ -65,11 +65,7 @@ interface InitProfile {
   /** undefined: kube-sim's default (seeded by run id and runner index). */
   maxSimMs?: number;
 }
-const PROFILES: readonly InitProfile[] = [
-  { label: 'kube-sim default' },
-  { label: '0–2 s sim', maxSimMs: 2_000 },
-  { label: '0–40 s sim', maxSimMs: 40_000 },
-];
+const PROFILES: readonly InitProfile[] = [{ label: 'kube-sim default' }, { label: '0–2 s sim', maxSimMs: 2_000 }, { label: '0–40 s sim', maxSimMs: 40_000 }];
 
 /** What one method's round gave, in real ms. */
 interface Sample {
@@ -237,7 +233,11 @@ async function createRunners(cluster: ClusterClient, runId: string, n: number): 
   const plan = runnerPlan(runId, spec, { runSeconds: 2 * 24 * 60 * 60 });
   const configMap = scriptConfigMap(plan);
   if (configMap) await cluster.createIfAbsent(configMap);
-  await Promise.all(engineAdapter('k6').launchManifests(plan).map((job) => cluster.createIfAbsent(job)));
+  await Promise.all(
+    engineAdapter('k6')
+      .launchManifests(plan)
+      .map((job) => cluster.createIfAbsent(job)),
+  );
 }
 
 /** The run's N runner pods once every one is Running (as AwaitReady's observeRunners sees them). */

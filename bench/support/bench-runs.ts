@@ -15,7 +15,6 @@ import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalR
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver';
 import { startKubeSimProcess, type KubeSimProcess } from './kube-sim-process';
 
-
 export interface Counters {
   invocations: number;
   ledgerReads: number;
@@ -88,9 +87,14 @@ export async function startBenchRuntime(options: BenchRuntimeOptions = {}): Prom
       const name = runOptions.name ?? newRunId();
       const events: BenchRun['events'] = [];
       const submittedAt = performance.now();
-      const execution = await runtime.startExecution({ name, input: { spec, source: 'local' }, onEvent: (e) => events.push({ ...e, seenAt: performance.now(), wallAt: Date.now() }) }).result;
+      const execution = await runtime.startExecution({
+        name,
+        input: { spec, source: 'local' },
+        onEvent: (e) => events.push({ ...e, seenAt: performance.now(), wallAt: Date.now() }),
+      }).result;
       const endedAt = performance.now();
-      const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
+      const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as
+        (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
       const runId = admitted?.state.output.runId ?? name;
       const view = await runtime.ledger.getRun(runId);
       if (!view) throw new Error(`run ${runId} is not in the ledger (execution ${execution.status}: ${execution.error} ${execution.cause})`);

@@ -15,7 +15,9 @@ const sim: KubeSim = await startKubeSim({ clock });
 function answer(request: ChildRequest): unknown {
   switch (request.op) {
     case 'requestLog':
-      return sim.requestLog.filter((e) => request.pathIncludes === undefined || e.path.includes(request.pathIncludes)).filter((e) => request.method === undefined || e.method === request.method);
+      return sim.requestLog
+        .filter((e) => request.pathIncludes === undefined || e.path.includes(request.pathIncludes))
+        .filter((e) => request.method === undefined || e.method === request.method);
     case 'requestCount':
       return sim.requestLog.length;
     case 'clearRequestLog':

@@ -23,7 +23,6 @@ import { startLocalRuntime, type LocalReapResult, type LocalRuntime } from '../.
 /** Retry jitter is seeded, as in the tests: the same figure makes the same waits every time. */
 const RANDOM_SEED = 8;
 
-
 export interface LedgerCounts {
   reads: number;
   writes: number;
@@ -138,10 +137,12 @@ export async function startVirtualBench(): Promise<VirtualBench> {
       calls = [];
       const before = { ledger: { ...ledger }, k8s: requests() };
       const name = newRunId(clock.now());
-      const execution = await runtime.startExecution({ name, input: { spec, source: 'local' }, ...(options.onEvent ? { onEvent: options.onEvent } : {}) }).result;
+      const execution = await runtime.startExecution({ name, input: { spec, source: 'local' }, ...(options.onEvent ? { onEvent: options.onEvent } : {}) })
+        .result;
       // Taken before the figure's own read of the run below.
       const spent = { k8sCalls: requests() - before.k8s, ledger: minus(ledger, before.ledger) };
-      const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
+      const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as
+        (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
       const runId = admitted?.state.output.runId ?? name;
       const view = await runtime.ledger.getRun(runId);
       if (!view) throw new Error(`run ${runId} is not in the ledger (execution ${execution.status}: ${execution.error} ${execution.cause})`);

@@ -111,7 +111,12 @@ const namespaceEntry = z.union(
         .refine((names) => new Set(names).size === names.length, 'must not name a service account twice'),
     }),
   ],
-  { error: (issue) => (typeof issue.input === 'object' && issue.input !== null ? undefined : `must be a namespace name or { name, serviceAccounts }, got ${describeValue(issue.input)}`) },
+  {
+    error: (issue) =>
+      typeof issue.input === 'object' && issue.input !== null
+        ? undefined
+        : `must be a namespace name or { name, serviceAccounts }, got ${describeValue(issue.input)}`,
+  },
 );
 
 const cluster = z.strictObject({
@@ -259,7 +264,11 @@ export const deployConfigSchema = z
           .array(
             z.string().check((ctx) => {
               if (!/^(\d{12}|arn:aws[\w-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+)$/.test(ctx.value)) {
-                ctx.issues.push({ code: 'custom', input: ctx.value, message: `must be a 12-digit AWS account id or an IAM role or user ARN, got ${excerpt(ctx.value)}` });
+                ctx.issues.push({
+                  code: 'custom',
+                  input: ctx.value,
+                  message: `must be a 12-digit AWS account id or an IAM role or user ARN, got ${excerpt(ctx.value)}`,
+                });
               }
             }),
           )
@@ -301,7 +310,8 @@ export const deployConfigSchema = z
       seen.add(cl.name);
       const namespaces = namespaceNames(cl);
       namespaces.forEach((n, j) => {
-        if (namespaces.indexOf(n) !== j) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'namespaces', j], message: `names namespace ${excerpt(n)} twice`, input: n });
+        if (namespaces.indexOf(n) !== j)
+          ctx.issues.push({ code: 'custom', path: ['clusters', i, 'namespaces', j], message: `names namespace ${excerpt(n)} twice`, input: n });
       });
     });
     // A default image is what a run without runner.image gets: it must pass the allow-list like any other.
@@ -316,12 +326,22 @@ export const deployConfigSchema = z
     }
     const { keyArn } = c.encryption;
     if (keyArn !== undefined && !c.encryption.customerManagedKey) {
-      ctx.issues.push({ code: 'custom', path: ['encryption', 'keyArn'], message: 'needs encryption.customerManagedKey: true (the key used instead of one the stack creates)', input: keyArn });
+      ctx.issues.push({
+        code: 'custom',
+        path: ['encryption', 'keyArn'],
+        message: 'needs encryption.customerManagedKey: true (the key used instead of one the stack creates)',
+        input: keyArn,
+      });
     }
     // DynamoDB, CloudWatch Logs, SNS and SQS take a key of the resource's own region only.
     const keyRegion = keyArn?.split(':')[3];
     if (keyRegion !== undefined && c.env?.region !== undefined && keyRegion !== c.env.region) {
-      ctx.issues.push({ code: 'custom', path: ['encryption', 'keyArn'], message: `is a key of ${keyRegion}, but the stack deploys to ${c.env.region} (env.region): the key must be in the stack's region`, input: keyArn });
+      ctx.issues.push({
+        code: 'custom',
+        path: ['encryption', 'keyArn'],
+        message: `is a key of ${keyRegion}, but the stack deploys to ${c.env.region} (env.region): the key must be in the stack's region`,
+        input: keyArn,
+      });
     }
     const names = new Set<string>();
     c.schedules.forEach((s, i) => {
@@ -366,8 +386,9 @@ export class DeployConfigError extends Error {
 
 /** A key path as the file writes it; a segment that is not a plain name is quoted and escaped (one line). */
 const key = (path: readonly PropertyKey[]) =>
-  path.map((segment) => (typeof segment === 'number' || /^[A-Za-z0-9_-]+$/.test(String(segment)) ? String(segment) : escapeText(String(segment), 40, true))).join('.') ||
-  '(root)';
+  path
+    .map((segment) => (typeof segment === 'number' || /^[A-Za-z0-9_-]+$/.test(String(segment)) ? String(segment) : escapeText(String(segment), 40, true)))
+    .join('.') || '(root)';
 
 /** What a zod type is called in a message. */
 const kindOf = (expected: string) => (expected === 'array' ? 'a list' : expected === 'object' ? 'a mapping' : `a ${expected}`);
@@ -398,9 +419,15 @@ function problemsOf(issues: readonly z.core.$ZodIssue[], keyOf: (path: readonly 
     if (issue.code === 'unrecognized_keys') return issue.keys.map((k) => `${keyOf([...issue.path, k])}: ${issue.message}`);
     if (issue.code === 'invalid_union') {
       // The branch of the value's own kind speaks (`{ name, serviceAccounts }` for a mapping).
-      const ofItsKind = issue.errors.filter((branchIssues) => !branchIssues.some((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value')));
+      const ofItsKind = issue.errors.filter(
+        (branchIssues) => !branchIssues.some((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value')),
+      );
       const [branch] = ofItsKind;
-      if (branch && ofItsKind.length === 1) return problemsOf(branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })), keyOf);
+      if (branch && ofItsKind.length === 1)
+        return problemsOf(
+          branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })),
+          keyOf,
+        );
     }
     return [`${keyOf(issue.path)}: ${issue.message}`];
   });

@@ -67,7 +67,8 @@ export class Alarms extends Construct {
     if (!key) {
       Validations.of(this.topic).acknowledge({
         id: 'AwsSolutions-SNS2',
-        reason: "The topic carries alarm states and failed executions' names and errors, never secrets (they are not logged or put in errors); CloudWatch cannot publish to a topic under AWS's managed SNS key (encryption.customerManagedKey puts it under the deployment's key).",
+        reason:
+          "The topic carries alarm states and failed executions' names and errors, never secrets (they are not logged or put in errors); CloudWatch cannot publish to a topic under AWS's managed SNS key (encryption.customerManagedKey puts it under the deployment's key).",
       });
     }
     if (props.config.alarms.email) this.topic.addSubscription(new EmailSubscription(props.config.alarms.email));
@@ -115,11 +116,19 @@ export class Alarms extends Construct {
     };
     const period = Duration.minutes(5);
 
-    alarm('RunTimedOut', props.runStateMachine.metricTimedOut({ period, statistic: 'Sum' }), "A run's execution reached the state machine's timeout: its own deadlines should have ended it first.");
+    alarm(
+      'RunTimedOut',
+      props.runStateMachine.metricTimedOut({ period, statistic: 'Sum' }),
+      "A run's execution reached the state machine's timeout: its own deadlines should have ended it first.",
+    );
     // A window ends at its first poll past its end, long before its timeout (cruiseWindowTimeoutSeconds). A
     // timed-out window fails the run's CruiseWindow Task, whose retries may start another and hide it; its
     // other failures are the run's (retried, then caught: the run fails with the window's error, RunFailed).
-    alarm('CruiseTimedOut', props.cruiseStateMachine.metricTimedOut({ period, statistic: 'Sum' }), "A cruise window's execution reached its timeout: its polls should have ended it first.");
+    alarm(
+      'CruiseTimedOut',
+      props.cruiseStateMachine.metricTimedOut({ period, statistic: 'Sum' }),
+      "A cruise window's execution reached its timeout: its polls should have ended it first.",
+    );
     // Each execution that failed for a reason other than its test's outcome, as it happens: the status
     // change event carries the error (the state machine's own logs leave error details out with
     // execution data, and a test's failure is an execution failure too).
@@ -138,10 +147,18 @@ export class Alarms extends Construct {
     );
     runFailed.addTarget({ bind: () => ({ arn: this.topic.topicArn, input: message, targetResource: this.topic }) });
     allowPublish('RunFailedRule', 'AlarmTopicEventBridgeRulesOfThisAccount', 'events.amazonaws.com', { ArnEquals: { 'aws:SourceArn': runFailed.ruleArn } });
-    alarm('ReaperGaveUp', props.reaperMachine.metricFailed({ period, statistic: 'Sum' }), 'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.');
+    alarm(
+      'ReaperGaveUp',
+      props.reaperMachine.metricFailed({ period, statistic: 'Sum' }),
+      'The reaper kept failing for a run whose execution ended; the event is in its dead-letter queue.',
+    );
     alarm('SweeperErrors', props.sweeper.metricErrors({ period: Duration.minutes(15), statistic: 'Sum' }), 'A sweep ended with errors (see the sweeper log).');
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
-      alarm(`${name}DeadLetters`, queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), `Messages wait in the ${name} dead-letter queue.`);
+      alarm(
+        `${name}DeadLetters`,
+        queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+        `Messages wait in the ${name} dead-letter queue.`,
+      );
     }
     alarm('Api5xx', props.api.metricServerError({ period, statistic: 'Sum' }), 'The API answered 5xx (its log names the error).');
   }

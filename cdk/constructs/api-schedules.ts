@@ -90,14 +90,20 @@ export class ApiSchedules extends Construct {
     if (!role) throw new Error(`${fn.node.path} has no role to grant schedule management to`);
     const stack = Stack.of(this);
     const schedules = `schedule/${this.groupName}/*`;
-    fn.addToRolePolicy(new PolicyStatement({ actions: [...SCHEDULE_MANAGEMENT_ACTIONS], resources: [stack.formatArn({ service: 'scheduler', resource: schedules })] }));
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: [...SCHEDULE_MANAGEMENT_ACTIONS], resources: [stack.formatArn({ service: 'scheduler', resource: schedules })] }),
+    );
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagArn(role, 'scheduler', schedules)}]`,
       reason: `Schedules are named by API callers at run time: the grant is the schedules of the API's own group ${this.groupName} (its ARN prefix, then *), never the config's group CloudFormation manages.`,
     });
     // CreateSchedule and UpdateSchedule name the role the schedule runs with: Scheduler only, this role only.
     fn.addToRolePolicy(
-      new PolicyStatement({ actions: ['iam:PassRole'], resources: [this.role.roleArn], conditions: { StringEquals: { 'iam:PassedToService': SCHEDULER_SERVICE } } }),
+      new PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [this.role.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': SCHEDULER_SERVICE } },
+      }),
     );
     // The group's Ref (its name), so the function is created after the group it puts schedules in.
     fn.addEnvironment('LOADPLANE_SCHEDULE_GROUP', (this.group.node.defaultChild as CfnScheduleGroup).ref);

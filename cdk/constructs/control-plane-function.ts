@@ -52,9 +52,7 @@ export class ControlPlaneFunction extends Construct {
       retention: config.logging.retentionDays as RetentionDays,
       ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
     });
-    props.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }),
-    );
+    props.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }));
     const environment = {
       POWERTOOLS_SERVICE_NAME: 'loadplane',
       POWERTOOLS_METRICS_NAMESPACE: 'loadplane',
@@ -104,7 +102,8 @@ function tracingPolicy(role: Role): Policy {
   const policy = new Policy(scope, id, { roles: [role], statements: [new PolicyStatement({ actions: XRAY_WRITE_ACTIONS, resources: ['*'] })] });
   Validations.of(policy).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
-    reason: "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource ARN (AWS's AWSXRayDaemonWriteAccess grants them on *); Lambda sends the traced functions' segments with their role.",
+    reason:
+      "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource ARN (AWS's AWSXRayDaemonWriteAccess grants them on *); Lambda sends the traced functions' segments with their role.",
   });
   return policy;
 }
@@ -120,7 +119,12 @@ export function clusterFunctionRole(
 ): { role: Role; vpcAccess?: Policy } {
   const role = new Role(scope, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
   for (const statement of ledgerStatements(props.ledger)) role.addToPrincipalPolicy(statement);
-  role.addToPrincipalPolicy(describeClustersStatement(scope, props.config.clusters.map((c) => c.name)));
+  role.addToPrincipalPolicy(
+    describeClustersStatement(
+      scope,
+      props.config.clusters.map((c) => c.name),
+    ),
+  );
   grantChannelSecretsRead(role, props.config);
   return { role, ...(props.config.vpc ? { vpcAccess: grantNetworkInterfaces(scope, role) } : {}) };
 }
@@ -144,7 +148,11 @@ class FunctionPlacement extends Construct {
 
   constructor(scope: Construct, id: string, config: NonNullable<DeployConfig['vpc']>) {
     super(scope, id);
-    this.vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpcId, availabilityZones: config.subnetIds.map((_, i) => `az-${i}`), privateSubnetIds: config.subnetIds });
+    this.vpc = Vpc.fromVpcAttributes(this, 'Vpc', {
+      vpcId: config.vpcId,
+      availabilityZones: config.subnetIds.map((_, i) => `az-${i}`),
+      privateSubnetIds: config.subnetIds,
+    });
     this.subnets = config.subnetIds.map((subnetId, i) => Subnet.fromSubnetId(this, `Subnet${i}`, subnetId));
     this.securityGroups = config.securityGroupIds.map((sg, i) => SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, sg, { mutable: false }));
     Validations.of(this).acknowledge({
@@ -178,7 +186,8 @@ function grantNetworkInterfaces(scope: Construct, role: Role): Policy {
   });
   Validations.of(policy).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
-    reason: "Lambda manages a VPC function's network interfaces with its role; these EC2 actions take no resource ARN (AWS's AWSLambdaVPCAccessExecutionRole grants the same EC2 actions, ec2:DescribeSubnets included, on *).",
+    reason:
+      "Lambda manages a VPC function's network interfaces with its role; these EC2 actions take no resource ARN (AWS's AWSLambdaVPCAccessExecutionRole grants the same EC2 actions, ec2:DescribeSubnets included, on *).",
   });
   return policy;
 }

@@ -55,9 +55,6 @@ export class LedgerTable extends Construct {
         ...(projection.NonKeyAttributes ? { nonKeyAttributes: projection.NonKeyAttributes } : {}),
       });
     }
-    this.resourceArns = [
-      this.table.tableArn,
-      ...(definition.GlobalSecondaryIndexes ?? []).map((index) => `${this.table.tableArn}/index/${index.IndexName}`),
-    ];
+    this.resourceArns = [this.table.tableArn, ...(definition.GlobalSecondaryIndexes ?? []).map((index) => `${this.table.tableArn}/index/${index.IndexName}`)];
   }
 }

@@ -35,7 +35,11 @@ export const LEDGER_KEY_ACTIONS = [
 
 /** The ledger's key, through DynamoDB only (encryption.customerManagedKey: the table is under the deployment's key). */
 export function ledgerKeyStatement(keyArn: string): PolicyStatement {
-  return new PolicyStatement({ actions: [...LEDGER_KEY_ACTIONS], resources: [keyArn], conditions: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } });
+  return new PolicyStatement({
+    actions: [...LEDGER_KEY_ACTIONS],
+    resources: [keyArn],
+    conditions: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } },
+  });
 }
 
 /** The ledger's statements for a role that reads and writes it: the table and its indexes, and its key if it has one. */
@@ -48,7 +52,11 @@ export const QUEUE_SEND_KEY_ACTIONS = ['kms:GenerateDataKey', 'kms:Decrypt'] as 
 
 /** Sending to a dead-letter queue under the deployment's key, through SQS only. */
 export function queueSendKeyStatement(keyArn: string): PolicyStatement {
-  return new PolicyStatement({ actions: [...QUEUE_SEND_KEY_ACTIONS], resources: [keyArn], conditions: { StringLike: { 'kms:ViaService': 'sqs.*.amazonaws.com' } } });
+  return new PolicyStatement({
+    actions: [...QUEUE_SEND_KEY_ACTIONS],
+    resources: [keyArn],
+    conditions: { StringLike: { 'kms:ViaService': 'sqs.*.amazonaws.com' } },
+  });
 }
 
 /** lambdas/cluster/eks-endpoint.ts: DescribeClusterCommand, for the configured clusters only. */
@@ -120,11 +128,16 @@ export function listExecutionsStatement(stateMachineArn: string): PolicyStatemen
  * event without the input) take an execution ARN: `arn:…:execution:<machine name>:<execution name>`.
  * Executions are named at run time (by run id), so the grant is this machine's executions: its name, then `*`.
  */
-export function runExecutionsStatement(role: Role, stateMachineName: string, actions: readonly ('states:StopExecution' | 'states:DescribeExecution')[]): PolicyStatement {
+export function runExecutionsStatement(
+  role: Role,
+  stateMachineName: string,
+  actions: readonly ('states:StopExecution' | 'states:DescribeExecution')[],
+): PolicyStatement {
   const stack = Stack.of(role);
   Validations.of(role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${nagArn(role, 'states', `execution:${stateMachineName}:*`)}]`,
-    reason: "An execution is named by its run id at run time: the grant is this run state machine's executions (its name, then *), for the actions the role's code sends.",
+    reason:
+      "An execution is named by its run id at run time: the grant is this run state machine's executions (its name, then *), for the actions the role's code sends.",
   });
   return new PolicyStatement({
     actions: [...actions],

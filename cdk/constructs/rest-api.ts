@@ -43,7 +43,12 @@ export const API_STAGE_NAME = 'v1';
 export function openApiRoutes(path = OPENAPI_PATH): Array<{ path: string; methods: string[] }> {
   const document = JSON.parse(readFileSync(path, 'utf8')) as { paths: Record<string, Record<string, unknown>> };
   const httpMethods = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
-  return Object.entries(document.paths).map(([p, item]) => ({ path: p, methods: Object.keys(item).filter((m) => httpMethods.has(m)).map((m) => m.toUpperCase()) }));
+  return Object.entries(document.paths).map(([p, item]) => ({
+    path: p,
+    methods: Object.keys(item)
+      .filter((m) => httpMethods.has(m))
+      .map((m) => m.toUpperCase()),
+  }));
 }
 
 export interface LoadplaneRestApiProps {
@@ -144,10 +149,15 @@ export class LoadplaneRestApi extends Construct {
     }
 
     Validations.of(this.api).acknowledge(
-      { id: 'AwsSolutions-APIG3', reason: "Every method requires IAM (SigV4) authorization and the stage is throttled; a WAF web ACL is the account owner's choice and can be associated after deploy." },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason:
+          "Every method requires IAM (SigV4) authorization and the stage is throttled; a WAF web ACL is the account owner's choice and can be associated after deploy.",
+      },
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'The gateway validates the required path parameters; the body (JSON or YAML) is validated by the function before anything is written, with errors naming the spec field and limit, which a JSON Schema model at the gateway cannot give.',
+        reason:
+          'The gateway validates the required path parameters; the body (JSON or YAML) is validated by the function before anything is written, with errors naming the spec field and limit, which a JSON Schema model at the gateway cannot give.',
       },
       { id: 'AwsSolutions-COG4', reason: 'Callers are AWS principals (CI roles, engineers through the CLI) authorized by IAM, not Cognito users.' },
     );

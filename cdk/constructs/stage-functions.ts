@@ -58,9 +58,11 @@ export class StageFunctions extends Construct {
         description,
       }).fn;
     this.byStage = Object.fromEntries(
-      Object.values(Stage).map((stage) => [stage, make(stage, 'stage', STAGE_TIMEOUT_SECONDS[stage], `loadplane ${stage} stage (Task timeout ${STAGE_TIMEOUT_SECONDS[stage]} s)`)]),
+      Object.values(Stage).map((stage) => [
+        stage,
+        make(stage, 'stage', STAGE_TIMEOUT_SECONDS[stage], `loadplane ${stage} stage (Task timeout ${STAGE_TIMEOUT_SECONDS[stage]} s)`),
+      ]),
     ) as Record<Stage, NodejsFunction>;
     this.reaper = make('Reaper', 'reaper', reaperTimeoutSeconds(), 'loadplane reaper: finishes runs whose execution failed, timed out or was stopped');
   }
 }
-

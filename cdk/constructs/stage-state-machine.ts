@@ -52,7 +52,8 @@ export function stageStateMachine(scope: Construct, props: StageStateMachineProp
   });
   Validations.of(role).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
-    reason: 'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, Describe*) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) take no resource ARN; AWS documents Resource * for both.',
+    reason:
+      'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, Describe*) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) take no resource ARN; AWS documents Resource * for both.',
   });
   if (config.logging.stateMachineLevel !== 'ALL') {
     Validations.of(stateMachine).acknowledge({

@@ -26,7 +26,9 @@ export function startExecutionSyncStatements(scope: Role, child: SyncExecutionCh
     new PolicyStatement({ actions: ['states:StartExecution'], resources: [child.stateMachineArn] }),
     new PolicyStatement({
       actions: ['states:DescribeExecution', 'states:StopExecution'],
-      resources: [stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${child.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+      resources: [
+        stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${child.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      ],
     }),
     new PolicyStatement({
       actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],

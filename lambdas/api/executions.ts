@@ -75,7 +75,9 @@ export function stepFunctionsEndedExecutions(client: SFNClient, stateMachineArn:
         let listed = 0;
         // Newest first by start (ListExecutions' order): past `startedSince`, the status is done.
         listing: do {
-          const page = await client.send(new ListExecutionsCommand({ stateMachineArn, statusFilter: status, maxResults: Math.min(MAX_PAGE, max), ...(nextToken ? { nextToken } : {}) }));
+          const page = await client.send(
+            new ListExecutionsCommand({ stateMachineArn, statusFilter: status, maxResults: Math.min(MAX_PAGE, max), ...(nextToken ? { nextToken } : {}) }),
+          );
           for (const e of page.executions ?? []) {
             const startedAt = e.startDate?.getTime() ?? 0;
             if (startedAt < startedSince || listed++ >= max) break listing;

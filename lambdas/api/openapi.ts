@@ -45,7 +45,9 @@ export function openApiDocument(config: DeploymentConfig): Json {
     description: "The schedule's name: lowercase letters, digits and '-', starting with a letter, at most 40 characters",
     schema: { type: 'string', pattern: '^[a-z]([a-z0-9-]*[a-z0-9])?$', maxLength: 40 },
   };
-  const SCHEDULER_UNAVAILABLE = error('The schedule could not be (de)activated where schedules fire: the ledger holds the request; retrying the same request is safe and heals it');
+  const SCHEDULER_UNAVAILABLE = error(
+    'The schedule could not be (de)activated where schedules fire: the ledger holds the request; retrying the same request is safe and heals it',
+  );
   const NO_SCHEDULER = error('This deployment has no schedule target');
 
   return {
@@ -70,8 +72,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
               name: IDEMPOTENCY_KEY_HEADER,
               in: 'header',
               required: false,
-              description:
-                'Makes retries safe: the same key from the same caller is the same run (200); with another spec, 409 and the run is untouched.',
+              description: 'Makes retries safe: the same key from the same caller is the same run (200); with another spec, 409 and the run is untouched.',
               schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7e]+$' },
             },
           ],
@@ -83,9 +84,14 @@ export function openApiDocument(config: DeploymentConfig): Json {
           responses: {
             '201': jsonBody('Run', 'Created; the execution is started'),
             '200': jsonBody('Run', 'The same Idempotency-Key with the same spec: the run created before'),
-            '202': jsonBody('Run', 'Recorded, but StartExecution failed: a retry of this request with the same Idempotency-Key, or the sweeper within minutes, starts it'),
+            '202': jsonBody(
+              'Run',
+              'Recorded, but StartExecution failed: a retry of this request with the same Idempotency-Key, or the sweeper within minutes, starts it',
+            ),
             '400': error('Invalid spec or header: each problem names its field and limit'),
-            '409': error('The Idempotency-Key was used with another spec (`run` is that run, untouched); the concurrency group is busy under `whenBusy: reject`; or an execution started by hand already has the run id as its name (`run` is the run, ended FAILED)'),
+            '409': error(
+              'The Idempotency-Key was used with another spec (`run` is that run, untouched); the concurrency group is busy under `whenBusy: reject`; or an execution started by hand already has the run id as its name (`run` is the run, ended FAILED)',
+            ),
             '413': error(`The body is larger than maxSpecBytes (${config.maxSpecBytes})`),
             '415': error('Content-Type is not JSON or YAML'),
             '500': SERVER_ERROR,
@@ -113,7 +119,10 @@ export function openApiDocument(config: DeploymentConfig): Json {
           summary: 'Abort a run: the runners stop, partial results are collected, the run ends ABORTED',
           parameters: [runId],
           responses: {
-            '202': jsonBody('AbortAccepted', 'Recorded (again: harmless); if the runners have not stopped within the grace period, the execution is stopped hard'),
+            '202': jsonBody(
+              'AbortAccepted',
+              'Recorded (again: harmless); if the runners have not stopped within the grace period, the execution is stopped hard',
+            ),
             '400': error('Not a run id'),
             '404': error('No such run'),
             '409': error('The run already ended; `run` has its state'),
@@ -170,7 +179,12 @@ export function openApiDocument(config: DeploymentConfig): Json {
           operationId: 'getSchedule',
           summary: 'A schedule, its spec, its next fire times and its latest runs with their outcomes',
           parameters: [scheduleName],
-          responses: { '200': jsonBody('ScheduleDetail', 'The schedule'), '400': error('Not a schedule name'), '404': error('No such schedule'), '500': SERVER_ERROR },
+          responses: {
+            '200': jsonBody('ScheduleDetail', 'The schedule'),
+            '400': error('Not a schedule name'),
+            '404': error('No such schedule'),
+            '500': SERVER_ERROR,
+          },
         },
         delete: {
           operationId: 'deleteSchedule',

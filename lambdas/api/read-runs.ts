@@ -22,7 +22,9 @@ import { runResource, runSummaryResource } from './run-resource';
 /** A run id in a path: malformed is a 400 naming `id`, well-formed but unknown a 404. */
 export function checkRunId(id: string): string {
   if (!isValidRunId(id)) {
-    throw new SpecInvalid([{ path: 'id', message: `is not a run id (lowercase letters, digits and '-', 1 to 26 characters), got ${escapeText(id, 40, true)}` }]);
+    throw new SpecInvalid([
+      { path: 'id', message: `is not a run id (lowercase letters, digits and '-', 1 to 26 characters), got ${escapeText(id, 40, true)}` },
+    ]);
   }
   return id;
 }
@@ -66,7 +68,7 @@ export const listQuerySchema = z.strictObject({
     .string()
     .refine((v) => runNameProblem(v) === undefined)
     .optional()
-    .meta({ description: "Only runs of this spec name (newest first; with status, filtered, so a page may hold fewer than limit)" }),
+    .meta({ description: 'Only runs of this spec name (newest first; with status, filtered, so a page may hold fewer than limit)' }),
   // Decimal digits only: Number() would also read `0x10`, ` 1` and `1e1`.
   limit: z
     .string()
@@ -94,7 +96,8 @@ export function parseListQuery(single: Record<string, string | undefined> | null
   }
   const raw = Object.fromEntries(Object.entries(single ?? {}).filter(([, v]) => v !== undefined));
   for (const name of Object.keys(raw)) {
-    if (!(name in PARAMETER_RULES)) problems.push({ path: escapeText(name, 40), message: `is not a parameter of GET /runs (known: ${Object.keys(PARAMETER_RULES).join(', ')})` });
+    if (!(name in PARAMETER_RULES))
+      problems.push({ path: escapeText(name, 40), message: `is not a parameter of GET /runs (known: ${Object.keys(PARAMETER_RULES).join(', ')})` });
   }
   if (problems.length === 0) {
     const parsed = listQuerySchema.safeParse(raw);

@@ -29,7 +29,10 @@ export function checkContentType(header: string | undefined, what: string): void
   if (!(SPEC_MEDIA_TYPES as readonly string[]).includes(type!)) {
     throw new HttpProblem(415, [{ path: 'Content-Type', message: `${escapeText(type ?? '', 60, true)} is not accepted; ${allowed}` }]);
   }
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
     throw new HttpProblem(415, [{ path: 'Content-Type', message: `charset ${escapeText(charset, 40, true)} is not accepted; send UTF-8` }]);
   }

@@ -50,10 +50,10 @@ export const runSummaryResourceSchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     decidedAt: z.string().optional(),
-    abortRequestedAt: z
-      .string()
-      .optional()
-      .meta({ description: 'On the cluster clock, as `test` (the times it is compared with); the other times are the ledger clock. Both are the wall clock on AWS; under kube-sim the cluster clock is simulated' }),
+    abortRequestedAt: z.string().optional().meta({
+      description:
+        'On the cluster clock, as `test` (the times it is compared with); the other times are the ledger clock. Both are the wall clock on AWS; under kube-sim the cluster clock is simulated',
+    }),
   })
   .register(apiSchemas, { id: 'RunSummary' });
 
@@ -69,11 +69,13 @@ export const liveFiguresSchema = z
     requestsPerSecond: z
       .number()
       .optional()
-      .meta({ description: `Requests per second between the newest sample where every runner answered and the newest such sample at least ${MIN_RATE_INTERVAL_MS / 1000} s before it; absent without such a pair among the newest 3 samples (one complete sample so far, partial polls, or a runner restarted its counters in between)` }),
-    errorRate: z
-      .number()
-      .optional()
-      .meta({ description: 'Failed / requests over the same interval, a fraction from 0 to 1 (0.0012 is 0.12%); absent without a rate or without requests in the interval' }),
+      .meta({
+        description: `Requests per second between the newest sample where every runner answered and the newest such sample at least ${MIN_RATE_INTERVAL_MS / 1000} s before it; absent without such a pair among the newest 3 samples (one complete sample so far, partial polls, or a runner restarted its counters in between)`,
+      }),
+    errorRate: z.number().optional().meta({
+      description:
+        'Failed / requests over the same interval, a fraction from 0 to 1 (0.0012 is 0.12%); absent without a rate or without requests in the interval',
+    }),
     vus: z.number().meta({ description: 'Virtual users active at the read, summed' }),
     worstP95: z
       .object({ runner: z.number().int(), ms: z.number() })
@@ -96,14 +98,23 @@ export const runResourceSchema = runSummaryResourceSchema
         startSkew: z
           .object({
             skewMs: z.number().meta({ description: 'The latest runner start minus the earliest (ms)' }),
-            resolutionMs: z.number().optional().meta({ description: 'How precisely each start is known (ms): the widest window between not yet running and seen running' }),
-            source: z.enum(['k6-status', 'log']).meta({ description: "k6-status: Start read each k6 runner's REST status turning to running; log: each runner's start line, timestamped by the kubelet (Gatling)" }),
+            resolutionMs: z
+              .number()
+              .optional()
+              .meta({ description: 'How precisely each start is known (ms): the widest window between not yet running and seen running' }),
+            source: z.enum(['k6-status', 'log']).meta({
+              description:
+                "k6-status: Start read each k6 runner's REST status turning to running; log: each runner's start line, timestamped by the kubelet (Gatling)",
+            }),
             runners: z.record(z.string(), z.string()).meta({ description: 'Runner index → when it was seen to start (cluster clock)' }),
             unseen: z.array(z.number().int()).meta({ description: 'Runners whose start was not seen' }),
             summary: z.string(),
           })
           .optional()
-          .meta({ description: "The synchronized start as measured: when each runner really began its test, and the spread. k6's once Start verified it; Gatling's once Collect read the logs" }),
+          .meta({
+            description:
+              "The synchronized start as measured: when each runner really began its test, and the spread. k6's once Start verified it; Gatling's once Collect read the logs",
+          }),
       })
       .optional()
       .meta({ description: 'When the runners were started and when the test is expected to end, on the cluster clock (simulated under kube-sim)' }),
@@ -150,8 +161,14 @@ export const abortResponseSchema = z
 /** The body of `PUT /schedules/{name}` (JSON or YAML); openapi.ts documents `spec` as the RunSpec. */
 export const scheduleRequestSchema = z
   .strictObject({
-    expression: z.string().meta({ description: '`cron(minutes hours day-of-month month day-of-week year)`, `rate(<n> minutes|hours|days)` (at most 365 days: 8760 hours, 525600 minutes) or `at(yyyy-mm-ddThh:mm:ss)`, as EventBridge Scheduler takes them' }),
-    timeZone: z.string().optional().meta({ description: 'The IANA time zone cron and at are read in: `Area/Location` or `UTC`, spelled as the database spells it (`Europe/Berlin`, not `europe/berlin`); abbreviations (`BST`, `EST`, `GMT`) are refused; default UTC' }),
+    expression: z.string().meta({
+      description:
+        '`cron(minutes hours day-of-month month day-of-week year)`, `rate(<n> minutes|hours|days)` (at most 365 days: 8760 hours, 525600 minutes) or `at(yyyy-mm-ddThh:mm:ss)`, as EventBridge Scheduler takes them',
+    }),
+    timeZone: z.string().optional().meta({
+      description:
+        'The IANA time zone cron and at are read in: `Area/Location` or `UTC`, spelled as the database spells it (`Europe/Berlin`, not `europe/berlin`); abbreviations (`BST`, `EST`, `GMT`) are refused; default UTC',
+    }),
     enabled: z.boolean().optional().meta({ description: 'A disabled schedule is kept but does not fire; default true' }),
     spec: z.record(z.string(), z.unknown()).meta({ description: 'The run spec each firing starts' }),
   })
@@ -177,9 +194,9 @@ export const scheduleResourceSchema = z
 
 export const scheduleDetailSchema = scheduleResourceSchema
   .extend({
-    nextFireTimes: z
-      .array(z.string())
-      .meta({ description: 'The next (at most 5) instants it fires at, from now, as computed by loadplane (for rate, counted from updatedAt); empty when disabled' }),
+    nextFireTimes: z.array(z.string()).meta({
+      description: 'The next (at most 5) instants it fires at, from now, as computed by loadplane (for rate, counted from updatedAt); empty when disabled',
+    }),
     spec: z.record(z.string(), z.unknown()).meta({ description: 'The run spec it starts, as validated and stored' }),
     lastRuns: z.array(runSummaryResourceSchema).meta({ description: 'Its latest runs (at most 10), newest first, with their status and outcome' }),
   })

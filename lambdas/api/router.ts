@@ -62,7 +62,9 @@ export function problemResponse(err: unknown, log: ApiDeps['log']): Response {
   if (err instanceof URIError) return problems(400, [{ path: '(path)', message: 'holds a malformed percent-escape' }]);
   // For the operator, not the caller: the error's name and message (SDK and store errors carry no secrets).
   log({ message: 'request failed', level: 'error', error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
-  return problems(500, [{ path: '(server)', message: 'the request could not be completed; retrying it is safe (with the same Idempotency-Key for POST /runs)' }]);
+  return problems(500, [
+    { path: '(server)', message: 'the request could not be completed; retrying it is safe (with the same Idempotency-Key for POST /runs)' },
+  ]);
 }
 
 /** The routes' paths and methods, for 405 answers (kept beside the routes below); HEAD wherever GET is (makeApiHandler). */
@@ -113,7 +115,12 @@ export function buildRouter(deps: ApiDeps, { reportMaxBytes = REPORT_MAX_BYTES }
     // Lambda answers at most 6 MB: past the limit the caller would get a bare 502 instead of this.
     const bytes = Buffer.byteLength(report.html);
     if (bytes > reportMaxBytes) {
-      throw new HttpProblem(413, [{ path: '(report)', message: `the report page is ${bytes} bytes, over the limit of ${reportMaxBytes} bytes a response may carry (Lambda's 6 MB, with room)` }]);
+      throw new HttpProblem(413, [
+        {
+          path: '(report)',
+          message: `the report page is ${bytes} bytes, over the limit of ${reportMaxBytes} bytes a response may carry (Lambda's 6 MB, with room)`,
+        },
+      ]);
     }
     return new Response(report.html, {
       status: 200,
@@ -152,7 +159,11 @@ export function buildRouter(deps: ApiDeps, { reportMaxBytes = REPORT_MAX_BYTES }
     // The router answers 404 for a known path with another method: that is a 405 with the methods allowed.
     const allowed = ROUTES.find((r) => r.path.test(path))?.methods;
     if (allowed) {
-      return json(405, { errors: [{ path: '(method)', message: `${reqCtx.req.method} is not allowed on ${path.slice(0, 100)}; allowed: ${allowed.join(', ')}` }] }, { allow: allowed.join(', ') });
+      return json(
+        405,
+        { errors: [{ path: '(method)', message: `${reqCtx.req.method} is not allowed on ${path.slice(0, 100)}; allowed: ${allowed.join(', ')}` }] },
+        { allow: allowed.join(', ') },
+      );
     }
     return problems(404, [{ path: '(path)', message: `no such resource: ${path.slice(0, 100)} (see GET /openapi.json)` }]);
   });

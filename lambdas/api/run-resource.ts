@@ -68,7 +68,16 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
     stages: STAGE_ORDER.flatMap((name) => {
       const s = view.stages[name];
       if (!s) return [];
-      return [{ stage: s.stage, state: s.state, attempts: s.attempts, startedAt: s.startedAt, ...(s.endedAt ? { endedAt: s.endedAt } : {}), ...(s.error ? { error: s.error } : {}) }];
+      return [
+        {
+          stage: s.stage,
+          state: s.state,
+          attempts: s.attempts,
+          startedAt: s.startedAt,
+          ...(s.endedAt ? { endedAt: s.endedAt } : {}),
+          ...(s.error ? { error: s.error } : {}),
+        },
+      ];
     }),
     ...(results ? { results: results as unknown as Record<string, unknown> } : {}),
     links: {

@@ -107,7 +107,9 @@ function scheduleNotFound(name: string): HttpProblem {
 
 function targetsOf(deps: ApiDeps): ScheduleTargets {
   if (deps.schedules) return deps.schedules;
-  throw new SchedulesUnavailable(501, [{ path: '(scheduler)', message: 'this deployment has no schedule target: schedules cannot be created or deleted here' }]);
+  throw new SchedulesUnavailable(501, [
+    { path: '(scheduler)', message: 'this deployment has no schedule target: schedules cannot be created or deleted here' },
+  ]);
 }
 
 function activationOf(record: ScheduleRecord): ScheduleActivation {
@@ -184,7 +186,8 @@ function checkDefinition(name: string, input: unknown, deps: ApiDeps): ScheduleD
   const expression = body.expression;
   if (expression === undefined) problems.push({ path: 'expression', message: 'is required, e.g. cron(0 2 * * ? *) or rate(1 day)' });
   else if (typeof expression !== 'string') problems.push({ path: 'expression', message: `must be a string, got ${describeKind(expression)}` });
-  else if (expression.length > MAX_EXPRESSION_LENGTH) problems.push({ path: 'expression', message: `must be at most ${MAX_EXPRESSION_LENGTH} characters, got ${expression.length}` });
+  else if (expression.length > MAX_EXPRESSION_LENGTH)
+    problems.push({ path: 'expression', message: `must be at most ${MAX_EXPRESSION_LENGTH} characters, got ${expression.length}` });
   else {
     // Strict: what Scheduler would refuse too (a field out of range, a date the calendar lacks), so a stored expression has fire times.
     const problem = strictScheduleExpressionProblem(expression);
@@ -193,7 +196,8 @@ function checkDefinition(name: string, input: unknown, deps: ApiDeps): ScheduleD
 
   const timeZone = body.timeZone ?? DEFAULT_TIME_ZONE;
   if (typeof timeZone !== 'string') problems.push({ path: 'timeZone', message: `must be a string, got ${describeKind(timeZone)}` });
-  else if (timeZone.length > MAX_TIME_ZONE_LENGTH) problems.push({ path: 'timeZone', message: `must be at most ${MAX_TIME_ZONE_LENGTH} characters, got ${timeZone.length}` });
+  else if (timeZone.length > MAX_TIME_ZONE_LENGTH)
+    problems.push({ path: 'timeZone', message: `must be at most ${MAX_TIME_ZONE_LENGTH} characters, got ${timeZone.length}` });
   else {
     const problem = timeZoneProblem(timeZone);
     if (problem !== undefined) problems.push({ path: 'timeZone', message: problem });
@@ -204,7 +208,10 @@ function checkDefinition(name: string, input: unknown, deps: ApiDeps): ScheduleD
 
   // An expression with no fire time left (an at() in the past or in a daylight-saving gap, a day no month has) would be stored and never fire.
   if (problems.length === 0 && nextFireTimes({ expression: expression as string, timeZone: timeZone as string, after: deps.now(), count: 1 }).length === 0) {
-    problems.push({ path: 'expression', message: `never fires after now (${iso(deps.now())}${timeZone === DEFAULT_TIME_ZONE ? '' : ` in ${String(timeZone)}`})` });
+    problems.push({
+      path: 'expression',
+      message: `never fires after now (${iso(deps.now())}${timeZone === DEFAULT_TIME_ZONE ? '' : ` in ${String(timeZone)}`})`,
+    });
   }
 
   let spec: RunSpec | undefined;
@@ -244,11 +251,20 @@ export async function getScheduleDetail(deps: ApiDeps, name: string): Promise<Sc
  */
 function upcomingFireTimes(deps: ApiDeps, record: ScheduleRecord): number[] {
   try {
-    return nextFireTimes({ expression: record.expression, timeZone: record.timeZone, after: deps.now(), count: NEXT_FIRE_TIMES, anchor: Date.parse(record.updatedAt) }).filter((t) =>
-      Number.isFinite(new Date(t).getTime()),
-    );
+    return nextFireTimes({
+      expression: record.expression,
+      timeZone: record.timeZone,
+      after: deps.now(),
+      count: NEXT_FIRE_TIMES,
+      anchor: Date.parse(record.updatedAt),
+    }).filter((t) => Number.isFinite(new Date(t).getTime()));
   } catch (err) {
-    deps.log({ message: "the schedule's next fire times could not be computed; answered without them (put the schedule again to fix it)", schedule: record.name, error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
+    deps.log({
+      message: "the schedule's next fire times could not be computed; answered without them (put the schedule again to fix it)",
+      schedule: record.name,
+      error: (err as Error)?.name ?? typeof err,
+      detail: String((err as Error)?.message ?? '').slice(0, 300),
+    });
     return [];
   }
 }
@@ -282,7 +298,12 @@ export async function deleteSchedule(deps: ApiDeps, name: string): Promise<Sched
   try {
     await activate(deps, targets, name, undefined);
   } catch (err) {
-    deps.log({ message: 'the schedule is deleted but its target could not be removed; a retry of the DELETE removes it', schedule: name, error: (err as Error)?.name ?? typeof err, detail: String((err as Error)?.message ?? '').slice(0, 300) });
+    deps.log({
+      message: 'the schedule is deleted but its target could not be removed; a retry of the DELETE removes it',
+      schedule: name,
+      error: (err as Error)?.name ?? typeof err,
+      detail: String((err as Error)?.message ?? '').slice(0, 300),
+    });
     throw new SchedulesUnavailable(503, [{ path: '(scheduler)', message: 'the schedule is deleted but could not be deactivated; retry the same DELETE' }]);
   }
   if (deleted.kind === 'absent' || !deleted.schedule) throw scheduleNotFound(name);

@@ -30,7 +30,6 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } f
 import type { RunResource } from './resources';
 import { runItemSummary, runResource } from './run-resource';
 
-
 export interface SubmitRequest {
   /** As API Gateway hands it over: text, or base64 when `isBase64Encoded`. */
   body: string | null | undefined;
@@ -81,7 +80,12 @@ export async function submitRun(deps: ApiDeps, request: SubmitRequest): Promise<
       const current = err.current as RunItem;
       throw new HttpProblem(
         409,
-        [{ path: IDEMPOTENCY_KEY_HEADER, message: `was used for run ${runId} with a different spec; a run's spec cannot change: send the same spec, or use a new key` }],
+        [
+          {
+            path: IDEMPOTENCY_KEY_HEADER,
+            message: `was used for run ${runId} with a different spec; a run's spec cannot change: send the same spec, or use a new key`,
+          },
+        ],
         runItemSummary(current),
       );
     }

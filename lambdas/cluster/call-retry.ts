@@ -91,13 +91,7 @@ export function parseRetryAfter(value: unknown): number | undefined {
 /** What happens after attempt `attempt` failed with `failure`. */
 export type RetryDecision = { retry: false } | { retry: true; delayMs: number };
 
-export function decideRetry(
-  policy: RetryPolicy,
-  attempt: number,
-  failure: CallFailure,
-  idempotent: boolean,
-  random: number,
-): RetryDecision {
+export function decideRetry(policy: RetryPolicy, attempt: number, failure: CallFailure, idempotent: boolean, random: number): RetryDecision {
   if (attempt >= policy.maxAttempts || !isRetryableFailure(failure, idempotent)) return { retry: false };
   return { retry: true, delayMs: retryDelayMs(policy, attempt, failure, random) };
 }

@@ -25,14 +25,7 @@ import {
 } from '@kubernetes/client-node';
 import { ClusterConflict, ClusterUnavailable } from '../core/errors';
 import { Labels, MANAGED_BY, objectName, Role, RUNNER_CONTAINER } from '../core/runner-contract';
-import {
-  DEFAULT_RETRY_POLICY,
-  parseRetryAfter,
-  realSleep,
-  withRetries,
-  type CallFailure,
-  type RetryRunner,
-} from './call-retry';
+import { DEFAULT_RETRY_POLICY, parseRetryAfter, realSleep, withRetries, type CallFailure, type RetryRunner } from './call-retry';
 import { isNetworkError, statusOf, toClusterError } from './cluster-errors';
 import { runLabelSelector } from './manifests/labels';
 import { createPodProxy, type PreparedProxyRequest, type ProxyRequest, type ProxyResponse } from './pod-proxy';
@@ -82,14 +75,7 @@ export interface ClusterClient {
    * A request to the pod's `port` through pods/proxy; the pod's own non-2xx answers are returned, not
    * thrown. Retried like every call: loadplane's only PATCH sets k6's status to absolute values.
    */
-  podProxy(
-    namespace: string,
-    pod: string,
-    port: number,
-    method: 'GET' | 'PATCH',
-    path: string,
-    body?: unknown,
-  ): Promise<ProxyResponse>;
+  podProxy(namespace: string, pod: string, port: number, method: 'GET' | 'PATCH', path: string, body?: unknown): Promise<ProxyResponse>;
   /** One pods/proxy request with its own timeout and retry rule (ProxyRequest's `timeoutMs`, `idempotent`). */
   podRequest(request: ProxyRequest): Promise<ProxyResponse>;
   /**
@@ -212,9 +198,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
    * 409, look at it); `named` turns it into a cluster error.
    */
   function attempt<T>(idempotent: boolean, fn: (o: Opts) => Promise<T>, contentType?: string): Promise<T> {
-    return withRetries(runner, { idempotent, classify: failureOf }, () =>
-      withRequestTimeout(timeoutMs, (signal) => fn(callOptions(signal, contentType))),
-    );
+    return withRetries(runner, { idempotent, classify: failureOf }, () => withRequestTimeout(timeoutMs, (signal) => fn(callOptions(signal, contentType))));
   }
 
   /** `attempt`, with every failure as a named cluster error. */
@@ -227,9 +211,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
   }
 
   async function listByRun(kind: KubeKind, namespace: string, runId: string): Promise<KubeObject[]> {
-    const items = await call(`list ${kind} in ${namespace} for run ${runId}`, true, (o) =>
-      api.list(kind, namespace, runLabelSelector(runId), o),
-    );
+    const items = await call(`list ${kind} in ${namespace} for run ${runId}`, true, (o) => api.list(kind, namespace, runLabelSelector(runId), o));
     return items.map((item) => ({ ...item, kind }));
   }
 
@@ -269,10 +251,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       }
       const owner = existing.metadata?.labels?.[Labels.runId];
       if (runId !== undefined && owner === runId) return { outcome: 'exists', uid: existing.metadata?.uid ?? '' };
-      throw new ClusterConflict(
-        `${ref} already exists and belongs to ${owner ? `run ${owner}` : 'no loadplane run'}, not run ${runId ?? '(unlabelled)'}`,
-        409,
-      );
+      throw new ClusterConflict(`${ref} already exists and belongs to ${owner ? `run ${owner}` : 'no loadplane run'}, not run ${runId ?? '(unlabelled)'}`, 409);
     },
 
     listByRun,
@@ -323,10 +302,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
 
     podLogHead(namespace, pod, limitBytes, options = {}) {
       return call(`log of pod ${namespace}/${pod}`, true, (o) =>
-        core.readNamespacedPodLog(
-          { namespace, name: pod, container: RUNNER_CONTAINER, limitBytes, ...(options.timestamps ? { timestamps: true } : {}) },
-          o,
-        ),
+        core.readNamespacedPodLog({ namespace, name: pod, container: RUNNER_CONTAINER, limitBytes, ...(options.timestamps ? { timestamps: true } : {}) }, o),
       );
     },
 

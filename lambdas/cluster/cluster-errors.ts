@@ -84,7 +84,5 @@ export function statusOf(body: unknown): { kind: 'Status'; message?: unknown; re
       return undefined;
     }
   }
-  return typeof parsed === 'object' && parsed !== null && (parsed as { kind?: unknown }).kind === 'Status'
-    ? (parsed as { kind: 'Status' })
-    : undefined;
+  return typeof parsed === 'object' && parsed !== null && (parsed as { kind?: unknown }).kind === 'Status' ? (parsed as { kind: 'Status' }) : undefined;
 }

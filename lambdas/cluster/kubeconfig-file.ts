@@ -8,9 +8,7 @@ export function kubeConfigFromFile(path?: string, context?: string): KubeConfig 
   if (context !== undefined) {
     if (!kc.getContextObject(context)) {
       const known = kc.getContexts().map((c) => c.name);
-      throw new Error(
-        `kubeconfig ${path ?? '(default)'} has no context "${context}"; contexts: ${known.length ? known.join(', ') : '(none)'}`,
-      );
+      throw new Error(`kubeconfig ${path ?? '(default)'} has no context "${context}"; contexts: ${known.length ? known.join(', ') : '(none)'}`);
     }
     kc.setCurrentContext(context);
   }

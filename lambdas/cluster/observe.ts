@@ -50,7 +50,10 @@ export function podFacts(pod: V1Pod): PodFacts {
     phase,
     ready: phase === 'Running' && container?.ready === true,
     ...(terminated ? { exitCode: terminated.exitCode } : {}),
-    ...pick(terminated?.reason ?? waiting?.reason ?? unschedulable?.reason ?? pod.status?.reason, terminated?.message ?? waiting?.message ?? unschedulable?.message ?? pod.status?.message),
+    ...pick(
+      terminated?.reason ?? waiting?.reason ?? unschedulable?.reason ?? pod.status?.reason,
+      terminated?.message ?? waiting?.message ?? unschedulable?.message ?? pod.status?.message,
+    ),
     createdAt: toMs(pod.metadata?.creationTimestamp),
     ...(startedAt ? { startedAt: toMs(startedAt) } : {}),
     ...(terminated?.finishedAt ? { finishedAt: toMs(terminated.finishedAt) } : {}),

@@ -7,9 +7,7 @@ import type { V1Affinity, V1LocalObjectReference, V1Toleration, V1TopologySpread
 import type { Engine, RunnerRestartPolicy, SetupTeardown } from '../core/status';
 
 /** The script as given inline (we create `lp-<runId>-script`) or as an existing ConfigMap in the namespace. */
-export type ScriptSource =
-  | { kind: 'inline'; file: string; content: string }
-  | { kind: 'configMap'; name: string; file: string };
+export type ScriptSource = { kind: 'inline'; file: string; content: string } | { kind: 'configMap'; name: string; file: string };
 
 /** CPU/memory as Kubernetes quantities (`500m`, `1Gi`). Missing fields take the builders' defaults. */
 export interface ResourceQuantities {
@@ -19,8 +17,7 @@ export interface ResourceQuantities {
 
 /** An env value the kubelet reads from a Secret or ConfigMap of the run's namespace (Kubernetes' EnvVarSource). */
 export type EnvReference =
-  | { secretKeyRef: { name: string; key: string; optional?: boolean } }
-  | { configMapKeyRef: { name: string; key: string; optional?: boolean } };
+  { secretKeyRef: { name: string; key: string; optional?: boolean } } | { configMapKeyRef: { name: string; key: string; optional?: boolean } };
 
 /** Every key of a Secret or ConfigMap as env vars, named `prefix` + key (Kubernetes' EnvFromSource). */
 export type EnvFrom = ({ secretRef: { name: string; optional?: boolean } } | { configMapRef: { name: string; optional?: boolean } }) & {

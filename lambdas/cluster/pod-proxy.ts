@@ -108,7 +108,11 @@ export function createPodProxy(kc: KubeConfig, options: ProxyOptions): PodProxy 
         },
       };
       const send = url.protocol === 'http:' ? http.request : https.request;
-      const own = { ...options, ...(req.timeoutMs === undefined ? {} : { timeoutMs: req.timeoutMs }), ...(req.idempotent === undefined ? {} : { idempotent: req.idempotent }) };
+      const own = {
+        ...options,
+        ...(req.timeoutMs === undefined ? {} : { timeoutMs: req.timeoutMs }),
+        ...(req.idempotent === undefined ? {} : { idempotent: req.idempotent }),
+      };
       return () => requestWithRetries(what, (signal) => exchange(send, opts, payload, signal), own);
     });
   }

@@ -14,10 +14,7 @@ export const DEFAULT_SERVICE_ACCOUNT = 'default';
  * account of a spec that names none, only if listed). A service account with an IRSA or Pod Identity
  * role hands that role to the script, so only the accounts listed here are allowed.
  */
-const namespaceAllowance = z.union([
-  z.string().min(1),
-  z.object({ name: z.string().min(1), serviceAccounts: z.array(z.string().min(1)).min(1) }),
-]);
+const namespaceAllowance = z.union([z.string().min(1), z.object({ name: z.string().min(1), serviceAccounts: z.array(z.string().min(1)).min(1) })]);
 export type NamespaceAllowance = z.infer<typeof namespaceAllowance>;
 
 const clusterAllowance = z.object({
@@ -40,59 +37,61 @@ export function allowedServiceAccounts(cluster: ClusterAllowance, namespace: str
   return typeof entry === 'string' ? [DEFAULT_SERVICE_ACCOUNT] : entry.serviceAccounts;
 }
 
-export const deploymentConfigSchema = z.object({
-  /** Clusters and namespaces runs may target. */
-  allowedClusters: z.array(clusterAllowance).min(1),
-  /**
-   * Runner images must start with one of these prefixes (registry/repository, then `:` for a tag or `@`
-   * for a digest, e.g. `grafana/k6:` and `grafana/k6@`). Pods run the engine's own image unmodified (architecture §7): k6's stock image, or
-   * for Gatling any image with `gatling.sh` on its PATH (the team's own, or st-tech/gatling-operator's).
-   */
-  allowedImagePrefixes: z.array(z.string().min(1)).min(1),
-  /**
-   * Default runner image per engine, used when a spec names none: a pinned tag. Gatling has none unless
-   * the deployment names one (there is no official Gatling image): a Gatling spec then names its own.
-   */
-  defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1).optional() }),
-  /** Most runners one run may ask for. */
-  maxParallelism: z.number().int().positive(),
-  /**
-   * Longest test, in seconds: the run phase (Start to the runners' end), a spec's `timeouts.run` at most.
-   * The phases before it have limits of their own, so a test of this length fits in a run (architecture §6).
-   */
-  maxRunDurationSeconds: z.number().int().positive(),
-  /** Longest prepare phase (script check), in seconds: a spec's `timeouts.prepare` at most. */
-  maxPrepareSeconds: z.number().int().positive(),
-  /** Longest ready phase (runner pods scheduled and answering), in seconds: a spec's `timeouts.ready` at most. */
-  maxReadySeconds: z.number().int().positive(),
-  /**
-   * Longest a run may wait for a slot in its concurrency group, in seconds: a spec's
-   * `concurrency.queueTimeout` at most. The state machine's own timeout makes room for it.
-   */
-  maxQueueSeconds: z.number().int().positive(),
-  /** Largest inline script, in bytes (UTF-8). */
-  maxScriptBytes: z.number().int().positive(),
-  /**
-   * Largest spec text, in bytes, refused before it is read or parsed (the CLI reads no more; the API
-   * answers 413). Room for the largest script, escaped or indented, and every other field: by default
-   * twice maxScriptBytes, at least 1 MiB (defaultMaxSpecBytes).
-   */
-  maxSpecBytes: z.number().int().positive(),
-  /** Most argv entries, and the largest total size of argv in bytes. */
-  maxArguments: z.number().int().positive(),
-  maxArgumentBytes: z.number().int().positive(),
-  notify: z.object({
-    /** Channels every run notifies, besides those its spec names (e.g. the platform team's). */
-    defaultChannels: z.array(z.string().min(1)),
-    /** Secrets Manager id prefix: channel `slack` reads `<prefix>slack`, a JSON `{ "url", "signingSecret"? }`. */
-    secretPrefix: z.string().min(1),
-    /** The notify policy of a spec that names none (architecture §5). */
-    defaultPolicy: z.enum(NotifyPolicy).default(NotifyPolicy.atMostOnce),
-  }),
-}).refine((c) => c.maxSpecBytes > c.maxScriptBytes, {
-  path: ['maxSpecBytes'],
-  message: 'must be more than maxScriptBytes (a spec holds its inline script)',
-});
+export const deploymentConfigSchema = z
+  .object({
+    /** Clusters and namespaces runs may target. */
+    allowedClusters: z.array(clusterAllowance).min(1),
+    /**
+     * Runner images must start with one of these prefixes (registry/repository, then `:` for a tag or `@`
+     * for a digest, e.g. `grafana/k6:` and `grafana/k6@`). Pods run the engine's own image unmodified (architecture §7): k6's stock image, or
+     * for Gatling any image with `gatling.sh` on its PATH (the team's own, or st-tech/gatling-operator's).
+     */
+    allowedImagePrefixes: z.array(z.string().min(1)).min(1),
+    /**
+     * Default runner image per engine, used when a spec names none: a pinned tag. Gatling has none unless
+     * the deployment names one (there is no official Gatling image): a Gatling spec then names its own.
+     */
+    defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1).optional() }),
+    /** Most runners one run may ask for. */
+    maxParallelism: z.number().int().positive(),
+    /**
+     * Longest test, in seconds: the run phase (Start to the runners' end), a spec's `timeouts.run` at most.
+     * The phases before it have limits of their own, so a test of this length fits in a run (architecture §6).
+     */
+    maxRunDurationSeconds: z.number().int().positive(),
+    /** Longest prepare phase (script check), in seconds: a spec's `timeouts.prepare` at most. */
+    maxPrepareSeconds: z.number().int().positive(),
+    /** Longest ready phase (runner pods scheduled and answering), in seconds: a spec's `timeouts.ready` at most. */
+    maxReadySeconds: z.number().int().positive(),
+    /**
+     * Longest a run may wait for a slot in its concurrency group, in seconds: a spec's
+     * `concurrency.queueTimeout` at most. The state machine's own timeout makes room for it.
+     */
+    maxQueueSeconds: z.number().int().positive(),
+    /** Largest inline script, in bytes (UTF-8). */
+    maxScriptBytes: z.number().int().positive(),
+    /**
+     * Largest spec text, in bytes, refused before it is read or parsed (the CLI reads no more; the API
+     * answers 413). Room for the largest script, escaped or indented, and every other field: by default
+     * twice maxScriptBytes, at least 1 MiB (defaultMaxSpecBytes).
+     */
+    maxSpecBytes: z.number().int().positive(),
+    /** Most argv entries, and the largest total size of argv in bytes. */
+    maxArguments: z.number().int().positive(),
+    maxArgumentBytes: z.number().int().positive(),
+    notify: z.object({
+      /** Channels every run notifies, besides those its spec names (e.g. the platform team's). */
+      defaultChannels: z.array(z.string().min(1)),
+      /** Secrets Manager id prefix: channel `slack` reads `<prefix>slack`, a JSON `{ "url", "signingSecret"? }`. */
+      secretPrefix: z.string().min(1),
+      /** The notify policy of a spec that names none (architecture §5). */
+      defaultPolicy: z.enum(NotifyPolicy).default(NotifyPolicy.atMostOnce),
+    }),
+  })
+  .refine((c) => c.maxSpecBytes > c.maxScriptBytes, {
+    path: ['maxSpecBytes'],
+    message: 'must be more than maxScriptBytes (a spec holds its inline script)',
+  });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
 /** maxSpecBytes for a deployment that does not set it: twice maxScriptBytes, at least 1 MiB. */
@@ -240,6 +239,6 @@ export function loadCliSettings(env: NodeJS.ProcessEnv = process.env): { api?: s
 export function loadReportLinkSettings(env: NodeJS.ProcessEnv = process.env): { apiUrl?: string } {
   const value = env.LOADPLANE_API_URL;
   if (!value) return {};
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new Error('LOADPLANE_API_URL must be the REST API\'s http(s) base URL');
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new Error("LOADPLANE_API_URL must be the REST API's http(s) base URL");
   return { apiUrl: value };
 }

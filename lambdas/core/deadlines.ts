@@ -98,12 +98,7 @@ function runPhaseSeconds(run: number | undefined, expectedDurationSeconds: numbe
  * At Start: the spec's `run` timeout when given, else the expected duration plus grace; with neither
  * (no expectation could be derived), only the whole run's deadline bounds the test.
  */
-export function runDeadline(
-  startedAt: number,
-  timeouts: Pick<PhaseTimeouts, 'run'>,
-  expectedDurationSeconds: number | undefined,
-  totalBy: number,
-): number {
+export function runDeadline(startedAt: number, timeouts: Pick<PhaseTimeouts, 'run'>, expectedDurationSeconds: number | undefined, totalBy: number): number {
   const seconds = runPhaseSeconds(timeouts.run, expectedDurationSeconds);
   return seconds === undefined ? totalBy : Math.min(startedAt + seconds * MS, totalBy);
 }
@@ -163,8 +158,8 @@ const GO_DURATION_UNIT_NS: Readonly<Record<string, number>> = {
   s: 1e9,
   ms: 1e6,
   us: 1e3,
-  'µs': 1e3, // U+00B5, as Go prints it
-  'μs': 1e3, // U+03BC, also accepted by Go's time.ParseDuration
+  µs: 1e3, // U+00B5, as Go prints it
+  μs: 1e3, // U+03BC, also accepted by Go's time.ParseDuration
   ns: 1,
 };
 const GO_DURATION_PART = /(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|μs|ns)/y;

@@ -219,7 +219,10 @@ function describeBusyClaim(runId: string, channel: string, detail: ClaimDetail |
 export class ChannelNotConfigured extends LoadplaneError {
   override readonly name = 'ChannelNotConfigured' as const;
   readonly retryable = false;
-  constructor(readonly channel: string, detail: string) {
+  constructor(
+    readonly channel: string,
+    detail: string,
+  ) {
     super(`notification channel ${channel}: ${detail}`);
   }
 }
@@ -228,7 +231,10 @@ export class ChannelNotConfigured extends LoadplaneError {
 export class ChannelSecretInvalid extends LoadplaneError {
   override readonly name = 'ChannelSecretInvalid' as const;
   readonly retryable = false;
-  constructor(readonly channel: string, problem: string) {
+  constructor(
+    readonly channel: string,
+    problem: string,
+  ) {
     super(`notification channel ${channel}: its configuration is invalid: ${problem}`);
   }
 }
@@ -237,7 +243,11 @@ export class ChannelSecretInvalid extends LoadplaneError {
 export class ChannelSecretUnavailable extends LoadplaneError {
   override readonly name = 'ChannelSecretUnavailable' as const;
   readonly retryable = true;
-  constructor(readonly channel: string, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly channel: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
     super(`notification channel ${channel}: its secret could not be read: ${detail}`, options);
   }
 }

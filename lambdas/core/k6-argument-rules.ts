@@ -34,10 +34,9 @@ const GO_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 /** Go's strconv.ParseBool false values. */
 const GO_FALSE = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
 
-const LINGER_REASON =
-  'a lingering k6 does not exit after its test, nor after a REST stop, so its result is never printed and the run would time out';
+const LINGER_REASON = 'a lingering k6 does not exit after its test, nor after a REST stop, so its result is never printed and the run would time out';
 const DOUBLE_DASH_REASON =
-  "k6 would take every later entry (loadplane's own flags and the script path) as script arguments: every runner would exit 255 (\"accepts 1 arg(s)\"); remove it";
+  'k6 would take every later entry (loadplane\'s own flags and the script path) as script arguments: every runner would exit 255 ("accepts 1 arg(s)"); remove it';
 
 /**
  * k6 run's boolean shorthands (-q quiet, -v verbose, -p paused, -l linger): cobra/pflag reads them
@@ -71,7 +70,10 @@ const ENV_HIDES_RESULT: Readonly<Record<string, (value: string) => boolean>> = {
  * `envFrom`) is the kubelet's to read and cannot be checked, so K6_NO_SUMMARY=true from a Secret passes
  * admission and the runs it hides the export of end "no result".
  */
-export function k6SpecProblems(spec: { arguments: readonly string[]; env: Readonly<Record<string, string | null>> }): { path: (string | number)[]; message: string }[] {
+export function k6SpecProblems(spec: {
+  arguments: readonly string[];
+  env: Readonly<Record<string, string | null>>;
+}): { path: (string | number)[]; message: string }[] {
   const env = Object.entries(spec.env).flatMap(([name, value]) => {
     if (value === null) return [];
     if (ENV_HIDES_RESULT[name]?.(value)) {

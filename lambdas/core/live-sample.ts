@@ -46,10 +46,7 @@ type Counters = Pick<LiveSample, 'elapsedMs' | 'requests' | 'failed'>;
  * failed than were made (a replaced runner starts again from 0, and only sums are kept: no rate can
  * be told across it). `errorRate` (0–1) is absent when no request was made in between.
  */
-export type Interval =
-  | { kind: 'rate'; requestsPerSecond: number; errorRate?: number }
-  | { kind: 'short' }
-  | { kind: 'reset' };
+export type Interval = { kind: 'rate'; requestsPerSecond: number; errorRate?: number } | { kind: 'short' } | { kind: 'reset' };
 
 export function intervalBetween(before: Counters, after: Counters): Interval {
   const ms = after.elapsedMs - before.elapsedMs;

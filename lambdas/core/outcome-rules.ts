@@ -80,7 +80,12 @@ const MAX_MISSING_NOTES = 3;
  * those without a note (or past MAX_MISSING_NOTES distinct ones) in one entry, first.
  */
 function missingFailures(missing: number[], missingNotes: ReadonlyMap<number, string> | undefined): string[] {
-  const noted = [...groupBy(missing.filter((r) => missingNotes?.has(r)), (r) => missingNotes!.get(r)!)].sort(([, a], [, b]) => a[0]! - b[0]!);
+  const noted = [
+    ...groupBy(
+      missing.filter((r) => missingNotes?.has(r)),
+      (r) => missingNotes!.get(r)!,
+    ),
+  ].sort(([, a], [, b]) => a[0]! - b[0]!);
   const quoted = noted.slice(0, MAX_MISSING_NOTES);
   const plain = missing.filter((r) => !quoted.some(([, runners]) => runners.includes(r)));
   return [

@@ -188,7 +188,7 @@ export function pollsUntilDeadline(phase: Phase, phaseLengthSeconds: number, exp
   };
   const polls: PhasePolls = { waits: 0, cruises: 0, windows: 0, longestWindow: 0 };
   let inWindow = 0;
-  for (let now = 0; now < input.deadline; ) {
+  for (let now = 0; now < input.deadline;) {
     if (inWindow > 0) polls.cruises += 1;
     else polls.waits += 1;
     const next = nextPollSeconds({ ...input, now });
@@ -241,7 +241,8 @@ function worstRunPhase(runSeconds: number, options: EstimateOptions): PhasePolls
  */
 export function estimateHistoryEvents(runSeconds: number, options: EstimateOptions = {}): number {
   const run = worstRunPhase(runSeconds, options);
-  const waits = pollCyclesUntilDeadline(Phase.prepare, ESTIMATE_WAITING_PHASE_SECONDS) + pollCyclesUntilDeadline(Phase.ready, ESTIMATE_WAITING_PHASE_SECONDS) + run.waits;
+  const waits =
+    pollCyclesUntilDeadline(Phase.prepare, ESTIMATE_WAITING_PHASE_SECONDS) + pollCyclesUntilDeadline(Phase.ready, ESTIMATE_WAITING_PHASE_SECONDS) + run.waits;
   return STRAIGHT_LINE_EVENTS + waits * EVENTS_PER_POLL_CYCLE + run.windows * EVENTS_PER_CRUISE_WINDOW + queueEvents(options.queueSeconds ?? 0);
 }
 

@@ -88,12 +88,21 @@ export function runWindow(input: RunWindowInput): RunWindow {
   const expectedEndAt = ends.length > 0 ? Math.max(...ends) : undefined;
   // The schedule's end, a started replacement's included (it re-runs the whole share from its own start).
   const scheduledSeconds = input.scheduledEndAt === undefined ? undefined : (input.scheduledEndAt - startedAt) / MS;
-  const scheduledEnds = scheduledSeconds === undefined ? [] : [input.scheduledEndAt!, ...replacements.flatMap((r) => (r.startedAt !== undefined ? [r.startedAt + scheduledSeconds * MS] : []))];
+  const scheduledEnds =
+    scheduledSeconds === undefined
+      ? []
+      : [input.scheduledEndAt!, ...replacements.flatMap((r) => (r.startedAt !== undefined ? [r.startedAt + scheduledSeconds * MS] : []))];
   const pollTowards = scheduledEnds.length > 0 ? Math.max(...scheduledEnds) : expectedEndAt;
   const waiting = replacements.filter((r) => r.startedAt === undefined);
   const overdue = waiting.filter((r) => r.createdAt !== undefined && now >= r.createdAt + timeouts.ready * MS).map((r) => r.index);
 
-  const runPoll = nextPollSeconds({ phase: Phase.run, now, phaseStartedAt: startedAt, deadline: runBy, ...(pollTowards !== undefined ? { expectedEndAt: pollTowards } : {}) });
+  const runPoll = nextPollSeconds({
+    phase: Phase.run,
+    now,
+    phaseStartedAt: startedAt,
+    deadline: runBy,
+    ...(pollTowards !== undefined ? { expectedEndAt: pollTowards } : {}),
+  });
   // A replacement on its way is waited for as AwaitReady waits for a runner: densely, from its creation.
   const readyPolls = waiting.map((r) => {
     const since = r.createdAt ?? now;

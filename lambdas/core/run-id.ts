@@ -61,8 +61,7 @@ function hashToBase32(parts: string[]): string {
   return out;
 }
 
-const ISO_INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-](\d{2}):?(\d{2}))$/i;
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-](\d{2}):?(\d{2}))$/i;
 
 /**
  * An ISO 8601 instant with an explicit zone, re-emitted as UTC with milliseconds. Strict on purpose:

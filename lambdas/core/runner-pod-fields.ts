@@ -48,13 +48,19 @@ const described = <T extends z.ZodType>(schema: T, type: string, more = '') =>
   schema.meta({ description: `A Kubernetes core/v1 ${type}, as in a pod spec${more}` });
 
 export const runnerAffinity = described(kubernetesValue<V1Affinity>('Affinity'), 'Affinity', '; with `separate`, runners also get its anti-affinity term');
-export const runnerTopologySpreadConstraints = z.array(described(kubernetesValue<V1TopologySpreadConstraint>('TopologySpreadConstraint'), 'TopologySpreadConstraint'));
+export const runnerTopologySpreadConstraints = z.array(
+  described(kubernetesValue<V1TopologySpreadConstraint>('TopologySpreadConstraint'), 'TopologySpreadConstraint'),
+);
 export const runnerImagePullSecrets = z.array(
-  described(kubernetesValue<V1LocalObjectReference>('LocalObjectReference', (ref) =>
-    typeof ref.name === 'string' && ref.name.length <= 253 && DNS_SUBDOMAIN.test(ref.name)
-      ? []
-      : [{ path: ['name'], message: 'must name a Secret in the run\'s namespace (a Kubernetes name: lowercase letters, digits, - and .)' }],
-  ), 'LocalObjectReference', ' (`{ name }`: a docker-registry Secret in the run\'s namespace)'),
+  described(
+    kubernetesValue<V1LocalObjectReference>('LocalObjectReference', (ref) =>
+      typeof ref.name === 'string' && ref.name.length <= 253 && DNS_SUBDOMAIN.test(ref.name)
+        ? []
+        : [{ path: ['name'], message: "must name a Secret in the run's namespace (a Kubernetes name: lowercase letters, digits, - and .)" }],
+    ),
+    'LocalObjectReference',
+    " (`{ name }`: a docker-registry Secret in the run's namespace)",
+  ),
 );
 /** Only the list shape here: runnerVolumeProblems checks the entries, which needs volumes and mounts together. */
 export const runnerVolumes = z.array(described(z.custom<V1Volume>(), 'Volume', `; one of ${RUNNER_VOLUME_TYPES.join(', ')}`));
@@ -120,7 +126,10 @@ function volumeProblems(volume: unknown): SchemaProblem[] {
   const v = volume as Partial<V1Volume>;
   if (typeof v.name === 'string') {
     if (v.name.length > 63 || !DNS_LABEL.test(v.name)) {
-      problems.push({ path: ['name'], message: 'must be a DNS-1123 label: lowercase letters, digits and -, starting and ending alphanumeric, at most 63 characters' });
+      problems.push({
+        path: ['name'],
+        message: 'must be a DNS-1123 label: lowercase letters, digits and -, starting and ending alphanumeric, at most 63 characters',
+      });
     } else if ((Object.values(PodVolumes) as string[]).includes(v.name) || WRITABLE_VOLUME_NAME.test(v.name)) {
       problems.push({ path: ['name'], message: `${excerpt(v.name)} is loadplane's own volume (reserved: ${RESERVED_VOLUME_NAMES})` });
     }
@@ -132,7 +141,8 @@ function volumeProblems(volume: unknown): SchemaProblem[] {
     if (source?.serviceAccountToken !== undefined) {
       problems.push({
         path: ['projected', 'sources', i, 'serviceAccountToken'],
-        message: "is not allowed: loadplane's pods carry no service account token (automountServiceAccountToken: false), and a projected one would hand the pod's to the script",
+        message:
+          "is not allowed: loadplane's pods carry no service account token (automountServiceAccountToken: false), and a projected one would hand the pod's to the script",
       });
     }
   });

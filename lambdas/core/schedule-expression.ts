@@ -83,7 +83,7 @@ export function scheduleExpressionProblem(expression: string): string | undefine
     if (fields.length !== 6 || !fields.every((f) => CRON_FIELD.test(f))) {
       return 'must be cron(minutes hours day-of-month month day-of-week year): six fields, e.g. cron(0 2 * * ? *)';
     }
-    if ((fields[2] === '?') === (fields[4] === '?')) return "must have ? in exactly one of day-of-month and day-of-week, e.g. cron(0 2 * * ? *)";
+    if ((fields[2] === '?') === (fields[4] === '?')) return 'must have ? in exactly one of day-of-month and day-of-week, e.g. cron(0 2 * * ? *)';
     return undefined;
   }
   const rate = RATE.exec(expression);
@@ -94,7 +94,8 @@ export function scheduleExpressionProblem(expression: string): string | undefine
     if (value > MAX_RATE[unit]!) {
       return `must be a rate of at most ${MAX_RATE_DAYS} days (${MAX_RATE.hour} hours, ${MAX_RATE.minute} minutes), got rate(${rate[1]!.length > 15 ? `${rate[1]!.slice(0, 15)}…` : rate[1]} ${rate[2]}): for rarer runs use cron(...) or at(...)`;
     }
-    if ((value === 1) !== !rate[2]!.endsWith('s')) return `must say ${value === 1 ? 'rate(1 minute|hour|day)' : `rate(${value} minutes|hours|days)`}: the unit is singular for 1 only`;
+    if ((value === 1) !== !rate[2]!.endsWith('s'))
+      return `must say ${value === 1 ? 'rate(1 minute|hour|day)' : `rate(${value} minutes|hours|days)`}: the unit is singular for 1 only`;
     return undefined;
   }
   if (AT.test(expression)) return undefined;
@@ -144,7 +145,10 @@ function normalizeCronField(index: number, text: string): { ok: true; text: stri
   if (index === DAY_OF_MONTH) {
     if (upper === 'L') return { ok: true, text: 'L' };
     const before = /^L-(\d+)$/.exec(upper);
-    if (before) return Number(before[1]) >= 1 && Number(before[1]) <= 30 ? { ok: true, text: `L-${Number(before[1])}` } : bad('L-n counts 1-30 days back from the last day');
+    if (before)
+      return Number(before[1]) >= 1 && Number(before[1]) <= 30
+        ? { ok: true, text: `L-${Number(before[1])}` }
+        : bad('L-n counts 1-30 days back from the last day');
     const weekday = /^(\d+)W$/.exec(upper);
     if (weekday) return fieldValue(field, weekday[1]!) !== undefined ? { ok: true, text: `${Number(weekday[1])}W` } : bad('nW takes a day 1-31');
     if (upper.includes('W') || upper.includes('L')) return bad('L and W are written L, L-n or nW (LW is not supported), alone in the field');
@@ -189,11 +193,14 @@ function normalizeCronField(index: number, text: string): { ok: true; text: stri
 /** The six fields normalized for aws-cron-parser, or every problem with them. */
 function normalizeCron(body: string): { ok: true; text: string } | { ok: false; problem: string } {
   const problems: string[] = [];
-  const fields = body.trim().split(/\s+/).map((text, index) => {
-    const field = normalizeCronField(index, text);
-    if (!field.ok) problems.push(field.problem);
-    return field.ok ? field.text : text;
-  });
+  const fields = body
+    .trim()
+    .split(/\s+/)
+    .map((text, index) => {
+      const field = normalizeCronField(index, text);
+      if (!field.ok) problems.push(field.problem);
+      return field.ok ? field.text : text;
+    });
   return problems.length > 0 ? { ok: false, problem: problems.join('; ') } : { ok: true, text: fields.join(' ') };
 }
 

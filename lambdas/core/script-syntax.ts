@@ -6,9 +6,7 @@
  */
 import { parse, type Position } from 'acorn';
 
-export type ScriptSyntax =
-  | { ok: true; checked: boolean }
-  | { ok: false; line: number; column: number; message: string };
+export type ScriptSyntax = { ok: true; checked: boolean } | { ok: false; line: number; column: number; message: string };
 
 /** Whether a file name is one this module parses (JavaScript, not TypeScript). */
 export function isParsedAsJavaScript(filename: string): boolean {

@@ -98,7 +98,7 @@ export function excessiveNestingLine(text: string, limit = MAX_TEXT_NESTING): nu
   const indents: number[] = [];
   let flow = 0;
   let line = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     line++;
     const newline = text.indexOf('\n', start);
     const end = newline === -1 ? text.length : newline;
@@ -149,7 +149,10 @@ export function parseSpecText(text: string, sourceName: string): unknown {
   }
   const deep = excessiveNestingLine(text);
   if (deep !== undefined) {
-    throw fileProblem(sourceName, `nested too deeply: more than ${MAX_TEXT_NESTING} levels of brackets and indentation by line ${deep} (a spec is nested at most ${MAX_SPEC_DEPTH} levels)`);
+    throw fileProblem(
+      sourceName,
+      `nested too deeply: more than ${MAX_TEXT_NESTING} levels of brackets and indentation by line ${deep} (a spec is nested at most ${MAX_SPEC_DEPTH} levels)`,
+    );
   }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });

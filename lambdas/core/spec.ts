@@ -149,7 +149,9 @@ export type KeySelector = { name: string; key: string; optional?: boolean };
 /** A referenced env value: the name of a Secret or ConfigMap in the run's namespace and its key. */
 export type EnvSource = { secretKeyRef: KeySelector } | { configMapKeyRef: KeySelector };
 /** One `envFrom` entry: every key of a Secret or ConfigMap as an env var, its name after `prefix`. */
-export type EnvFromSource = ({ secretRef: { name: string; optional?: boolean } } | { configMapRef: { name: string; optional?: boolean } }) & { prefix?: string };
+export type EnvFromSource = ({ secretRef: { name: string; optional?: boolean } } | { configMapRef: { name: string; optional?: boolean } }) & {
+  prefix?: string;
+};
 
 const envValue = z.union([z.string(), envSource], {
   error: (issue) =>
@@ -287,7 +289,7 @@ function timeoutsSchema(config: DeploymentConfig) {
 /** What a runner image must hold, per engine (architecture §7): the stock k6 image, or any image with Gatling's launcher. */
 const IMAGE_NEEDS: Readonly<Record<Engine, string>> = {
   k6: 'k6 on its PATH (grafana/k6, pinned to a tag)',
-  gatling: 'gatling.sh on its PATH (st-tech/gatling-operator\'s runner image is the reference; pin a tag or digest)',
+  gatling: "gatling.sh on its PATH (st-tech/gatling-operator's runner image is the reference; pin a tag or digest)",
 };
 
 /** An image reference to show in a message: the deployment's default, or the reference image for the engine. */
@@ -380,7 +382,12 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   const engineProblems = (fields: { arguments: readonly string[]; env: Readonly<Record<string, string | EnvSource>> }) => {
     // A referenced value is the kubelet's to read, not loadplane's: the engine's rules see its name only (null).
     const env = Object.fromEntries(Object.entries(fields.env).map(([name, value]) => [name, typeof value === 'string' ? value : null]));
-    return (engine === undefined ? [] : engineRules(engine).specProblems({ arguments: fields.arguments, env })).map(({ path, message }) => ({ code: 'custom' as const, message, input: undefined, path: path.slice(1) }));
+    return (engine === undefined ? [] : engineRules(engine).specProblems({ arguments: fields.arguments, env })).map(({ path, message }) => ({
+      code: 'custom' as const,
+      message,
+      input: undefined,
+      path: path.slice(1),
+    }));
   };
 
   const argument = z.string().check((ctx) => {
@@ -409,7 +416,9 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     if (prefix.startsWith(RESERVED_ENV_PREFIX)) return `prefix ${excerpt(prefix)} is reserved (the ${RESERVED_ENV_PREFIX} prefix is loadplane's)`;
     return undefined;
   });
-  const objectRef = z.strictObject({ name: dnsSubdomain, optional: z.boolean().optional() }).transform((r) => ({ name: r.name, ...(r.optional === undefined ? {} : { optional: r.optional }) }));
+  const objectRef = z
+    .strictObject({ name: dnsSubdomain, optional: z.boolean().optional() })
+    .transform((r) => ({ name: r.name, ...(r.optional === undefined ? {} : { optional: r.optional }) }));
   /** Kubernetes' EnvFromSource: every key of one Secret or ConfigMap of the run's namespace. */
   const envFromEntry = z
     .strictObject({ secretRef: objectRef.optional(), configMapRef: objectRef.optional(), prefix: envPrefix.optional() })
@@ -435,10 +444,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   });
 
   /** Where loadplane mounts its own volumes in this engine's pods (either engine's when the engine is not known). */
-  const loadplaneMountPaths = [
-    ...COMMON_MOUNT_PATHS,
-    ...(engine ? [engine] : Object.values(Engine)).flatMap((e) => engineRules(e).podMountPaths),
-  ];
+  const loadplaneMountPaths = [...COMMON_MOUNT_PATHS, ...(engine ? [engine] : Object.values(Engine)).flatMap((e) => engineRules(e).podMountPaths)];
   const runner = z
     .strictObject({
       image: image.optional(),
@@ -495,7 +501,8 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
   );
   /** A channel by name (it always speaks), or `{ name, when }`. */
   const channelEntry = z.union([channel, z.strictObject({ name: channel, when: z.enum(NotifyWhen).default(NotifyWhen.always) })], {
-    error: (issue) => `must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: ${Object.values(NotifyWhen).join(' | ')} }, got ${describeValue(issue.input)}`,
+    error: (issue) =>
+      `must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: ${Object.values(NotifyWhen).join(' | ')} }, got ${describeValue(issue.input)}`,
   });
   const notify = z
     .strictObject({
@@ -514,7 +521,8 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     .check((ctx) => {
       const names = ctx.value.channels.map((c) => (typeof c === 'string' ? c : c.name));
       for (const name of Object.keys(ctx.value.when ?? {})) {
-        if (!names.includes(name)) ctx.issues.push({ code: 'custom', message: `names ${excerpt(name)}, which is not in notify.channels`, input: ctx.value.when, path: ['when'] });
+        if (!names.includes(name))
+          ctx.issues.push({ code: 'custom', message: `names ${excerpt(name)}, which is not in notify.channels`, input: ctx.value.when, path: ['when'] });
       }
     })
     .prefault({})
@@ -546,70 +554,70 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     group,
     limit: groupLimit.default(1),
     whenBusy: z.enum(WhenBusy).default(WhenBusy.queue),
-    queueTimeout: duration({ seconds: config.maxQueueSeconds, limit: 'maxQueueSeconds' }).default(
-      Math.min(DEFAULT_QUEUE_SECONDS, config.maxQueueSeconds),
-    ),
+    queueTimeout: duration({ seconds: config.maxQueueSeconds, limit: 'maxQueueSeconds' }).default(Math.min(DEFAULT_QUEUE_SECONDS, config.maxQueueSeconds)),
   });
 
-  return z
-    .strictObject({
-      name,
-      engine: z.enum(Engine),
-      script,
-      parallelism,
-      separate: z.boolean().default(false),
-      arguments: args.default([]),
-      env: z
-        .record(envName, envValue)
-        .check((ctx) => {
-          ctx.issues.push(...engineProblems({ arguments: [], env: ctx.value }));
-        })
-        .default({}),
-      envFrom: envFrom.optional(),
-      runner,
-      cluster,
-      timeouts: timeoutsSchema(config),
-      notify,
-      concurrency: concurrency.optional(),
-      cleanup: z.enum(CleanupPolicy).default(CleanupPolicy.always),
-      onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
-      setupTeardown: z.enum(SetupTeardown).optional(),
-      labels: userLabels.default({}),
-    })
-    .check((ctx) => {
-      if (ctx.value.engine !== Engine.gatling || ctx.value.setupTeardown === undefined) return;
-      ctx.issues.push({
-        code: 'custom',
-        path: ['setupTeardown'],
-        input: ctx.value.setupTeardown,
-        message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field",
-      });
-    })
-    // The runners' service account depends on where they run: checked once cluster and runner are
-    // read, whatever other fields' problems (so it comes with them).
-    .superRefine(
-      (spec, ctx) => {
-        const problem = clusterProblem(spec.cluster, config) ? undefined : serviceAccountProblem(spec, config);
-        if (problem) ctx.addIssue({ code: 'custom', path: ['runner', 'serviceAccountName'], input: spec.runner.serviceAccountName, message: problem });
-      },
-      { when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === 'cluster' || issue.path?.[0] === 'runner') },
-    )
-    .check((ctx) => {
-      if (ctx.value.runner.image !== undefined || config.defaultImages[ctx.value.engine] !== undefined) return;
-      ctx.issues.push({
-        code: 'custom',
-        path: ['runner', 'image'],
-        input: undefined,
-        message: `required for ${ctx.value.engine}: this deployment has no default ${ctx.value.engine} image; name one with ${IMAGE_NEEDS[ctx.value.engine]}, e.g. ${imageExample(config, ctx.value.engine)}`,
-      });
-    })
-    // `envFrom` is absent unless it names something, so a spec without it keeps its hash.
-    .transform(({ envFrom: given, ...spec }) => ({
-      ...spec,
-      ...(given && given.length > 0 ? { envFrom: given } : {}),
-      script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
-      runner: { ...spec.runner, image: (spec.runner.image ?? config.defaultImages[spec.engine])! },
-    }));
+  return (
+    z
+      .strictObject({
+        name,
+        engine: z.enum(Engine),
+        script,
+        parallelism,
+        separate: z.boolean().default(false),
+        arguments: args.default([]),
+        env: z
+          .record(envName, envValue)
+          .check((ctx) => {
+            ctx.issues.push(...engineProblems({ arguments: [], env: ctx.value }));
+          })
+          .default({}),
+        envFrom: envFrom.optional(),
+        runner,
+        cluster,
+        timeouts: timeoutsSchema(config),
+        notify,
+        concurrency: concurrency.optional(),
+        cleanup: z.enum(CleanupPolicy).default(CleanupPolicy.always),
+        onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
+        setupTeardown: z.enum(SetupTeardown).optional(),
+        labels: userLabels.default({}),
+      })
+      .check((ctx) => {
+        if (ctx.value.engine !== Engine.gatling || ctx.value.setupTeardown === undefined) return;
+        ctx.issues.push({
+          code: 'custom',
+          path: ['setupTeardown'],
+          input: ctx.value.setupTeardown,
+          message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field",
+        });
+      })
+      // The runners' service account depends on where they run: checked once cluster and runner are
+      // read, whatever other fields' problems (so it comes with them).
+      .superRefine(
+        (spec, ctx) => {
+          const problem = clusterProblem(spec.cluster, config) ? undefined : serviceAccountProblem(spec, config);
+          if (problem) ctx.addIssue({ code: 'custom', path: ['runner', 'serviceAccountName'], input: spec.runner.serviceAccountName, message: problem });
+        },
+        { when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === 'cluster' || issue.path?.[0] === 'runner') },
+      )
+      .check((ctx) => {
+        if (ctx.value.runner.image !== undefined || config.defaultImages[ctx.value.engine] !== undefined) return;
+        ctx.issues.push({
+          code: 'custom',
+          path: ['runner', 'image'],
+          input: undefined,
+          message: `required for ${ctx.value.engine}: this deployment has no default ${ctx.value.engine} image; name one with ${IMAGE_NEEDS[ctx.value.engine]}, e.g. ${imageExample(config, ctx.value.engine)}`,
+        });
+      })
+      // `envFrom` is absent unless it names something, so a spec without it keeps its hash.
+      .transform(({ envFrom: given, ...spec }) => ({
+        ...spec,
+        ...(given && given.length > 0 ? { envFrom: given } : {}),
+        script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
+        runner: { ...spec.runner, image: (spec.runner.image ?? config.defaultImages[spec.engine])! },
+      }))
+  );
 }
 
 // ---- the deployment's allow-lists ----
@@ -630,7 +638,10 @@ function clusterProblem(cluster: { name: string; namespace: string }, config: De
 }
 
 /** Why runner pods may not run as the spec's service account (its namespace's `default` when it names none), or undefined. */
-function serviceAccountProblem(spec: { cluster: { name: string; namespace: string }; runner: { serviceAccountName?: string } }, config: DeploymentConfig): string | undefined {
+function serviceAccountProblem(
+  spec: { cluster: { name: string; namespace: string }; runner: { serviceAccountName?: string } },
+  config: DeploymentConfig,
+): string | undefined {
   const allowed = config.allowedClusters.find((c) => c.name === spec.cluster.name);
   const accounts = allowed && allowedServiceAccounts(allowed, spec.cluster.namespace);
   if (!accounts) return undefined; // the cluster's own problem

@@ -8,14 +8,7 @@
  *
  * Both scripts are tested with dash, busybox sh and bash --posix (test/engines/pod-scripts.test.ts).
  */
-import {
-  ENV_ARCHIVE,
-  ENV_RESULT_FILE,
-  ENV_START_AT_EPOCH,
-  POD_SHELL,
-  REQUIREMENTS_MARKER,
-  RESULT_LINE_PREFIX,
-} from '../core/runner-contract';
+import { ENV_ARCHIVE, ENV_RESULT_FILE, ENV_START_AT_EPOCH, POD_SHELL, REQUIREMENTS_MARKER, RESULT_LINE_PREFIX } from '../core/runner-contract';
 
 /** `$0` of the runner script (shows up in the shell's own error messages). */
 export const RUNNER_SCRIPT_NAME = 'loadplane-runner';

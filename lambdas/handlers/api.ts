@@ -32,7 +32,10 @@ export function requestKeys(event: Pick<APIGatewayProxyEvent, 'httpMethod' | 'pa
   const segments = (event.path ?? '').split('/').filter(Boolean);
   const [collection, id, ...rest] = segments;
   const named = id === undefined ? [] : [collection === 'schedules' ? '{name}' : '{id}'];
-  const route = `${event.httpMethod ?? '?'} /${[collection, ...named, ...rest].filter((s) => s !== undefined).map((s) => s!.slice(0, MAX_SEGMENT)).join('/')}`;
+  const route = `${event.httpMethod ?? '?'} /${[collection, ...named, ...rest]
+    .filter((s) => s !== undefined)
+    .map((s) => s!.slice(0, MAX_SEGMENT))
+    .join('/')}`;
   const runId = collection === 'runs' && id ? id.slice(0, MAX_SEGMENT) : NO_RUN;
   return { runId, stage: API_STAGE, route };
 }
@@ -54,6 +57,7 @@ export const handler = lazyHandler(() => {
   const executions = createExecutions(telemetry.tracer);
   const scheduleSettings = loadScheduleSettings();
   // Where PUT and DELETE /schedules/{name} go; absent (501) where the stack set no schedule group.
-  const schedules = scheduleSettings && eventBridgeScheduleTargets(traceClient(telemetry.tracer, new SchedulerClient({ region: scheduleSettings.region })), scheduleSettings);
+  const schedules =
+    scheduleSettings && eventBridgeScheduleTargets(traceClient(telemetry.tracer, new SchedulerClient({ region: scheduleSettings.region })), scheduleSettings);
   return makeHandler({ telemetry, api: { ledger, config, executions, ...(schedules ? { schedules } : {}), now: Date.now, consoleUrl } });
 });

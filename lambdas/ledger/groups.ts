@@ -89,8 +89,7 @@ function joinTime(nowMs: number, waiting: Entries): string {
 
 /** What to do about `current` (undefined: no item yet): answer without writing, or write `next` and then answer. */
 type Decision =
-  | { write: false; result: AcquireSlotResult }
-  | { write: true; next: Omit<GroupItem, 'version' | 'updatedAt'>; answer: (item: GroupItem) => AcquireSlotResult };
+  { write: false; result: AcquireSlotResult } | { write: true; next: Omit<GroupItem, 'version' | 'updatedAt'>; answer: (item: GroupItem) => AcquireSlotResult };
 
 function decide(current: GroupItem | undefined, input: AcquireSlotInput, nowMs: number): Decision {
   const { runId, limit } = input;
@@ -241,7 +240,10 @@ export async function listGroupNames(ctx: LedgerContext): Promise<string[]> {
 
 /** Who keeps the run from a slot: the holders, and the runs queued ahead when a slot is free but promised to them. */
 export function describeBusy(holders: string[], item: GroupItem, limit: number): string {
-  const shown = holders.slice(0, 5).map((h) => `run ${h}`).join(', ');
+  const shown = holders
+    .slice(0, 5)
+    .map((h) => `run ${h}`)
+    .join(', ');
   const held = holders.length === 0 ? '' : `held by ${shown}${holders.length > 5 ? ` and ${holders.length - 5} more` : ''}`;
   const waiting = Object.keys(item.waiting).length;
   if (holders.length >= limit || waiting === 0) return held || 'no free slot';

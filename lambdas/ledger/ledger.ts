@@ -36,15 +36,7 @@ import {
   type SetStatusResult,
 } from './runs';
 import { acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotResult, type GroupItem, type ReleaseSlotResult } from './groups';
-import {
-  deleteSchedule,
-  getSchedule,
-  getScheduleSpec,
-  listSchedules,
-  putSchedule,
-  type PutScheduleResult,
-  type ScheduleRecord,
-} from './schedules';
+import { deleteSchedule, getSchedule, getScheduleSpec, listSchedules, putSchedule, type PutScheduleResult, type ScheduleRecord } from './schedules';
 import { listSamples, recordSample } from './samples';
 import { beginStage, completeStage, failStage, markStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
@@ -76,12 +68,7 @@ export class Ledger {
     return setStatus(this.ctx, runId, status, extra);
   }
 
-  decideOutcome(
-    runId: string,
-    outcome: Outcome,
-    reason: string,
-    extra?: { summary?: Record<string, unknown> },
-  ): Promise<DecideOutcomeResult> {
+  decideOutcome(runId: string, outcome: Outcome, reason: string, extra?: { summary?: Record<string, unknown> }): Promise<DecideOutcomeResult> {
     return decideOutcome(this.ctx, runId, outcome, reason, extra);
   }
 

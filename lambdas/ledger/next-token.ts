@@ -21,9 +21,7 @@ const byTimeToken = z.strictObject({
   /** The month bucket to continue in. */
   bucket: z.string().regex(BUCKET),
   /** The GSI's LastEvaluatedKey within that bucket; absent to start at the bucket's newest run. */
-  after: z
-    .strictObject({ pk: RUN_PK, sk: RUN_SK, timeBucket: z.string().regex(BUCKET), createdKey: CREATED_KEY })
-    .optional(),
+  after: z.strictObject({ pk: RUN_PK, sk: RUN_SK, timeBucket: z.string().regex(BUCKET), createdKey: CREATED_KEY }).optional(),
 });
 const byStatusToken = z.strictObject({
   status: z.enum(RunStatus),
@@ -76,7 +74,8 @@ function decode<T>(schema: z.ZodType<T>, token: string): T {
  */
 export function decodeByTimeToken(token: string, newest: string): ByTimeToken {
   const decoded = decode(byTimeToken, token);
-  if (decoded.bucket > newest) throw invalid(`is not a token returned by this listing: it starts at ${decoded.bucket.slice('runs#'.length)}, after the current month`);
+  if (decoded.bucket > newest)
+    throw invalid(`is not a token returned by this listing: it starts at ${decoded.bucket.slice('runs#'.length)}, after the current month`);
   const after = decoded.after;
   if (after && (after.timeBucket !== decoded.bucket || `runs#${after.createdKey.slice(0, 7)}` !== decoded.bucket)) {
     throw invalid('is not a token returned by this listing (the token was altered)');

@@ -88,12 +88,7 @@ export async function claimNotification(
   let current: NotificationItem | undefined;
   let currentHolder: string | undefined;
   const busy = (item: NotificationItem | undefined, nowMs: number) =>
-    new NotificationInProgress(
-      runId,
-      channel,
-      item,
-      item && { holder: holderFor(holder, currentHolder), leaseLeftMs: Math.max(0, item.leaseUntil - nowMs) },
-    );
+    new NotificationInProgress(runId, channel, item, item && { holder: holderFor(holder, currentHolder), leaseLeftMs: Math.max(0, item.leaseUntil - nowMs) });
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const nowMs = ctx.now();
     const token = randomUUID();
@@ -246,13 +241,7 @@ export async function markNotificationSent(
 }
 
 /** Gives the claim back after a definite non-delivery, so a later claim may send. */
-export async function releaseNotification(
-  ctx: LedgerContext,
-  runId: string,
-  channel: string,
-  token: string,
-  reason: string,
-): Promise<ReleaseResult> {
+export async function releaseNotification(ctx: LedgerContext, runId: string, channel: string, token: string, reason: string): Promise<ReleaseResult> {
   const write = await conditionalUpdate(ctx, `releaseNotification ${runId} ${channel}`, {
     key: notificationKey(runId, channel),
     update: 'SET #state = :released, #releasedAt = :now, #releaseReason = :reason',

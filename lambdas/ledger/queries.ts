@@ -123,9 +123,7 @@ export async function listRuns(ctx: LedgerContext, input: ListRunsInput = {}): P
     throw new SpecInvalid([{ path: 'limit', message: `must be an integer from 1 to ${MAX_LIST_LIMIT}` }]);
   }
   if (input.name !== undefined) return listByName(ctx, input.name, input.status, limit, input.nextToken);
-  return input.status === undefined
-    ? listByTime(ctx, limit, input.nextToken)
-    : listByStatus(ctx, input.status, limit, input.nextToken);
+  return input.status === undefined ? listByTime(ctx, limit, input.nextToken) : listByStatus(ctx, input.status, limit, input.nextToken);
 }
 
 /**

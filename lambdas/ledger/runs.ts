@@ -88,12 +88,7 @@ export async function adoptRun(ctx: LedgerContext, runId: string, executionArn: 
  * Moves the run's status forward (RUN_STATUS_RANK). Setting the current status again is 'unchanged'.
  * Outcomes are not statuses one sets: only decideOutcome writes them.
  */
-export async function setStatus(
-  ctx: LedgerContext,
-  runId: string,
-  status: RunStatus,
-  extra: { reason?: string } = {},
-): Promise<SetStatusResult> {
+export async function setStatus(ctx: LedgerContext, runId: string, status: RunStatus, extra: { reason?: string } = {}): Promise<SetStatusResult> {
   const operation = `setStatus ${runId} ${status}`;
   if (isTerminal(status)) {
     const current = await getItem(ctx, operation, runKey(runId));
@@ -138,9 +133,7 @@ export async function decideOutcome(
   for (let attempt = 1; ; attempt++) {
     const write = await conditionalUpdate(ctx, operation, {
       key: runKey(runId),
-      update:
-        'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, ' +
-        `#decidedAt = :now, #updatedAt = :now${summary}`,
+      update: 'SET #outcome = :outcome, #outcomeReason = :reason, #status = :outcome, #statusRank = :rank, ' + `#decidedAt = :now, #updatedAt = :now${summary}`,
       condition: OUTCOME_UNDECIDED,
       values: {
         ':outcome': outcome,

@@ -81,7 +81,6 @@ const pointerSchema = z.object({
 });
 type Pointer = z.infer<typeof pointerSchema>;
 
-
 const putVersionSchema = z.object({
   change: z.literal('put'),
   ...definitionFields,

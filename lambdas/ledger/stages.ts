@@ -24,8 +24,7 @@ export type BeginStageResult =
    * `previousError`: what the last attempt failed with, when it failed (a retry may say more for it).
    * `marks`: the steps earlier attempts recorded (markStage), sorted; empty for a first attempt.
    */
-  | { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: FailureRecord }
-  | { kind: 'completed'; output: unknown };
+  { kind: 'begun'; attempt: number; tookOver: boolean; marks: string[]; previousError?: FailureRecord } | { kind: 'completed'; output: unknown };
 
 /** Between the caller and the attempt's id in an owner; neither an ARN nor an id has it. */
 const CALLER_SEPARATOR = ' | ';
@@ -55,13 +54,7 @@ function previousErrorOf(previous: Record<string, unknown>): FailureRecord | und
 export type CompleteStageResult = { kind: 'completed'; stage: StageItem };
 export type FailStageResult = { kind: 'failed'; stage: StageItem };
 
-export async function beginStage(
-  ctx: LedgerContext,
-  runId: string,
-  stage: Stage,
-  owner: string,
-  leaseMs: number,
-): Promise<BeginStageResult> {
+export async function beginStage(ctx: LedgerContext, runId: string, stage: Stage, owner: string, leaseMs: number): Promise<BeginStageResult> {
   const operation = `beginStage ${runId} ${stage}`;
   let current: StageItem | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -149,13 +142,7 @@ export async function markStage(ctx: LedgerContext, runId: string, stage: Stage,
 }
 
 /** Records the output. Completing again by the same owner is fine and returns what was recorded first. */
-export async function completeStage(
-  ctx: LedgerContext,
-  runId: string,
-  stage: Stage,
-  owner: string,
-  output: unknown,
-): Promise<CompleteStageResult> {
+export async function completeStage(ctx: LedgerContext, runId: string, stage: Stage, owner: string, output: unknown): Promise<CompleteStageResult> {
   const write = await conditionalUpdate(ctx, `completeStage ${runId} ${stage}`, {
     key: stageKey(runId, stage),
     update: 'SET #state = :completed, #output = :output, #endedAt = :now',
@@ -175,13 +162,7 @@ export async function completeStage(
 }
 
 /** Records the failure so that a later begin retries the stage. Failing again by the same owner is fine. */
-export async function failStage(
-  ctx: LedgerContext,
-  runId: string,
-  stage: Stage,
-  owner: string,
-  error: FailureRecord,
-): Promise<FailStageResult> {
+export async function failStage(ctx: LedgerContext, runId: string, stage: Stage, owner: string, error: FailureRecord): Promise<FailStageResult> {
   const write = await conditionalUpdate(ctx, `failStage ${runId} ${stage}`, {
     key: stageKey(runId, stage),
     update: 'SET #state = :failed, #error = :error, #endedAt = :now',

@@ -5,14 +5,7 @@
  * e.g. dynalite) for the caller to turn into a domain result.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import {
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Condition } from './conditions';
 import type { ItemKey } from './keys';
@@ -104,12 +97,7 @@ function isConditionFailure(err: unknown): err is { Item?: Record<string, Attrib
   return (err as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';
 }
 
-async function conditionally(
-  ctx: LedgerContext,
-  operation: string,
-  key: ItemKey,
-  write: () => Promise<RawItem | undefined>,
-): Promise<WriteResult> {
+async function conditionally(ctx: LedgerContext, operation: string, key: ItemKey, write: () => Promise<RawItem | undefined>): Promise<WriteResult> {
   try {
     return { ok: true, attributes: (await write()) ?? {} };
   } catch (err) {

@@ -12,10 +12,9 @@ import type { RunnerSummary } from '../core/summary';
  * What the message needs of Collect's result. A full RunResult fits; so do the totals kept on the
  * run item (no `runners`), in which case the thresholds are reported as unknown.
  */
-export type ResultTotals = Pick<
-  RunResult,
-  'expectedRunners' | 'missingRunners' | 'requests' | 'failedRequests' | 'errorRate' | 'latency' | 'simulated'
-> & { runners?: Pick<RunnerSummary, 'runner' | 'thresholds'>[] };
+export type ResultTotals = Pick<RunResult, 'expectedRunners' | 'missingRunners' | 'requests' | 'failedRequests' | 'errorRate' | 'latency' | 'simulated'> & {
+  runners?: Pick<RunnerSummary, 'runner' | 'thresholds'>[];
+};
 
 /**
  * The clock of the message's times (startedAt, endedAt, and the webhook's sentAt): `real`, or

@@ -53,7 +53,11 @@ class ChannelSecretsProvider extends SecretsProvider {
   }
 }
 
-export function secretsManagerChannelSecrets({ client, prefix, maxAgeSeconds = DEFAULT_SECRET_MAX_AGE_SECONDS }: SecretsManagerChannelSecretsOptions): ChannelSecrets {
+export function secretsManagerChannelSecrets({
+  client,
+  prefix,
+  maxAgeSeconds = DEFAULT_SECRET_MAX_AGE_SECONDS,
+}: SecretsManagerChannelSecretsOptions): ChannelSecrets {
   const provider = new ChannelSecretsProvider(client, prefix);
   const inFlight = new Map<string, Promise<ChannelSecret | undefined>>();
 

@@ -87,7 +87,14 @@ export function webhookPayload(message: NotificationMessage, sentAt: string): We
     metrics: message.metrics ? { ...message.metrics } : null,
     thresholds: message.thresholds ?? null,
     simulated: message.simulated,
-    startSkew: message.startSkew ? { skewMs: message.startSkew.skewMs, resolutionMs: message.startSkew.resolutionMs, source: message.startSkew.source, runnersSeen: message.startSkew.runnersSeen } : null,
+    startSkew: message.startSkew
+      ? {
+          skewMs: message.startSkew.skewMs,
+          resolutionMs: message.startSkew.resolutionMs,
+          source: message.startSkew.source,
+          runnersSeen: message.startSkew.runnersSeen,
+        }
+      : null,
     links: { console: message.links.console ?? null, report: message.links.report ?? null },
     sentAt,
     clock: message.clock.kind,
@@ -134,14 +141,7 @@ export interface SignedRequest {
 export type SignatureCheck = { ok: true } | { ok: false; reason: 'missing' | 'malformed' | 'stale' | 'mismatch' };
 
 /** The receiver's side: steps 1–3 of the module comment. */
-export function verifySignature({
-  body,
-  signature,
-  timestamp,
-  secret,
-  nowMs,
-  toleranceSeconds = SIGNATURE_TOLERANCE_SECONDS,
-}: SignedRequest): SignatureCheck {
+export function verifySignature({ body, signature, timestamp, secret, nowMs, toleranceSeconds = SIGNATURE_TOLERANCE_SECONDS }: SignedRequest): SignatureCheck {
   if (!signature || !timestamp) return { ok: false, reason: 'missing' };
   if (!/^\d{1,12}$/.test(timestamp) || !signature.startsWith(SIGNATURE_SCHEME)) return { ok: false, reason: 'malformed' };
   const given = signature.slice(SIGNATURE_SCHEME.length);

@@ -134,9 +134,7 @@ export function decideWhen(when: NotifyWhen, outcome: Outcome, previous?: Previo
     case NotifyWhen.always:
       return { when, send: true, reason: 'the channel speaks for every outcome' };
     case NotifyWhen.failure:
-      return isFailure(outcome)
-        ? { when, send: true, reason: `${outcome} is a failure` }
-        : { when, send: false, reason: `${outcome} is not a failure` };
+      return isFailure(outcome) ? { when, send: true, reason: `${outcome} is a failure` } : { when, send: false, reason: `${outcome} is not a failure` };
     case NotifyWhen.change: {
       if (outcome === Outcome.SKIPPED) {
         return { when, send: false, reason: 'a skipped run is not a change', ...(previous ? { previous } : {}) };
@@ -159,7 +157,12 @@ export function decideWhen(when: NotifyWhen, outcome: Outcome, previous?: Previo
  * when there is none. On the way it supersedes the earlier-decided `change` runs not yet notified
  * (see the header): each gets its `suppressed` entry, unless its own decision is recorded first.
  */
-export async function lastWordBefore(history: RunHistory, channel: string, run: Omit<ThisRun, 'outcome'>, lookBack = LOOK_BACK_RUNS): Promise<PreviousRun | undefined> {
+export async function lastWordBefore(
+  history: RunHistory,
+  channel: string,
+  run: Omit<ThisRun, 'outcome'>,
+  lookBack = LOOK_BACK_RUNS,
+): Promise<PreviousRun | undefined> {
   const position = decisionKey(run);
   const listed = await listedRuns(history, run, lookBack);
   // The index may not show a decision yet: a listed run in flight is read again, consistently.
@@ -209,7 +212,13 @@ async function listedRuns(history: RunHistory, run: Omit<ThisRun, 'outcome'>, lo
  * the run `by`. A run without an entry for the channel is taken by its spec; a `change` one is
  * superseded by `by` unless its own decision gets recorded first (whichever stands is followed).
  */
-async function channelSpokeFor(history: RunHistory, channel: string, past: PastRun & { outcome: Outcome }, view: PastRunView | undefined, by: string): Promise<boolean> {
+async function channelSpokeFor(
+  history: RunHistory,
+  channel: string,
+  past: PastRun & { outcome: Outcome },
+  view: PastRunView | undefined,
+  by: string,
+): Promise<boolean> {
   // Gone since the listing (its retention ended): taken by the outcome the listing shows.
   if (!view) return true;
   let entry = view.notifications[channel];

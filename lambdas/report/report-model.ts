@@ -167,7 +167,13 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
     createdAt: run.createdAt,
     ...(run.decidedAt !== undefined ? { decidedAt: run.decidedAt } : {}),
     ...(started
-      ? { test: { startedAt: started.startedAt, ...((started.scheduledEndAt ?? started.expectedEndAt) !== undefined ? { expectedEndAt: (started.scheduledEndAt ?? started.expectedEndAt)! } : {}), ...(measured ? { startSkew: measured } : {}) } }
+      ? {
+          test: {
+            startedAt: started.startedAt,
+            ...((started.scheduledEndAt ?? started.expectedEndAt) !== undefined ? { expectedEndAt: (started.scheduledEndAt ?? started.expectedEndAt)! } : {}),
+            ...(measured ? { startSkew: measured } : {}),
+          },
+        }
       : {}),
     stages: stagesOf(view, now),
     ...(result ? { result, thresholds: thresholdsOf(result.runners) } : {}),

@@ -47,7 +47,10 @@ const round = (value: number, decimals: number): number => {
 /** The samples in time order: the live ones, then the final one if it comes after them. */
 function timeline(samples: readonly LiveSample[]): LiveSample[] {
   const live = samples.filter((s) => s.source === 'live').sort((a, b) => a.elapsedMs - b.elapsedMs);
-  const final = samples.filter((s) => s.source === 'final').sort((a, b) => a.elapsedMs - b.elapsedMs).at(-1);
+  const final = samples
+    .filter((s) => s.source === 'final')
+    .sort((a, b) => a.elapsedMs - b.elapsedMs)
+    .at(-1);
   const last = live.at(-1);
   return final && (!last || final.elapsedMs > last.elapsedMs) ? [...live, final] : live;
 }

@@ -111,7 +111,9 @@ async function scheduledSpec(deps: StageDeps, name: string, inline: unknown): Pr
   if (inline !== undefined) return { spec: inline };
   const schedule = await deps.ledger.getSchedule(name, { spec: true });
   if (!schedule?.spec) {
-    throw new SpecInvalid([{ path: 'schedule.name', message: `no schedule named ${JSON.stringify(name.slice(0, 80))} exists (deleted after this firing was sent?)` }]);
+    throw new SpecInvalid([
+      { path: 'schedule.name', message: `no schedule named ${JSON.stringify(name.slice(0, 80))} exists (deleted after this firing was sent?)` },
+    ]);
   }
   return { spec: schedule.spec, version: schedule.version };
 }

@@ -43,7 +43,11 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   // Collect report what the test did, noting the late abort (runners.ts, runningAt).
   if (abort && runningAt(runners, abort.at).length > 0) {
     const started = startsItself && runners.some((r) => r.latest?.startedAt !== undefined);
-    return endsRun(StepPhase.aborted, Outcome.ABORTED, `ready: aborted by ${abort.by} ${started ? 'while the runners were starting' : 'before the test started'}`);
+    return endsRun(
+      StepPhase.aborted,
+      Outcome.ABORTED,
+      `ready: aborted by ${abort.by} ${started ? 'while the runners were starting' : 'before the test started'}`,
+    );
   }
   const missing = runners.filter((r) => !r.job);
   if (missing.length > 0) {
@@ -58,12 +62,22 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   // The coordinator waits paused like a runner and is never started: one that exited is broken.
   const coordinatorState = coordinator && readiness(coordinator, false, RunnerRestartPolicy.fail);
   if (coordinator && coordinatorState === Readiness.broken) {
-    return endsRun(StepPhase.failed, Outcome.FAILED, `ready: the coordinator (setup() once per run) cannot start: ${describeCoordinator(coordinator, run.spec.engine)}`);
+    return endsRun(
+      StepPhase.failed,
+      Outcome.FAILED,
+      `ready: the coordinator (setup() once per run) cannot start: ${describeCoordinator(coordinator, run.spec.engine)}`,
+    );
   }
 
   // A volume that cannot mount is said only in the pod's FailedMount events (mount-failure.ts).
-  const waitingFor = [...runners.filter((_, i) => states[i] === Readiness.waiting), ...(coordinator && coordinatorState === Readiness.waiting ? [coordinator] : [])];
-  const mount = await permanentMountFailure(run, waitingFor.flatMap((r) => (r.latest ? [r.latest] : [])));
+  const waitingFor = [
+    ...runners.filter((_, i) => states[i] === Readiness.waiting),
+    ...(coordinator && coordinatorState === Readiness.waiting ? [coordinator] : []),
+  ];
+  const mount = await permanentMountFailure(
+    run,
+    waitingFor.flatMap((r) => (r.latest ? [r.latest] : [])),
+  );
   if (mount) {
     const view = waitingFor.find((r) => r.latest === mount.pod)!;
     const who = view === coordinator ? 'the coordinator (setup() once per run)' : `runner ${view.index}`;
@@ -76,7 +90,9 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   if (running.length + finished.length === runners.length && waitingFor.length === 0) {
     const asked = [...running, ...(coordinator ? [coordinator] : [])];
     const answering = await inBatches(asked, (r) => engine.readiness(run.cluster, run.namespace, r.latest!.name));
-    notReady = asked.flatMap((r, i) => (answering[i]!.ready ? [] : [`${r === coordinator ? 'coordinator' : `runner ${r.index}`}: ${answering[i]!.waitingFor ?? 'not ready'}`]));
+    notReady = asked.flatMap((r, i) =>
+      answering[i]!.ready ? [] : [`${r === coordinator ? 'coordinator' : `runner ${r.index}`}: ${answering[i]!.waitingFor ?? 'not ready'}`],
+    );
     if (notReady.length === 0) {
       const pods = Object.fromEntries([...running, ...finished].map((r) => [r.index, { name: r.latest!.name, uid: r.latest!.uid }]));
       const ready = coordinator ? { coordinator: { name: coordinator.latest!.name, uid: coordinator.latest!.uid } } : {};
@@ -89,7 +105,10 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
     const within = `within ${formatDuration(run.spec.timeouts.ready)}`;
     const reason =
       waitingFor.length > 0
-        ? `ready: ${describeWaiting(waitingFor, runners.length)} not ready ${within} (${waitingFor.slice(0, 5).map((r) => (r === coordinator ? describeCoordinator(r, run.spec.engine) : describeRunner(r, run.spec.engine))).join('; ')})`
+        ? `ready: ${describeWaiting(waitingFor, runners.length)} not ready ${within} (${waitingFor
+            .slice(0, 5)
+            .map((r) => (r === coordinator ? describeCoordinator(r, run.spec.engine) : describeRunner(r, run.spec.engine)))
+            .join('; ')})`
         : `ready: every runner pod is running, but ${countOf(notReady.length, runners.length, 'runner')} not ready to start ${within} (${notReady.slice(0, 5).join('; ')})`;
     return endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason);
   }

@@ -29,32 +29,44 @@ export interface CleanupRecord {
 }
 
 export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRecord> {
-  return runOnceReading(deps, runId, Stage.Cleanup, () => loadRun(deps, runId), async ({ marks }, run) => {
-    // A stopped execution's Lambda may still be creating objects (StopExecution does not stop it):
-    // deleting now would leave what it creates next. Wait for it (StageBusy is retried).
-    for (const stage of CREATING_STAGES) {
-      const item = run.view.stages[stage];
-      if (item && deps.ledger.isLeaseLive(item)) {
-        throw new StageBusy(runId, stage, item, { holder: holderFor(deps.caller, callerOf(item.owner)), leaseLeftMs: item.leaseUntil - deps.ledger.now() });
+  return runOnceReading(
+    deps,
+    runId,
+    Stage.Cleanup,
+    () => loadRun(deps, runId),
+    async ({ marks }, run) => {
+      // A stopped execution's Lambda may still be creating objects (StopExecution does not stop it):
+      // deleting now would leave what it creates next. Wait for it (StageBusy is retried).
+      for (const stage of CREATING_STAGES) {
+        const item = run.view.stages[stage];
+        if (item && deps.ledger.isLeaseLive(item)) {
+          throw new StageBusy(runId, stage, item, { holder: holderFor(deps.caller, callerOf(item.owner)), leaseLeftMs: item.leaseUntil - deps.ledger.now() });
+        }
       }
-    }
-    const policy = run.spec.cleanup;
-    const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
-    const teardown = await teardownOnRun(deps, run, marks, !keep);
-    const done = teardown ? { teardown } : {};
-    const deleted = keep ? 0 : (await run.cluster.deleteRun(run.namespace, runId)).deleted;
-    // The run's slot in its concurrency group (or its place in the queue) goes once it can generate no
-    // more load: its objects deleted, or, when they are kept, no pod of it still running (a run that
-    // failed on one runner, or timed out, may have others running on until their Jobs' deadline). A slot
-    // kept here is freed by the sweeper once they have ended (sweep-slots.ts).
-    const group = run.spec.concurrency?.group;
-    if (!group) return { policy, deleted, kept: keep, ...done };
-    const running = keep ? await livePods(run) : [];
-    if (running.length > 0) {
-      deps.log({ runId, stage: Stage.Cleanup, message: 'concurrency slot kept: kept pods still running; the sweeper frees it once they end', group, pods: running.slice(0, 5) });
-      return { policy, deleted, kept: keep, slotKept: true, ...done };
-    }
-    await deps.ledger.releaseSlot(group, runId);
-    return { policy, deleted, kept: keep, ...done };
-  });
+      const policy = run.spec.cleanup;
+      const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
+      const teardown = await teardownOnRun(deps, run, marks, !keep);
+      const done = teardown ? { teardown } : {};
+      const deleted = keep ? 0 : (await run.cluster.deleteRun(run.namespace, runId)).deleted;
+      // The run's slot in its concurrency group (or its place in the queue) goes once it can generate no
+      // more load: its objects deleted, or, when they are kept, no pod of it still running (a run that
+      // failed on one runner, or timed out, may have others running on until their Jobs' deadline). A slot
+      // kept here is freed by the sweeper once they have ended (sweep-slots.ts).
+      const group = run.spec.concurrency?.group;
+      if (!group) return { policy, deleted, kept: keep, ...done };
+      const running = keep ? await livePods(run) : [];
+      if (running.length > 0) {
+        deps.log({
+          runId,
+          stage: Stage.Cleanup,
+          message: 'concurrency slot kept: kept pods still running; the sweeper frees it once they end',
+          group,
+          pods: running.slice(0, 5),
+        });
+        return { policy, deleted, kept: keep, slotKept: true, ...done };
+      }
+      await deps.ledger.releaseSlot(group, runId);
+      return { policy, deleted, kept: keep, ...done };
+    },
+  );
 }

@@ -47,67 +47,87 @@ export function collectedResult(view: RunView): RunResult | undefined {
 }
 
 export async function collect(deps: StageDeps, runId: string): Promise<StepResult> {
-  const { result: _result, measuredStart: _measured, ...verdict } = await runOnceReading<CollectRecord, RunContext>(deps, runId, Stage.Collect, () => loadRun(deps, runId), async (_attempt, run) => {
-    requireOpenRun(run.view, Stage.Collect);
-    // Only once every runner has finished (or was told to stop): a result read mid-test would be recorded for good.
-    requireOutput(run.view, Stage.Watch, Stage.Collect);
-    // The status and the runners' state are independent: one round trip for both.
-    const [, runners] = await Promise.all([deps.ledger.setStatus(runId, RunStatus.COLLECTING), observeRunners(run)]);
-    const engine = engineAdapter(run.spec.engine);
-    // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
-    // A runner whose log holds a result that cannot be read (an unexpected shape) says why, in the reason.
-    const unreadable: { runner: number; note: string }[] = [];
-    // A runner whose log holds no result but says why (k6: an export it could not write).
-    const noResult = new Map<number, string>();
-    // The runners' starts from their logs, read alongside the results (startsFromLogs, below).
-    const startsRead = startsFromLogs(run, engine, runners);
-    startsRead.catch(() => undefined); // awaited below, unless the results' read fails first
-    const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
-      const pod = r.latest;
-      if (pod?.exitCode === undefined) return undefined;
-      let log: string;
-      try {
-        log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
-      } catch (err) {
-        // A log that is gone (pod deleted, node lost) is a runner without a result, reported as such.
-        if (isRetryable(err)) throw err;
-        return undefined;
-      }
-      try {
-        const summary = runnerResultFromLog(engine, r.index, { ...pod, exitCode: pod.exitCode }, log);
-        // No result: the engine's own words for why, for the reason (engine-adapter.ts missingResultReason).
-        const why = summary === undefined ? engine.missingResultReason?.(log) : undefined;
-        if (why !== undefined) noResult.set(r.index, why);
-        return summary;
-      } catch (err) {
-        unreadable.push({ runner: r.index, note: `runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})` });
-        return undefined;
-      }
-    });
-    const measured = await startsRead;
-    const result = aggregateResults(run.spec.parallelism, summaries.filter((s): s is RunnerSummary => s !== undefined));
-    // Best effort, and the same sample again on a retry (recordFinalSample: at the result's duration,
-    // or just after the newest live sample; a retry finds its own final there).
-    await recordFinalSample(deps, runId, result);
-    // An abort wins only over a test still running when it was asked for (runners.ts, runningAt):
-    // one that came after every runner had finished changes nothing of what the test did.
-    const abort = abortRequest(run);
-    const stopped = abort !== undefined && runningAt(runners, abort.at).length > 0;
-    // A runner ended the test early (Watch's record, early-end.ts): the outcome is why it ended.
-    const ended = outputOf<WatchRecord>(run.view, Stage.Watch)?.endedEarly;
-    const { outcome, reason } = stopped
-      ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${countOf(result.runners.length, run.spec.parallelism, 'runner')}` }
-      : ended
-        ? earlyEndDecision(ended, result, noResult, run.spec.parallelism)
-        : withLateAbort(outcomeFromRunners(result, noResult), abort);
-    const replaced = replacementNote(
-      runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
-    );
-    // By runner index (the logs are read concurrently), three at most, then how many more.
-    const unread = unreadable.sort((a, b) => a.runner - b.runner).map((u) => u.note);
-    const notes = [...(replaced ? [replaced] : []), ...unread.slice(0, 3), ...(unread.length > 3 ? [`and ${unread.length - 3} more unreadable results`] : [])];
-    return { ...done(), outcome, reason: [reason, ...notes].join('; '), result, ...(measured ? { measuredStart: measured } : {}) };
-  });
+  const {
+    result: _result,
+    measuredStart: _measured,
+    ...verdict
+  } = await runOnceReading<CollectRecord, RunContext>(
+    deps,
+    runId,
+    Stage.Collect,
+    () => loadRun(deps, runId),
+    async (_attempt, run) => {
+      requireOpenRun(run.view, Stage.Collect);
+      // Only once every runner has finished (or was told to stop): a result read mid-test would be recorded for good.
+      requireOutput(run.view, Stage.Watch, Stage.Collect);
+      // The status and the runners' state are independent: one round trip for both.
+      const [, runners] = await Promise.all([deps.ledger.setStatus(runId, RunStatus.COLLECTING), observeRunners(run)]);
+      const engine = engineAdapter(run.spec.engine);
+      // The newest pod only: an evicted pod's log has no result, and its replacement re-ran the share.
+      // A runner whose log holds a result that cannot be read (an unexpected shape) says why, in the reason.
+      const unreadable: { runner: number; note: string }[] = [];
+      // A runner whose log holds no result but says why (k6: an export it could not write).
+      const noResult = new Map<number, string>();
+      // The runners' starts from their logs, read alongside the results (startsFromLogs, below).
+      const startsRead = startsFromLogs(run, engine, runners);
+      startsRead.catch(() => undefined); // awaited below, unless the results' read fails first
+      const summaries = await inBatches(runners, async (r): Promise<RunnerSummary | undefined> => {
+        const pod = r.latest;
+        if (pod?.exitCode === undefined) return undefined;
+        let log: string;
+        try {
+          log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
+        } catch (err) {
+          // A log that is gone (pod deleted, node lost) is a runner without a result, reported as such.
+          if (isRetryable(err)) throw err;
+          return undefined;
+        }
+        try {
+          const summary = runnerResultFromLog(engine, r.index, { ...pod, exitCode: pod.exitCode }, log);
+          // No result: the engine's own words for why, for the reason (engine-adapter.ts missingResultReason).
+          const why = summary === undefined ? engine.missingResultReason?.(log) : undefined;
+          if (why !== undefined) noResult.set(r.index, why);
+          return summary;
+        } catch (err) {
+          unreadable.push({
+            runner: r.index,
+            note: `runner ${r.index}'s result could not be read (${escapeText((err as Error).message, UNREADABLE_MESSAGE_CHARS)})`,
+          });
+          return undefined;
+        }
+      });
+      const measured = await startsRead;
+      const result = aggregateResults(
+        run.spec.parallelism,
+        summaries.filter((s): s is RunnerSummary => s !== undefined),
+      );
+      // Best effort, and the same sample again on a retry (recordFinalSample: at the result's duration,
+      // or just after the newest live sample; a retry finds its own final there).
+      await recordFinalSample(deps, runId, result);
+      // An abort wins only over a test still running when it was asked for (runners.ts, runningAt):
+      // one that came after every runner had finished changes nothing of what the test did.
+      const abort = abortRequest(run);
+      const stopped = abort !== undefined && runningAt(runners, abort.at).length > 0;
+      // A runner ended the test early (Watch's record, early-end.ts): the outcome is why it ended.
+      const ended = outputOf<WatchRecord>(run.view, Stage.Watch)?.endedEarly;
+      const { outcome, reason } = stopped
+        ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${countOf(result.runners.length, run.spec.parallelism, 'runner')}` }
+        : ended
+          ? earlyEndDecision(ended, result, noResult, run.spec.parallelism)
+          : withLateAbort(outcomeFromRunners(result, noResult), abort);
+      const replaced = replacementNote(
+        runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
+      );
+      // By runner index (the logs are read concurrently), three at most, then how many more.
+      const unread = unreadable.sort((a, b) => a.runner - b.runner).map((u) => u.note);
+      const notes = [
+        ...(replaced ? [replaced] : []),
+        ...unread.slice(0, 3),
+        ...(unread.length > 3 ? [`and ${unread.length - 3} more unreadable results`] : []),
+      ];
+      return { ...done(), outcome, reason: [reason, ...notes].join('; '), result, ...(measured ? { measuredStart: measured } : {}) };
+    },
+  );
   return verdict;
 }
 
@@ -145,7 +165,11 @@ async function startsFromLogs(run: RunContext, engine: EngineAdapter, runners: R
     const bounds = [start.after, startInstant].filter((t): t is number => t !== undefined && t <= start.at);
     return { runner: r.index, seenAt: start.at, ...(bounds.length > 0 ? { notBefore: Math.max(...bounds) } : {}) };
   });
-  return measuredStart(StartSource.log, run.spec.parallelism, observed.filter((o): o is ObservedStart => o !== undefined));
+  return measuredStart(
+    StartSource.log,
+    run.spec.parallelism,
+    observed.filter((o): o is ObservedStart => o !== undefined),
+  );
 }
 
 // --- end of the measured start ---
@@ -162,7 +186,12 @@ function earlyEndDecision(ended: EarlyEnd, result: RunResult, noResult: Readonly
   const also = rest && rest.outcome !== Outcome.SUCCEEDED ? [`also ${rest.reason}`] : [];
   return {
     outcome: ended.outcome,
-    reason: [`run: ${ended.reason}`, ...earlyEndNotes(ended), `results from ${result.runners.length === runners ? every(runners, 'runner') : countOf(result.runners.length, runners, 'runner')}`, ...also].join('; '),
+    reason: [
+      `run: ${ended.reason}`,
+      ...earlyEndNotes(ended),
+      `results from ${result.runners.length === runners ? every(runners, 'runner') : countOf(result.runners.length, runners, 'runner')}`,
+      ...also,
+    ].join('; '),
   };
 }
 

@@ -47,7 +47,12 @@ export interface CreateResult {
  * owned as the stage says (the anchor, which this stage's Jobs must own too): the owners they lack
  * are added (one read and one PATCH each), or, if the object is gone, it is created again.
  */
-export async function createAll(cluster: ClusterClient, objects: CreatableObject[], adopted: CreatableObject[] = [], options: CreateOptions = {}): Promise<CreateResult> {
+export async function createAll(
+  cluster: ClusterClient,
+  objects: CreatableObject[],
+  adopted: CreatableObject[] = [],
+  options: CreateOptions = {},
+): Promise<CreateResult> {
   const created: CreatableObject[] = [];
   await createRecording(created, cluster, objects, adopted, options);
   return { created };
@@ -180,7 +185,12 @@ export async function createForRun(
     left.push(...batch.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`));
   }
   if (left.length > 0) {
-    deps.log({ runId: run.runId, stage, message: `could not remove ${count(left.length, 'object')}; their Jobs' deadlines and the sweeper will`, objects: left });
+    deps.log({
+      runId: run.runId,
+      stage,
+      message: `could not remove ${count(left.length, 'object')}; their Jobs' deadlines and the sweeper will`,
+      objects: left,
+    });
   }
   throw new RunEnded(run.runId, stage, outcome);
 }

@@ -24,12 +24,18 @@ export interface Decision {
 }
 
 export async function decide(deps: StageDeps, runId: string, payload: DecidePayload): Promise<Decision> {
-  return runOnceReading(deps, runId, Stage.Decide, () => deps.ledger.getRun(runId), async (_attempt, view) => {
-    const wanted = decisionFrom(payload);
-    const result = view && collectedResult(view);
-    const decided = await deps.ledger.decideOutcome(runId, wanted.outcome, wanted.reason, result ? { summary: totalsOf(result) } : undefined);
-    return { outcome: decided.outcome, reason: decided.reason, decidedAt: deps.now() };
-  });
+  return runOnceReading(
+    deps,
+    runId,
+    Stage.Decide,
+    () => deps.ledger.getRun(runId),
+    async (_attempt, view) => {
+      const wanted = decisionFrom(payload);
+      const result = view && collectedResult(view);
+      const decided = await deps.ledger.decideOutcome(runId, wanted.outcome, wanted.reason, result ? { summary: totalsOf(result) } : undefined);
+      return { outcome: decided.outcome, reason: decided.reason, decidedAt: deps.now() };
+    },
+  );
 }
 
 function decisionFrom(payload: DecidePayload): Pick<Decision, 'outcome' | 'reason'> {
@@ -50,7 +56,10 @@ function describeCaught(error: { Error?: string; Cause?: string }, depth = 0): s
     const parsed = JSON.parse(message) as { errorMessage?: unknown; ExecutionArn?: unknown; Status?: unknown; Error?: unknown; Cause?: unknown };
     if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
     else if (typeof parsed.ExecutionArn === 'string' && depth === 0) {
-      const inner = typeof parsed.Error === 'string' ? describeCaught({ Error: parsed.Error, ...(typeof parsed.Cause === 'string' ? { Cause: parsed.Cause } : {}) }, 1) : `ended ${String(parsed.Status)}`;
+      const inner =
+        typeof parsed.Error === 'string'
+          ? describeCaught({ Error: parsed.Error, ...(typeof parsed.Cause === 'string' ? { Cause: parsed.Cause } : {}) }, 1)
+          : `ended ${String(parsed.Status)}`;
       return `cruise window ${parsed.ExecutionArn.split(':').at(-1)} failed: ${inner}`.slice(0, 2000);
     }
   } catch {

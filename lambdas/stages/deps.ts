@@ -57,7 +57,6 @@ export interface NotifyDeps {
   clock?: MessageClock;
 }
 
-
 export interface StageLogEvent {
   runId: string;
   stage: string;

@@ -42,7 +42,10 @@ export function earlyEnd(engine: Engine, runners: readonly RunnerView[], early: 
   const cutOff = runners.filter((r) => r.latest?.exitCode === undefined).map((r) => r.index);
 
   const meanings = causes.map((r) => exitMeaning(r.latest!.exitCode!, engine));
-  const outcome = meanings.includes(ExitMeaning.scriptAborted) && !meanings.includes(ExitMeaning.failed) && !meanings.includes(ExitMeaning.stopped) ? Outcome.ABORTED : Outcome.FAILED;
+  const outcome =
+    meanings.includes(ExitMeaning.scriptAborted) && !meanings.includes(ExitMeaning.failed) && !meanings.includes(ExitMeaning.stopped)
+      ? Outcome.ABORTED
+      : Outcome.FAILED;
   return { outcome, reason: describeCauses(engine, causes), stopped: stoppedByLoadplane, cutOff };
 }
 

@@ -18,7 +18,11 @@ import type { Ledger, RunItem } from '../ledger/ledger';
 
 export type NameTaken = { kind: 'ours' } | { kind: 'taken'; executionArn: string; reason: string; run: RunItem };
 
-export async function endIfNameTaken(deps: { ledger: Ledger; executions: Pick<Executions, 'describe'> }, runId: string, executionArn: string): Promise<NameTaken> {
+export async function endIfNameTaken(
+  deps: { ledger: Ledger; executions: Pick<Executions, 'describe'> },
+  runId: string,
+  executionArn: string,
+): Promise<NameTaken> {
   const execution = await deps.executions.describe(executionArn);
   // Not visible (yet), or started with the run's own input: the run's execution.
   if (!execution || execution.input === undefined || sameInput(execution.input, runIdInput(runId))) return { kind: 'ours' };

@@ -25,13 +25,7 @@
  * decided `suppressed` is never sent by a retry, the reaper or the sweeper. A channel decided to send
  * goes through everything above unchanged.
  */
-import {
-  deliveryUnknownText,
-  InvalidTransition,
-  isRetryable,
-  NotificationInProgress,
-  NotificationNotDelivered,
-} from '../core/errors';
+import { deliveryUnknownText, InvalidTransition, isRetryable, NotificationInProgress, NotificationNotDelivered } from '../core/errors';
 import { collectedResult } from './collect';
 import type { Decision } from './decide';
 import type { AdmitRecord } from './admit';
@@ -202,7 +196,8 @@ function messageLinks(deps: StageDeps, run: RunContext): MessageLinks {
 }
 
 function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
-  const createdAtOnClock = (createdAt: string) => (deps.notify.clock?.kind === 'simulated' ? undefined : Number.isFinite(Date.parse(createdAt)) ? Date.parse(createdAt) : undefined);
+  const createdAtOnClock = (createdAt: string) =>
+    deps.notify.clock?.kind === 'simulated' ? undefined : Number.isFinite(Date.parse(createdAt)) ? Date.parse(createdAt) : undefined;
   const item = run.view.run;
   const endedAt = outputOf<Decision>(run.view, Stage.Decide)?.decidedAt ?? deps.now();
   const started = outputOf<StartRecord>(run.view, Stage.Start);
@@ -217,7 +212,12 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     // Both ends on the cluster's clock (kube-sim's runs ahead of real time locally). A run that ended
     // before Start: from Admit; one Admit never recorded (the reaper finished it): the run item's
     // creation, on a real clock only (the ledger's), else it ended as it began.
-    startedAt: new Date(started?.startedAt ?? (outputOf<AdmitRecord>(run.view, Stage.Acquire) ?? outputOf<AdmitRecord>(run.view, Stage.Admit))?.admittedAt ?? createdAtOnClock(item.createdAt) ?? endedAt).toISOString(),
+    startedAt: new Date(
+      started?.startedAt ??
+        (outputOf<AdmitRecord>(run.view, Stage.Acquire) ?? outputOf<AdmitRecord>(run.view, Stage.Admit))?.admittedAt ??
+        createdAtOnClock(item.createdAt) ??
+        endedAt,
+    ).toISOString(),
     endedAt: new Date(endedAt).toISOString(),
     expectedRunners: run.spec.parallelism,
     ...(collected ? { result: collected } : {}),

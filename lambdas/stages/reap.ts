@@ -39,13 +39,19 @@ export class ExecutionInputUnavailable extends Error {
   override readonly name = 'ExecutionInputUnavailable' as const;
 }
 
-export type ReapResult =
-  | { kind: 'ignored'; why: string }
-  | { kind: 'reaped'; runId: string; outcome: OutcomeType; reason: string };
+export type ReapResult = { kind: 'ignored'; why: string } | { kind: 'reaped'; runId: string; outcome: OutcomeType; reason: string };
 
 const ENDINGS: Record<string, { outcome: OutcomeType; phase: 'failed' | 'timed_out' | 'aborted'; describe: (c: ExecutionStatusChange) => string }> = {
-  FAILED: { outcome: Outcome.FAILED, phase: StepPhase.failed, describe: (c) => `the execution failed (${c.error ?? 'no error'}${c.cause ? `: ${c.cause}` : ''})` },
-  TIMED_OUT: { outcome: Outcome.TIMED_OUT, phase: StepPhase.timed_out, describe: () => 'the execution reached the state machine timeout (the deployment maximum run duration)' },
+  FAILED: {
+    outcome: Outcome.FAILED,
+    phase: StepPhase.failed,
+    describe: (c) => `the execution failed (${c.error ?? 'no error'}${c.cause ? `: ${c.cause}` : ''})`,
+  },
+  TIMED_OUT: {
+    outcome: Outcome.TIMED_OUT,
+    phase: StepPhase.timed_out,
+    describe: () => 'the execution reached the state machine timeout (the deployment maximum run duration)',
+  },
   // StopExecution's cause says who stopped it and why (the sweeper's: an abort that outlived its grace).
   ABORTED: { outcome: Outcome.ABORTED, phase: StepPhase.aborted, describe: (c) => `the execution was stopped${c.cause ? `: ${c.cause.slice(0, 300)}` : ''}` },
 };

@@ -26,9 +26,14 @@ export interface Attempt {
   marks: StageMarks;
 }
 
-
 export async function runOnce<T>(deps: StageDeps, runId: string, stage: Stage, work: (attempt: Attempt) => Promise<T>): Promise<T> {
-  return runOnceReading(deps, runId, stage, async () => undefined, (attempt) => work(attempt));
+  return runOnceReading(
+    deps,
+    runId,
+    stage,
+    async () => undefined,
+    (attempt) => work(attempt),
+  );
 }
 
 /**
@@ -65,7 +70,11 @@ export async function runOnceReading<T, R>(
         marks.delete(mark);
       },
     };
-    const attempt = { first: begun.attempt === 1 && !begun.tookOver, marks: stageMarks, ...(begun.previousError ? { previousError: begun.previousError } : {}) };
+    const attempt = {
+      first: begun.attempt === 1 && !begun.tookOver,
+      marks: stageMarks,
+      ...(begun.previousError ? { previousError: begun.previousError } : {}),
+    };
     output = await work(attempt, await reading);
   } catch (err) {
     await deps.ledger.failStage(runId, stage, owner, failureRecord(err)).catch(() => undefined);

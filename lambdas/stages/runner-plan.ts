@@ -62,7 +62,9 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
 }
 
 /** The spec's pod fields that are set (runner-pod-fields.ts), as the builders take them. */
-function podFields(runner: RunSpec['runner']): Pick<RunnerPlan, 'volumes' | 'volumeMounts' | 'affinity' | 'topologySpreadConstraints' | 'imagePullSecrets' | 'priorityClassName'> {
+function podFields(
+  runner: RunSpec['runner'],
+): Pick<RunnerPlan, 'volumes' | 'volumeMounts' | 'affinity' | 'topologySpreadConstraints' | 'imagePullSecrets' | 'priorityClassName'> {
   const { volumes, volumeMounts, affinity, topologySpreadConstraints, imagePullSecrets, priorityClassName } = runner;
   return {
     ...(volumes ? { volumes } : {}),

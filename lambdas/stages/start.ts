@@ -60,7 +60,7 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
       coordinator: ready.coordinator.name,
       marks,
       functionTimeoutSeconds: lifecycle?.setupTimeoutSeconds ?? K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS,
-      ...(lifecycle?.noSetup ? { skip: 'the script\'s options or arguments say noSetup' } : {}),
+      ...(lifecycle?.noSetup ? { skip: "the script's options or arguments say noSetup" } : {}),
     };
 
     const started = await engineAdapter(run.spec.engine).start(

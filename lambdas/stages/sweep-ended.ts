@@ -64,7 +64,13 @@ export async function finishEndedExecutions(
     } catch (err) {
       if (err instanceof StageBusy || err instanceof NotificationInProgress) {
         // The reaper (or another sweep) is at it: its holder finishes, or the next sweep does.
-        deps.log({ runId: '', stage: 'Sweeper', message: 'finish: a stage or claim is held by another caller: left to it', execution: execution.executionArn, error: `${err.name}: ${err.message}` });
+        deps.log({
+          runId: '',
+          stage: 'Sweeper',
+          message: 'finish: a stage or claim is held by another caller: left to it',
+          execution: execution.executionArn,
+          error: `${err.name}: ${err.message}`,
+        });
         continue;
       }
       fail({ execution: execution.executionArn }, err);
@@ -101,7 +107,13 @@ async function finishOne(deps: StageDeps & { executions: SweeperExecutions }, ex
     cause: described.cause ?? null,
   });
   if (reaped.kind !== 'reaped') return undefined;
-  deps.log({ runId, stage: 'Sweeper', message: `finished a run whose execution ended ${described.status} and that nothing had finished`, execution: execution.executionArn, outcome: reaped.outcome });
+  deps.log({
+    runId,
+    stage: 'Sweeper',
+    message: `finished a run whose execution ended ${described.status} and that nothing had finished`,
+    execution: execution.executionArn,
+    outcome: reaped.outcome,
+  });
   return { runId, outcome: reaped.outcome, execution: execution.executionArn, ended: described.status as UnsuccessfulEnding };
 }
 

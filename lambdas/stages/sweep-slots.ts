@@ -84,7 +84,13 @@ async function abandoned(deps: StageDeps, opts: SlotSweepOptions, view: RunView 
   }
   const cleanedUp = view.stages[Stage.Cleanup]?.state === StageState.completed;
   if (!cleanedUp && now - Date.parse(run.decidedAt ?? run.updatedAt) < opts.cleanupGraceMs) return undefined;
-  if (BUSY_STAGES.some((stage) => { const item = view.stages[stage]; return item !== undefined && deps.ledger.isLeaseLive(item); })) return undefined;
+  if (
+    BUSY_STAGES.some((stage) => {
+      const item = view.stages[stage];
+      return item !== undefined && deps.ledger.isLeaseLive(item);
+    })
+  )
+    return undefined;
   const running = await livePods(await loadRun(deps, run.runId));
   if (running.length > 0) return undefined;
   return cleanedUp ? `the run ended ${run.outcome} and was cleaned up` : `the run ended ${run.outcome} and its Cleanup did not free it`;

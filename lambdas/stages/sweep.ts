@@ -190,7 +190,9 @@ export async function sweep(deps: SweepDeps, options: Partial<SweepOptions> = {}
     result.errors.push(entry);
     deps.log({ ...entry, runId: error.runId ?? '', stage: SWEEPER, message: `${error.step}: failed` });
   };
-  await finishEndedExecutions(sweeper, { ...opts, longestExecutionMs: stateMachineTimeoutSeconds(deps.config) * 1000 }, result.finished, (where, err) => fail({ step: 'finish', ...where }, err));
+  await finishEndedExecutions(sweeper, { ...opts, longestExecutionMs: stateMachineTimeoutSeconds(deps.config) * 1000 }, result.finished, (where, err) =>
+    fail({ step: 'finish', ...where }, err),
+  );
   await startUnstarted(sweeper, opts, result, fail);
   await stopAbandonedAborts(sweeper, opts, result, fail);
   await resolveStaleClaims(sweeper, opts, result, fail);
@@ -248,7 +250,13 @@ async function startUnstarted(deps: SweepDeps, opts: SweepOptions, result: Sweep
         continue;
       }
       result.started.push(runId);
-      deps.log({ runId, stage: SWEEPER, message: 'started the execution of a run the API recorded but never started', execution: started.executionArn, createdAt: view.run.createdAt });
+      deps.log({
+        runId,
+        stage: SWEEPER,
+        message: 'started the execution of a run the API recorded but never started',
+        execution: started.executionArn,
+        createdAt: view.run.createdAt,
+      });
     } catch (err) {
       fail({ step: 'start', runId }, err);
     }
@@ -283,7 +291,14 @@ async function stopAbandonedAborts(deps: SweepDeps, opts: SweepOptions, result: 
         `${waitedSeconds} s later (abort grace ${Math.round(opts.abortGraceMs / 1000)} s), so the sweeper stopped its execution; the reaper finishes it ABORTED`;
       await deps.executions.stop(run.executionArn, 'AbortGraceExpired', cause);
       result.stopped.push(runId);
-      deps.log({ runId, stage: SWEEPER, message: 'stopped the execution of a run whose abort outlived its grace', execution: run.executionArn, status: run.status, waitedSeconds });
+      deps.log({
+        runId,
+        stage: SWEEPER,
+        message: 'stopped the execution of a run whose abort outlived its grace',
+        execution: run.executionArn,
+        status: run.status,
+        waitedSeconds,
+      });
     } catch (err) {
       fail({ step: 'stop', runId }, err);
     }
@@ -396,7 +411,8 @@ async function resolveBesideCompletedNotify(
       let state: NotificationState;
       if (claim.kind === 'claimed') {
         // It was released in between, and a claim means a send: give it straight back, unsent.
-        state = (await deps.ledger.releaseNotification(runId, item.channel, claim.token, 'sweeper: Notify is completed; nothing is sent outside it')).item.state;
+        state = (await deps.ledger.releaseNotification(runId, item.channel, claim.token, 'sweeper: Notify is completed; nothing is sent outside it')).item
+          .state;
       } else {
         state = claim.item.state;
       }
@@ -457,7 +473,6 @@ async function deleteLeftovers(deps: SweepDeps, opts: SweepOptions, result: Swee
   }
   for (const [runId, count] of deleted) result.objectsDeleted.push({ runId, count });
 }
-
 
 /** Live objects (not already being deleted) by their run-id label. */
 function objectsByRun(lists: KubeObject[][]): Map<string, KubeObject[]> {

@@ -112,7 +112,8 @@ function extension(window: RunWindow): string {
 
 /** "runner 1's replacement <one>" / "the replacements of runners 1 and 3 <many>". */
 function replacementsOf(indexes: number[], one: string, many: string): string {
-  const text = indexes.length === 1 ? `runner ${indexes[0]}'s replacement ${one}` : `the replacements of ${runnerList([...indexes].sort((a, b) => a - b))} ${many}`;
+  const text =
+    indexes.length === 1 ? `runner ${indexes[0]}'s replacement ${one}` : `the replacements of ${runnerList([...indexes].sort((a, b) => a - b))} ${many}`;
   return text.trimEnd();
 }
 
@@ -135,7 +136,11 @@ async function stopForAbort(
   const givenUp = deps.now() - abort.at > ABORT_GRACE_MS || deps.now() >= started.runBy;
   const engine = engineAdapter(run.spec.engine);
   if (!engine.stopsGracefully || givenUp) {
-    return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${abort.by}; ${countOf(running.length, runners.length, 'runner')} did not stop and ${running.length === 1 ? 'is' : 'are'} deleted`);
+    return endsRun(
+      StepPhase.aborted,
+      Outcome.ABORTED,
+      `run: aborted by ${abort.by}; ${countOf(running.length, runners.length, 'runner')} did not stop and ${running.length === 1 ? 'is' : 'are'} deleted`,
+    );
   }
   await Promise.all(running.filter((r) => r.latest!.ready).map((r) => engine.stop(run.cluster, run.namespace, r.latest!.name)));
   return waiting(ABORT_POLL_SECONDS);

@@ -35,7 +35,6 @@ import {
   type ScheduleResource,
 } from '../../lambdas/api/resources';
 
-
 /** A request as it is signed: the signer returns the headers to send. */
 export interface ApiRequestToSign {
   method: string;
@@ -186,7 +185,10 @@ export class ApiClient {
 
   /** POST /runs: 201 created, 200 the same key and spec again, 202 recorded (its start deferred). */
   submitRun(spec: Uint8Array, contentType: string, idempotencyKey: string): Promise<Answer<RunResource>> {
-    return this.request('POST', ['runs'], {}, runResourceSchema, { body: spec, headers: { 'content-type': contentType, [IDEMPOTENCY_KEY_HEADER]: idempotencyKey } });
+    return this.request('POST', ['runs'], {}, runResourceSchema, {
+      body: spec,
+      headers: { 'content-type': contentType, [IDEMPOTENCY_KEY_HEADER]: idempotencyKey },
+    });
   }
 
   /** GET /runs/{id}. */
@@ -268,13 +270,7 @@ export class ApiClient {
     }
   }
 
-  private async attempt<T>(
-    method: string,
-    url: URL,
-    schema: z.ZodType<T>,
-    extra: RequestExtra,
-    attempt: number,
-  ): Promise<Answer<T>> {
+  private async attempt<T>(method: string, url: URL, schema: z.ZodType<T>, extra: RequestExtra, attempt: number): Promise<Answer<T>> {
     let headers: Record<string, string> = { accept: 'application/json', ...extra.headers };
     if (this.options.sign) {
       try {
@@ -332,17 +328,16 @@ export class ApiClient {
   /** An HTML answer (the report page): anything else at that route is not the API's. */
   private page(text: string, contentType: string | null, status: number, attempt: number): { value: string; raw: string } {
     if (!/^text\/html\b/i.test(contentType ?? '')) {
-      throw new ApiBadAnswer(this.displayUrl, `HTTP ${status} with ${contentType ? escapeText(contentType, 60) : 'no content type'} where an HTML page was expected: is this the API's URL, and this CLI's version?`, attempt);
+      throw new ApiBadAnswer(
+        this.displayUrl,
+        `HTTP ${status} with ${contentType ? escapeText(contentType, 60) : 'no content type'} where an HTML page was expected: is this the API's URL, and this CLI's version?`,
+        attempt,
+      );
     }
     return { value: text, raw: text };
   }
 
-  private parse<T>(
-    text: string,
-    schema: z.ZodType<T>,
-    status: number,
-    attempt: number,
-  ): { value: T; raw: unknown } {
+  private parse<T>(text: string, schema: z.ZodType<T>, status: number, attempt: number): { value: T; raw: unknown } {
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -353,7 +348,11 @@ export class ApiClient {
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue ? `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}` : 'unexpected shape';
-      throw new ApiBadAnswer(this.displayUrl, `HTTP ${status} with an answer that is not the loadplane API's (${escapeText(where, 200)}): is this the API's URL, and this CLI's version?`, attempt);
+      throw new ApiBadAnswer(
+        this.displayUrl,
+        `HTTP ${status} with an answer that is not the loadplane API's (${escapeText(where, 200)}): is this the API's URL, and this CLI's version?`,
+        attempt,
+      );
     }
     return { value: parsed.data, raw };
   }
@@ -381,7 +380,8 @@ function summaryOf(text: string): string {
   if (trimmed === '') return '';
   try {
     const message = (JSON.parse(trimmed) as { message?: unknown; errors?: { message?: unknown }[] }) ?? {};
-    const said = typeof message.message === 'string' ? message.message : typeof message.errors?.[0]?.message === 'string' ? message.errors[0].message : undefined;
+    const said =
+      typeof message.message === 'string' ? message.message : typeof message.errors?.[0]?.message === 'string' ? message.errors[0].message : undefined;
     return said !== undefined ? `: ${escapeText(said, 200)}` : '';
   } catch {
     // Not JSON: quoted as it is.

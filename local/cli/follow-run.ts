@@ -303,7 +303,13 @@ export async function followRun(client: ApiClient, first: Answer<RunResource>, o
       if ((cleanup && ended(cleanup)) || now() - terminalSince >= grace) break;
     }
 
-    const next = JSON.stringify([run.status, run.stages.map((s) => [s.stage, s.state, s.attempts]), run.abortRequestedAt, run.test?.startedAt, run.results !== undefined]);
+    const next = JSON.stringify([
+      run.status,
+      run.stages.map((s) => [s.stage, s.state, s.attempts]),
+      run.abortRequestedAt,
+      run.test?.startedAt,
+      run.results !== undefined,
+    ]);
     interval = next !== signature ? MIN_POLL_MS : Math.min(MAX_POLL_MS, Math.round(interval * POLL_BACKOFF));
     signature = next;
     await sleep(progress ? Math.min(interval, TEST_POLL_MS) : interval);

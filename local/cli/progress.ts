@@ -283,6 +283,12 @@ export function createProgress(options: ProgressOptions): (event: HistoryEvent) 
 /** `setup() ran once on the coordinator; start skew 12 ms …`: what Start did, in one line. */
 function startNote(step: StepOutput | undefined): string {
   const setup = step?.setup;
-  const said = !setup ? '' : setup.ran ? `setup() ran once on the coordinator${setup.data ? ', its data given to every runner' : ''}` : 'failed' in setup ? 'setup() failed: no runner started' : '';
+  const said = !setup
+    ? ''
+    : setup.ran
+      ? `setup() ran once on the coordinator${setup.data ? ', its data given to every runner' : ''}`
+      : 'failed' in setup
+        ? 'setup() failed: no runner started'
+        : '';
   return [said, step?.measured ? describeStartSkew(step.measured) : ''].filter((t) => t !== '').join('; ');
 }

@@ -17,7 +17,14 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { RunResource } from '../../lambdas/api/resources';
-import { DEFAULT_SERVICE_ACCOUNT, loadConfig, loadStepFunctionsSettings, namespaceNames, type ClusterAllowance, type DeploymentConfig } from '../../lambdas/core/config';
+import {
+  DEFAULT_SERVICE_ACCOUNT,
+  loadConfig,
+  loadStepFunctionsSettings,
+  namespaceNames,
+  type ClusterAllowance,
+  type DeploymentConfig,
+} from '../../lambdas/core/config';
 import { SpecInvalid, type Problem } from '../../lambdas/core/errors';
 import { isTerminal } from '../../lambdas/core/status';
 import { isValidRunId } from '../../lambdas/core/run-id';
@@ -209,7 +216,9 @@ export function reportFailure(err: unknown, io: Io, options: FailureOptions = {}
   }
   if (err instanceof ApiSigningFailed) {
     io.stderr.write(`loadplane: ${err.message}\n`);
-    io.stderr.write('loadplane: configure AWS credentials (AWS_PROFILE, `aws sso login`, AWS_ACCESS_KEY_ID…); a local `loadplane serve` on http://127.0.0.1 needs none\n');
+    io.stderr.write(
+      'loadplane: configure AWS credentials (AWS_PROFILE, `aws sso login`, AWS_ACCESS_KEY_ID…); a local `loadplane serve` on http://127.0.0.1 needs none\n',
+    );
     document({ errors: [{ path: '(credentials)', message: err.message }] });
     return EXIT_CALLER_MUST_FIX;
   }
@@ -293,7 +302,8 @@ export async function submitRemote(specFile: string, options: SubmitOptions, io:
 export function followFailedHint(runId: string, hint: string, seen: ServeSeen): string {
   const status = `loadplane status ${runId}${hint}`;
   if (!seen.refused || seen.store === undefined) return `the run goes on without this CLI: loadplane status ${runId} --follow${hint}`;
-  if (seen.store === 'memory') return `serve is not running: run ${runId} ended with it (serve kept it in memory; serve --data-dir <dir> keeps runs across restarts)`;
+  if (seen.store === 'memory')
+    return `serve is not running: run ${runId} ended with it (serve kept it in memory; serve --data-dir <dir> keeps runs across restarts)`;
   return `serve is not running: run ${runId} is kept in its data directory (a run serve stopped in flight ends ABORTED, at the latest when serve starts again with the same --data-dir): ${status}`;
 }
 

@@ -101,7 +101,6 @@ function percent(rate: number): string {
   return `${(rate * 100).toFixed(2)} %`;
 }
 
-
 /** "123.4 ms" when exact, "[118.0, 131.2] ms" otherwise. */
 function bracket(b: { lo: number; hi: number }): string {
   return ms(b.lo) === ms(b.hi) ? ms(b.hi) : `[${ms(b.lo).replace(/ ms$/, '')}, ${ms(b.hi).replace(/ ms$/, '')}] ms`;

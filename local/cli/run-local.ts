@@ -130,7 +130,11 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     else if (view?.run.outcomeReason) console.log(`\n${terminalSafe(view.run.outcomeReason)}`);
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
     if (notified && Object.keys(notified).length > 0) {
-      console.log(`notifications: ${Object.entries(notified).map(([channel, r]) => `${channel} ${r}`).join(', ')}`);
+      console.log(
+        `notifications: ${Object.entries(notified)
+          .map(([channel, r]) => `${channel} ${r}`)
+          .join(', ')}`,
+      );
     }
     if (options.report !== undefined) {
       const written = await runReportFile(runtime.ledger, runId, options.report, runtime.deps.now()).catch((err: Error) => {

@@ -112,7 +112,11 @@ function inputPollSeconds(input: Json): number {
 /** The delay before retry number `attempt + 1` under `retrier`, as Step Functions computes it. */
 export function retryDelayMs(retrier: AslRetrier, attempt: number, random: () => number): number {
   // Step Functions' defaults for what a Retry entry leaves out: 1 s, rate 2, no cap.
-  const shape = { IntervalSeconds: retrier.IntervalSeconds ?? 1, BackoffRate: retrier.BackoffRate ?? 2, MaxDelaySeconds: retrier.MaxDelaySeconds ?? Number.POSITIVE_INFINITY };
+  const shape = {
+    IntervalSeconds: retrier.IntervalSeconds ?? 1,
+    BackoffRate: retrier.BackoffRate ?? 2,
+    MaxDelaySeconds: retrier.MaxDelaySeconds ?? Number.POSITIVE_INFINITY,
+  };
   const capped = retryDelaySeconds(shape, attempt) * 1000;
   return retrier.JitterStrategy === 'FULL' ? random() * capped : capped;
 }
@@ -203,7 +207,12 @@ export class LocalStateMachine {
       const ended = await clock.waitFor(recorded);
       if (child === execution) child = undefined;
       if (ended.status === ExecutionStatus.SUCCEEDED) return { ExecutionArn: ended.executionArn, Output: ended.output as Json, Status: ended.status };
-      const cause = { ExecutionArn: ended.executionArn, Status: ended.status, ...(ended.error ? { Error: ended.error } : {}), ...(ended.cause ? { Cause: ended.cause } : {}) };
+      const cause = {
+        ExecutionArn: ended.executionArn,
+        Status: ended.status,
+        ...(ended.error ? { Error: ended.error } : {}),
+        ...(ended.cause ? { Cause: ended.cause } : {}),
+      };
       throw Object.assign(new Error(JSON.stringify(cause)), { name: TASK_FAILED_ERROR });
     };
 

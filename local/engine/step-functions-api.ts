@@ -91,7 +91,10 @@ class ApiError extends Error {
 }
 
 const validation = (field: string, constraint: string, value: unknown) =>
-  new ApiError('ValidationException', `1 validation error detected: Value ${value === null ? 'null' : `'${String(value)}'`} at '${field}' failed to satisfy constraint: ${constraint}`);
+  new ApiError(
+    'ValidationException',
+    `1 validation error detected: Value ${value === null ? 'null' : `'${String(value)}'`} at '${field}' failed to satisfy constraint: ${constraint}`,
+  );
 
 interface AwsHistoryEvent {
   id: number;
@@ -284,9 +287,14 @@ export async function startStepFunctionsApi(runtime: Pick<LocalRuntime, 'startEx
         byName.set(name, execution);
         byArn.set(execution.executionArn, execution);
         // Recorded here rather than from the interpreter's log: it is the first event whatever happens next.
-        record(execution, 'ExecutionStarted', {
-          executionStartedEventDetails: { input, inputDetails: { truncated: false }, roleArn: 'arn:aws:iam::000000000000:role/local' },
-        }, execution.startDate);
+        record(
+          execution,
+          'ExecutionStarted',
+          {
+            executionStartedEventDetails: { input, inputDetails: { truncated: false }, roleArn: 'arn:aws:iam::000000000000:role/local' },
+          },
+          execution.startDate,
+        );
         try {
           const run = runtime.startExecution({
             name,
@@ -337,8 +345,10 @@ export async function startStepFunctionsApi(runtime: Pick<LocalRuntime, 'startEx
         const e = executionOf(body);
         const error = optionalString(body, 'error');
         const cause = optionalString(body, 'cause');
-        if (error !== undefined && error.length > MAX_ERROR_LENGTH) throw validation('error', `Member must have length less than or equal to ${MAX_ERROR_LENGTH}`, error);
-        if (cause !== undefined && cause.length > MAX_CAUSE_LENGTH) throw validation('cause', `Member must have length less than or equal to ${MAX_CAUSE_LENGTH}`, cause);
+        if (error !== undefined && error.length > MAX_ERROR_LENGTH)
+          throw validation('error', `Member must have length less than or equal to ${MAX_ERROR_LENGTH}`, error);
+        if (cause !== undefined && cause.length > MAX_CAUSE_LENGTH)
+          throw validation('cause', `Member must have length less than or equal to ${MAX_CAUSE_LENGTH}`, cause);
         // Stopping a closed execution: AWS documents no error for it (StopExecution's errors are
         // ExecutionDoesNotExist, InvalidArn, ValidationException and the KMS ones) and callers such
         // as lambdas/api/executions.ts rely on that. We answer success with the execution's own

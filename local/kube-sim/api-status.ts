@@ -62,15 +62,11 @@ function details(info: KindInfo, name: string): StatusDetails {
 }
 
 export function notFound(info: KindInfo, name: string): ApiStatusError {
-  return new ApiStatusError(
-    failureStatus(404, 'NotFound', `${qualifiedResource(info)} "${name}" not found`, details(info, name)),
-  );
+  return new ApiStatusError(failureStatus(404, 'NotFound', `${qualifiedResource(info)} "${name}" not found`, details(info, name)));
 }
 
 export function alreadyExists(info: KindInfo, name: string): ApiStatusError {
-  return new ApiStatusError(
-    failureStatus(409, 'AlreadyExists', `${qualifiedResource(info)} "${name}" already exists`, details(info, name)),
-  );
+  return new ApiStatusError(failureStatus(409, 'AlreadyExists', `${qualifiedResource(info)} "${name}" already exists`, details(info, name)));
 }
 
 /** A stale resourceVersion in an update: optimistic concurrency. */
@@ -103,9 +99,7 @@ export function methodNotAllowed(message: string): ApiStatusError {
 }
 
 export function unsupportedMediaType(contentType: string): ApiStatusError {
-  return new ApiStatusError(
-    failureStatus(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - ${contentType}`),
-  );
+  return new ApiStatusError(failureStatus(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - ${contentType}`));
 }
 
 export function serviceUnavailable(message: string): ApiStatusError {
@@ -115,10 +109,9 @@ export function serviceUnavailable(message: string): ApiStatusError {
 /** The body of an injected 429 / 500 / 503, as an overloaded or failing API server sends it. */
 export function injectedFailure(code: 429 | 500 | 503, retryAfterSeconds: number): ApiStatusError {
   if (code === 429) {
-    return new ApiStatusError(
-      failureStatus(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }),
-      { 'Retry-After': String(retryAfterSeconds) },
-    );
+    return new ApiStatusError(failureStatus(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }), {
+      'Retry-After': String(retryAfterSeconds),
+    });
   }
   if (code === 503) {
     return new ApiStatusError(

@@ -90,9 +90,16 @@ const POD_SPEC = obj(
     nodeSelector: map(S),
     imagePullSecrets: arr(obj({ name: S })),
     ...Object.fromEntries(
-      ['automountServiceAccountToken', 'hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace', 'enableServiceLinks', 'setHostnameAsFQDN', 'hostUsers'].map(
-        (n) => [n, B],
-      ),
+      [
+        'automountServiceAccountToken',
+        'hostNetwork',
+        'hostPID',
+        'hostIPC',
+        'shareProcessNamespace',
+        'enableServiceLinks',
+        'setHostnameAsFQDN',
+        'hostUsers',
+      ].map((n) => [n, B]),
     ),
     ...free('securityContext', 'affinity', 'dnsConfig', 'overhead', 'os', 'resources'),
     ...Object.fromEntries(

@@ -15,7 +15,16 @@ const SUPPORTED: Readonly<Record<KindName, readonly string[]>> = {
   ConfigMap: COMMON,
   Secret: [...COMMON, 'type'],
   Service: COMMON,
-  Pod: [...COMMON, 'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+  Pod: [
+    ...COMMON,
+    'spec.nodeName',
+    'spec.restartPolicy',
+    'spec.schedulerName',
+    'spec.serviceAccountName',
+    'status.phase',
+    'status.podIP',
+    'status.nominatedNodeName',
+  ],
   Job: [...COMMON, 'status.successful'],
   Event: [
     ...COMMON,

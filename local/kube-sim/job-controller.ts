@@ -104,9 +104,7 @@ export class JobController {
     status.startTime ??= now;
     this.armTimers(job, memory, Date.parse(status.startTime));
 
-    const pods = (this.store.listOwnedBy('Pod', namespace, uid) as Pod[]).filter((p) =>
-      p.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller),
-    );
+    const pods = (this.store.listOwnedBy('Pod', namespace, uid) as Pod[]).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller));
     let failure: { reason: string; message: string } | undefined;
     for (const pod of pods) {
       if (!isTerminal(pod) || memory.counted.has(pod.metadata.uid!)) continue;

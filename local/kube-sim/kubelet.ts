@@ -133,9 +133,7 @@ export class Kubelet {
       namespace: pod.metadata.namespace!,
       name: pod.metadata.name!,
       timers: [],
-      containers: new Map(
-        pod.spec.containers.map((c) => [c.name, { name: c.name, lines: [], followers: new Set(), timers: [], exited: false }]),
-      ),
+      containers: new Map(pod.spec.containers.map((c) => [c.name, { name: c.name, lines: [], followers: new Set(), timers: [], exited: false }])),
     };
     this.pods.set(pod.metadata.uid!, rt);
     const delay = this.faults.scheduleDelayFor(pod) ?? DEFAULT_SCHEDULE_MS;
@@ -181,9 +179,7 @@ export class Kubelet {
     this.update(rt, (p) => {
       for (const c of pod.spec.containers) {
         const message =
-          reason === 'ErrImagePull'
-            ? `failed to pull and unpack image "${c.image}": not found (simulated by kube-sim)`
-            : `Back-off pulling image "${c.image}"`;
+          reason === 'ErrImagePull' ? `failed to pull and unpack image "${c.image}": not found (simulated by kube-sim)` : `Back-off pulling image "${c.image}"`;
         setContainer(p, c.name, { waiting: { reason, message } });
       }
     });
@@ -227,12 +223,17 @@ export class Kubelet {
       p.status!.podIP = podIP;
       p.status!.podIPs = [{ ip: podIP }];
       for (const c of p.spec.containers) {
-        setContainer(p, c.name, { running: { startedAt } }, {
-          ready: true,
-          started: true,
-          imageID: `kube-sim/${c.image}@sha256:${randomBytes(32).toString('hex')}`,
-          containerID: `containerd://${randomBytes(32).toString('hex')}`,
-        });
+        setContainer(
+          p,
+          c.name,
+          { running: { startedAt } },
+          {
+            ready: true,
+            started: true,
+            imageID: `kube-sim/${c.image}@sha256:${randomBytes(32).toString('hex')}`,
+            containerID: `containerd://${randomBytes(32).toString('hex')}`,
+          },
+        );
       }
       setCondition(p.status!, startedAt, 'ContainersReady', 'True');
       setCondition(p.status!, startedAt, 'Ready', 'True');
@@ -257,13 +258,7 @@ export class Kubelet {
     if (evictAfter !== undefined) this.podTimer(rt, evictAfter, () => this.disrupt(rt.namespace, rt.name));
   }
 
-  private context(
-    rt: PodRuntime,
-    cr: ContainerRuntime,
-    pod: Pod,
-    container: Container,
-    files: Map<string, string>,
-  ): ProgramContext {
+  private context(rt: PodRuntime, cr: ContainerRuntime, pod: Pod, container: Container, files: Map<string, string>): ProgramContext {
     const faults = this.faults;
     const guard = (run: () => void) => () => {
       if (!cr.exited) run();
@@ -429,10 +424,15 @@ export class Kubelet {
         const current = p.status?.containerStatuses?.find((s) => s.name === c.name)?.state;
         if (current && 'terminated' in current) continue;
         const startedAt = rt.containers.get(c.name)?.startedAt;
-        setContainer(p, c.name, { terminated: { exitCode: DISRUPTED_EXIT_CODE, reason: 'Error', startedAt, finishedAt: at } }, {
-          ready: false,
-          started: false,
-        });
+        setContainer(
+          p,
+          c.name,
+          { terminated: { exitCode: DISRUPTED_EXIT_CODE, reason: 'Error', startedAt, finishedAt: at } },
+          {
+            ready: false,
+            started: false,
+          },
+        );
       }
       p.status!.phase = 'Failed';
       setCondition(p.status!, at, 'DisruptionTarget', 'True', 'EvictionByEvictionAPI', 'Eviction API: evicting');
@@ -506,9 +506,7 @@ export class Kubelet {
       const reply = cr.program?.serve?.(request);
       if (reply) return reply;
     }
-    throw serviceUnavailable(
-      `error trying to reach service: dial tcp ${pod.status.podIP}:${request.port}: connect: connection refused`,
-    );
+    throw serviceUnavailable(`error trying to reach service: dial tcp ${pod.status.podIP}:${request.port}: connect: connection refused`);
   }
 }
 

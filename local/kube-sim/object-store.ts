@@ -20,8 +20,7 @@ import type { KubeObject } from './wire-types';
 export type Propagation = 'Orphan' | 'Background' | 'Foreground';
 
 export type StoreEvent =
-  | { type: 'ADDED' | 'MODIFIED'; kind: KindName; object: KubeObject }
-  | { type: 'DELETED'; kind: KindName; object: KubeObject; propagation: Propagation };
+  { type: 'ADDED' | 'MODIFIED'; kind: KindName; object: KubeObject } | { type: 'DELETED'; kind: KindName; object: KubeObject; propagation: Propagation };
 
 /** A committed write, in resourceVersion order: what watches replay and stream. */
 export interface CommittedChange {
@@ -221,14 +220,7 @@ export class ObjectStore {
    * Replaces an object's content, keeping its identity (uid, creation time). `expectedVersion`, when
    * given, must match the stored resourceVersion (409 Conflict otherwise).
    */
-  replace(
-    kind: KindName,
-    namespace: string | undefined,
-    name: string,
-    next: KubeObject,
-    expectedVersion?: string,
-    opts: WriteOptions = {},
-  ): KubeObject {
+  replace(kind: KindName, namespace: string | undefined, name: string, next: KubeObject, expectedVersion?: string, opts: WriteOptions = {}): KubeObject {
     const info = KINDS[kind];
     const current = this.objects.get(key(kind, namespace, name));
     if (!current) throw notFound(info, name);
@@ -261,12 +253,7 @@ export class ObjectStore {
    * Applies `mutate` to a copy and stores it when it changed (controllers' status writes).
    * Returns the stored object, or undefined when the object is gone.
    */
-  update<T extends KubeObject>(
-    kind: KindName,
-    namespace: string | undefined,
-    name: string,
-    mutate: (obj: T) => void,
-  ): T | undefined {
+  update<T extends KubeObject>(kind: KindName, namespace: string | undefined, name: string, mutate: (obj: T) => void): T | undefined {
     const current = this.objects.get(key(kind, namespace, name));
     if (!current) return undefined;
     const next = structuredClone(current) as T;

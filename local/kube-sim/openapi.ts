@@ -78,7 +78,11 @@ function document(key: string): unknown {
       schemas: Object.fromEntries(
         gv.kinds.map((info) => [
           schemaName(info),
-          { ...(toOpenApi(KIND_SCHEMAS[info.kind]) as object), 'x-kubernetes-group-version-kind': [gvk(info)], description: `${apiVersionOf(info)} ${info.kind}` },
+          {
+            ...(toOpenApi(KIND_SCHEMAS[info.kind]) as object),
+            'x-kubernetes-group-version-kind': [gvk(info)],
+            description: `${apiVersionOf(info)} ${info.kind}`,
+          },
         ]),
       ),
     },

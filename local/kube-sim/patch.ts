@@ -90,7 +90,11 @@ function mergeList(target: Json, patch: Json[], field: string): Json {
 function stripDirectives(value: Json): Json {
   if (Array.isArray(value)) return value.map(stripDirectives);
   if (!isObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$')).map(([k, v]) => [k, stripDirectives(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !k.startsWith('$'))
+      .map(([k, v]) => [k, stripDirectives(v)]),
+  );
 }
 
 interface Operation {

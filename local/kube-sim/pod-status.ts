@@ -2,14 +2,7 @@
 import type { ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from './wire-types';
 
 /** Sets a condition, keeping lastTransitionTime when its status does not change. */
-export function setCondition(
-  status: PodStatus,
-  now: string,
-  type: string,
-  value: PodCondition['status'],
-  reason?: string,
-  message?: string,
-): void {
+export function setCondition(status: PodStatus, now: string, type: string, value: PodCondition['status'], reason?: string, message?: string): void {
   const conditions = (status.conditions ??= []);
   const existing = conditions.find((c) => c.type === type);
   const next: PodCondition = {

@@ -85,7 +85,8 @@ function sourcePayload(objects: VolumeObjects, namespace: string, source: Source
     const content = data[item.key];
     if (content === undefined) {
       if (source.optional) continue;
-      const message = source.kind === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}`;
+      const message =
+        source.kind === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}`;
       return { ok: false, message };
     }
     entries.push([item.path, content]);

@@ -37,8 +37,7 @@ export class ResourceHandlers {
   list(info: KindInfo, namespace: string | undefined, req: ApiRequest): ApiResponse {
     if (isWatch(req)) return serveWatch(this.store, this.scheduler, info, namespace, req);
     const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
-    const items = this.store
-      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined), fields);
+    const items = this.store.list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined), fields);
     const metadata = { resourceVersion: this.store.resourceVersion };
     if (wantsTable(req)) return json(asTable(info, items, metadata, this.now()));
     return json({ kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata, items });
@@ -83,7 +82,11 @@ export class ResourceHandlers {
     const contentType = header(req, 'content-type');
     if (contentType.startsWith('application/apply-patch')) {
       throw new ApiStatusError(
-        failureStatus(415, 'UnsupportedMediaType', 'server-side apply is not simulated by kube-sim: use client-side apply (kubectl apply without --server-side)'),
+        failureStatus(
+          415,
+          'UnsupportedMediaType',
+          'server-side apply is not simulated by kube-sim: use client-side apply (kubectl apply without --server-side)',
+        ),
       );
     }
     const current = this.store.require(info.kind, namespace, name);
@@ -123,8 +126,7 @@ export class ResourceHandlers {
     const propagation = propagationOf(info, req);
     const dryRun = dryRunOf(req);
     const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
-    const selected = this.store
-      .list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined), fields);
+    const selected = this.store.list(info.kind, namespace, parseLabelSelector(req.query.get('labelSelector') ?? undefined), fields);
     const items = selected
       .filter((obj) => this.store.has(info.kind, namespace, obj.metadata.name!))
       .map((obj) => this.store.delete(info.kind, obj.metadata.namespace, obj.metadata.name!, propagation, { dryRun }));
@@ -156,9 +158,7 @@ function dryRunOf(req: ApiRequest): boolean {
   }
   const unsupported = values.find((v) => v !== 'All');
   if (unsupported !== undefined) {
-    throw new ApiStatusError(
-      failureStatus(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(unsupported)}: supported values: "All"`),
-    );
+    throw new ApiStatusError(failureStatus(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(unsupported)}: supported values: "All"`));
   }
   return values.length > 0;
 }

@@ -150,7 +150,8 @@ export class Router {
     const limitText = req.query.get('limitBytes');
     if (limitText !== null && !/^-?\d+$/.test(limitText)) throw badRequest(`limitBytes must be an integer, got ${JSON.stringify(limitText)}`);
     // ValidatePodLogOptions, answered as the pod log REST handler does (a 400, "invalid request: …").
-    if (limitText !== null && Number(limitText) < 1) throw badRequest(`invalid request: limitBytes: Invalid value: ${Number(limitText)}: must be greater than 0`);
+    if (limitText !== null && Number(limitText) < 1)
+      throw badRequest(`invalid request: limitBytes: Invalid value: ${Number(limitText)}: must be greater than 0`);
     const limit = limitText === null ? undefined : byteLimit(Number(limitText));
     const timestamps = req.query.get('timestamps') === 'true' ? rfc3339Nano : undefined;
     const read = this.kubelet.readLog(namespace, name, req.query.get('container') ?? undefined, {

@@ -48,7 +48,8 @@ export function secretProblems(obj: KubeObject): StatusCause[] {
     }
     bytes += Buffer.from(value, 'base64').length;
   }
-  if (bytes > MAX_SECRET_BYTES) causes.push({ reason: 'FieldValueTooLong', field: 'data', message: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes` });
+  if (bytes > MAX_SECRET_BYTES)
+    causes.push({ reason: 'FieldValueTooLong', field: 'data', message: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes` });
   return causes;
 }
 

@@ -81,9 +81,7 @@ const COLUMNS: Record<KindInfo['kind'], Column[]> = {
     {
       name: 'Port(s)',
       cell: (o) =>
-        ((o.spec as { ports?: { port: number; protocol?: string }[] })?.ports ?? [])
-          .map((p) => `${p.port}/${p.protocol ?? 'TCP'}`)
-          .join(',') || '<none>',
+        ((o.spec as { ports?: { port: number; protocol?: string }[] })?.ports ?? []).map((p) => `${p.port}/${p.protocol ?? 'TCP'}`).join(',') || '<none>',
     },
     AGE,
   ],

@@ -37,10 +37,7 @@ function labelProblems(labels: Record<string, string> | undefined, field: string
     const slash = key.lastIndexOf('/');
     const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
     const name = slash >= 0 ? key.slice(slash + 1) : key;
-    const keyOk =
-      name.length <= 63 &&
-      QUALIFIED_NAME.test(name) &&
-      (prefix === undefined || (prefix.length <= 253 && SUBDOMAIN.test(prefix)));
+    const keyOk = name.length <= 63 && QUALIFIED_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && SUBDOMAIN.test(prefix)));
     if (!keyOk) causes.push(valueInvalid(`${field}`, key, 'name part must be a valid qualified name (at most 63 characters)'));
     if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
       causes.push(

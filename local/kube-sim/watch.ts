@@ -22,13 +22,7 @@ export function isWatch(req: ApiRequest): boolean {
   return watch === 'true' || watch === '1';
 }
 
-export function serveWatch(
-  store: ObjectStore,
-  scheduler: Scheduler,
-  info: KindInfo,
-  namespace: string | undefined,
-  req: ApiRequest,
-): ApiResponse {
+export function serveWatch(store: ObjectStore, scheduler: Scheduler, info: KindInfo, namespace: string | undefined, req: ApiRequest): ApiResponse {
   const labels = parseLabelSelector(req.query.get('labelSelector') ?? undefined);
   const fields = parseFieldSelector(info.kind, req.query.get('fieldSelector') ?? undefined);
   const rvText = req.query.get('resourceVersion') ?? '';
@@ -38,9 +32,7 @@ export function serveWatch(
   const table = wantsTable(req);
 
   const matches = (obj: KubeObject) =>
-    (!info.namespaced || namespace === undefined || obj.metadata.namespace === namespace) &&
-    labels(obj.metadata.labels ?? {}) &&
-    fields(obj);
+    (!info.namespaced || namespace === undefined || obj.metadata.namespace === namespace) && labels(obj.metadata.labels ?? {}) && fields(obj);
   const render = (type: string, obj: KubeObject) =>
     `${JSON.stringify({ type, object: table ? asTable(info, [obj], { resourceVersion: obj.metadata.resourceVersion }, scheduler.clock.now()) : obj })}\n`;
 

@@ -20,7 +20,14 @@ import type { Stage } from '../../lambdas/core/status';
 import { renderCruiseDefinition, renderRunDefinition } from '../../statemachine/run-definition';
 import { ScaledClock } from '../clock/scaled-clock';
 import type { SimTime } from '../clock/sim-time';
-import { ExecutionStatus, LOCAL_CRUISE_STATE_MACHINE_ARN, LocalStateMachine, type ExecutionResult, type HistoryEvent, type LocalExecution } from '../engine/local-execution';
+import {
+  ExecutionStatus,
+  LOCAL_CRUISE_STATE_MACHINE_ARN,
+  LocalStateMachine,
+  type ExecutionResult,
+  type HistoryEvent,
+  type LocalExecution,
+} from '../engine/local-execution';
 import { startKubeSim, type KubeSim } from '../kube-sim';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded-store';
 
@@ -148,7 +155,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ...(options.reportUrl ? { reportUrl: options.reportUrl } : {}),
       // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim, in this
       // process or an external one (whose clock `clock` is, with its timeScale).
-      ...(kubeSim || options.externalCluster ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } } : {}),
+      ...(kubeSim || options.externalCluster
+        ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } }
+        : {}),
     },
   };
   const timeScale = clock.timeScale;
@@ -181,14 +190,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       // The reaper is an actor of its own, as EventBridge's invocation would be.
       const result = execution.result.then(async (ended) => {
         if (ended.status === ExecutionStatus.SUCCEEDED) return ended;
-        const reaped = await platformClock.actor(() => reapAsEventBridgeWould(deps, platformClock, {
-          executionArn: ended.executionArn,
-          name,
-          status: ended.status,
-          input: JSON.stringify(input),
-          error: ended.error ?? null,
-          cause: ended.cause ?? null,
-        }));
+        const reaped = await platformClock.actor(() =>
+          reapAsEventBridgeWould(deps, platformClock, {
+            executionArn: ended.executionArn,
+            name,
+            status: ended.status,
+            input: JSON.stringify(input),
+            error: ended.error ?? null,
+            cause: ended.cause ?? null,
+          }),
+        );
         return { ...ended, reaped };
       });
       return { executionArn: execution.executionArn, stop: execution.stop, result };

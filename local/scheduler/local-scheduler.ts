@@ -138,7 +138,13 @@ export function createLocalScheduler(options: LocalSchedulerOptions): LocalSched
       if (from >= now) continue;
       try {
         const { times, skipped } = latestFireTimes(schedule, from, now, maxCatchUp);
-        if (skipped) log({ message: 'schedule fire times skipped: too many since the last tick', schedule: schedule.name, delivered: times.length, from: scheduledTimeOf(from) });
+        if (skipped)
+          log({
+            message: 'schedule fire times skipped: too many since the last tick',
+            schedule: schedule.name,
+            delivered: times.length,
+            from: scheduledTimeOf(from),
+          });
         for (const time of times) due.push({ name: schedule.name, time, attempt: 1 });
       } catch (err) {
         log({ message: 'schedule cannot be evaluated', schedule: schedule.name, error: messageOf(err) });

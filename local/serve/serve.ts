@@ -43,8 +43,10 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 /** Real milliseconds close() waits for the reaper to finish the runs it stopped. */
 export const DEFAULT_STOP_GRACE_MS = 10_000;
 
-export interface ServeOptions
-  extends Pick<LocalRuntimeOptions, 'clock' | 'timeScale' | 'kubeconfig' | 'context' | 'channels' | 'log' | 'random' | 'invokeStage' | 'dataDir'> {
+export interface ServeOptions extends Pick<
+  LocalRuntimeOptions,
+  'clock' | 'timeScale' | 'kubeconfig' | 'context' | 'channels' | 'log' | 'random' | 'invokeStage' | 'dataDir'
+> {
   /** 0 (default) picks a free port. */
   port?: number;
   config?: DeploymentConfig;
@@ -289,7 +291,12 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
         let graceTimer: NodeJS.Timeout | undefined;
         await Promise.race([
           Promise.all([
-            ...inFlight.map((e) => e.result.then((r) => void ended.set(e, r), () => undefined)),
+            ...inFlight.map((e) =>
+              e.result.then(
+                (r) => void ended.set(e, r),
+                () => undefined,
+              ),
+            ),
             leftRunsSettled,
           ]),
           new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, graceMs))),

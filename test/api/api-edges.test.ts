@@ -55,11 +55,14 @@ describeOnLedgerBackends((table) => {
   }
 
   describe('1. time zones: only IANA names, spelled as the database spells them', () => {
-    it.each(['BST', 'IST', 'CST', 'EST', 'PST', 'GMT', 'EST5EDT'])('PUT with timeZone %s (an abbreviation) is a 400 naming timeZone, with an example', async (timeZone) => {
-      const { put } = api();
-      const problems = problemsOf(await put(unique('tz'), { expression: 'cron(0 2 * * ? *)', timeZone, spec: k6Spec({ name: 'tz' }) }), 400);
-      expect(problems).toEqual([expect.stringMatching(new RegExp(`^timeZone: "${timeZone}" is not an IANA time zone name .*e\\.g\\. Europe/Berlin`))]);
-    });
+    it.each(['BST', 'IST', 'CST', 'EST', 'PST', 'GMT', 'EST5EDT'])(
+      'PUT with timeZone %s (an abbreviation) is a 400 naming timeZone, with an example',
+      async (timeZone) => {
+        const { put } = api();
+        const problems = problemsOf(await put(unique('tz'), { expression: 'cron(0 2 * * ? *)', timeZone, spec: k6Spec({ name: 'tz' }) }), 400);
+        expect(problems).toEqual([expect.stringMatching(new RegExp(`^timeZone: "${timeZone}" is not an IANA time zone name .*e\\.g\\. Europe/Berlin`))]);
+      },
+    );
 
     it.each([
       ['EUROPE/BERLIN', 'Europe/Berlin'],
@@ -83,35 +86,54 @@ describeOnLedgerBackends((table) => {
   });
 
   describe('2. rate values are bounded; a stored schedule always reads', () => {
-    it.each(['rate(100000000 days)', 'rate(366 days)', 'rate(8761 hours)', 'rate(525601 minutes)'])('PUT %s is a 400 naming expression and the limit', async (expression) => {
-      const { put } = api();
-      const problems = problemsOf(await put(unique('rate'), { expression, spec: k6Spec({ name: 'rate' }) }), 400);
-      expect(problems).toEqual([expect.stringMatching(/^expression: must be a rate of at most 365 days \(8760 hours, 525600 minutes\)/)]);
-    });
+    it.each(['rate(100000000 days)', 'rate(366 days)', 'rate(8761 hours)', 'rate(525601 minutes)'])(
+      'PUT %s is a 400 naming expression and the limit',
+      async (expression) => {
+        const { put } = api();
+        const problems = problemsOf(await put(unique('rate'), { expression, spec: k6Spec({ name: 'rate' }) }), 400);
+        expect(problems).toEqual([expect.stringMatching(/^expression: must be a rate of at most 365 days \(8760 hours, 525600 minutes\)/)]);
+      },
+    );
 
     it.each(['rate(365 days)', 'rate(8760 hours)', 'rate(525600 minutes)'])('PUT %s (at the limit) is accepted', async (expression) => {
       const { put } = api();
       expect((await put(unique('rate'), { expression, spec: k6Spec({ name: 'rate' }) })).statusCode).toBe(201);
     });
 
-    it.each(['rate(100000000 days)', 'rate(1 day)'])('GET of a schedule stored as %s with a time zone Node no longer takes is a 200, never a 500', async (expression) => {
-      const { ledger, call, logged } = api();
-      const name = unique('stored');
-      // As an older version stored it, before validation refused it.
-      await ledger.putSchedule({ name, expression, timeZone: expression === 'rate(1 day)' ? 'Mars/Olympus' : 'UTC', enabled: true, spec: k6Spec({ name: 'stored' }), specHash: 'h' });
-      const res = await call({ method: 'GET', path: `/schedules/${name}` });
-      expect(res.statusCode).toBe(200);
-      expect(scheduleDetailSchema.parse(res.json)).toMatchObject({ name, expression, nextFireTimes: [] });
-      expect(logged.map((l) => l.message)).toContainEqual(expect.stringMatching(/next fire times could not be computed/));
-    });
+    it.each(['rate(100000000 days)', 'rate(1 day)'])(
+      'GET of a schedule stored as %s with a time zone Node no longer takes is a 200, never a 500',
+      async (expression) => {
+        const { ledger, call, logged } = api();
+        const name = unique('stored');
+        // As an older version stored it, before validation refused it.
+        await ledger.putSchedule({
+          name,
+          expression,
+          timeZone: expression === 'rate(1 day)' ? 'Mars/Olympus' : 'UTC',
+          enabled: true,
+          spec: k6Spec({ name: 'stored' }),
+          specHash: 'h',
+        });
+        const res = await call({ method: 'GET', path: `/schedules/${name}` });
+        expect(res.statusCode).toBe(200);
+        expect(scheduleDetailSchema.parse(res.json)).toMatchObject({ name, expression, nextFireTimes: [] });
+        expect(logged.map((l) => l.message)).toContainEqual(expect.stringMatching(/next fire times could not be computed/));
+      },
+    );
   });
 
   describe('3. a forged page token', () => {
     it.each([
       { why: 'a bucket in the future', token: encode({ bucket: 'runs#9999-12' }) },
       { why: 'next month', token: encode({ bucket: 'runs#2026-04' }) },
-      { why: 'a key of another bucket', token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-02', createdKey: '2026-02-01T00:00:00.000Z#a' } }) },
-      { why: 'a key created in another month', token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-03', createdKey: '2026-02-01T00:00:00.000Z#a' } }) },
+      {
+        why: 'a key of another bucket',
+        token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-02', createdKey: '2026-02-01T00:00:00.000Z#a' } }),
+      },
+      {
+        why: 'a key created in another month',
+        token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-03', createdKey: '2026-02-01T00:00:00.000Z#a' } }),
+      },
     ])('GET /runs?next=<$why> is a 400 naming next, at once', async ({ token }) => {
       const { call } = api();
       const started = Date.now();
@@ -131,7 +153,9 @@ describeOnLedgerBackends((table) => {
   describe('4. limit is a plain decimal integer', () => {
     it.each(['0x10', '%201', '1%20', '1e1', '+5', '1.0', '05', '', '-0'])('GET /runs?limit=%s is a 400 naming limit and the range', async (limit) => {
       const { call } = api();
-      expect(problemsOf(await call({ method: 'GET', path: `/runs?limit=${limit}` }), 400)).toEqual(['limit: must be an integer from 1 to 100, written in decimal digits']);
+      expect(problemsOf(await call({ method: 'GET', path: `/runs?limit=${limit}` }), 400)).toEqual([
+        'limit: must be an integer from 1 to 100, written in decimal digits',
+      ]);
     });
 
     it.each(['1', '20', '100'])('GET /runs?limit=%s is a 200', async (limit) => {

@@ -39,7 +39,13 @@ afterAll(async () => store?.close());
 
 const validSpec = fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/), parallelism: fc.integer({ min: 1, max: 8 }) }).map((o) => k6Spec(o));
 /** A valid spec with one top-level field replaced by an arbitrary value (mostly invalid, sometimes not). */
-const brokenSpec = fc.tuple(validSpec, fc.constantFrom('name', 'engine', 'script', 'parallelism', 'arguments', 'env', 'runner', 'cluster', 'timeouts', 'notify', 'cleanup', 'labels', 'bogus'), fc.jsonValue({ maxDepth: 3 })).map(([spec, field, value]) => ({ ...spec, [field]: value }));
+const brokenSpec = fc
+  .tuple(
+    validSpec,
+    fc.constantFrom('name', 'engine', 'script', 'parallelism', 'arguments', 'env', 'runner', 'cluster', 'timeouts', 'notify', 'cleanup', 'labels', 'bogus'),
+    fc.jsonValue({ maxDepth: 3 }),
+  )
+  .map(([spec, field, value]) => ({ ...spec, [field]: value }));
 const body = fc.oneof(
   validSpec.map((s) => JSON.stringify(s)),
   // Within maxSpecBytes but more than a run item holds besides the script.
@@ -55,8 +61,14 @@ const body = fc.oneof(
 /** Page tokens of the right shape whose keys are anything: they must not reach DynamoDB as a start key. */
 const craftedToken = fc
   .oneof(
-    fc.record({ bucket: fc.constantFrom('runs#2026-12', 'runs#2026-11'), after: fc.record({ pk: fc.string(), sk: fc.string(), timeBucket: fc.constant('runs#2026-12'), createdKey: fc.string() }) }),
-    fc.record({ status: fc.constant('RUNNING'), after: fc.record({ pk: fc.string(), sk: fc.string(), status: fc.constant('RUNNING'), createdKey: fc.string() }) }),
+    fc.record({
+      bucket: fc.constantFrom('runs#2026-12', 'runs#2026-11'),
+      after: fc.record({ pk: fc.string(), sk: fc.string(), timeBucket: fc.constant('runs#2026-12'), createdKey: fc.string() }),
+    }),
+    fc.record({
+      status: fc.constant('RUNNING'),
+      after: fc.record({ pk: fc.string(), sk: fc.string(), status: fc.constant('RUNNING'), createdKey: fc.string() }),
+    }),
     fc.record({ name: fc.constant('x'), after: fc.record({ pk: fc.string(), sk: fc.string(), runName: fc.constant('x'), createdKey: fc.string() }) }),
   )
   .map((t) => Buffer.from(JSON.stringify(t)).toString('base64url'));
@@ -71,7 +83,10 @@ const path = fc.oneof(
 );
 const headers = fc.record(
   {
-    'Content-Type': fc.oneof(fc.constantFrom('application/json', 'application/yaml', 'text/yaml', 'text/plain', 'application/json; charset=utf-16', ''), fc.string({ maxLength: 40 })),
+    'Content-Type': fc.oneof(
+      fc.constantFrom('application/json', 'application/yaml', 'text/yaml', 'text/plain', 'application/json; charset=utf-16', ''),
+      fc.string({ maxLength: 40 }),
+    ),
     'Idempotency-Key': fc.oneof(fc.uuid(), fc.string({ maxLength: 300 })),
   },
   { requiredKeys: [] },
@@ -82,7 +97,10 @@ const submission = fc.record({
   method: fc.constant('POST'),
   path: fc.constantFrom('/runs', '/runs/'),
   headers: fc.record(
-    { 'Content-Type': fc.constantFrom('application/json', 'application/yaml', 'application/json; charset=utf-8'), 'Idempotency-Key': fc.oneof(fc.uuid(), fc.constantFrom('k1', 'k2'), fc.string({ maxLength: 300 })) },
+    {
+      'Content-Type': fc.constantFrom('application/json', 'application/yaml', 'application/json; charset=utf-8'),
+      'Idempotency-Key': fc.oneof(fc.uuid(), fc.constantFrom('k1', 'k2'), fc.string({ maxLength: 300 })),
+    },
     { requiredKeys: ['Content-Type'] },
   ),
   body,
@@ -96,7 +114,15 @@ describe('generated requests', () => {
     const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(request, async (req) => {
-        const res = await handler(proxyEvent({ method: req.method, path: req.path, headers: req.headers as Record<string, string>, ...(req.body !== undefined ? { body: req.body } : {}) }), {} as Context);
+        const res = await handler(
+          proxyEvent({
+            method: req.method,
+            path: req.path,
+            headers: req.headers as Record<string, string>,
+            ...(req.body !== undefined ? { body: req.body } : {}),
+          }),
+          {} as Context,
+        );
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         expect(res.statusCode).toBeLessThan(500);
         expect(res.body).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);

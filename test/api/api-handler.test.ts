@@ -66,7 +66,19 @@ describe('POST /runs', () => {
     expect(run).toMatchObject({ name: 'api-created', engine: 'k6', parallelism: 4, trigger: { kind: 'api', caller: ALICE } });
     const done = await finished(run.runId);
     expect(done.outcome).toBe(Outcome.SUCCEEDED);
-    expect(done.stages.map((s) => s.stage)).toEqual(['Admit', 'Prepare', 'AwaitPrepared', 'Launch', 'AwaitReady', 'Start', 'Watch', 'Collect', 'Decide', 'Notify', 'Cleanup']);
+    expect(done.stages.map((s) => s.stage)).toEqual([
+      'Admit',
+      'Prepare',
+      'AwaitPrepared',
+      'Launch',
+      'AwaitReady',
+      'Start',
+      'Watch',
+      'Collect',
+      'Decide',
+      'Notify',
+      'Cleanup',
+    ]);
     expect(done.results).toMatchObject({ expectedRunners: 4, simulated: true });
     expect(done.test?.startedAt).toBeDefined();
   });
@@ -147,7 +159,16 @@ describe('POST /runs', () => {
     const res = await post(big);
     expectProblems(res, 413, '(body)');
     expect(errorBodySchema.parse(res.json).errors[0]!.message).toContain(`maxSpecBytes = ${DEFAULT_CONFIG.maxSpecBytes}`);
-    expectProblems(await call({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: Buffer.alloc(DEFAULT_CONFIG.maxSpecBytes + 10, 0xff) }), 413, '(body)');
+    expectProblems(
+      await call({
+        method: 'POST',
+        path: '/runs',
+        headers: { 'Content-Type': 'application/json' },
+        body: Buffer.alloc(DEFAULT_CONFIG.maxSpecBytes + 10, 0xff),
+      }),
+      413,
+      '(body)',
+    );
   });
 
   it('415: another content type, none, or another charset names Content-Type', async () => {
@@ -178,7 +199,9 @@ describe('GET /runs', () => {
     for (let i = 0; i < 3; i++) created.push(runResourceSchema.parse((await post(k6Spec({ name: 'api-list' }))).json));
     const ids = created.map((r) => r.runId);
     // Newest first: by creation time, then by run id (the virtual clock may give them one instant).
-    const newestFirst = [...created].sort((a, b) => (a.createdAt === b.createdAt ? b.runId.localeCompare(a.runId) : b.createdAt.localeCompare(a.createdAt))).map((r) => r.runId);
+    const newestFirst = [...created]
+      .sort((a, b) => (a.createdAt === b.createdAt ? b.runId.localeCompare(a.runId) : b.createdAt.localeCompare(a.createdAt)))
+      .map((r) => r.runId);
     const seen: string[] = [];
     let next: string | undefined;
     do {
@@ -214,7 +237,9 @@ describe('GET /runs', () => {
 describe('DELETE /runs/{id}', () => {
   it('202 records the abort (again: harmless); the run ends ABORTED; then 409 with its state; 404 unknown', async () => {
     const long = `export const options = { vus: 4, duration: '2h' };\nexport default function () {}\n`;
-    const created = runResourceSchema.parse((await post(k6Spec({ name: 'api-abort', script: { inline: long }, timeouts: { prepare: '2m', ready: '2m', total: '3h' } }))).json);
+    const created = runResourceSchema.parse(
+      (await post(k6Spec({ name: 'api-abort', script: { inline: long }, timeouts: { prepare: '2m', ready: '2m', total: '3h' } }))).json,
+    );
     // Abort once the test is running, so partial results are collected.
     for (;;) {
       const run = runResourceSchema.parse((await call({ method: 'GET', path: `/runs/${created.runId}` })).json);

@@ -41,8 +41,14 @@ function recordingClient(answers: Answer[] = []) {
   return { client, sent };
 }
 
-const notFound = () => new ResourceNotFoundException({ message: 'Schedule nightly does not exist.', Message: 'Schedule nightly does not exist.', $metadata: { httpStatusCode: 404 } });
-const conflict = () => new ConflictException({ message: 'Schedule nightly already exists.', Message: 'Schedule nightly already exists.', $metadata: { httpStatusCode: 409 } });
+const notFound = () =>
+  new ResourceNotFoundException({
+    message: 'Schedule nightly does not exist.',
+    Message: 'Schedule nightly does not exist.',
+    $metadata: { httpStatusCode: 404 },
+  });
+const conflict = () =>
+  new ConflictException({ message: 'Schedule nightly already exists.', Message: 'Schedule nightly already exists.', $metadata: { httpStatusCode: 409 } });
 
 const NIGHTLY = { name: 'nightly', expression: 'cron(0 2 * * ? *)', timeZone: 'Europe/Berlin', enabled: true };
 
@@ -119,12 +125,19 @@ describe('put', () => {
       ScheduleExpression: 'rate(1 hour)',
       ScheduleExpressionTimezone: 'UTC',
       State: 'DISABLED',
-      Target: { Input: '{"schedule":{"name":"hourly-smoke","scheduledTime":"<aws.scheduler.scheduled-time>"}}', RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 600 } },
+      Target: {
+        Input: '{"schedule":{"name":"hourly-smoke","scheduledTime":"<aws.scheduler.scheduled-time>"}}',
+        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 600 },
+      },
     });
   });
 
   it('any other failure is raised as it is, and nothing else is tried', async () => {
-    const refused = new ValidationException({ message: 'Invalid Schedule Expression', Message: 'Invalid Schedule Expression', $metadata: { httpStatusCode: 400 } });
+    const refused = new ValidationException({
+      message: 'Invalid Schedule Expression',
+      Message: 'Invalid Schedule Expression',
+      $metadata: { httpStatusCode: 400 },
+    });
     const { client, sent } = recordingClient([refused]);
     await expect(eventBridgeScheduleTargets(client, SETTINGS).put(NIGHTLY)).rejects.toBe(refused);
     expect(sent).toHaveLength(1);

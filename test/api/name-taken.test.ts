@@ -30,11 +30,15 @@ const api = () =>
 
 const post = (key: string, spec: unknown) =>
   o.h.clock.actor(() =>
-    api()(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key }, body: JSON.stringify(spec) }), CONTEXT),
+    api()(
+      proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key }, body: JSON.stringify(spec) }),
+      CONTEXT,
+    ),
   );
 
 /** An execution started by hand under `name`, whose input makes another run (its own idempotency key). */
-const startByHand = (name: string) => o.h.clock.actor(() => o.startExecution(name, { spec: k6Spec({ name: 'by-hand', parallelism: 1 }), idempotencyKey: `by-hand-${name}` }));
+const startByHand = (name: string) =>
+  o.h.clock.actor(() => o.startExecution(name, { spec: k6Spec({ name: 'by-hand', parallelism: 1 }), idempotencyKey: `by-hand-${name}` }));
 
 describe('an execution under the run id, started by hand with another input', () => {
   it('POST /runs answers 409 naming the execution; the run ends FAILED at once; the group slot is free again', async () => {
@@ -49,7 +53,11 @@ describe('an execution under the run id, started by hand with another input', ()
     expect(body.errors).toEqual([
       {
         path: 'Idempotency-Key',
-        message: expect.stringMatching(new RegExp(`^execution name ${runId} is taken by another execution \\(${executionArn}, (RUNNING|SUCCEEDED)\\) started with another input, so this run can never start`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `^execution name ${runId} is taken by another execution \\(${executionArn}, (RUNNING|SUCCEEDED)\\) started with another input, so this run can never start`,
+          ),
+        ),
       },
     ]);
     const view = (await o.h.runtime.ledger.getRun(runId))!;

@@ -48,7 +48,7 @@ describe('the OpenAPI document', () => {
     expect(committed.components.schemas.RunSpec.properties.parallelism).toBeDefined();
   });
 
-  it("LiveFigures: the rate and error rate are optional (absent without an interval to take them over), the error rate a fraction 0 to 1", () => {
+  it('LiveFigures: the rate and error rate are optional (absent without an interval to take them over), the error rate a fraction 0 to 1', () => {
     const live = committed.components.schemas.LiveFigures;
     expect(live.required).toEqual(expect.arrayContaining(['at', 'elapsedSeconds', 'answered', 'runners', 'requests', 'failed', 'vus']));
     expect(live.required).not.toContain('requestsPerSecond');

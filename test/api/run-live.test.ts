@@ -78,8 +78,11 @@ function failingSamples(ledger: Ledger, fault: () => Promise<never>): Ledger {
 }
 
 describe('GET /runs/{id}: live figures', () => {
-  it('none before the runners start; the newest samples\' figures while the test runs; the last ones after it', async () => {
-    const created = await serve.handler(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live' })) }), CONTEXT);
+  it("none before the runners start; the newest samples' figures while the test runs; the last ones after it", async () => {
+    const created = await serve.handler(
+      proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live' })) }),
+      CONTEXT,
+    );
     const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
     expect((await get(runId)).live).toBeUndefined();
 
@@ -102,7 +105,14 @@ describe('GET /runs/{id}: live figures', () => {
 
     // A read where one runner did not answer: its figures, said partial; the rate stays the complete samples'.
     await serve.runtime.ledger.recordSample(runId, sample(startedAt, 40, { answered: 3, requests: 5_000, vus: 6, p95: [49, null, 46, 42] }));
-    expect((await get(runId)).live).toMatchObject({ answered: 3, runners: 4, requests: 5_000, requestsPerSecond: 200, vus: 6, worstP95: { runner: 0, ms: 49 } });
+    expect((await get(runId)).live).toMatchObject({
+      answered: 3,
+      runners: 4,
+      requests: 5_000,
+      requestsPerSecond: 200,
+      vus: 6,
+      worstP95: { runner: 0, ms: 49 },
+    });
 
     released.add(runId);
     const finished = await until(runId, (r) => r.stages.some((s) => s.stage === 'Cleanup' && s.state === 'completed'));
@@ -113,7 +123,10 @@ describe('GET /runs/{id}: live figures', () => {
   }, 120_000);
 
   it('reads the samples once per GET, the newest few, and only for a run that started', async () => {
-    const created = await serve.handler(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live-reads' })) }), CONTEXT);
+    const created = await serve.handler(
+      proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live-reads' })) }),
+      CONTEXT,
+    );
     const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
     const { ledger, reads } = countingSamples(serve.runtime.ledger);
     const deps = { ledger, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps;
@@ -130,7 +143,15 @@ describe('GET /runs/{id}: live figures', () => {
   }, 120_000);
 
   it('samples that cannot be read (a throttled Query, an item that is not a sample): the run without `live`, the error named in the log, never a 500', async () => {
-    const created = await serve.handler(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'api-live-unreadable' })) }), CONTEXT);
+    const created = await serve.handler(
+      proxyEvent({
+        method: 'POST',
+        path: '/runs',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(k6Spec({ name: 'api-live-unreadable' })),
+      }),
+      CONTEXT,
+    );
     const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
     const startedAt = Date.parse((await until(runId, (r) => held.has(runId) && r.test !== undefined)).test!.startedAt);
     await serve.runtime.ledger.recordSample(runId, sample(startedAt, 10, { requests: 1_000 }));
@@ -138,13 +159,21 @@ describe('GET /runs/{id}: live figures', () => {
 
     const faults: Record<string, () => Promise<never>> = {
       ProvisionedThroughputExceededException: () =>
-        Promise.reject(Object.assign(new Error('table loadplane-ledger at http://127.0.0.1:1 throttled; secret token s3cr3t'), { name: 'ProvisionedThroughputExceededException' })),
+        Promise.reject(
+          Object.assign(new Error('table loadplane-ledger at http://127.0.0.1:1 throttled; secret token s3cr3t'), {
+            name: 'ProvisionedThroughputExceededException',
+          }),
+        ),
       // What the ledger's read of an item that fails liveSampleSchema throws.
       ZodError: async () => liveSampleSchema.parse({ at: startedAt, elapsedMs: -1, source: 'guess' }) as never,
     };
     for (const [name, fault] of Object.entries(faults)) {
       const logged: Array<Record<string, unknown>> = [];
-      const deps = { ledger: failingSamples(serve.runtime.ledger, fault), now: () => clock.now(), log: (event: Record<string, unknown>) => logged.push(event) } as unknown as ApiDeps;
+      const deps = {
+        ledger: failingSamples(serve.runtime.ledger, fault),
+        now: () => clock.now(),
+        log: (event: Record<string, unknown>) => logged.push(event),
+      } as unknown as ApiDeps;
       const run = runResourceSchema.parse(await getRunResource(deps, runId));
       expect(run.live, name).toBeUndefined();
       expect(run.test?.startedAt).toBe(new Date(startedAt).toISOString());
@@ -156,7 +185,9 @@ describe('GET /runs/{id}: live figures', () => {
     // Any other failure of the run's own read is still the request's failure (only the figures are optional).
     const brokenRun = new Proxy(serve.runtime.ledger, {
       get: (target, name, receiver) =>
-        name === 'getRun' ? () => Promise.reject(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' })) : Reflect.get(target, name, receiver),
+        name === 'getRun'
+          ? () => Promise.reject(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }))
+          : Reflect.get(target, name, receiver),
     });
     await expect(getRunResource({ ledger: brokenRun, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps, runId)).rejects.toThrow('throttled');
 

@@ -77,7 +77,12 @@ describeOnLedgerBackends((table) => {
       return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
     };
     const put = (name: string, body: unknown, contentType = 'application/json') =>
-      call({ method: 'PUT', path: `/schedules/${name}`, headers: { 'Content-Type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      call({
+        method: 'PUT',
+        path: `/schedules/${name}`,
+        headers: { 'Content-Type': contentType },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
     return { ledger, clock, call, put, logged, ...recorder };
   }
 
@@ -97,7 +102,15 @@ describeOnLedgerBackends((table) => {
     const created = await put(name, body);
     expect(created.statusCode).toBe(201);
     expect(created.headers?.location).toBe(`/schedules/${name}`);
-    expect(scheduleResourceSchema.parse(created.json)).toMatchObject({ name, version: 1, expression: 'cron(0 2 * * ? *)', timeZone: 'UTC', enabled: true, change: 'created', links: { self: `/schedules/${name}` } });
+    expect(scheduleResourceSchema.parse(created.json)).toMatchObject({
+      name,
+      version: 1,
+      expression: 'cron(0 2 * * ? *)',
+      timeZone: 'UTC',
+      enabled: true,
+      change: 'created',
+      links: { self: `/schedules/${name}` },
+    });
     const activation = { name, expression: 'cron(0 2 * * ? *)', timeZone: 'UTC', enabled: true };
     expect(calls).toEqual([{ op: 'put', schedule: activation }]);
 
@@ -105,7 +118,10 @@ describeOnLedgerBackends((table) => {
     expect(again.statusCode).toBe(200);
     expect(scheduleResourceSchema.parse(again.json)).toMatchObject({ version: 1, change: 'unchanged' });
     // Called again all the same: a retried PUT heals a target call that failed the time before.
-    expect(calls).toEqual([{ op: 'put', schedule: activation }, { op: 'put', schedule: activation }]);
+    expect(calls).toEqual([
+      { op: 'put', schedule: activation },
+      { op: 'put', schedule: activation },
+    ]);
 
     const changed = await put(name, { ...body, spec: k6Spec({ name: 'nightly-smoke', parallelism: 2 }) });
     expect(changed.statusCode).toBe(200);
@@ -122,7 +138,11 @@ describeOnLedgerBackends((table) => {
   it('a YAML body is accepted', async () => {
     const { put, calls } = api();
     const name = unique('yaml');
-    const res = await put(name, stringify({ expression: 'rate(1 hour)', timeZone: 'UTC', spec: k6Spec({ name: 'hourly' }) }), 'application/yaml; charset=utf-8');
+    const res = await put(
+      name,
+      stringify({ expression: 'rate(1 hour)', timeZone: 'UTC', spec: k6Spec({ name: 'hourly' }) }),
+      'application/yaml; charset=utf-8',
+    );
     expect(res.statusCode).toBe(201);
     expect(scheduleResourceSchema.parse(res.json)).toMatchObject({ name, expression: 'rate(1 hour)' });
     expect(calls).toHaveLength(1);
@@ -169,7 +189,9 @@ describeOnLedgerBackends((table) => {
     failNext(1);
     const failed = await put(name, body);
     expect(failed.statusCode).toBe(503);
-    expect(errorBodySchema.parse(failed.json).errors).toEqual([{ path: '(scheduler)', message: 'the schedule is stored but could not be activated; retry the same PUT' }]);
+    expect(errorBodySchema.parse(failed.json).errors).toEqual([
+      { path: '(scheduler)', message: 'the schedule is stored but could not be activated; retry the same PUT' },
+    ]);
     expect(logged).toContainEqual(expect.objectContaining({ schedule: name, error: 'ThrottlingException' }));
     expect(await ledger.getSchedule(name)).toMatchObject({ version: 1 });
 
@@ -205,14 +227,29 @@ describeOnLedgerBackends((table) => {
     // Its runs (as Admit records them), newest last, and runs of the same spec name it did not start.
     const fired = async (scheduledTime: string, outcome?: Outcome) => {
       const runId = newRunId();
-      await ledger.createRun({ runId, spec: storedSpec({ name: specName, engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: name, scheduledTime } });
+      await ledger.createRun({
+        runId,
+        spec: storedSpec({ name: specName, engine: 'k6' }),
+        specHash: 'h',
+        trigger: { kind: TriggerKind.schedule, schedule: name, scheduledTime },
+      });
       if (outcome) await ledger.decideOutcome(runId, outcome, `test: ${outcome}`);
       clock.advance(1000);
       return runId;
     };
     const first = await fired('2026-03-13T01:00:00Z', Outcome.SUCCEEDED);
-    await ledger.createRun({ runId: newRunId(), spec: storedSpec({ name: specName, engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.api, caller: 'x' } });
-    await ledger.createRun({ runId: newRunId(), spec: storedSpec({ name: specName, engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: 'another', scheduledTime: '2026-03-14T01:00:00Z' } });
+    await ledger.createRun({
+      runId: newRunId(),
+      spec: storedSpec({ name: specName, engine: 'k6' }),
+      specHash: 'h',
+      trigger: { kind: TriggerKind.api, caller: 'x' },
+    });
+    await ledger.createRun({
+      runId: newRunId(),
+      spec: storedSpec({ name: specName, engine: 'k6' }),
+      specHash: 'h',
+      trigger: { kind: TriggerKind.schedule, schedule: 'another', scheduledTime: '2026-03-14T01:00:00Z' },
+    });
     clock.advance(1000);
     const second = await fired('2026-03-14T01:00:00Z', Outcome.THRESHOLDS_FAILED);
     const third = await fired('2026-03-15T01:00:00Z');
@@ -220,9 +257,22 @@ describeOnLedgerBackends((table) => {
     const res = await call({ method: 'GET', path: `/schedules/${name}` });
     expect(res.statusCode).toBe(200);
     const detail = scheduleDetailSchema.parse(res.json);
-    expect(detail).toMatchObject({ name, version: 1, expression: 'cron(0 2 * * ? *)', timeZone: 'Europe/Berlin', enabled: true, spec: { name: specName, engine: 'k6', parallelism: 4 } });
+    expect(detail).toMatchObject({
+      name,
+      version: 1,
+      expression: 'cron(0 2 * * ? *)',
+      timeZone: 'Europe/Berlin',
+      enabled: true,
+      spec: { name: specName, engine: 'k6', parallelism: 4 },
+    });
     // 02:00 in Berlin is 01:00Z on winter time; from 29 March (summer time) 00:00Z. "now" is 2026-03-15T12:00Z.
-    expect(detail.nextFireTimes).toEqual(['2026-03-16T01:00:00.000Z', '2026-03-17T01:00:00.000Z', '2026-03-18T01:00:00.000Z', '2026-03-19T01:00:00.000Z', '2026-03-20T01:00:00.000Z']);
+    expect(detail.nextFireTimes).toEqual([
+      '2026-03-16T01:00:00.000Z',
+      '2026-03-17T01:00:00.000Z',
+      '2026-03-18T01:00:00.000Z',
+      '2026-03-19T01:00:00.000Z',
+      '2026-03-20T01:00:00.000Z',
+    ]);
     expect(detail.lastRuns.map((r) => [r.runId, r.outcome, r.trigger.scheduledTime])).toEqual([
       [third, undefined, '2026-03-15T01:00:00Z'],
       [second, Outcome.THRESHOLDS_FAILED, '2026-03-14T01:00:00Z'],
@@ -250,7 +300,10 @@ describeOnLedgerBackends((table) => {
     expect(expectProblems(await call({ method: 'GET', path: `/schedules/${name}` }), 404)).toEqual(['name']);
 
     expect(expectProblems(await call({ method: 'DELETE', path: `/schedules/${name}` }), 404)).toEqual(['name']);
-    expect(calls.slice(1)).toEqual([{ op: 'delete', name }, { op: 'delete', name }]);
+    expect(calls.slice(1)).toEqual([
+      { op: 'delete', name },
+      { op: 'delete', name },
+    ]);
   });
 
   it('DELETE with the target failing: 503, the schedule deleted (a PUT racing it cannot undo it); the same DELETE again removes the target', async () => {
@@ -302,7 +355,10 @@ describeOnLedgerBackends((table) => {
 describe('the schedules routes in the OpenAPI document', () => {
   it('PUT takes a ScheduleRequest whose spec is the RunSpec', async () => {
     const { openApiDocument } = await import('../../lambdas/api/openapi');
-    const doc = openApiDocument(DEFAULT_CONFIG) as { paths: Record<string, Record<string, { responses: object }>>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    const doc = openApiDocument(DEFAULT_CONFIG) as {
+      paths: Record<string, Record<string, { responses: object }>>;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    };
     expect(Object.keys(doc.paths['/schedules/{name}']!).sort()).toEqual(['delete', 'get', 'put']);
     expect(Object.keys(doc.paths['/schedules/{name}']!.put!.responses).sort()).toEqual(['200', '201', '400', '413', '415', '500', '501', '503']);
     expect(doc.components.schemas.ScheduleRequest!.properties.spec).toMatchObject({ $ref: '#/components/schemas/RunSpec' });

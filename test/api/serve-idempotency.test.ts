@@ -44,7 +44,9 @@ async function executionsNamed(names: Set<string>): Promise<string[]> {
   const all: string[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await sfn.send(new ListExecutionsCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, maxResults: 1000, ...(nextToken ? { nextToken } : {}) }));
+    const page = await sfn.send(
+      new ListExecutionsCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, maxResults: 1000, ...(nextToken ? { nextToken } : {}) }),
+    );
     all.push(...(page.executions ?? []).map((e) => e.name!).filter((n) => names.has(n)));
     nextToken = page.nextToken;
   } while (nextToken);

@@ -123,17 +123,30 @@ describe('the example config', () => {
     expect(synth.code, synth.stderr).toBe(0);
     expect(synth.stderr).not.toMatch(STACK_TRACE_LINE);
     expect(existsSync(join(synth.outdir, 'loadplane.template.json'))).toBe(true);
-    const manifest = JSON.parse(readFileSync(join(synth.outdir, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { type: string; properties?: { templateFile?: string } }> };
+    const manifest = JSON.parse(readFileSync(join(synth.outdir, 'manifest.json'), 'utf8')) as {
+      artifacts: Record<string, { type: string; properties?: { templateFile?: string } }>;
+    };
     expect(manifest.artifacts.loadplane).toMatchObject({ type: 'aws:cloudformation:stack', properties: { templateFile: 'loadplane.template.json' } });
   });
 
   it('cdk-nag checked every resource of the template and found nothing unacknowledged', () => {
     const template = JSON.parse(readFileSync(join(synth.outdir, 'loadplane.template.json'), 'utf8')) as { Resources: Record<string, unknown> };
-    const runs = readFileSync(spyFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { pack: string; templatePaths: string[]; checked: number; success: boolean; violations: unknown[] });
+    const runs = readFileSync(spyFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { pack: string; templatePaths: string[]; checked: number; success: boolean; violations: unknown[] });
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toEqual({ pack: 'AwsSolutions', templatePaths: [join(synth.outdir, 'loadplane.template.json')], checked: Object.keys(template.Resources).length, success: true, violations: [] });
+    expect(runs[0]).toEqual({
+      pack: 'AwsSolutions',
+      templatePaths: [join(synth.outdir, 'loadplane.template.json')],
+      checked: Object.keys(template.Resources).length,
+      success: true,
+      violations: [],
+    });
     // The app's validation report: written because a validation plugin ran; no plugin failed.
-    const report = JSON.parse(readFileSync(join(synth.outdir, 'validation-report.json'), 'utf8')) as { pluginReports: Array<{ pluginName: string; conclusion: string }> };
+    const report = JSON.parse(readFileSync(join(synth.outdir, 'validation-report.json'), 'utf8')) as {
+      pluginReports: Array<{ pluginName: string; conclusion: string }>;
+    };
     expect(report.pluginReports.filter((r) => r.conclusion !== 'success')).toEqual([]);
   });
 

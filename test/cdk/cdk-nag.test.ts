@@ -134,20 +134,29 @@ function validationViolations(app: App): string[] {
   // The report is written only when a validation plugin ran: its presence shows validation was on.
   expect(existsSync(path), `${path} (CDK's built-in validation did not run)`).toBe(true);
   const report = JSON.parse(readFileSync(path, 'utf8')) as {
-    pluginReports: Array<{ pluginName: string; violations: Array<{ ruleName: string; description: string; severity?: string; violatingConstructs?: Array<{ constructPath?: string }> }> }>;
+    pluginReports: Array<{
+      pluginName: string;
+      violations: Array<{ ruleName: string; description: string; severity?: string; violatingConstructs?: Array<{ constructPath?: string }> }>;
+    }>;
   };
   return report.pluginReports.flatMap((p) =>
-    p.violations.map((v) => `${p.pluginName}: ${v.ruleName} (${v.severity}) ${v.description} at ${(v.violatingConstructs ?? []).map((c) => c.constructPath).join(', ')}`),
+    p.violations.map(
+      (v) => `${p.pluginName}: ${v.ruleName} (${v.severity}) ${v.description} at ${(v.violatingConstructs ?? []).map((c) => c.constructPath).join(', ')}`,
+    ),
   );
 }
 
 /** Every acknowledgement recorded in construct metadata: where, which rule, why. */
 function acknowledgements(s: SynthedStack): Array<{ path: string; id: string; reason: string }> {
-  return s.app.node.findAll().flatMap((c) =>
-    c.node.metadata
-      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-      .flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id: id.replace(/^annotation::/i, ''), reason }))),
-  );
+  return s.app.node
+    .findAll()
+    .flatMap((c) =>
+      c.node.metadata
+        .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((m) =>
+          Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id: id.replace(/^annotation::/i, ''), reason })),
+        ),
+    );
 }
 
 describe("CDK's built-in CloudFormation validation (the full config's stack)", () => {

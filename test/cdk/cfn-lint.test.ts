@@ -28,7 +28,8 @@ function cfnLintVersion(): string | undefined {
 
 const version = cfnLintVersion();
 const required = process.env.LOADPLANE_REQUIRE_CFN_LINT === '1';
-if (!version && !required) console.warn('cfn-lint: template lint skipped: cfn-lint is not installed (pip install cfn-lint); LOADPLANE_REQUIRE_CFN_LINT=1 makes this a failure');
+if (!version && !required)
+  console.warn('cfn-lint: template lint skipped: cfn-lint is not installed (pip install cfn-lint); LOADPLANE_REQUIRE_CFN_LINT=1 makes this a failure');
 
 interface Finding {
   Level: 'Error' | 'Warning' | 'Informational';
@@ -45,21 +46,25 @@ describe.skipIf(!version && !required)('cfn-lint on the synthesized templates', 
     ['example config', () => synthStack()],
     ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT)],
     ['full config with the customer-managed key', () => synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT)],
-  ])('%s: no error, no warning but CDK\'s own redundant DependsOn (W3005)', (name, synth) => {
-    if (!version) throw new Error('LOADPLANE_REQUIRE_CFN_LINT=1 but cfn-lint is not installed (pip install cfn-lint)');
-    const file = join(dir, `${name.replace(/\W+/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify(synth().template.toJSON()));
-    // cfn-lint exits non-zero when it finds anything; the findings are on stdout either way.
-    let output: string;
-    try {
-      output = execFileSync('cfn-lint', ['--format', 'json', file], { encoding: 'utf8' });
-    } catch (err) {
-      output = (err as { stdout?: string }).stdout ?? '';
-      if (output === '') throw err;
-    }
-    const findings = JSON.parse(output) as Finding[];
-    const describe = (f: Finding) => `${f.Level} ${f.Rule.Id} at ${(f.Location.Path ?? []).join('/')}: ${f.Message}`;
-    expect(findings.filter((f) => f.Level === 'Error').map(describe)).toEqual([]);
-    expect(findings.filter((f) => f.Level !== 'Error' && !ALLOWED_WARNINGS.has(f.Rule.Id)).map(describe)).toEqual([]);
-  }, 120_000);
+  ])(
+    "%s: no error, no warning but CDK's own redundant DependsOn (W3005)",
+    (name, synth) => {
+      if (!version) throw new Error('LOADPLANE_REQUIRE_CFN_LINT=1 but cfn-lint is not installed (pip install cfn-lint)');
+      const file = join(dir, `${name.replace(/\W+/g, '-')}.json`);
+      writeFileSync(file, JSON.stringify(synth().template.toJSON()));
+      // cfn-lint exits non-zero when it finds anything; the findings are on stdout either way.
+      let output: string;
+      try {
+        output = execFileSync('cfn-lint', ['--format', 'json', file], { encoding: 'utf8' });
+      } catch (err) {
+        output = (err as { stdout?: string }).stdout ?? '';
+        if (output === '') throw err;
+      }
+      const findings = JSON.parse(output) as Finding[];
+      const describe = (f: Finding) => `${f.Level} ${f.Rule.Id} at ${(f.Location.Path ?? []).join('/')}: ${f.Message}`;
+      expect(findings.filter((f) => f.Level === 'Error').map(describe)).toEqual([]);
+      expect(findings.filter((f) => f.Level !== 'Error' && !ALLOWED_WARNINGS.has(f.Rule.Id)).map(describe)).toEqual([]);
+    },
+    120_000,
+  );
 });

@@ -47,7 +47,7 @@ describe.each([
   ['example config', () => synthStack()],
   ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT)],
   ['full config with the customer-managed key', () => synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT)],
-])('Control Tower\'s proactive controls (%s)', (name, synth) => {
+])("Control Tower's proactive controls (%s)", (name, synth) => {
   const synthed = synth();
   const file = templateFile(name.replace(/\W+/g, '-'), synthed);
 
@@ -61,7 +61,11 @@ describe.each([
     const raw = new CfnGuardValidator({}).validate(context(file));
     const rules = new Set(raw.violations.map((v) => v.ruleName));
     const acknowledged = guardAcknowledgements(synthed.config);
-    for (const rule of rules) expect(acknowledged.map((a) => a.rule), rule).toContain(rule);
+    for (const rule of rules)
+      expect(
+        acknowledged.map((a) => a.rule),
+        rule,
+      ).toContain(rule);
     // Fixed, not acknowledged: the dead-letter queues; and retention, unless the config chose less than 365 days (the full one keeps 30).
     expect(rules.has('sqs_dlq_check')).toBe(false);
     expect(rules.has('cloudwatch_log_group_retention_period_check')).toBe(synthed.config.logging.retentionDays < GUARD_MIN_RETENTION_DAYS);
@@ -69,17 +73,26 @@ describe.each([
     const keyOn = synthed.config.encryption.customerManagedKey;
     for (const rule of KEY_RULES) {
       expect(rules.has(rule), rule).toBe(!keyOn);
-      expect(acknowledged.some((a) => a.rule === rule), rule).toBe(!keyOn);
+      expect(
+        acknowledged.some((a) => a.rule === rule),
+        rule,
+      ).toBe(!keyOn);
     }
     for (const a of acknowledged) expect(a.reason.length, a.rule).toBeGreaterThan(40);
   });
 });
 
-it("with encryption.customerManagedKey the no-customer-key acknowledgements are gone: a template without the key fails them, one naming an existing key passes", () => {
+it('with encryption.customerManagedKey the no-customer-key acknowledgements are gone: a template without the key fails them, one naming an existing key passes', () => {
   const keyOn = synthFromDocument(ENCRYPTED_FULL_CONFIG_DOCUMENT).config;
-  expect(guardAcknowledgements(keyOn).map((a) => a.rule).filter((r) => KEY_RULES.includes(r))).toEqual([]);
+  expect(
+    guardAcknowledgements(keyOn)
+      .map((a) => a.rule)
+      .filter((r) => KEY_RULES.includes(r)),
+  ).toEqual([]);
   // The full config's template (no key) judged with the key config's acknowledgements: both findings fail.
-  const withoutKey = new AcknowledgedCfnGuard(guardAcknowledgements(keyOn)).validate(context(templateFile('key-acknowledgements-strict', synthFromDocument(FULL_CONFIG_DOCUMENT))));
+  const withoutKey = new AcknowledgedCfnGuard(guardAcknowledgements(keyOn)).validate(
+    context(templateFile('key-acknowledgements-strict', synthFromDocument(FULL_CONFIG_DOCUMENT))),
+  );
   const failed = new Set(findings(withoutKey).map((f) => f.split(' ')[0]));
   expect(KEY_RULES.filter((r) => failed.has(r))).toEqual(KEY_RULES);
   expect(withoutKey.success).toBe(false);
@@ -103,7 +116,9 @@ it('synthesized for a concrete account, every Lambda permission for a service pa
   const synthed = synthStack(undefined, { env: { account: '123456789012', region: 'eu-west-1' } });
   const raw = new CfnGuardValidator({}).validate(context(templateFile('concrete-account', synthed)));
   expect(raw.violations.filter((v) => v.ruleName === 'lambda_function_public_access_prohibited_check')).toEqual([]);
-  const permissions = Object.values(synthed.template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>).filter((r) => r.Type === 'AWS::Lambda::Permission');
+  const permissions = Object.values(synthed.template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>).filter(
+    (r) => r.Type === 'AWS::Lambda::Permission',
+  );
   expect(permissions.length).toBeGreaterThan(0);
   for (const p of permissions) expect(p.Properties.SourceAccount).toBe('123456789012');
 });

@@ -132,7 +132,7 @@ describe('the example config', () => {
   });
 });
 
-describe('clusters[].namespaces: the runners\' service accounts', () => {
+describe("clusters[].namespaces: the runners' service accounts", () => {
   it('a namespace by name stays as written (its default service account only); { name, serviceAccounts } reaches the functions, and specs are held to it', () => {
     const config = checkDeployConfig(
       configDocument({ clusters: [{ name: 'perf', namespaces: ['loadtest', { name: 'irsa', serviceAccounts: ['k6-s3-reader'] }] }] }),
@@ -148,18 +148,34 @@ describe('clusters[].namespaces: the runners\' service accounts', () => {
     expect(spec('irsa', 'k6-s3-reader').ok).toBe(true);
     expect(spec('loadtest', 'k6-s3-reader')).toEqual({
       ok: false,
-      problems: [{ path: 'runner.serviceAccountName', message: 'service account "k6-s3-reader" is not allowed in cluster "perf", namespace "loadtest" (allowed service accounts: default)' }],
+      problems: [
+        {
+          path: 'runner.serviceAccountName',
+          message: 'service account "k6-s3-reader" is not allowed in cluster "perf", namespace "loadtest" (allowed service accounts: default)',
+        },
+      ],
     });
   });
 
   it('a schedule whose spec names a service account the namespace does not allow fails synth, naming the field', () => {
     const problems = problemsOf(
-      configDocument({ clusters: CLUSTERS, schedules: [{ name: 'nightly', expression: 'rate(1 day)', spec: k6Spec({ cluster: { name: 'perf', namespace: 'loadtest' }, runner: { serviceAccountName: 'admin' } }) }] }),
+      configDocument({
+        clusters: CLUSTERS,
+        schedules: [
+          {
+            name: 'nightly',
+            expression: 'rate(1 day)',
+            spec: k6Spec({ cluster: { name: 'perf', namespace: 'loadtest' }, runner: { serviceAccountName: 'admin' } }),
+          },
+        ],
+      }),
     );
-    expect(problems).toEqual(['schedules.0.spec.runner.serviceAccountName: service account "admin" is not allowed in cluster "perf", namespace "loadtest" (allowed service accounts: default)']);
+    expect(problems).toEqual([
+      'schedules.0.spec.runner.serviceAccountName: service account "admin" is not allowed in cluster "perf", namespace "loadtest" (allowed service accounts: default)',
+    ]);
   });
 
-  it('the stack output\'s RBAC command names the namespaces of either form', () => {
+  it("the stack output's RBAC command names the namespaces of either form", () => {
     expect(rbacCommand(namespaceNames({ name: 'perf', namespaces: ['loadtest', { name: 'irsa', serviceAccounts: ['k6'] }] }))).toBe(
       'npx loadplane rbac --namespace loadtest --namespace irsa | kubectl apply -f -',
     );
@@ -169,7 +185,9 @@ describe('clusters[].namespaces: the runners\' service accounts', () => {
     const accounts = Array.from({ length: 40 }, (_, i) => `k6-runner-with-a-long-name-${i}`);
     expect(problemsOrNone({ clusters: [{ name: 'perf', namespaces: [{ name: 'loadtest', serviceAccounts: accounts.slice(0, 10) }] }] })).toEqual([]);
     expect(problemsOf({ clusters: [{ name: 'perf', namespaces: ['a', 'b', 'c'].map((name) => ({ name, serviceAccounts: accounts })) }] })).toEqual([
-      expect.stringMatching(/^clusters: the allow-lists \(clusters, namespaces, service accounts, images\.allowedPrefixes\) make a function's environment up to \d+ bytes, more than Lambda's 4096/),
+      expect.stringMatching(
+        /^clusters: the allow-lists \(clusters, namespaces, service accounts, images\.allowedPrefixes\) make a function's environment up to \d+ bytes, more than Lambda's 4096/,
+      ),
     ]);
   });
 });
@@ -206,12 +224,16 @@ describe('defaults', () => {
     const longest = MAX_STATE_MACHINE_TIMEOUT_SECONDS - maxPrepareSeconds - maxReadySeconds - maxRunDurationSeconds - FINISH_PHASES_SECONDS;
     const fits = checkDeployConfig(configDocument({ limits: { maxQueueSeconds: longest } }), 'test config', dir);
     expect(stateMachineTimeoutSeconds(fits.runtime)).toBe(MAX_STATE_MACHINE_TIMEOUT_SECONDS);
-    expect(problemsOf(configDocument({ limits: { maxQueueSeconds: longest + 1 } }))).toEqual([expect.stringMatching(/^limits: maxQueueSeconds \(\d+\) .* more than a Standard workflow's year/)]);
+    expect(problemsOf(configDocument({ limits: { maxQueueSeconds: longest + 1 } }))).toEqual([
+      expect.stringMatching(/^limits: maxQueueSeconds \(\d+\) .* more than a Standard workflow's year/),
+    ]);
   });
 
   it('the longest stack name loads, and its schedule groups fit in 64 characters', () => {
     expect(MAX_STACK_NAME_LENGTH + '-api-schedules'.length).toBe(MAX_SCHEDULE_GROUP_NAME_LENGTH);
-    expect(checkDeployConfig(configDocument({ stackName: `s${'x'.repeat(MAX_STACK_NAME_LENGTH - 1)}` }), 'test config', dir).stackName).toHaveLength(MAX_STACK_NAME_LENGTH);
+    expect(checkDeployConfig(configDocument({ stackName: `s${'x'.repeat(MAX_STACK_NAME_LENGTH - 1)}` }), 'test config', dir).stackName).toHaveLength(
+      MAX_STACK_NAME_LENGTH,
+    );
   });
 
   it("encryption: off unless asked (AWS's own keys); on, with or without an existing key's ARN (multi-Region ones too); the functions' config is the same either way", () => {
@@ -221,8 +243,15 @@ describe('defaults', () => {
     const on = checkDeployConfig(configDocument({ encryption: { customerManagedKey: true } }), 'test config', dir);
     expect(on.encryption).toEqual({ customerManagedKey: true });
     expect(on.runtime).toEqual(off.runtime);
-    for (const keyArn of ['arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab', 'arn:aws:kms:eu-west-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab']) {
-      const existing = checkDeployConfig(configDocument({ env: { region: 'eu-west-1' }, encryption: { customerManagedKey: true, keyArn } }), 'test config', dir);
+    for (const keyArn of [
+      'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+      'arn:aws:kms:eu-west-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab',
+    ]) {
+      const existing = checkDeployConfig(
+        configDocument({ env: { region: 'eu-west-1' }, encryption: { customerManagedKey: true, keyArn } }),
+        'test config',
+        dir,
+      );
       expect(existing.encryption).toEqual({ customerManagedKey: true, keyArn });
     }
   });
@@ -241,21 +270,46 @@ describe('a config that cannot be deployed names each problem by key and reason'
   const cases: Array<{ what: string; document: unknown; key: string; reason: RegExp }> = [
     { what: 'missing clusters', document: {}, key: 'clusters', reason: /required/ },
     { what: 'an empty cluster list', document: { clusters: [] }, key: 'clusters', reason: /at least one cluster/ },
-    { what: 'a cluster without namespaces', document: { clusters: [{ name: 'perf', namespaces: [] }] }, key: 'clusters.0.namespaces', reason: /at least one namespace/ },
-    { what: 'a bad namespace name', document: { clusters: [{ name: 'perf', namespaces: ['Load_Test'] }] }, key: 'clusters.0.namespaces.0', reason: /Kubernetes namespace name/ },
+    {
+      what: 'a cluster without namespaces',
+      document: { clusters: [{ name: 'perf', namespaces: [] }] },
+      key: 'clusters.0.namespaces',
+      reason: /at least one namespace/,
+    },
+    {
+      what: 'a bad namespace name',
+      document: { clusters: [{ name: 'perf', namespaces: ['Load_Test'] }] },
+      key: 'clusters.0.namespaces.0',
+      reason: /Kubernetes namespace name/,
+    },
     {
       what: 'a cluster named twice',
-      document: { clusters: [{ name: 'perf', namespaces: ['a'] }, { name: 'perf', namespaces: ['b'] }] },
+      document: {
+        clusters: [
+          { name: 'perf', namespaces: ['a'] },
+          { name: 'perf', namespaces: ['b'] },
+        ],
+      },
       key: 'clusters.1.name',
       reason: /"perf" twice/,
     },
     { what: 'a bad cluster name', document: { clusters: [{ name: '-perf!', namespaces: ['a'] }] }, key: 'clusters.0.name', reason: /EKS cluster name/ },
     { what: 'an unknown top-level key', document: { ...oneCluster, cluster: 'perf' }, key: 'cluster', reason: /unknown key \(allowed: .*clusters/ },
-    { what: 'an unknown nested key', document: { ...oneCluster, logging: { retention: 90 } }, key: 'logging.retention', reason: /unknown key \(allowed: level, stateMachineLevel, retentionDays\)/ },
+    {
+      what: 'an unknown nested key',
+      document: { ...oneCluster, logging: { retention: 90 } },
+      key: 'logging.retention',
+      reason: /unknown key \(allowed: level, stateMachineLevel, retentionDays\)/,
+    },
     { what: 'maxParallelism 0', document: { ...oneCluster, limits: { maxParallelism: 0 } }, key: 'limits.maxParallelism', reason: /more than 0/ },
     { what: 'maxParallelism -1', document: { ...oneCluster, limits: { maxParallelism: -1 } }, key: 'limits.maxParallelism', reason: /more than 0/ },
     { what: 'maxParallelism 1.5', document: { ...oneCluster, limits: { maxParallelism: 1.5 } }, key: 'limits.maxParallelism', reason: /whole number/ },
-    { what: 'a limit as a string', document: { ...oneCluster, limits: { maxRunDurationSeconds: '1h' } }, key: 'limits.maxRunDurationSeconds', reason: /expected a number, got a string \("1h"\)/ },
+    {
+      what: 'a limit as a string',
+      document: { ...oneCluster, limits: { maxRunDurationSeconds: '1h' } },
+      key: 'limits.maxRunDurationSeconds',
+      reason: /expected a number, got a string \("1h"\)/,
+    },
     {
       what: 'maxSpecBytes not above maxScriptBytes',
       document: { ...oneCluster, limits: { maxScriptBytes: 100_000, maxSpecBytes: 100_000 } },
@@ -287,19 +341,54 @@ describe('a config that cannot be deployed names each problem by key and reason'
       reason: /KMS key ARN/,
     },
     { what: 'a bad alarm email', document: { ...oneCluster, alarms: { email: 'platform-team' } }, key: 'alarms.email', reason: /email address/ },
-    { what: 'a bad log level', document: { ...oneCluster, logging: { level: 'TRACE' } }, key: 'logging.level', reason: /one of "DEBUG", "INFO", "WARN", "ERROR", got a string \("TRACE"\)/ },
-    { what: 'a state machine log level that hides failures', document: { ...oneCluster, logging: { stateMachineLevel: 'OFF' } }, key: 'logging.stateMachineLevel', reason: /one of "ALL", "ERROR", "FATAL"/ },
-    { what: 'retentionDays 42', document: { ...oneCluster, logging: { retentionDays: 42 } }, key: 'logging.retentionDays', reason: /one of 1, 3, 5, .*90.*, got number 42/ },
-    { what: 'a default channel the Notify stage cannot deliver to', document: { ...oneCluster, notify: { defaultChannels: ['platform'] } }, key: 'notify.defaultChannels.0', reason: /channel name/ },
+    {
+      what: 'a bad log level',
+      document: { ...oneCluster, logging: { level: 'TRACE' } },
+      key: 'logging.level',
+      reason: /one of "DEBUG", "INFO", "WARN", "ERROR", got a string \("TRACE"\)/,
+    },
+    {
+      what: 'a state machine log level that hides failures',
+      document: { ...oneCluster, logging: { stateMachineLevel: 'OFF' } },
+      key: 'logging.stateMachineLevel',
+      reason: /one of "ALL", "ERROR", "FATAL"/,
+    },
+    {
+      what: 'retentionDays 42',
+      document: { ...oneCluster, logging: { retentionDays: 42 } },
+      key: 'logging.retentionDays',
+      reason: /one of 1, 3, 5, .*90.*, got number 42/,
+    },
+    {
+      what: 'a default channel the Notify stage cannot deliver to',
+      document: { ...oneCluster, notify: { defaultChannels: ['platform'] } },
+      key: 'notify.defaultChannels.0',
+      reason: /channel name/,
+    },
     {
       what: 'a default image outside the allow-list',
       document: { ...oneCluster, images: { allowedPrefixes: ['registry.example.com/k6:'] } },
       key: 'images.defaults.k6',
       reason: /"grafana\/k6:1\.8\.1" does not start with any of images\.allowedPrefixes/,
     },
-    { what: 'a schedule with both spec and specFile', document: scheduled({ specFile: 'nightly.yaml' }), key: 'schedules.0', reason: /exactly one of spec and specFile/ },
-    { what: 'a schedule with neither spec nor specFile', document: scheduled({ spec: undefined }), key: 'schedules.0', reason: /exactly one of spec and specFile/ },
-    { what: 'a schedule spec above the parallelism limit', document: scheduled({ spec: k6Spec({ parallelism: 101 }) }), key: 'schedules.0.spec.parallelism', reason: /at most 100 \(maxParallelism\)/ },
+    {
+      what: 'a schedule with both spec and specFile',
+      document: scheduled({ specFile: 'nightly.yaml' }),
+      key: 'schedules.0',
+      reason: /exactly one of spec and specFile/,
+    },
+    {
+      what: 'a schedule with neither spec nor specFile',
+      document: scheduled({ spec: undefined }),
+      key: 'schedules.0',
+      reason: /exactly one of spec and specFile/,
+    },
+    {
+      what: 'a schedule spec above the parallelism limit',
+      document: scheduled({ spec: k6Spec({ parallelism: 101 }) }),
+      key: 'schedules.0.spec.parallelism',
+      reason: /at most 100 \(maxParallelism\)/,
+    },
     {
       what: 'a schedule spec above a lowered parallelism limit',
       document: scheduled({ spec: k6Spec({ parallelism: 5 }) }, { limits: { maxParallelism: 4 } }),
@@ -331,21 +420,61 @@ describe('a config that cannot be deployed names each problem by key and reason'
       reason: /"nightly" twice/,
     },
     // A schedule's runs take a slot in the concurrency group named after it: run name rules (runNameProblem).
-    { what: 'a bad schedule name', document: scheduled({ name: 'Nightly' }), key: 'schedules.0.name', reason: /^must be lowercase letters, digits and '-', starting with a letter/ },
+    {
+      what: 'a bad schedule name',
+      document: scheduled({ name: 'Nightly' }),
+      key: 'schedules.0.name',
+      reason: /^must be lowercase letters, digits and '-', starting with a letter/,
+    },
     { what: 'a schedule name ending in -', document: scheduled({ name: 'nightly-' }), key: 'schedules.0.name', reason: /ending with a letter or digit/ },
     { what: 'a schedule name with _', document: scheduled({ name: 'nightly_smoke' }), key: 'schedules.0.name', reason: /lowercase letters, digits and '-'/ },
-    { what: 'a schedule name past 40 characters', document: scheduled({ name: `n${'x'.repeat(40)}` }), key: 'schedules.0.name', reason: /^must be at most 40 characters, got 41$/ },
-    { what: 'an expression that is not cron/rate/at', document: scheduled({ expression: '0 2 * * *' }), key: 'schedules.0.expression', reason: /^must be cron\(.+\), rate\(.+\) or at\(.+\)$/ },
-    { what: 'an unknown time zone', document: scheduled({ timeZone: 'Mars/Olympus' }), key: 'schedules.0.timeZone', reason: /"Mars\/Olympus" is not an IANA time zone/ },
-    { what: 'a time zone in the wrong case', document: scheduled({ timeZone: 'europe/berlin' }), key: 'schedules.0.timeZone', reason: /must be written as the IANA database spells it, e\.g\. Europe\/Berlin$/ },
+    {
+      what: 'a schedule name past 40 characters',
+      document: scheduled({ name: `n${'x'.repeat(40)}` }),
+      key: 'schedules.0.name',
+      reason: /^must be at most 40 characters, got 41$/,
+    },
+    {
+      what: 'an expression that is not cron/rate/at',
+      document: scheduled({ expression: '0 2 * * *' }),
+      key: 'schedules.0.expression',
+      reason: /^must be cron\(.+\), rate\(.+\) or at\(.+\)$/,
+    },
+    {
+      what: 'an unknown time zone',
+      document: scheduled({ timeZone: 'Mars/Olympus' }),
+      key: 'schedules.0.timeZone',
+      reason: /"Mars\/Olympus" is not an IANA time zone/,
+    },
+    {
+      what: 'a time zone in the wrong case',
+      document: scheduled({ timeZone: 'europe/berlin' }),
+      key: 'schedules.0.timeZone',
+      reason: /must be written as the IANA database spells it, e\.g\. Europe\/Berlin$/,
+    },
     { what: 'an alias in the wrong case', document: scheduled({ timeZone: 'us/eastern' }), key: 'schedules.0.timeZone', reason: /must be written as/ },
     { what: 'a cron with five fields', document: scheduled({ expression: 'cron(0 2 * * ?)' }), key: 'schedules.0.expression', reason: /six fields/ },
-    { what: 'a cron without ?', document: scheduled({ expression: 'cron(0 2 * * * *)' }), key: 'schedules.0.expression', reason: /\? in exactly one of day-of-month and day-of-week/ },
+    {
+      what: 'a cron without ?',
+      document: scheduled({ expression: 'cron(0 2 * * * *)' }),
+      key: 'schedules.0.expression',
+      reason: /\? in exactly one of day-of-month and day-of-week/,
+    },
     { what: 'a cron with ? twice', document: scheduled({ expression: 'cron(0 2 ? * ? *)' }), key: 'schedules.0.expression', reason: /\? in exactly one/ },
     { what: 'a rate of 0', document: scheduled({ expression: 'rate(0 minutes)' }), key: 'schedules.0.expression', reason: /at least 1/ },
     { what: 'a rate of 1 in the plural', document: scheduled({ expression: 'rate(1 hours)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
-    { what: 'a rate of 5 in the singular', document: scheduled({ expression: 'rate(5 minute)' }), key: 'schedules.0.expression', reason: /singular for 1 only/ },
-    { what: 'an at() that is not a date-time', document: scheduled({ expression: 'at(tomorrow)' }), key: 'schedules.0.expression', reason: /at\(yyyy-mm-ddThh:mm:ss\)/ },
+    {
+      what: 'a rate of 5 in the singular',
+      document: scheduled({ expression: 'rate(5 minute)' }),
+      key: 'schedules.0.expression',
+      reason: /singular for 1 only/,
+    },
+    {
+      what: 'an at() that is not a date-time',
+      document: scheduled({ expression: 'at(tomorrow)' }),
+      key: 'schedules.0.expression',
+      reason: /at\(yyyy-mm-ddThh:mm:ss\)/,
+    },
     {
       what: 'an API principal that is neither an account id nor an IAM role or user ARN',
       document: { ...oneCluster, api: { allowedPrincipals: ['210987654321', 'arn:aws:iam::210987654321:group/testers'] } },
@@ -362,7 +491,8 @@ describe('a config that cannot be deployed names each problem by key and reason'
       what: 'limits past a Standard workflow’s year',
       document: { ...oneCluster, limits: { maxRunDurationSeconds: 365 * 24 * 60 * 60 } },
       key: 'limits',
-      reason: /^maxQueueSeconds \(21600\) \+ maxPrepareSeconds \(3600\) \+ maxReadySeconds \(3600\) \+ maxRunDurationSeconds \(31536000\) \+ the finish phases \(7200\) make the state machine's timeout 31572000 s, more than a Standard workflow's year \(31536000 s\): lower them$/,
+      reason:
+        /^maxQueueSeconds \(21600\) \+ maxPrepareSeconds \(3600\) \+ maxReadySeconds \(3600\) \+ maxRunDurationSeconds \(31536000\) \+ the finish phases \(7200\) make the state machine's timeout 31572000 s, more than a Standard workflow's year \(31536000 s\): lower them$/,
     },
     {
       what: 'a queue limit that alone pushes runs past a year',
@@ -370,8 +500,18 @@ describe('a config that cannot be deployed names each problem by key and reason'
       key: 'limits',
       reason: /^maxQueueSeconds \(31525200\) \+ .* more than a Standard workflow's year/,
     },
-    { what: 'encryption.customerManagedKey as a string', document: { ...oneCluster, encryption: { customerManagedKey: 'yes' } }, key: 'encryption.customerManagedKey', reason: /expected a boolean, got a string \("yes"\)/ },
-    { what: 'an unknown key under encryption', document: { ...oneCluster, encryption: { kmsKey: true } }, key: 'encryption.kmsKey', reason: /unknown key \(allowed: customerManagedKey, keyArn\)/ },
+    {
+      what: 'encryption.customerManagedKey as a string',
+      document: { ...oneCluster, encryption: { customerManagedKey: 'yes' } },
+      key: 'encryption.customerManagedKey',
+      reason: /expected a boolean, got a string \("yes"\)/,
+    },
+    {
+      what: 'an unknown key under encryption',
+      document: { ...oneCluster, encryption: { kmsKey: true } },
+      key: 'encryption.kmsKey',
+      reason: /unknown key \(allowed: customerManagedKey, keyArn\)/,
+    },
     {
       what: 'a KMS alias as encryption.keyArn',
       document: { ...oneCluster, encryption: { customerManagedKey: true, keyArn: 'arn:aws:kms:eu-west-1:123456789012:alias/loadplane' } },
@@ -386,12 +526,21 @@ describe('a config that cannot be deployed names each problem by key and reason'
     },
     {
       what: "a key of another region than the stack's",
-      document: { ...oneCluster, env: { region: 'us-east-1' }, encryption: { customerManagedKey: true, keyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' } },
+      document: {
+        ...oneCluster,
+        env: { region: 'us-east-1' },
+        encryption: { customerManagedKey: true, keyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' },
+      },
       key: 'encryption.keyArn',
       reason: /^is a key of eu-west-1, but the stack deploys to us-east-1 \(env\.region\)/,
     },
     { what: 'maxQueueSeconds 0', document: { ...oneCluster, limits: { maxQueueSeconds: 0 } }, key: 'limits.maxQueueSeconds', reason: /more than 0/ },
-    { what: 'maxQueueSeconds as a string', document: { ...oneCluster, limits: { maxQueueSeconds: '6h' } }, key: 'limits.maxQueueSeconds', reason: /expected a number, got a string \("6h"\)/ },
+    {
+      what: 'maxQueueSeconds as a string',
+      document: { ...oneCluster, limits: { maxQueueSeconds: '6h' } },
+      key: 'limits.maxQueueSeconds',
+      reason: /expected a number, got a string \("6h"\)/,
+    },
     {
       what: 'a namespace entry of another kind',
       document: { clusters: [{ name: 'perf', namespaces: [42] }] },
@@ -467,11 +616,14 @@ describe('a config that cannot be deployed names each problem by key and reason'
     expect(problemsOrNone(scheduled({ expression }))).toEqual([]);
   });
 
-  it.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Asia/Calcutta', 'Etc/GMT+5', 'America/Port-au-Prince'])('accepts the time zone %s', (timeZone) => {
-    expect(problemsOrNone(scheduled({ timeZone }))).toEqual([]);
-  });
+  it.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Asia/Calcutta', 'Etc/GMT+5', 'America/Port-au-Prince'])(
+    'accepts the time zone %s',
+    (timeZone) => {
+      expect(problemsOrNone(scheduled({ timeZone }))).toEqual([]);
+    },
+  );
 
-  it("the environment check measures as Lambda does (JSON of the variables): the largest allow-list that passes fits in 4 KB with the other variables at their longest, one more cluster does not", () => {
+  it('the environment check measures as Lambda does (JSON of the variables): the largest allow-list that passes fits in 4 KB with the other variables at their longest, one more cluster does not', () => {
     const withClusters = (n: number) => ({ clusters: Array.from({ length: n }, (_, i) => ({ name: `cluster-${i}`, namespaces: ['ns-a', 'ns-b', 'ns-c'] })) });
     let n = 1;
     while (problemsOrNone(withClusters(n + 1)).length === 0) n++;
@@ -536,7 +688,17 @@ describe('a config that cannot be deployed names each problem by key and reason'
   it('an error is one line per problem under one header line, without a stack trace', () => {
     let error: DeployConfigError | undefined;
     try {
-      checkDeployConfig({ clusters: [{ name: 'a\nb', namespaces: ['x'] }, { name: 'a\nb', namespaces: ['x'] }], 'bad\nkey': 1 }, 'test config', dir);
+      checkDeployConfig(
+        {
+          clusters: [
+            { name: 'a\nb', namespaces: ['x'] },
+            { name: 'a\nb', namespaces: ['x'] },
+          ],
+          'bad\nkey': 1,
+        },
+        'test config',
+        dir,
+      );
     } catch (err) {
       error = err as DeployConfigError;
     }
@@ -618,7 +780,24 @@ describe('any document', () => {
     const text = fc.oneof(
       fc.string({ maxLength: 12 }),
       fc.string({ unit: fc.constantFrom('a', 'z', '0', '-', '_', '/', ':', '.', ' ', '\n', '"', '\\', '\u001b', '\u2028', 'é', '😀'), maxLength: 12 }),
-      fc.constantFrom('perf', 'loadtest', 'k6', 'gatling', 'UTC', 'Europe/Berlin', 'Mars/Olympus', 'cron(0 2 * * ? *)', 'rate(1 day)', 'slack', 'webhook-ops', 'INFO', 'ALL', 'grafana/k6:1.8.1', '__proto__', 'constructor'),
+      fc.constantFrom(
+        'perf',
+        'loadtest',
+        'k6',
+        'gatling',
+        'UTC',
+        'Europe/Berlin',
+        'Mars/Olympus',
+        'cron(0 2 * * ? *)',
+        'rate(1 day)',
+        'slack',
+        'webhook-ops',
+        'INFO',
+        'ALL',
+        'grafana/k6:1.8.1',
+        '__proto__',
+        'constructor',
+      ),
     );
     const { value } = fc.letrec<{ value: unknown }>((tie) => ({
       value: fc.oneof(
@@ -634,32 +813,67 @@ describe('any document', () => {
     }));
     // Mostly deployable documents with a few keys replaced by anything (so every check is reached, and
     // most runs get past the first one), and some documents that are anything at all.
-    const cluster = fc.record({ name: fc.constantFrom('perf', 'prod', 'perf_2'), namespaces: fc.array(fc.constantFrom('loadtest', 'default'), { minLength: 1, maxLength: 2 }), accessEntry: fc.boolean() }, { requiredKeys: ['name', 'namespaces'] });
-    const schedule = fc.record(
+    const cluster = fc.record(
       {
-        name: fc.constantFrom('nightly', 'hourly'),
-        expression: fc.constantFrom('cron(0 2 * * ? *)', 'rate(1 hour)', 'at(2030-01-01T00:00:00)'),
-        timeZone: fc.constantFrom('UTC', 'Europe/Berlin'),
-        enabled: fc.boolean(),
-        source: fc.oneof(
-          fc.constant({ spec: k6Spec({ cluster: { name: 'perf', namespace: 'loadtest' } }) }),
-          fc.constantFrom('smoke.yaml', 'missing.yaml', 'broken.yaml', 'list.yaml', 'a-directory').map((specFile) => ({ specFile })),
-        ),
+        name: fc.constantFrom('perf', 'prod', 'perf_2'),
+        namespaces: fc.array(fc.constantFrom('loadtest', 'default'), { minLength: 1, maxLength: 2 }),
+        accessEntry: fc.boolean(),
       },
-      { requiredKeys: ['name', 'expression', 'source'] },
-    ).map(({ source, ...rest }) => ({ ...rest, ...source }));
-    const limitName = fc.constantFrom('maxParallelism', 'maxRunDurationSeconds', 'maxPrepareSeconds', 'maxReadySeconds', 'maxQueueSeconds', 'maxScriptBytes', 'maxSpecBytes', 'maxArguments', 'maxArgumentBytes');
+      { requiredKeys: ['name', 'namespaces'] },
+    );
+    const schedule = fc
+      .record(
+        {
+          name: fc.constantFrom('nightly', 'hourly'),
+          expression: fc.constantFrom('cron(0 2 * * ? *)', 'rate(1 hour)', 'at(2030-01-01T00:00:00)'),
+          timeZone: fc.constantFrom('UTC', 'Europe/Berlin'),
+          enabled: fc.boolean(),
+          source: fc.oneof(
+            fc.constant({ spec: k6Spec({ cluster: { name: 'perf', namespace: 'loadtest' } }) }),
+            fc.constantFrom('smoke.yaml', 'missing.yaml', 'broken.yaml', 'list.yaml', 'a-directory').map((specFile) => ({ specFile })),
+          ),
+        },
+        { requiredKeys: ['name', 'expression', 'source'] },
+      )
+      .map(({ source, ...rest }) => ({ ...rest, ...source }));
+    const limitName = fc.constantFrom(
+      'maxParallelism',
+      'maxRunDurationSeconds',
+      'maxPrepareSeconds',
+      'maxReadySeconds',
+      'maxQueueSeconds',
+      'maxScriptBytes',
+      'maxSpecBytes',
+      'maxArguments',
+      'maxArgumentBytes',
+    );
     const deployable = fc.record(
       {
         stackName: fc.constantFrom('loadplane', 'lp-2'),
         env: fc.record({ account: fc.constant('123456789012'), region: fc.constantFrom('eu-west-1', 'us-east-1') }, { requiredKeys: [] }),
-        clusters: fc.uniqueArray(cluster, { selector: (c) => c.name, maxLength: 2 }).map((more) => [{ name: 'perf', namespaces: ['loadtest'] }, ...more.filter((c) => c.name !== 'perf')]),
+        clusters: fc
+          .uniqueArray(cluster, { selector: (c) => c.name, maxLength: 2 })
+          .map((more) => [{ name: 'perf', namespaces: ['loadtest'] }, ...more.filter((c) => c.name !== 'perf')]),
         vpc: fc.constant({ vpcId: 'vpc-0123456789abcdef0', subnetIds: ['subnet-0123456789abcdef0'], securityGroupIds: ['sg-0123456789abcdef0'] }),
-        images: fc.constantFrom({ allowedPrefixes: ['grafana/k6:'] }, { allowedPrefixes: ['registry.example.com/'], defaults: { k6: 'registry.example.com/k6:1' } }, {}),
+        images: fc.constantFrom(
+          { allowedPrefixes: ['grafana/k6:'] },
+          { allowedPrefixes: ['registry.example.com/'], defaults: { k6: 'registry.example.com/k6:1' } },
+          {},
+        ),
         limits: fc.dictionary(limitName, fc.integer({ min: 1, max: 4_000_000 }), { maxKeys: 3 }),
-        notify: fc.record({ defaultChannels: fc.array(fc.constantFrom('slack', 'webhook-ops'), { maxLength: 2 }), secretPrefix: fc.constantFrom('loadplane/', 'p/'), secretsKmsKeyArn: fc.constant('arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab') }, { requiredKeys: [] }),
+        notify: fc.record(
+          {
+            defaultChannels: fc.array(fc.constantFrom('slack', 'webhook-ops'), { maxLength: 2 }),
+            secretPrefix: fc.constantFrom('loadplane/', 'p/'),
+            secretsKmsKeyArn: fc.constant('arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'),
+          },
+          { requiredKeys: [] },
+        ),
         schedules: fc.uniqueArray(schedule, { selector: (s) => s.name, maxLength: 2 }),
-        logging: fc.record({ level: fc.constantFrom('DEBUG', 'INFO'), stateMachineLevel: fc.constantFrom('ALL', 'ERROR'), retentionDays: fc.constantFrom(1, 90, 3653) }, { requiredKeys: [] }),
+        logging: fc.record(
+          { level: fc.constantFrom('DEBUG', 'INFO'), stateMachineLevel: fc.constantFrom('ALL', 'ERROR'), retentionDays: fc.constantFrom(1, 90, 3653) },
+          { requiredKeys: [] },
+        ),
         api: fc.record({ rateLimit: fc.constantFrom(0.5, 10), burstLimit: fc.constantFrom(1, 20) }, { requiredKeys: [] }),
         sweeper: fc.record({ everyMinutes: fc.integer({ min: 1, max: 60 }) }, { requiredKeys: [] }),
         alarms: fc.record({ email: fc.constant('ops@example.com') }, { requiredKeys: [] }),
@@ -668,12 +882,47 @@ describe('any document', () => {
       { requiredKeys: ['clusters'] },
     );
     const keyPath = fc.constantFrom<PropertyKey[]>(
-      ['stackName'], ['env'], ['env', 'region'], ['clusters'], ['clusters', 0], ['clusters', 0, 'name'], ['clusters', 0, 'namespaces'], ['clusters', 0, 'namespaces', 0],
-      ['clusters', 1, 'name'], ['vpc'], ['vpc', 'subnetIds'], ['images'], ['images', 'allowedPrefixes'], ['images', 'defaults'], ['images', 'defaults', 'gatling'],
-      ['limits'], ['limits', 'maxParallelism'], ['limits', 'maxScriptBytes'], ['limits', 'maxSpecBytes'], ['notify'], ['notify', 'defaultChannels', 0], ['notify', 'secretPrefix'],
-      ['schedules'], ['schedules', 0], ['schedules', 0, 'name'], ['schedules', 0, 'timeZone'], ['schedules', 0, 'spec'], ['schedules', 0, 'spec', 'parallelism'],
-      ['schedules', 0, 'spec', 'env'], ['schedules', 0, 'spec', 'script'], ['schedules', 0, 'spec', 'cluster'], ['schedules', 0, 'specFile'], ['schedules', 1, 'name'],
-      ['logging', 'retentionDays'], ['api', 'rateLimit'], ['sweeper', 'everyMinutes'], ['alarms', 'email'], ['encryption'], ['encryption', 'keyArn'], ['extra'], ['__proto__'],
+      ['stackName'],
+      ['env'],
+      ['env', 'region'],
+      ['clusters'],
+      ['clusters', 0],
+      ['clusters', 0, 'name'],
+      ['clusters', 0, 'namespaces'],
+      ['clusters', 0, 'namespaces', 0],
+      ['clusters', 1, 'name'],
+      ['vpc'],
+      ['vpc', 'subnetIds'],
+      ['images'],
+      ['images', 'allowedPrefixes'],
+      ['images', 'defaults'],
+      ['images', 'defaults', 'gatling'],
+      ['limits'],
+      ['limits', 'maxParallelism'],
+      ['limits', 'maxScriptBytes'],
+      ['limits', 'maxSpecBytes'],
+      ['notify'],
+      ['notify', 'defaultChannels', 0],
+      ['notify', 'secretPrefix'],
+      ['schedules'],
+      ['schedules', 0],
+      ['schedules', 0, 'name'],
+      ['schedules', 0, 'timeZone'],
+      ['schedules', 0, 'spec'],
+      ['schedules', 0, 'spec', 'parallelism'],
+      ['schedules', 0, 'spec', 'env'],
+      ['schedules', 0, 'spec', 'script'],
+      ['schedules', 0, 'spec', 'cluster'],
+      ['schedules', 0, 'specFile'],
+      ['schedules', 1, 'name'],
+      ['logging', 'retentionDays'],
+      ['api', 'rateLimit'],
+      ['sweeper', 'everyMinutes'],
+      ['alarms', 'email'],
+      ['encryption'],
+      ['encryption', 'keyArn'],
+      ['extra'],
+      ['__proto__'],
     );
     /** `doc` with the value at `path` replaced (parents created as needed; arrays and objects copied, never shared). */
     const withValue = (doc: unknown, path: readonly PropertyKey[], v: unknown): unknown => {
@@ -681,10 +930,17 @@ describe('any document', () => {
       const [head, ...rest] = path;
       const parent = (Array.isArray(doc) ? [...(doc as unknown[])] : typeof doc === 'object' && doc !== null ? { ...doc } : {}) as Record<PropertyKey, unknown>;
       // defineProperty, not assignment: `__proto__` becomes an own key, as a parsed YAML or JSON document has it.
-      Object.defineProperty(parent, head!, { value: withValue(Object.hasOwn(parent, head!) ? parent[head!] : undefined, rest, v), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(parent, head!, {
+        value: withValue(Object.hasOwn(parent, head!) ? parent[head!] : undefined, rest, v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       return parent;
     };
-    const mutated = fc.tuple(deployable, fc.array(fc.tuple(keyPath, value), { maxLength: 2 })).map(([doc, edits]) => edits.reduce<unknown>((d, [path, v]) => withValue(d, path, v), doc));
+    const mutated = fc
+      .tuple(deployable, fc.array(fc.tuple(keyPath, value), { maxLength: 2 }))
+      .map(([doc, edits]) => edits.reduce<unknown>((d, [path, v]) => withValue(d, path, v), doc));
     const document = fc.oneof({ weight: 1, arbitrary: value }, { weight: 6, arbitrary: mutated });
 
     let loaded = 0;

@@ -34,7 +34,6 @@ interface Statement {
   Condition?: Record<string, Record<string, unknown>>;
 }
 
-
 /** A JSON value with every intrinsic flattened (for comparing whole statements). */
 function flatDeep(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
@@ -162,79 +161,123 @@ describe('with encryption.customerManagedKey', () => {
     }
   });
 
-  it.each(created)("%s: the key's policy: the account's IAM policies, CloudWatch Logs for this account's log groups, the alarm topic's publishers and EventBridge's dead letters for this account, grants only for AWS resources; nothing else", (_, v) => {
-    const account = { StringEquals: { 'aws:SourceAccount': '<AWS::AccountId>' } };
-    const statements = flatDeep(v.keyPolicy) as Statement[];
-    const bySid = (sid: string | undefined) => statements.filter((s) => s.Sid === sid);
-    expect(statements.map((s) => s.Sid ?? '(CDK default)').sort()).toEqual(
-      ['(CDK default)', 'AlarmTopicCloudWatchAlarmsOfThisAccount', 'AlarmTopicEventBridgeRulesOfThisAccount', 'CloudWatchLogsOfThisAccount', 'EventBridgeDeadLettersOfThisAccount', 'GrantsOnlyForAwsResources'].sort(),
-    );
-    // The account: IAM policies decide for its principals (the roles' grants are in their own policies).
-    expect(bySid(undefined)).toEqual([{ Effect: 'Allow', Principal: { AWS: 'arn:<AWS::Partition>:iam::<AWS::AccountId>:root' }, Action: 'kms:*', Resource: '*' }]);
-    // CloudWatch Logs' statement as its guide gives it, for this account's and region's log groups.
-    expect(bySid('CloudWatchLogsOfThisAccount')).toEqual([
-      {
-        Sid: 'CloudWatchLogsOfThisAccount',
-        Effect: 'Allow',
-        Principal: { Service: 'logs.<AWS::Region>.amazonaws.com' },
-        Action: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
-        Resource: '*',
-        Condition: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': 'arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*' } },
-      },
-    ]);
-    // The topic's publishers: SNS encrypts with the publisher's permissions (kms:GenerateDataKey* and kms:Decrypt).
-    expect(bySid('AlarmTopicCloudWatchAlarmsOfThisAccount')).toEqual([
-      { Sid: 'AlarmTopicCloudWatchAlarmsOfThisAccount', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*', Condition: account },
-    ]);
-    expect(bySid('AlarmTopicEventBridgeRulesOfThisAccount')).toEqual([
-      { Sid: 'AlarmTopicEventBridgeRulesOfThisAccount', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*', Condition: account },
-    ]);
-    // EventBridge dead-letters the reaper rule's undelivered events (EventBridge guide: kms:Decrypt and kms:GenerateDataKey).
-    expect(bySid('EventBridgeDeadLettersOfThisAccount')).toEqual([
-      { Sid: 'EventBridgeDeadLettersOfThisAccount', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey'], Resource: '*', Condition: account },
-    ]);
-    // Control Tower's CT.KMS.PR.3: no grant but for an AWS resource or to an AWS service (DynamoDB's for the table are).
-    expect(bySid('GrantsOnlyForAwsResources')).toEqual([
-      {
-        Sid: 'GrantsOnlyForAwsResources',
-        Effect: 'Deny',
-        Principal: { AWS: '*' },
-        Action: 'kms:CreateGrant',
-        Resource: '*',
-        Condition: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
-      },
-    ]);
-    // No service is allowed without a condition.
-    for (const s of statements.filter((x) => x.Effect === 'Allow' && (x.Principal as { Service?: unknown }).Service !== undefined)) expect(s.Condition, s.Sid).toBeDefined();
-  });
+  it.each(created)(
+    "%s: the key's policy: the account's IAM policies, CloudWatch Logs for this account's log groups, the alarm topic's publishers and EventBridge's dead letters for this account, grants only for AWS resources; nothing else",
+    (_, v) => {
+      const account = { StringEquals: { 'aws:SourceAccount': '<AWS::AccountId>' } };
+      const statements = flatDeep(v.keyPolicy) as Statement[];
+      const bySid = (sid: string | undefined) => statements.filter((s) => s.Sid === sid);
+      expect(statements.map((s) => s.Sid ?? '(CDK default)').sort()).toEqual(
+        [
+          '(CDK default)',
+          'AlarmTopicCloudWatchAlarmsOfThisAccount',
+          'AlarmTopicEventBridgeRulesOfThisAccount',
+          'CloudWatchLogsOfThisAccount',
+          'EventBridgeDeadLettersOfThisAccount',
+          'GrantsOnlyForAwsResources',
+        ].sort(),
+      );
+      // The account: IAM policies decide for its principals (the roles' grants are in their own policies).
+      expect(bySid(undefined)).toEqual([
+        { Effect: 'Allow', Principal: { AWS: 'arn:<AWS::Partition>:iam::<AWS::AccountId>:root' }, Action: 'kms:*', Resource: '*' },
+      ]);
+      // CloudWatch Logs' statement as its guide gives it, for this account's and region's log groups.
+      expect(bySid('CloudWatchLogsOfThisAccount')).toEqual([
+        {
+          Sid: 'CloudWatchLogsOfThisAccount',
+          Effect: 'Allow',
+          Principal: { Service: 'logs.<AWS::Region>.amazonaws.com' },
+          Action: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+          Resource: '*',
+          Condition: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': 'arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*' } },
+        },
+      ]);
+      // The topic's publishers: SNS encrypts with the publisher's permissions (kms:GenerateDataKey* and kms:Decrypt).
+      expect(bySid('AlarmTopicCloudWatchAlarmsOfThisAccount')).toEqual([
+        {
+          Sid: 'AlarmTopicCloudWatchAlarmsOfThisAccount',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          Resource: '*',
+          Condition: account,
+        },
+      ]);
+      expect(bySid('AlarmTopicEventBridgeRulesOfThisAccount')).toEqual([
+        {
+          Sid: 'AlarmTopicEventBridgeRulesOfThisAccount',
+          Effect: 'Allow',
+          Principal: { Service: 'events.amazonaws.com' },
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          Resource: '*',
+          Condition: account,
+        },
+      ]);
+      // EventBridge dead-letters the reaper rule's undelivered events (EventBridge guide: kms:Decrypt and kms:GenerateDataKey).
+      expect(bySid('EventBridgeDeadLettersOfThisAccount')).toEqual([
+        {
+          Sid: 'EventBridgeDeadLettersOfThisAccount',
+          Effect: 'Allow',
+          Principal: { Service: 'events.amazonaws.com' },
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          Resource: '*',
+          Condition: account,
+        },
+      ]);
+      // Control Tower's CT.KMS.PR.3: no grant but for an AWS resource or to an AWS service (DynamoDB's for the table are).
+      expect(bySid('GrantsOnlyForAwsResources')).toEqual([
+        {
+          Sid: 'GrantsOnlyForAwsResources',
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Action: 'kms:CreateGrant',
+          Resource: '*',
+          Condition: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
+        },
+      ]);
+      // No service is allowed without a condition.
+      for (const s of statements.filter((x) => x.Effect === 'Allow' && (x.Principal as { Service?: unknown }).Service !== undefined))
+        expect(s.Condition, s.Sid).toBeDefined();
+    },
+  );
 
-  it.each(withKey)('%s: identity grants on the key: the Lambda roles through DynamoDB, the dead-letter queues’ writers (the reaper machine, Scheduler’s roles) through SQS, no other role', (_, v) => {
-    const key = v.keyRef;
-    const lambdaRoles = new Set(v.ofType('AWS::Lambda::Function').map(([, f]) => flat(f.Properties.Role).replace(/^\{(.+)\.Arn\}$/, '$1')));
-    // The reaper machine: the one whose definition sends to a queue (NotReaped's sqs:sendMessage).
-    const senders = v.ofType('AWS::StepFunctions::StateMachine').filter(([, m]) => 'DeadLetterQueueUrl' in ((m.Properties.DefinitionSubstitutions ?? {}) as Props));
-    expect(senders).toHaveLength(1);
-    const reaperRole = flat(senders[0]![1].Properties.RoleArn).replace(/^\{(.+)\.Arn\}$/, '$1');
-    const schedulerRoles = new Set(v.ofType('AWS::IAM::Role').filter(([, r]) => JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com')).map(([id]) => id));
-    expect(lambdaRoles.size).toBe(3);
-    // The API's schedules' role, and the config schedules' target role (the example and the full config have schedules).
-    expect(schedulerRoles.size).toBe(v.config.schedules.length > 0 ? 2 : 1);
-    const onKey = (roleId: string) =>
-      v
-        .statementsOf(roleId)
-        .filter((s) => asArray(s.Resource).some((r) => flat(r) === key))
-        .map((s) => flatDeep({ Action: s.Action, Resource: s.Resource, Condition: s.Condition }));
-    for (const [roleId] of v.ofType('AWS::IAM::Role')) {
-      const expected = lambdaRoles.has(roleId)
-        ? [{ Action: [...LEDGER_KEY_ACTIONS], Resource: key, Condition: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } }]
-        : roleId === reaperRole || schedulerRoles.has(roleId)
-          ? [{ Action: [...QUEUE_SEND_KEY_ACTIONS], Resource: key, Condition: { StringLike: { 'kms:ViaService': 'sqs.*.amazonaws.com' } } }]
-          : [];
-      expect(onKey(roleId), roleId).toEqual(expected);
-    }
-    // The ledger grant carries no wildcard action (the docs' ReEncrypt* and GenerateDataKey*, spelled out) and no kms:CreateGrant.
-    expect((LEDGER_KEY_ACTIONS as readonly string[]).filter((a) => a.includes('*') || a === 'kms:CreateGrant')).toEqual([]);
-  });
+  it.each(withKey)(
+    '%s: identity grants on the key: the Lambda roles through DynamoDB, the dead-letter queues’ writers (the reaper machine, Scheduler’s roles) through SQS, no other role',
+    (_, v) => {
+      const key = v.keyRef;
+      const lambdaRoles = new Set(v.ofType('AWS::Lambda::Function').map(([, f]) => flat(f.Properties.Role).replace(/^\{(.+)\.Arn\}$/, '$1')));
+      // The reaper machine: the one whose definition sends to a queue (NotReaped's sqs:sendMessage).
+      const senders = v
+        .ofType('AWS::StepFunctions::StateMachine')
+        .filter(([, m]) => 'DeadLetterQueueUrl' in ((m.Properties.DefinitionSubstitutions ?? {}) as Props));
+      expect(senders).toHaveLength(1);
+      const reaperRole = flat(senders[0]![1].Properties.RoleArn).replace(/^\{(.+)\.Arn\}$/, '$1');
+      const schedulerRoles = new Set(
+        v
+          .ofType('AWS::IAM::Role')
+          .filter(([, r]) => JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'))
+          .map(([id]) => id),
+      );
+      expect(lambdaRoles.size).toBe(3);
+      // The API's schedules' role, and the config schedules' target role (the example and the full config have schedules).
+      expect(schedulerRoles.size).toBe(v.config.schedules.length > 0 ? 2 : 1);
+      const onKey = (roleId: string) =>
+        v
+          .statementsOf(roleId)
+          .filter((s) => asArray(s.Resource).some((r) => flat(r) === key))
+          .map((s) => flatDeep({ Action: s.Action, Resource: s.Resource, Condition: s.Condition }));
+      for (const [roleId] of v.ofType('AWS::IAM::Role')) {
+        const expected = lambdaRoles.has(roleId)
+          ? [{ Action: [...LEDGER_KEY_ACTIONS], Resource: key, Condition: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } }]
+          : roleId === reaperRole || schedulerRoles.has(roleId)
+            ? [{ Action: [...QUEUE_SEND_KEY_ACTIONS], Resource: key, Condition: { StringLike: { 'kms:ViaService': 'sqs.*.amazonaws.com' } } }]
+            : [];
+        expect(onKey(roleId), roleId).toEqual(expected);
+      }
+      // The ledger grant carries no wildcard action (the docs' ReEncrypt* and GenerateDataKey*, spelled out) and no kms:CreateGrant.
+      expect((LEDGER_KEY_ACTIONS as readonly string[]).filter((a) => a.includes('*') || a === 'kms:CreateGrant')).toEqual([]);
+    },
+  );
 
   it('switching it on changes only the encryption of the same resources, each updated in place, and their roles’ policies; it adds the key, its alias and an output', () => {
     // CloudFormation updates each of these properties without replacement (LogGroup KmsKeyId, Table
@@ -254,7 +297,11 @@ describe('with encryption.customerManagedKey', () => {
     for (const [id, was] of Object.entries(before.resources)) {
       const now = after.resources[id]!;
       expect(now.Type, id).toBe(was.Type);
-      expect([now.DeletionPolicy, now.UpdateReplacePolicy, JSON.stringify(now.DependsOn)], id).toEqual([was.DeletionPolicy, was.UpdateReplacePolicy, JSON.stringify(was.DependsOn)]);
+      expect([now.DeletionPolicy, now.UpdateReplacePolicy, JSON.stringify(now.DependsOn)], id).toEqual([
+        was.DeletionPolicy,
+        was.UpdateReplacePolicy,
+        JSON.stringify(was.DependsOn),
+      ]);
       const keys = new Set([...Object.keys(was.Properties ?? {}), ...Object.keys(now.Properties ?? {})]);
       for (const k of keys) {
         if (JSON.stringify(was.Properties?.[k]) === JSON.stringify(now.Properties?.[k])) continue;

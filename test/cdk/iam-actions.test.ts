@@ -134,7 +134,14 @@ type Classified = { kind: 'command'; action: string } | { kind: 'no-request' } |
 
 const loaded = new Map<string, Promise<Record<string, unknown> | undefined>>();
 function loadModule(module: string): Promise<Record<string, unknown> | undefined> {
-  if (!loaded.has(module)) loaded.set(module, import(/* @vite-ignore */ module).then((m: Record<string, unknown>) => m, () => undefined));
+  if (!loaded.has(module))
+    loaded.set(
+      module,
+      import(/* @vite-ignore */ module).then(
+        (m: Record<string, unknown>) => m,
+        () => undefined,
+      ),
+    );
   return loaded.get(module)!;
 }
 
@@ -389,7 +396,9 @@ function deploymentKeyArn(ctx: ScopeContext): string {
 
 /** The ledger's key, through DynamoDB only (none without encryption.customerManagedKey). */
 const ledgerKeyScope = (ctx: ScopeContext): Scope[] =>
-  ctx.config.encryption.customerManagedKey ? [{ resources: [deploymentKeyArn(ctx)], condition: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } }] : [];
+  ctx.config.encryption.customerManagedKey
+    ? [{ resources: [deploymentKeyArn(ctx)], condition: { StringLike: { 'kms:ViaService': 'dynamodb.*.amazonaws.com' } } }]
+    : [];
 
 /** The resources an action is granted on, with the condition of those grants. */
 type Scope = { resources: string[]; condition?: unknown };
@@ -405,7 +414,9 @@ const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext, role: LambdaRole) => S
   'secretsmanager:GetSecretValue': (ctx) => ({ resources: [arn('secretsmanager', `secret:${ctx.config.notify.secretPrefix}*`)] }),
   'kms:Decrypt': (ctx, role) => [
     // Only a role that reads the channel secrets decrypts them.
-    ...(ctx.config.notify.secretsKmsKeyArn && role.grants.some((g) => g.actions.includes('secretsmanager:GetSecretValue')) ? [{ resources: [ctx.config.notify.secretsKmsKeyArn], condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } }] : []),
+    ...(ctx.config.notify.secretsKmsKeyArn && role.grants.some((g) => g.actions.includes('secretsmanager:GetSecretValue'))
+      ? [{ resources: [ctx.config.notify.secretsKmsKeyArn], condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } }]
+      : []),
     ...ledgerKeyScope(ctx),
   ],
   // The ledger key's other actions (LEDGER_KEY_ACTIONS).
@@ -417,12 +428,15 @@ const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext, role: LambdaRole) => S
   // The API's schedules: its own group's only, never the config's group CloudFormation manages.
   'scheduler:*': (ctx) => ({ resources: [arn('scheduler', `schedule/${apiScheduleGroupName(ctx.config)}/*`)] }),
   // The role the API function names in its schedules (LOADPLANE_SCHEDULER_ROLE_ARN), to Scheduler only.
-  'iam:PassRole': (ctx) => ({ resources: [render(apiEnvironment(ctx).LOADPLANE_SCHEDULER_ROLE_ARN)], condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } }),
+  'iam:PassRole': (ctx) => ({
+    resources: [render(apiEnvironment(ctx).LOADPLANE_SCHEDULER_ROLE_ARN)],
+    condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+  }),
 };
 
 function scopesOf(action: string, ctx: ScopeContext, role: LambdaRole): Scope[] | undefined {
   const scope = (RESOURCE_SCOPES[action] ?? RESOURCE_SCOPES[`${action.split(':')[0]}:*`])?.(ctx, role);
-  return scope === undefined ? undefined : asList(scope) as Scope[];
+  return scope === undefined ? undefined : (asList(scope) as Scope[]);
 }
 
 /** Each granted resource with the condition it is granted under, as one comparable string. */
@@ -441,7 +455,7 @@ const STACKS: Array<{ name: string; synthed: SynthedStack; roles: LambdaRole[]; 
 {
   const full = STACKS[1]!.synthed.config;
   if (!full.vpc || !full.notify.secretsKmsKeyArn || full.notify.secretPrefix === STACKS[0]!.synthed.config.notify.secretPrefix || full.clusters.length < 2) {
-    throw new Error('test fixture: the full config needs a vpc, a KMS key, a secret prefix other than the example\'s and two clusters');
+    throw new Error("test fixture: the full config needs a vpc, a KMS key, a secret prefix other than the example's and two clusters");
   }
   if (STACKS.slice(0, 2).some((x) => x.synthed.config.encryption.customerManagedKey) || !STACKS[2]!.synthed.config.encryption.customerManagedKey) {
     throw new Error('test fixture: the example and the full config leave encryption.customerManagedKey off, the third stack turns it on');
@@ -588,22 +602,33 @@ describe.each(STACKS)('the Lambda roles, $name', ({ synthed, roles, unmatched })
     expect(found).toEqual([]);
     // With the key, each writer has exactly that grant; without it, none has any.
     for (const id of dlqWriters(ctx)) {
-      expect(roleGrants(ctx.template, id).grants.filter((g) => g.actions.some((a) => a.startsWith('kms:'))).map((g) => isQueueKeyGrant(g, ctx)), id).toEqual(
-        synthed.config.encryption.customerManagedKey ? [true] : [],
-      );
+      expect(
+        roleGrants(ctx.template, id)
+          .grants.filter((g) => g.actions.some((a) => a.startsWith('kms:')))
+          .map((g) => isQueueKeyGrant(g, ctx)),
+        id,
+      ).toEqual(synthed.config.encryption.customerManagedKey ? [true] : []);
     }
     // The same reading finds them on the Lambda roles.
     expect(roles.flatMap((r) => r.grants.flatMap((g) => g.actions)).filter((a) => CODE_ONLY_ACTIONS.test(a)).length).toBeGreaterThan(0);
   });
 
-  it.each(['api', 'reaper+stage', 'sweeper'])('role of %s: its functions trace actively, and it may write their traces (X-Ray) and nothing else on Resource *', (kinds) => {
-    const role = roles.find((r) => r.kinds.join('+') === kinds)!;
-    expect(role.functions.filter((f) => !f.traced).map((f) => f.id)).toEqual([]);
-    const granted = unique(role.grants.flatMap((g) => g.actions).filter((a) => TRACING_ACTIONS.has(a)));
-    expect(granted).toEqual(sorted(TRACING_ACTIONS));
-    const onAny = unique(role.grants.filter((g) => g.resources.includes('*')).flatMap((g) => g.actions).filter((a) => !ENI_ACTIONS.has(a)));
-    expect(onAny, role.roleId).toEqual(sorted(TRACING_ACTIONS));
-  });
+  it.each(['api', 'reaper+stage', 'sweeper'])(
+    'role of %s: its functions trace actively, and it may write their traces (X-Ray) and nothing else on Resource *',
+    (kinds) => {
+      const role = roles.find((r) => r.kinds.join('+') === kinds)!;
+      expect(role.functions.filter((f) => !f.traced).map((f) => f.id)).toEqual([]);
+      const granted = unique(role.grants.flatMap((g) => g.actions).filter((a) => TRACING_ACTIONS.has(a)));
+      expect(granted).toEqual(sorted(TRACING_ACTIONS));
+      const onAny = unique(
+        role.grants
+          .filter((g) => g.resources.includes('*'))
+          .flatMap((g) => g.actions)
+          .filter((a) => !ENI_ACTIONS.has(a)),
+      );
+      expect(onAny, role.roleId).toEqual(sorted(TRACING_ACTIONS));
+    },
+  );
 
   it.each(['api', 'reaper+stage', 'sweeper'])("role of %s: logs go to its own functions' log groups; network interfaces only in a VPC", (kinds) => {
     const role = roles.find((r) => r.kinds.join('+') === kinds)!;
@@ -650,7 +675,10 @@ describe('the comparison cannot pass vacuously', () => {
     const withoutStop = sweeper.grants.map((g) => ({ ...g, actions: g.actions.filter((a) => a !== 'states:StopExecution') }));
     expect(compareActions(called, grantedActions({ ...sweeper, grants: withoutStop }))).toEqual({ missing: ['states:StopExecution'], extra: [] });
 
-    const withDelete = [...sweeper.grants, { actions: ['dynamodb:DeleteItem'], resources: ledgerArns({ config: synthed.config, template: synthed.template.toJSON().Resources }), source: 'test' }];
+    const withDelete = [
+      ...sweeper.grants,
+      { actions: ['dynamodb:DeleteItem'], resources: ledgerArns({ config: synthed.config, template: synthed.template.toJSON().Resources }), source: 'test' },
+    ];
     expect(compareActions(called, grantedActions({ ...sweeper, grants: withDelete }))).toEqual({ missing: [], extra: ['dynamodb:DeleteItem'] });
 
     const foreignLogs = [...sweeper.grants, { actions: ['logs:PutLogEvents'], resources: [stages.functions[0]!.logGroupArn], source: 'test' }];

@@ -122,7 +122,12 @@ afterAll(() => store?.close());
 async function ledgerWithARun(): Promise<Record<string, string>> {
   store = await startEmbeddedStore();
   const ledger = new Ledger({ client: store.client, tableName: store.tableName });
-  await ledger.createRun({ runId: REPORT_RUN_ID, spec: storedSpec({ name: 'bundled', engine: 'k6', parallelism: 3 }), specHash: 'h', trigger: { kind: 'api' } });
+  await ledger.createRun({
+    runId: REPORT_RUN_ID,
+    spec: storedSpec({ name: 'bundled', engine: 'k6', parallelism: 3 }),
+    specHash: 'h',
+    trigger: { kind: 'api' },
+  });
   for (const s of [10, 20, 30]) await ledger.recordSample(REPORT_RUN_ID, sample(s));
   return { LOADPLANE_TABLE: store.tableName, LOADPLANE_DYNAMODB_ENDPOINT: store.endpoint, AWS_REGION: 'us-east-1' };
 }
@@ -164,7 +169,10 @@ describe('the Lambda bundles', () => {
       const output = metafile.outputs[Object.keys(metafile.outputs).find((o) => o.endsWith(`${kind}/index.js`))!];
       expect(output, kind).toBeDefined();
       const external = output!.imports.filter((i) => i.external).map((i) => i.path);
-      expect(external.filter((p) => !builtins.has(p) && !optional.has(p)), kind).toEqual([]);
+      expect(
+        external.filter((p) => !builtins.has(p) && !optional.has(p)),
+        kind,
+      ).toEqual([]);
     }
   });
 
@@ -192,7 +200,14 @@ describe('the Lambda bundles', () => {
       const output = metafile.outputs[Object.keys(metafile.outputs).find((o) => o.endsWith(`${kind}/index.js`))!]!;
       return Object.keys(output.inputs).some((input) => input.includes(`node_modules/${pkg}/`));
     };
-    const PACKAGES = ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sfn', '@aws-sdk/client-scheduler', '@aws-sdk/client-eks', '@aws-sdk/client-secrets-manager', '@kubernetes/client-node'];
+    const PACKAGES = [
+      '@aws-sdk/client-dynamodb',
+      '@aws-sdk/client-sfn',
+      '@aws-sdk/client-scheduler',
+      '@aws-sdk/client-eks',
+      '@aws-sdk/client-secrets-manager',
+      '@kubernetes/client-node',
+    ];
     const carried = Object.fromEntries(KINDS.map((kind) => [kind, PACKAGES.filter((pkg) => carries(kind, pkg))]));
     expect(carried).toEqual({
       api: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sfn', '@aws-sdk/client-scheduler'],

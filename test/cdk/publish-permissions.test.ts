@@ -135,7 +135,12 @@ interface Request {
 
 /** IAM's wildcard match (`*` any run of characters, `?` one). */
 function like(pattern: string, value: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(value);
 }
 
@@ -229,7 +234,9 @@ function roleStatements(r: Resolved, roleId: string): Statement[] {
     .ofType('AWS::IAM::Policy')
     .filter(([, p]) => ((p.Properties.Roles ?? []) as { Ref?: string }[]).some((x) => x.Ref === roleId))
     .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-  const inline = ((r.resources[roleId]!.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+  const inline = ((r.resources[roleId]!.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap(
+    (p) => p.PolicyDocument.Statement,
+  );
   return [...attached, ...inline];
 }
 
@@ -260,20 +267,34 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
       expect(actions.length, id).toBeGreaterThan(0);
       for (const action of actions) {
         expect(publish(action.Ref, 'cloudwatch.amazonaws.com', r.arnOf(id)), `${id} → ${action.Ref}`).toBe(true);
-        expect(publish(action.Ref, 'cloudwatch.amazonaws.com', r.arnOf(id).replace(ACCOUNT, '999999999999'), '999999999999'), `${id} from another account`).toBe(false);
+        expect(
+          publish(action.Ref, 'cloudwatch.amazonaws.com', r.arnOf(id).replace(ACCOUNT, '999999999999'), '999999999999'),
+          `${id} from another account`,
+        ).toBe(false);
       }
     }
   });
 
   it('the run-failed rule reaches its topic; another rule, and a publish without TLS, do not', () => {
-    const rules = r.ofType('AWS::Events::Rule').filter(([, rule]) => ((rule.Properties.Targets ?? []) as { Arn: unknown }[]).some((t) => r.value(t.Arn).startsWith('arn:aws:sns:')));
+    const rules = r
+      .ofType('AWS::Events::Rule')
+      .filter(([, rule]) => ((rule.Properties.Targets ?? []) as { Arn: unknown }[]).some((t) => r.value(t.Arn).startsWith('arn:aws:sns:')));
     expect(rules).toHaveLength(1);
     const [id, rule] = rules[0]!;
-    const topic = ((rule.Properties.Targets as { Arn: { Ref: string } }[])[0]!).Arn.Ref;
+    const topic = (rule.Properties.Targets as { Arn: { Ref: string } }[])[0]!.Arn.Ref;
     expect(publish(topic, 'events.amazonaws.com', r.arnOf(id))).toBe(true);
     expect(publish(topic, 'events.amazonaws.com', `arn:aws:events:${REGION}:${ACCOUNT}:rule/someone-elses`)).toBe(false);
     expect(
-      allows(topicPolicy(r, topic), { service: 'events.amazonaws.com', action: 'sns:Publish', resource: r.arnOf(topic), context: { 'aws:SourceAccount': ACCOUNT, 'aws:SourceArn': r.arnOf(id), 'aws:SecureTransport': 'false' } }, r),
+      allows(
+        topicPolicy(r, topic),
+        {
+          service: 'events.amazonaws.com',
+          action: 'sns:Publish',
+          resource: r.arnOf(topic),
+          context: { 'aws:SourceAccount': ACCOUNT, 'aws:SourceArn': r.arnOf(id), 'aws:SecureTransport': 'false' },
+        },
+        r,
+      ),
     ).toBe(false);
     // Nobody else is allowed at all: every Allow names a service and is conditioned on the source.
     for (const st of topicPolicy(r, topic).filter((s) => s.Effect === 'Allow')) {
@@ -282,16 +303,25 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
     }
   });
 
-  it('Scheduler may assume each schedule group\'s role for a schedule of that group (it sends the group\'s ARN), not for another group', () => {
+  it("Scheduler may assume each schedule group's role for a schedule of that group (it sends the group's ARN), not for another group", () => {
     const groups = r.ofType('AWS::Scheduler::ScheduleGroup');
-    const schedulerRoles = r.ofType('AWS::IAM::Role').filter(([, role]) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'));
+    const schedulerRoles = r
+      .ofType('AWS::IAM::Role')
+      .filter(([, role]) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'));
     expect(schedulerRoles.length).toBeGreaterThanOrEqual(1);
     for (const [roleId, role] of schedulerRoles) {
       const trust = (role.Properties.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement;
       const assume = (sourceArn: string, account = ACCOUNT) =>
-        allows(trust, { service: 'scheduler.amazonaws.com', action: 'sts:AssumeRole', context: { 'aws:SourceAccount': account, 'aws:SourceArn': sourceArn } }, r);
+        allows(
+          trust,
+          { service: 'scheduler.amazonaws.com', action: 'sts:AssumeRole', context: { 'aws:SourceAccount': account, 'aws:SourceArn': sourceArn } },
+          r,
+        );
       const mine = groups.filter(([groupId]) => assume(r.arnOf(groupId)));
-      expect(mine.map(([g]) => g), roleId).toHaveLength(1);
+      expect(
+        mine.map(([g]) => g),
+        roleId,
+      ).toHaveLength(1);
       expect(assume(`arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/another-group`), roleId).toBe(false);
       expect(assume(r.arnOf(mine[0]![0]).replace(ACCOUNT, '999999999999'), '999999999999'), roleId).toBe(false);
     }
@@ -329,7 +359,9 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
         if (!target.DeadLetterConfig) continue;
         const queueId = queueByArn.get(r.value(target.DeadLetterConfig.Arn))!;
         expect(serviceSends(queueId, 'events.amazonaws.com', r.arnOf(ruleId)), `${ruleId} → ${queueId}`).toBe(true);
-        expect(serviceSends(queueId, 'events.amazonaws.com', `arn:aws:events:${REGION}:${ACCOUNT}:rule/someone-elses`), `another rule → ${queueId}`).toBe(false);
+        expect(serviceSends(queueId, 'events.amazonaws.com', `arn:aws:events:${REGION}:${ACCOUNT}:rule/someone-elses`), `another rule → ${queueId}`).toBe(
+          false,
+        );
         written.add(queueId);
       }
     }
@@ -343,7 +375,14 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
       if (!allows(roleStatements(r, roleId), send, r)) return false;
       if (queuePolicy(queueId).some((st) => st.Effect === 'Deny' && statementMatches(st, send, r))) return false;
       const key = keyOf(queueId);
-      return !key || KEY_USES.every((action) => allows(roleStatements(r, roleId), { role, action, resource: key.arn, context }, r) && allows(key.statements, { role, action, resource: key.arn, context }, r));
+      return (
+        !key ||
+        KEY_USES.every(
+          (action) =>
+            allows(roleStatements(r, roleId), { role, action, resource: key.arn, context }, r) &&
+            allows(key.statements, { role, action, resource: key.arn, context }, r),
+        )
+      );
     };
     const roleOf = (arn: unknown) => (arn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
     // The config's schedules: Scheduler dead-letters with each schedule's role.
@@ -367,7 +406,8 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
       const queueId = queueByUrl(url)!;
       expect(roleSends(roleOf(machine.Properties.RoleArn), queueId), `${machineId}'s role → ${queueId}`).toBe(true);
       // Under the key, only through SQS: the same role calling KMS directly is refused.
-      if (keyOn) expect(roleSends(roleOf(machine.Properties.RoleArn), queueId, { 'kms:CallerAccount': ACCOUNT }), `${machineId}'s role, KMS directly`).toBe(false);
+      if (keyOn)
+        expect(roleSends(roleOf(machine.Properties.RoleArn), queueId, { 'kms:CallerAccount': ACCOUNT }), `${machineId}'s role, KMS directly`).toBe(false);
       written.add(queueId);
     }
     expect([...written].sort()).toEqual(queues.map(([id]) => id).sort());
@@ -381,7 +421,11 @@ describe.each(configs)('publishers can publish (%s)', (_, synth) => {
       expect(key !== undefined, `${id} is encrypted with the deployment's key iff the config asks for one`).toBe(keyOn);
       if (!key) continue;
       const logs = (logGroupArn: string) => (action: string) =>
-        allows(key.statements, { service: `logs.${REGION}.amazonaws.com`, action, resource: key.arn, context: { 'kms:EncryptionContext:aws:logs:arn': logGroupArn } }, r);
+        allows(
+          key.statements,
+          { service: `logs.${REGION}.amazonaws.com`, action, resource: key.arn, context: { 'kms:EncryptionContext:aws:logs:arn': logGroupArn } },
+          r,
+        );
       expect(['kms:GenerateDataKey', 'kms:Encrypt', 'kms:Decrypt'].every(logs(r.arnOf(id))), id).toBe(true);
       expect(['kms:GenerateDataKey', 'kms:Decrypt'].some(logs(r.arnOf(id).replace(ACCOUNT, '999999999999'))), `${id} of another account`).toBe(false);
     }

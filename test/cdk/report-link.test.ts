@@ -49,7 +49,10 @@ function findCycle(all: Record<string, Resource>): string[] | undefined {
   const edges = new Map<string, string[]>();
   for (const [id, r] of Object.entries(all)) {
     const deps = [...references(r.Properties), ...(r.DependsOn === undefined ? [] : [r.DependsOn].flat())];
-    edges.set(id, deps.filter((d) => d in all));
+    edges.set(
+      id,
+      deps.filter((d) => d in all),
+    );
   }
   const state = new Map<string, 'open' | 'done'>();
   const path: string[] = [];
@@ -80,12 +83,16 @@ const logicalId = (path: string): string => {
   return stack.resolve((construct.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
 };
 
-const environmentOf = (id: string) => ((resources[id]!.Properties!.Environment as { Variables: Record<string, unknown> }).Variables);
+const environmentOf = (id: string) => (resources[id]!.Properties!.Environment as { Variables: Record<string, unknown> }).Variables;
 
 describe("the notifications' report link in the stack", () => {
   it('has no dependency cycle among its resources (the checker finds one when there is)', () => {
     expect(findCycle(resources)).toBeUndefined();
-    expect(findCycle({ A: { Type: 'x', Properties: { v: { Ref: 'B' } } }, B: { Type: 'x', Properties: { v: { 'Fn::GetAtt': ['A', 'Arn'] } } } })).toEqual(['A', 'B', 'A']);
+    expect(findCycle({ A: { Type: 'x', Properties: { v: { Ref: 'B' } } }, B: { Type: 'x', Properties: { v: { 'Fn::GetAtt': ['A', 'Arn'] } } } })).toEqual([
+      'A',
+      'B',
+      'A',
+    ]);
   });
 
   it('gives every function that runs Notify the API base URL, from the RestApi id and its stage; the API function needs none', () => {

@@ -27,7 +27,14 @@ import { loadScheduleSettings } from '../../lambdas/core/config';
 import { stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { cruiseWindowTimeoutSeconds } from '../../lambdas/core/polling';
 import { executionInputSchema, runIdentity } from '../../lambdas/core/execution-input';
-import { API_TIMEOUT_SECONDS, STAGE_TIMEOUT_SECONDS, SWEEPER_TIMEOUT_SECONDS, reaperRetry, reaperTimeoutSeconds, stageLeaseMs } from '../../lambdas/core/stage-timing';
+import {
+  API_TIMEOUT_SECONDS,
+  STAGE_TIMEOUT_SECONDS,
+  SWEEPER_TIMEOUT_SECONDS,
+  reaperRetry,
+  reaperTimeoutSeconds,
+  stageLeaseMs,
+} from '../../lambdas/core/stage-timing';
 import { OUTCOMES, Outcome, Stage, TriggerKind } from '../../lambdas/core/status';
 import { TTL_ATTRIBUTE, tableDefinition } from '../../lambdas/ledger/table';
 import {
@@ -142,7 +149,9 @@ class StackView {
     const attached = this.ofType('AWS::IAM::Policy')
       .filter(([, p]) => ((p.Properties.Roles ?? []) as unknown[]).some((r) => refOf(r) === roleId))
       .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-    const inline = ((this.resource(roleId).Properties.Policies ?? []) as Array<{ PolicyDocument: { Statement: Statement[] } }>).flatMap((p) => p.PolicyDocument.Statement);
+    const inline = ((this.resource(roleId).Properties.Policies ?? []) as Array<{ PolicyDocument: { Statement: Statement[] } }>).flatMap(
+      (p) => p.PolicyDocument.Statement,
+    );
     return [...attached, ...inline];
   }
 
@@ -178,9 +187,11 @@ function getAttOf(v: unknown, attribute: string): string {
   return getAtt[0];
 }
 
-
 /** A state machine's definition as deployed: DefinitionString (a string or a join of strings) and its substitutions. */
-function definitionOf(view: StackView, machineId: string): { text: string; definition: { TimeoutSeconds?: number; States: Record<string, AslState> }; substitutions: Record<string, unknown> } {
+function definitionOf(
+  view: StackView,
+  machineId: string,
+): { text: string; definition: { TimeoutSeconds?: number; States: Record<string, AslState> }; substitutions: Record<string, unknown> } {
   const props = view.resource(machineId).Properties;
   expect(props.DefinitionS3Location, 'the definition is inline, so the template shows it').toBeUndefined();
   const text = flat(props.DefinitionString);
@@ -195,7 +206,8 @@ const placeholdersIn = (text: string) => new Set([...text.matchAll(/\$\{([^}]+)\
 function substituted(text: string, dummy: (name: string) => string): unknown {
   return JSON.parse(text.replace(/\$\{([^}]+)\}/g, (_, name: string) => dummy(name)));
 }
-const dummyArn = (name: string) => (name.endsWith('Url') ? `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}` : `arn:aws:lambda:eu-west-1:123456789012:function:${name}`);
+const dummyArn = (name: string) =>
+  name.endsWith('Url') ? `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}` : `arn:aws:lambda:eu-west-1:123456789012:function:${name}`;
 
 /**
  * Whether an EventBridge event pattern matches an event: nested keys, lists of values (strings or
@@ -211,7 +223,8 @@ function eventPatternMatches(pattern: unknown, event: unknown): boolean {
     return expected.some((e: unknown) => {
       if (typeof e === 'object' && e !== null && 'anything-but' in e) {
         const but = (e as { 'anything-but': unknown })['anything-but'];
-        if (Object.keys(e).length !== 1 || !Array.isArray(but) || but.some((b) => typeof b !== 'string')) throw new Error(`not understood: ${JSON.stringify(e)}`);
+        if (Object.keys(e).length !== 1 || !Array.isArray(but) || but.some((b) => typeof b !== 'string'))
+          throw new Error(`not understood: ${JSON.stringify(e)}`);
         return !but.includes(value);
       }
       if (typeof e === 'object' && e !== null && !('Ref' in e) && !('Fn::GetAtt' in e)) throw new Error(`not understood: ${JSON.stringify(e)}`);
@@ -237,8 +250,14 @@ beforeAll(() => {
   requireFixture(ex.api.cloudWatchRole && !fu.api.cloudWatchRole, 'api.cloudWatchRole: true in the example config, false in the full config');
   requireFixture(fu.notify.secretsKmsKeyArn !== undefined, 'the full config names a KMS key for the channel secrets');
   requireFixture(fu.schedules.some((s) => s.enabled) && fu.schedules.some((s) => !s.enabled), 'the full config has an enabled and a disabled schedule');
-  requireFixture(fu.clusters.some((c) => c.accessEntry) && fu.clusters.some((c) => !c.accessEntry), 'the full config has a cluster with an access entry and one without');
-  requireFixture(ex.sweeper.everyMinutes === 5 && fu.sweeper.everyMinutes === 15, 'the sweeper runs every 5 minutes in the example config, every 15 in the full config');
+  requireFixture(
+    fu.clusters.some((c) => c.accessEntry) && fu.clusters.some((c) => !c.accessEntry),
+    'the full config has a cluster with an access entry and one without',
+  );
+  requireFixture(
+    ex.sweeper.everyMinutes === 5 && fu.sweeper.everyMinutes === 15,
+    'the sweeper runs every 5 minutes in the example config, every 15 in the full config',
+  );
 });
 const example = () => views.example!;
 const full = () => views.full!;
@@ -286,7 +305,12 @@ describe.each(both)('the functions (%s)', (_, view) => {
     const v = view();
     const functions = expectedTimeouts(v);
     expect(new Set(functions.map(([, id]) => id)).size).toBe(STAGES.length + 3);
-    expect(v.ofType('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(functions.map(([, id]) => id).sort());
+    expect(
+      v
+        .ofType('AWS::Lambda::Function')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(functions.map(([, id]) => id).sort());
     for (const [name, id, timeout] of functions) expect(v.resource(id).Properties.Timeout, name).toBe(timeout);
   });
 
@@ -339,7 +363,11 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
     const tasks = Object.entries(definition.States).filter(([, s]) => taskStage(s) !== undefined);
     expect(new Set(tasks.map(([, s]) => s.Parameters?.stage))).toEqual(new Set(Object.values(Stage)));
     // The one Task that is no stage's runs the cruise window (tested below).
-    expect(Object.entries(definition.States).filter(([, s]) => s.Type === 'Task' && taskStage(s) === undefined).map(([name]) => name)).toEqual([CRUISE_WINDOW_STATE]);
+    expect(
+      Object.entries(definition.States)
+        .filter(([, s]) => s.Type === 'Task' && taskStage(s) === undefined)
+        .map(([name]) => name),
+    ).toEqual([CRUISE_WINDOW_STATE]);
     for (const [name, task] of tasks) {
       const stage = task.Parameters?.stage as Stage;
       const key = task.Resource?.match(/^\$\{([^}]+)\}$/)?.[1];
@@ -350,11 +378,13 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
       expect(v.resource(fn).Properties.Timeout, name).toBe(task.TimeoutSeconds);
       expect(task.TimeoutSeconds, name).toBe(STAGE_TIMEOUT_SECONDS[stage]);
       // Lambda ends the invocation at the function's timeout: before its ledger lease lapses, so a retry can take the stage over.
-      expect(stageLeaseMs(stage) / 1000, `${name}: the ${stage} lease vs the deployed function's timeout`).toBeGreaterThan(v.resource(fn).Properties.Timeout as number);
+      expect(stageLeaseMs(stage) / 1000, `${name}: the ${stage} lease vs the deployed function's timeout`).toBeGreaterThan(
+        v.resource(fn).Properties.Timeout as number,
+      );
     }
   });
 
-  it('has the Acquire stage: its own function with STAGE_TIMEOUT_SECONDS.Acquire, whose ARN is bound to the Acquire Task\'s ${AcquireFunctionArn}', () => {
+  it("has the Acquire stage: its own function with STAGE_TIMEOUT_SECONDS.Acquire, whose ARN is bound to the Acquire Task's ${AcquireFunctionArn}", () => {
     const v = view();
     const { definition, substitutions } = definitionOf(v, v.runMachine);
     const fn = v.stageFunction(Stage.Acquire);
@@ -369,10 +399,15 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
     expect(acquire?.TimeoutSeconds).toBe(STAGE_TIMEOUT_SECONDS[Stage.Acquire]);
     // The run machine's role may invoke it.
     const role = v.machineRole(v.runMachine);
-    expect(v.statementsOf(role).filter((st) => actionsOf(st).includes('lambda:InvokeFunction')).flatMap(resourcesOf)).toContain(`{${fn}.Arn}`);
+    expect(
+      v
+        .statementsOf(role)
+        .filter((st) => actionsOf(st).includes('lambda:InvokeFunction'))
+        .flatMap(resourcesOf),
+    ).toContain(`{${fn}.Arn}`);
   });
 
-  it('is run.asl.json rendered for the deployment\'s limits, so its retries (StageBusy vs leases: test/statemachine/run-definition.test.ts) are what runs', () => {
+  it("is run.asl.json rendered for the deployment's limits, so its retries (StageBusy vs leases: test/statemachine/run-definition.test.ts) are what runs", () => {
     const v = view();
     expect(definitionOf(v, v.runMachine).definition).toEqual(renderRunDefinition({ limits: v.config.runtime }));
   });
@@ -393,7 +428,11 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
   it('logs at the configured level without execution data, and traces with X-Ray', () => {
     const v = view();
     const p = v.resource(v.runMachine).Properties;
-    const logging = p.LoggingConfiguration as { Level: string; IncludeExecutionData: boolean; Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: unknown } }> };
+    const logging = p.LoggingConfiguration as {
+      Level: string;
+      IncludeExecutionData: boolean;
+      Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: unknown } }>;
+    };
     expect(logging.Level).toBe(v.config.logging.stateMachineLevel);
     expect(logging.IncludeExecutionData).toBe(false);
     expect(getAttOf(logging.Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn, 'Arn')).toBe(v.id('Run/Logs'));
@@ -407,7 +446,11 @@ describe.each(both)('the run state machine: one timing source (%s)', (_, view) =
     for (const s of invoke) expect(actionsOf(s)).toEqual(['lambda:InvokeFunction']);
     const resources = invoke.flatMap(resourcesOf);
     expect(resources.filter((r) => r.includes('*'))).toEqual([]);
-    expect([...resources].sort()).toEqual(Object.values(Stage).map((stage) => `{${v.stageFunction(stage)}.Arn}`).sort());
+    expect([...resources].sort()).toEqual(
+      Object.values(Stage)
+        .map((stage) => `{${v.stageFunction(stage)}.Arn}`)
+        .sort(),
+    );
   });
 });
 
@@ -431,7 +474,9 @@ describe.each(both)('the run state machine runs cruise windows (%s)', (_, view) 
     const onAny = new Set(Object.values(ALLOWED_ON_ANY_RESOURCE).flatMap((g) => g.actions));
     const statements = v
       .statementsOf(v.machineRole(v.runMachine))
-      .filter((s) => !actionsOf(s).every((a) => a.startsWith('lambda:')) && !(resourcesOf(s).every((r) => r === '*') && actionsOf(s).every((a) => onAny.has(a))));
+      .filter(
+        (s) => !actionsOf(s).every((a) => a.startsWith('lambda:')) && !(resourcesOf(s).every((r) => r === '*') && actionsOf(s).every((a) => onAny.has(a))),
+      );
     for (const s of statements) {
       expect(s.Effect).toBe('Allow');
       expect(s.Condition).toBeUndefined();
@@ -442,13 +487,16 @@ describe.each(both)('the run state machine runs cruise windows (%s)', (_, view) 
     expect(statements.map((s) => ({ actions: [...actionsOf(s)].sort(), resources: resourcesOf(s) }))).toEqual([
       { actions: ['states:StartExecution'], resources: [`{Ref:${v.cruiseMachine}}`] },
       { actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [arn('states', `execution:${cruiseStateMachineName(v.config)}:*`)] },
-      { actions: ['events:DescribeRule', 'events:PutRule', 'events:PutTargets'], resources: [arn('events', 'rule/StepFunctionsGetEventsForStepFunctionsExecutionRule')] },
+      {
+        actions: ['events:DescribeRule', 'events:PutRule', 'events:PutTargets'],
+        resources: [arn('events', 'rule/StepFunctionsGetEventsForStepFunctionsExecutionRule')],
+      },
     ]);
   });
 });
 
 describe.each(both)('the cruise window state machine (%s)', (_, view) => {
-  it('is a Standard machine named <stackName>-cruise, cruise.asl.json rendered for the deployment\'s limits', () => {
+  it("is a Standard machine named <stackName>-cruise, cruise.asl.json rendered for the deployment's limits", () => {
     const v = view();
     const p = v.resource(v.cruiseMachine).Properties;
     expect(p.StateMachineType).toBe('STANDARD');
@@ -456,7 +504,7 @@ describe.each(both)('the cruise window state machine (%s)', (_, view) => {
     expect(definitionOf(v, v.cruiseMachine).definition).toEqual(renderCruiseDefinition({ limits: v.config.runtime }));
   });
 
-  it('times out at cruiseWindowTimeoutSeconds of the deployment\'s limits', () => {
+  it("times out at cruiseWindowTimeoutSeconds of the deployment's limits", () => {
     const v = view();
     expect(definitionOf(v, v.cruiseMachine).definition.TimeoutSeconds).toBe(cruiseWindowTimeoutSeconds(v.config.runtime));
   });
@@ -484,7 +532,11 @@ describe.each(both)('the cruise window state machine (%s)', (_, view) => {
   it('logs at the configured level without execution data to a log group of its own, and traces with X-Ray', () => {
     const v = view();
     const p = v.resource(v.cruiseMachine).Properties;
-    const logging = p.LoggingConfiguration as { Level: string; IncludeExecutionData: boolean; Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: unknown } }> };
+    const logging = p.LoggingConfiguration as {
+      Level: string;
+      IncludeExecutionData: boolean;
+      Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: unknown } }>;
+    };
     expect(logging.Level).toBe(v.config.logging.stateMachineLevel);
     expect(logging.IncludeExecutionData).toBe(false);
     expect(logging.Destinations).toHaveLength(1);
@@ -502,7 +554,9 @@ describe.each(both)('the cruise window state machine (%s)', (_, view) => {
     const trust = v.resource(role).Properties.AssumeRolePolicyDocument as { Statement: Array<{ Principal: { Service: string } }> };
     expect(trust.Statement.map((st) => st.Principal.Service)).toEqual(['states.amazonaws.com']);
     const onAny = new Set(Object.values(ALLOWED_ON_ANY_RESOURCE).flatMap((g) => g.actions));
-    const grants = v.statementsOf(role).flatMap((st) => actionsOf(st).flatMap((a) => resourcesOf(st).map((r) => ({ effect: st.Effect, grant: `${a} on ${r}` }))));
+    const grants = v
+      .statementsOf(role)
+      .flatMap((st) => actionsOf(st).flatMap((a) => resourcesOf(st).map((r) => ({ effect: st.Effect, grant: `${a} on ${r}` }))));
     for (const g of grants) expect(g.effect).toBe('Allow');
     // Besides log delivery and X-Ray on * (no resource ARN), one grant: invoking the Watch function's unqualified ARN.
     expect(grants.map((g) => g.grant).filter((g) => !(g.endsWith(' on *') && onAny.has(g.slice(0, -' on *'.length))))).toEqual([
@@ -520,7 +574,11 @@ describe('the reaper', () => {
       'detail-type': ['Step Functions Execution Status Change'],
       detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [{ Ref: v.runMachine }] },
     });
-    const targets = rule.Targets as Array<{ Arn: unknown; DeadLetterConfig?: { Arn: unknown }; RetryPolicy?: { MaximumRetryAttempts: number; MaximumEventAgeInSeconds: number } }>;
+    const targets = rule.Targets as Array<{
+      Arn: unknown;
+      DeadLetterConfig?: { Arn: unknown };
+      RetryPolicy?: { MaximumRetryAttempts: number; MaximumEventAgeInSeconds: number };
+    }>;
     expect(targets).toHaveLength(1);
     expect(refOf(targets[0]!.Arn)).toBe(v.reaperMachine);
     expect(getAttOf(targets[0]!.DeadLetterConfig?.Arn, 'Arn')).toBe(v.id('Reaper/DeadLetters'));
@@ -576,7 +634,9 @@ describe('the REST API', () => {
       const r = resources[ref]!;
       return `${pathOf(r.Properties.ParentId)}/${String(r.Properties.PathPart)}`;
     };
-    return v.ofType('AWS::ApiGateway::Method').map(([, m]) => ({ path: pathOf(m.Properties.ResourceId) || '/', method: String(m.Properties.HttpMethod), props: m.Properties }));
+    return v
+      .ofType('AWS::ApiGateway::Method')
+      .map(([, m]) => ({ path: pathOf(m.Properties.ResourceId) || '/', method: String(m.Properties.HttpMethod), props: m.Properties }));
   };
 
   it('requires IAM authorization on every method', () => {
@@ -588,7 +648,11 @@ describe('the REST API', () => {
   it("has exactly the OpenAPI document's routes, plus ANY on each resource (so a wrong method gets the function's 405)", () => {
     const routes = openApiRoutes();
     const expected = [...routes.flatMap((r) => r.methods.map((m) => `${m} ${r.path}`)), ...routes.map((r) => `ANY ${r.path}`)];
-    expect(methods(example()).map((m) => `${m.method} ${m.path}`).sort()).toEqual(expected.sort());
+    expect(
+      methods(example())
+        .map((m) => `${m.method} ${m.path}`)
+        .sort(),
+    ).toEqual(expected.sort());
   });
 
   it('validates request parameters, and requires the path parameters of each route', () => {
@@ -661,7 +725,12 @@ describe.each(both)('the schedules (%s)', (_, view) => {
     const groupId = v.id('Schedules/Group');
     const group = v.resource(groupId);
     expect(group.Properties.Name).toBe(`${v.config.stackName}-schedules`);
-    expect(v.ofType('AWS::Scheduler::ScheduleGroup').map(([id]) => id).sort()).toEqual([groupId, v.id('ApiSchedules/Group')].sort());
+    expect(
+      v
+        .ofType('AWS::Scheduler::ScheduleGroup')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual([groupId, v.id('ApiSchedules/Group')].sort());
     expect(v.ofType('AWS::Scheduler::Schedule')).toHaveLength(v.config.schedules.length);
     for (const [, s] of v.ofType('AWS::Scheduler::Schedule')) {
       const name = s.Properties.GroupName;
@@ -703,7 +772,8 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
     apiRole: v.roleOf(v.apiFunction),
   });
   const groupName = (v: StackView) => `${v.config.stackName}-api-schedules`;
-  const environmentOf = (v: StackView, functionId: string) => (v.resource(functionId).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  const environmentOf = (v: StackView, functionId: string) =>
+    (v.resource(functionId).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 
   it("have a schedule group of their own, <stackName>-api-schedules, deleted with the stack; none of the stack's schedules is in it", () => {
     const v = view();
@@ -763,7 +833,12 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
     expect(scheduler[0]!.Condition).toBeUndefined();
     const passRole = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('iam:')));
     expect(passRole).toEqual([
-      { Effect: 'Allow', Action: 'iam:PassRole', Resource: { 'Fn::GetAtt': [role, 'Arn'] }, Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } },
+      {
+        Effect: 'Allow',
+        Action: 'iam:PassRole',
+        Resource: { 'Fn::GetAtt': [role, 'Arn'] },
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      },
     ]);
   });
 
@@ -774,7 +849,11 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
     const others = v
       .allStatements()
       .filter(({ statement }) => !apiStatements.has(statement))
-      .flatMap(({ where, statement }) => actionsOf(statement).filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole').map((a) => `${where}: ${a}`));
+      .flatMap(({ where, statement }) =>
+        actionsOf(statement)
+          .filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole')
+          .map((a) => `${where}: ${a}`),
+      );
     expect(others).toEqual([]);
   });
 
@@ -788,12 +867,21 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
     expect(refOf(env.LOADPLANE_STATE_MACHINE_ARN)).toBe(v.runMachine);
     // The names the function reads are the names the stack sets.
     const settings = loadScheduleSettings({ ...Object.fromEntries(Object.entries(env).map(([k, value]) => [k, flat(value)])), AWS_REGION: 'eu-west-1' });
-    expect(settings).toEqual({ groupName: `{Ref:${group}}`, roleArn: `{${role}.Arn}`, deadLetterQueueArn: `{${queue}.Arn}`, stateMachineArn: `{Ref:${v.runMachine}}`, region: 'eu-west-1' });
+    expect(settings).toEqual({
+      groupName: `{Ref:${group}}`,
+      roleArn: `{${role}.Arn}`,
+      deadLetterQueueArn: `{${queue}.Arn}`,
+      stateMachineArn: `{Ref:${v.runMachine}}`,
+      region: 'eu-west-1',
+    });
     // Only the API function manages schedules.
     for (const [id] of v.ofType('AWS::Lambda::Function')) {
       if (id === v.apiFunction) continue;
       const other = environmentOf(v, id);
-      expect(Object.keys(other).filter((k) => k.startsWith('LOADPLANE_SCHEDULE')), id).toEqual([]);
+      expect(
+        Object.keys(other).filter((k) => k.startsWith('LOADPLANE_SCHEDULE')),
+        id,
+      ).toEqual([]);
     }
   });
 });
@@ -813,8 +901,8 @@ describe.each(both)('cluster access (%s)', (_, view) => {
   });
 });
 
-describe.each(both)('the API\'s resource policy (%s)', (_, view) => {
-  it('lets the stack\'s account and the configured principals of other accounts invoke it, and nobody else', () => {
+describe.each(both)("the API's resource policy (%s)", (_, view) => {
+  it("lets the stack's account and the configured principals of other accounts invoke it, and nobody else", () => {
     const v = view();
     const [api] = v.ofType('AWS::ApiGateway::RestApi');
     const policy = api![1].Properties.Policy as { Statement: (Statement & { Principal: { AWS: unknown } })[] };
@@ -838,7 +926,9 @@ describe.each(both)('state machine logs (%s)', (_, view) => {
     expect(machines.length).toBe(3);
     const groups = new Set<string>();
     for (const [id, m] of machines) {
-      const destinations = (m.Properties.LoggingConfiguration as { Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }[] }).Destinations;
+      const destinations = (
+        m.Properties.LoggingConfiguration as { Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }[] }
+      ).Destinations;
       expect(destinations, id).toHaveLength(1);
       const group = v.resource(destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0]);
       expect(flat(group.Properties.LogGroupName), id).toMatch(new RegExp(`^/aws/vendedlogs/states/${v.config.stackName}-(run|cruise|reaper)-`));
@@ -851,7 +941,7 @@ describe.each(both)('state machine logs (%s)', (_, view) => {
 });
 
 describe('cluster access survives a reordered cluster list', () => {
-  it('every logical id, and each access entry\'s cluster and role, stay the same when the clusters are listed the other way round', () => {
+  it("every logical id, and each access entry's cluster and role, stay the same when the clusters are listed the other way round", () => {
     const clusters = FULL_CONFIG_DOCUMENT.clusters as unknown[];
     const reordered = synthFromDocument({ ...FULL_CONFIG_DOCUMENT, clusters: [...clusters].reverse() } as typeof FULL_CONFIG_DOCUMENT).template.toJSON();
     const original = full().synthed.template.toJSON();
@@ -908,9 +998,17 @@ const ALLOWED_ON_ANY_RESOURCE: Record<string, { reason: string; actions: string[
     ],
   },
   lambdaVpcEni: {
-    reason: "Lambda creates and removes a VPC function's network interfaces with the function's role; these EC2 actions take no resource ARN (AWSLambdaVPCAccessExecutionRole).",
+    reason:
+      "Lambda creates and removes a VPC function's network interfaces with the function's role; these EC2 actions take no resource ARN (AWSLambdaVPCAccessExecutionRole).",
     // AWSLambdaVPCAccessExecutionRole's EC2 actions (v3 added ec2:DescribeSubnets).
-    actions: ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+    actions: [
+      'ec2:CreateNetworkInterface',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DescribeSubnets',
+      'ec2:DeleteNetworkInterface',
+      'ec2:AssignPrivateIpAddresses',
+      'ec2:UnassignPrivateIpAddresses',
+    ],
   },
 };
 
@@ -922,15 +1020,19 @@ const ALLOWED_ON_ANY_RESOURCE: Record<string, { reason: string; actions: string[
 const ALLOWED_MANAGED_POLICIES: Array<{ policy: string; reason: string; allowedOn: (v: StackView, resourceId: string) => boolean }> = [
   {
     policy: API_GATEWAY_LOGS_POLICY,
-    reason: "API Gateway's account-level CloudWatch role (api.cloudWatchRole true): AWS's policy made for it; the API's access and execution logs need that role.",
-    allowedOn: (v, id) => v.config.api.cloudWatchRole && v.ofType('AWS::ApiGateway::Account').some(([, a]) => getAttOf(a.Properties.CloudWatchRoleArn, 'Arn') === id),
+    reason:
+      "API Gateway's account-level CloudWatch role (api.cloudWatchRole true): AWS's policy made for it; the API's access and execution logs need that role.",
+    allowedOn: (v, id) =>
+      v.config.api.cloudWatchRole && v.ofType('AWS::ApiGateway::Account').some(([, a]) => getAttOf(a.Properties.CloudWatchRoleArn, 'Arn') === id),
   },
 ];
 
 describe.each(both)('IAM (%s)', (_, view) => {
   it('attaches no managed policy but the allow-listed ones, each only where it is allowed (ALLOWED_MANAGED_POLICIES)', () => {
     const v = view();
-    const attached = Object.entries(v.resources).flatMap(([id, r]) => asArray(r.Properties?.ManagedPolicyArns as unknown[] | undefined).map((arn) => ({ id, policy: flat(arn) })));
+    const attached = Object.entries(v.resources).flatMap(([id, r]) =>
+      asArray(r.Properties?.ManagedPolicyArns as unknown[] | undefined).map((arn) => ({ id, policy: flat(arn) })),
+    );
     const disallowed = attached.filter(({ id, policy }) => !ALLOWED_MANAGED_POLICIES.some((p) => p.policy === policy && p.allowedOn(v, id)));
     expect(disallowed.map(({ id, policy }) => `${id}: ${policy}`)).toEqual([]);
     // The list is read: the example stack has the one allowed policy (api.cloudWatchRole true), the full config's none.
@@ -940,7 +1042,11 @@ describe.each(both)('IAM (%s)', (_, view) => {
   it('grants no `*` or `<service>:*` action', () => {
     const wildcard = view()
       .allStatements()
-      .flatMap(({ where, statement }) => actionsOf(statement).filter((a) => a === '*' || /^[A-Za-z0-9-]+:\*$/.test(a)).map((a) => `${where}: ${a}`));
+      .flatMap(({ where, statement }) =>
+        actionsOf(statement)
+          .filter((a) => a === '*' || /^[A-Za-z0-9-]+:\*$/.test(a))
+          .map((a) => `${where}: ${a}`),
+      );
     expect(wildcard).toEqual([]);
   });
 
@@ -950,7 +1056,11 @@ describe.each(both)('IAM (%s)', (_, view) => {
     expect(statements.length).toBeGreaterThan(0);
     const others = statements
       .filter(({ statement }) => statement.Effect === 'Allow' && asArray(statement.Resource).includes('*'))
-      .flatMap(({ where, statement }) => actionsOf(statement).filter((a) => !allowed.has(a)).map((a) => `${where}: ${a} on *`));
+      .flatMap(({ where, statement }) =>
+        actionsOf(statement)
+          .filter((a) => !allowed.has(a))
+          .map((a) => `${where}: ${a} on *`),
+      );
     expect(others).toEqual([]);
   });
 });
@@ -965,7 +1075,10 @@ describe.each(both)('alarms (%s)', (_, view) => {
     const v = view();
     const deadLetterQueues = new Set<string>();
     for (const [, r] of [...v.ofType('AWS::Events::Rule'), ...v.ofType('AWS::Scheduler::Schedule')]) {
-      const targets = r.Type === 'AWS::Events::Rule' ? (r.Properties.Targets as Array<{ DeadLetterConfig?: { Arn: unknown } }>) : [r.Properties.Target as { DeadLetterConfig?: { Arn: unknown } }];
+      const targets =
+        r.Type === 'AWS::Events::Rule'
+          ? (r.Properties.Targets as Array<{ DeadLetterConfig?: { Arn: unknown } }>)
+          : [r.Properties.Target as { DeadLetterConfig?: { Arn: unknown } }];
       for (const t of targets) if (t.DeadLetterConfig) deadLetterQueues.add(getAttOf(t.DeadLetterConfig.Arn, 'Arn'));
     }
     expect([...deadLetterQueues].sort()).toEqual([v.id('Reaper/DeadLetters'), v.id('Schedules/DeadLetters')].sort());
@@ -981,7 +1094,12 @@ describe.each(both)('alarms (%s)', (_, view) => {
       ...[...deadLetterQueues].map((q) => `AWS/SQS ApproximateNumberOfMessagesVisible QueueName={${q}.QueueName}`),
       `AWS/ApiGateway 5XXError ApiName=${String(apiName)}`,
     ];
-    expect(v.ofType('AWS::CloudWatch::Alarm').map(([, a]) => signature(a.Properties)).sort()).toEqual(expected.sort());
+    expect(
+      v
+        .ofType('AWS::CloudWatch::Alarm')
+        .map(([, a]) => signature(a.Properties))
+        .sort(),
+    ).toEqual(expected.sort());
   });
 
   it('each notify the alarm topic, which only takes SSL', () => {
@@ -1007,7 +1125,11 @@ describe('the run-failed notification tells a failed test from a failing control
   const definition = readRunDefinition();
   /** The Choice on the decided outcome, and the state a run that did not succeed ends at (its Default). */
   const finished = Object.values(definition.States).find(
-    (s) => s.Type === 'Choice' && (s.Choices as Array<{ Variable?: string; StringEquals?: string }> | undefined)?.some((c) => c.Variable === '$.decision.outcome' && c.StringEquals === Outcome.SUCCEEDED),
+    (s) =>
+      s.Type === 'Choice' &&
+      (s.Choices as Array<{ Variable?: string; StringEquals?: string }> | undefined)?.some(
+        (c) => c.Variable === '$.decision.outcome' && c.StringEquals === Outcome.SUCCEEDED,
+      ),
   );
   if (!finished?.Default) throw new Error('run.asl.json has no Choice on $.decision.outcome = SUCCEEDED with a Default');
   const didNotSucceed = finished.Default;
@@ -1032,7 +1154,9 @@ describe('the run-failed notification tells a failed test from a failing control
 
   it('a run that did not succeed ends at a Fail state whose error is the outcome itself; TEST_OUTCOME_ERRORS is every outcome but SUCCEEDED and SKIPPED', () => {
     // Only SUCCEEDED and SKIPPED leave that Choice another way (to Succeed states), so every other outcome reaches the Fail state.
-    const onOutcome = (finished.Choices as Array<{ Variable?: string; StringEquals?: string; Next: string }>).filter((c) => c.Variable === '$.decision.outcome');
+    const onOutcome = (finished.Choices as Array<{ Variable?: string; StringEquals?: string; Next: string }>).filter(
+      (c) => c.Variable === '$.decision.outcome',
+    );
     expect(onOutcome.map((c) => c.StringEquals).sort()).toEqual([...SUCCEEDING_OUTCOMES].sort());
     expect(SUCCEEDING_OUTCOMES).toEqual([Outcome.SUCCEEDED, Outcome.SKIPPED]);
     for (const c of onOutcome) expect(definition.States[c.Next]?.Type, c.StringEquals).toBe('Succeed');
@@ -1049,8 +1173,11 @@ describe('the run-failed notification tells a failed test from a failing control
     expect(targets.map((t) => refOf(t.Arn))).toEqual([v.id('Alarms/Topic')]);
     expect(props.State).toBe('ENABLED');
     // Not another machine's failures, and not other statuses (a timeout has an alarm of its own).
-    expect(eventPatternMatches(props.EventPattern, statusChange(v, 'FAILED', { error: 'ClusterUnavailable', stateMachineArn: flat({ Ref: v.reaperMachine }) }))).toBe(false);
-    for (const status of ['SUCCEEDED', 'TIMED_OUT', 'ABORTED', 'RUNNING']) expect(eventPatternMatches(props.EventPattern, statusChange(v, status, { error: 'ClusterUnavailable' })), status).toBe(false);
+    expect(
+      eventPatternMatches(props.EventPattern, statusChange(v, 'FAILED', { error: 'ClusterUnavailable', stateMachineArn: flat({ Ref: v.reaperMachine }) })),
+    ).toBe(false);
+    for (const status of ['SUCCEEDED', 'TIMED_OUT', 'ABORTED', 'RUNNING'])
+      expect(eventPatternMatches(props.EventPattern, statusChange(v, status, { error: 'ClusterUnavailable' })), status).toBe(false);
     // EventBridge may publish to the topic.
     const policies = v.ofType('AWS::SNS::TopicPolicy').filter(([, p]) => (p.Properties.Topics as unknown[]).some((t) => refOf(t) === v.id('Alarms/Topic')));
     const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Array<Statement & { Principal?: unknown }> }).Statement);

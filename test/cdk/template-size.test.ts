@@ -24,7 +24,13 @@ function withSchedules(n: number, scriptBytes: number) {
       schedules: Array.from({ length: n }, (_, i) => ({
         name: `big-${i}`,
         expression: 'rate(1 day)',
-        spec: { name: `big-${i}`, engine: 'k6', parallelism: 1, script: { inline: script, filename: 'big.js' }, cluster: { name: 'perf', namespace: 'loadtest' } },
+        spec: {
+          name: `big-${i}`,
+          engine: 'k6',
+          parallelism: 1,
+          script: { inline: script, filename: 'big.js' },
+          cluster: { name: 'perf', namespace: 'loadtest' },
+        },
       })),
     }),
     'test config',
@@ -37,12 +43,12 @@ function synthesized(config: ReturnType<typeof withSchedules>) {
   return app.synth();
 }
 
-describe('the synthesized template against CloudFormation\'s 1 MB', () => {
+describe("the synthesized template against CloudFormation's 1 MB", () => {
   it('the example with two large schedules fits: no problem', () => {
     expect(assemblyTemplateProblems(synthesized(withSchedules(2, 150 * 1024)), withSchedules(2, 150 * 1024))).toEqual([]);
   });
 
-  it('six schedules of 180 KiB scripts do not: the app says so, naming the schedules\' share and the largest, and the way out', () => {
+  it("six schedules of 180 KiB scripts do not: the app says so, naming the schedules' share and the largest, and the way out", () => {
     const config = withSchedules(6, 180 * 1024);
     const problems = assemblyTemplateProblems(synthesized(config), config);
     expect(problems).toHaveLength(1);
@@ -51,8 +57,10 @@ describe('the synthesized template against CloudFormation\'s 1 MB', () => {
     );
   });
 
-  it('the limit is the quota\'s 1 MiB, judged on the bytes as written', () => {
+  it("the limit is the quota's 1 MiB, judged on the bytes as written", () => {
     expect(templateSizeProblem('s', MAX_TEMPLATE_BYTES, { schedules: [] })).toBeUndefined();
-    expect(templateSizeProblem('s', MAX_TEMPLATE_BYTES + 1, { schedules: [] })).toBe("stack s: the synthesized template is 1,025 KiB, over CloudFormation's 1,024 KiB limit for a template");
+    expect(templateSizeProblem('s', MAX_TEMPLATE_BYTES + 1, { schedules: [] })).toBe(
+      "stack s: the synthesized template is 1,025 KiB, over CloudFormation's 1,024 KiB limit for a template",
+    );
   });
 });

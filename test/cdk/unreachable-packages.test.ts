@@ -34,11 +34,29 @@ let metafile: Metafile;
 
 /** A TLS front for kube-sim (plain HTTP): a self-signed certificate for 127.0.0.1, which is its own CA. */
 async function startTlsFront(target: string): Promise<{ server: Server; endpoint: string; caData: string }> {
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   const cert = readFileSync(join(dir, 'cert.pem'));
   const upstream = new URL(target);
   const server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
@@ -58,7 +76,12 @@ async function startTlsFront(target: string): Promise<{ server: Server; endpoint
 async function runClusterPath(name: string, runId: string, patch = ''): Promise<Record<string, Outcome>> {
   const contents = `${patch}\nexport { exercise } from './test/cdk/fixtures/cluster-path';\n`;
   const outfile = join(dir, name, 'index.js');
-  await build({ ...lambdaBuildOptions(), stdin: { contents, resolveDir: REPO_ROOT, sourcefile: `${name}-entry.ts`, loader: 'ts' }, outfile, logLevel: 'silent' });
+  await build({
+    ...lambdaBuildOptions(),
+    stdin: { contents, resolveDir: REPO_ROOT, sourcefile: `${name}-entry.ts`, loader: 'ts' },
+    outfile,
+    logLevel: 'silent',
+  });
   const script = `require(${JSON.stringify(outfile)}).exercise(...process.argv.slice(1)).then((r) => process.stdout.write(JSON.stringify(r)))`;
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['-e', script, endpoint, caData, 'default', runId], { cwd: dir, timeout: 60_000 }, (error, stdout, stderr) => {

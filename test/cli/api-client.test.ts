@@ -60,9 +60,11 @@ beforeEach(() => {
   seen = [];
 });
 
-const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => (res: ServerResponse) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
-};
+const answer =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  (res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
 
 /** A client with no real waiting: the backoff delays are recorded instead. */
 function client(options: Partial<ApiClientOptions> = {}): { api: ApiClient; delays: number[]; retries: string[] } {
@@ -109,7 +111,12 @@ describe('ApiClient: retries', () => {
   });
 
   it('429, 500, 502, 503 and 504 are retried; once the attempts are spent it is ApiUnreachable with the last status', async () => {
-    handlers = [answer(429, {}), answer(500, { errors: [{ path: '(server)', message: 'retrying it is safe' }] }), answer(502, {}), answer(504, 'Gateway Timeout')];
+    handlers = [
+      answer(429, {}),
+      answer(500, { errors: [{ path: '(server)', message: 'retrying it is safe' }] }),
+      answer(502, {}),
+      answer(504, 'Gateway Timeout'),
+    ];
     const { api, retries } = client({ attempts: 4 });
     const err = await api.getRun(RUN.runId).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiUnreachable);
@@ -153,10 +160,12 @@ describe('ApiClient: retries', () => {
   });
 
   it('a server that stalls mid-answer times out too (the timeout covers reading the answer)', async () => {
-    handlers = [(res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"runId":'); // and nothing more
-    }];
+    handlers = [
+      (res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"runId":'); // and nothing more
+      },
+    ];
     const { api } = client({ timeoutMs: 200, attempts: 1 });
     await expect(api.getRun(RUN.runId)).rejects.toMatchObject({ name: 'ApiUnreachable', reason: 'no answer within 0.2 s' });
   });
@@ -164,7 +173,10 @@ describe('ApiClient: retries', () => {
 
 describe('ApiClient: refusals and answers', () => {
   it("400: ApiRefused with the API's problems, not retried", async () => {
-    const errors = [{ path: 'parallelism', message: 'must be at least 1' }, { path: 'runner.image', message: 'image "evil/x:1" is not on the allow-list' }];
+    const errors = [
+      { path: 'parallelism', message: 'must be at least 1' },
+      { path: 'runner.image', message: 'image "evil/x:1" is not on the allow-list' },
+    ];
     handlers = [answer(400, { errors })];
     const { api, retries } = client();
     const err = await api.submitRun(SPEC, 'application/yaml', 'k').catch((e: unknown) => e);
@@ -177,7 +189,9 @@ describe('ApiClient: refusals and answers', () => {
   it('409: ApiRefused carries the run it collided with', async () => {
     const run = { runId: RUN.runId, status: 'SUCCEEDED', outcome: 'SUCCEEDED', trigger: { kind: 'api' }, createdAt: RUN.createdAt, updatedAt: RUN.updatedAt };
     handlers = [answer(409, { errors: [{ path: 'id', message: `run ${RUN.runId} already ended SUCCEEDED` }], run })];
-    const err = await client().api.abortRun(RUN.runId).catch((e: unknown) => e);
+    const err = await client()
+      .api.abortRun(RUN.runId)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiRefused);
     expect((err as ApiRefused).status).toBe(409);
     expect((err as ApiRefused).run).toMatchObject({ runId: RUN.runId, status: 'SUCCEEDED' });
@@ -185,21 +199,27 @@ describe('ApiClient: refusals and answers', () => {
 
   it("API Gateway's own 403 ({ message }) is an ApiRefused naming the authorization", async () => {
     handlers = [answer(403, { message: 'Missing Authentication Token' })];
-    const err = await client().api.getRun(RUN.runId).catch((e: unknown) => e);
+    const err = await client()
+      .api.getRun(RUN.runId)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiRefused);
     expect((err as ApiRefused).errors).toEqual([{ path: '(authorization)', message: 'HTTP 403: Missing Authentication Token' }]);
   });
 
   it('a redirect is not followed (a signed request would go elsewhere): refused, naming where it pointed', async () => {
     handlers = [answer(301, '', { location: 'https://elsewhere.example.com/runs' })];
-    const err = await client().api.getRun(RUN.runId).catch((e: unknown) => e);
+    const err = await client()
+      .api.getRun(RUN.runId)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiRefused);
     expect((err as ApiRefused).errors[0]!.message).toContain('https://elsewhere.example.com/runs');
   });
 
   it("a 2xx that is not the API's answer (another server at that URL) is ApiBadAnswer, an ApiUnreachable", async () => {
     handlers = [answer(200, '<html>hello</html>')];
-    const err = await client().api.getRun(RUN.runId).catch((e: unknown) => e);
+    const err = await client()
+      .api.getRun(RUN.runId)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiBadAnswer);
     expect(err).toBeInstanceOf(ApiUnreachable);
     handlers = [answer(200, { hello: 'world' })];
@@ -227,7 +247,11 @@ describe('ApiClient: refusals and answers', () => {
 
 describe('ApiClient: URLs', () => {
   it("routes go under the base URL's path (an API Gateway stage); ids and query values are encoded", async () => {
-    handlers = [answer(200, RUN), answer(200, { runs: [], next: 'tok' }), answer(202, { runId: RUN.runId, status: 'RUNNING', abortRequestedAt: RUN.createdAt, message: 'abort recorded' })];
+    handlers = [
+      answer(200, RUN),
+      answer(200, { runs: [], next: 'tok' }),
+      answer(202, { runId: RUN.runId, status: 'RUNNING', abortRequestedAt: RUN.createdAt, message: 'abort recorded' }),
+    ];
     const { api } = client({ baseUrl: `${base}/prod/` });
     await api.getRun('a/b?c');
     const list = await api.listRuns({ status: 'RUNNING', name: 'k6-smoke', limit: 5, next: 'a+b/c= d&x=1' });

@@ -208,7 +208,11 @@ function expectRefused(outcome: Outcome, expected: RegExp[], label: string, comm
     expect(line.length).toBeLessThan(600);
     return match![1]!;
   });
-  for (const path of expected) expect(paths.some((p) => path.test(p)), `${path} in ${paths.join(', ')}`).toBe(true);
+  for (const path of expected)
+    expect(
+      paths.some((p) => path.test(p)),
+      `${path} in ${paths.join(', ')}`,
+    ).toBe(true);
   expect(outcome.maxRssMb).toBeLessThan(MAX_RSS_MB);
 }
 
@@ -238,7 +242,10 @@ describe('special files and big inputs (made here, not committed)', () => {
   writeFileSync(big, 'name: big\n');
   truncateSync(big, 50 * 1024 * 1024);
   const bigScript = join(made, 'big-script.yaml');
-  writeFileSync(bigScript, `name: big\nengine: k6\nparallelism: 1\nscript:\n  inline: |\n${'    // padding padding padding padding padding padding\n'.repeat(12_000)}`);
+  writeFileSync(
+    bigScript,
+    `name: big\nengine: k6\nparallelism: 1\nscript:\n  inline: |\n${'    // padding padding padding padding padding padding\n'.repeat(12_000)}`,
+  );
   const fifo = join(made, 'fifo.yaml');
   execFileSync('mkfifo', [fifo]);
   const zeroLink = join(made, 'zero-link.yaml');
@@ -266,7 +273,12 @@ describe('special files and big inputs (made here, not committed)', () => {
   it.concurrent.each(cases)('%s', async (label, args, stdin, line) => {
     const outcome = await loadplane(args, stdin);
     expectRefused(outcome, [/./], label, args[0] as 'validate' | 'run');
-    expect(outcome.stderr.split('\n').filter((l) => l !== '').at(-1)).toMatch(line);
+    expect(
+      outcome.stderr
+        .split('\n')
+        .filter((l) => l !== '')
+        .at(-1),
+    ).toMatch(line);
   });
 
   it('validate - reads a valid spec from stdin', async () => {

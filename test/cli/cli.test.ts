@@ -26,10 +26,15 @@ function loadplane(...args: string[]): Promise<Outcome> {
 
 function loadplaneWith(nodeArgs: string[], ...args: string[]): Promise<Outcome> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...nodeArgs, BIN, ...args], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '', LOADPLANE_API: '' } }, (err, stdout, stderr) => {
-      const lines = (text: string) => text.split('\n').filter((l) => l !== '');
-      resolve({ code: err ? Number(err.code) : 0, stdout: lines(stdout), stderr: lines(stderr) });
-    });
+    execFile(
+      process.execPath,
+      [...nodeArgs, BIN, ...args],
+      { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '', LOADPLANE_API: '' } },
+      (err, stdout, stderr) => {
+        const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+        resolve({ code: err ? Number(err.code) : 0, stdout: lines(stdout), stderr: lines(stderr) });
+      },
+    );
   });
 }
 
@@ -42,7 +47,7 @@ const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as
 const NO_TSX = join(dir, 'no-tsx.mjs');
 writeFileSync(
   join(dir, 'no-tsx-hooks.mjs'),
-  "export async function resolve(specifier, context, next) {\n" +
+  'export async function resolve(specifier, context, next) {\n' +
     "  if (specifier === 'tsx' || specifier.startsWith('tsx/')) throw new Error(`tsx is blocked in this test: ${specifier}`);\n" +
     '  return next(specifier, context);\n}\n',
 );
@@ -68,9 +73,15 @@ describe('loadplane CLI: usage', () => {
     [['validat', 'x.yaml'], "loadplane: unknown command 'validat'; did you mean validate? (see 'loadplane --help')"],
     [['validate'], "loadplane: missing required argument 'file' (see 'loadplane validate --help')"],
     [['run', '--local'], "loadplane: missing required argument 'spec' (see 'loadplane run --help')"],
-    [['run', 'x.yaml'], "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')"],
+    [
+      ['run', 'x.yaml'],
+      "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')",
+    ],
     [['validate', 'a.yaml', 'b.yaml'], expect.stringMatching(/^loadplane: too many arguments for 'validate'.* \(see 'loadplane validate --help'\)$/)],
-    [['kube-sim', '--port', '99999'], expect.stringMatching(/^loadplane: option '--port <n>' argument '99999' is invalid.* \(see 'loadplane kube-sim --help'\)$/)],
+    [
+      ['kube-sim', '--port', '99999'],
+      expect.stringMatching(/^loadplane: option '--port <n>' argument '99999' is invalid.* \(see 'loadplane kube-sim --help'\)$/),
+    ],
   ])('%j is a usage error: exit 2, one line naming the problem and pointing to --help', async (args, message) => {
     expect(await loadplane(...args)).toEqual({ code: 2, stdout: [], stderr: [message] });
   });
@@ -90,7 +101,11 @@ describe('loadplane CLI: usage', () => {
     const limit = args[0] === 'kube-sim' ? MAX_KUBE_SIM_TIME_SCALE : MAX_LOCAL_RUN_TIME_SCALE;
     const outcome = await loadplane(...args);
     expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toEqual([expect.stringMatching(new RegExp(`^loadplane: option '--time-scale <x>' argument '\\d+' is invalid\\. at most ${limit} \\(.+\\) \\(see 'loadplane ${args[0]} --help'\\)$`))]);
+    expect(outcome.stderr).toEqual([
+      expect.stringMatching(
+        new RegExp(`^loadplane: option '--time-scale <x>' argument '\\d+' is invalid\\. at most ${limit} \\(.+\\) \\(see 'loadplane ${args[0]} --help'\\)$`),
+      ),
+    ]);
   });
 
   it.concurrent('bin runs the built bundle (dist/cli), never tsx: the CLI works with tsx unimportable', async () => {
@@ -109,7 +124,9 @@ describe('loadplane CLI', () => {
     const lock = join(REPO, 'dist/cli/.build.lock');
     writeFileSync(lock, '2147483646 left-by-a-dead-process'); // no such pid
     const build = await new Promise<{ code: number; stdout: string }>((resolve) =>
-      execFile(process.execPath, [join(REPO, 'scripts/build-cli.mjs')], { cwd: REPO, timeout: 60_000 }, (err, stdout) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout })),
+      execFile(process.execPath, [join(REPO, 'scripts/build-cli.mjs')], { cwd: REPO, timeout: 60_000 }, (err, stdout) =>
+        resolve({ code: err ? Number(err.code ?? 1) : 0, stdout }),
+      ),
     );
     expect(build).toMatchObject({ code: 0, stdout: expect.stringMatching(/^build:cli: dist\/cli\/ \(\d+ files\)/) });
     expect(existsSync(lock)).toBe(false);
@@ -165,7 +182,16 @@ describe('loadplane CLI', () => {
     const file = join(dir, 'ten-minutes.yaml');
     writeFileSync(
       file,
-      ['name: ten-minutes', 'engine: k6', 'parallelism: 2', 'timeouts: { run: 30m, total: 1h }', 'script:', '  inline: |', "    export const options = { vus: 4, duration: '10m' };", '    export default function () {}'].join('\n'),
+      [
+        'name: ten-minutes',
+        'engine: k6',
+        'parallelism: 2',
+        'timeouts: { run: 30m, total: 1h }',
+        'script:',
+        '  inline: |',
+        "    export const options = { vus: 4, duration: '10m' };",
+        '    export default function () {}',
+      ].join('\n'),
     );
     const child = spawn(process.execPath, [BIN, 'run', file, '--local', '--time-scale', '100'], { cwd: dir, env: { ...process.env, LOADPLANE_CONFIG: '' } });
     let stdout = '';

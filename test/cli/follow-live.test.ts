@@ -37,7 +37,11 @@ const live = (seconds: number, figures: Partial<NonNullable<RunResource['live']>
   worstP95: { runner: 3, ms: 312 },
   ...figures,
 });
-const running = (observed: number, figures?: NonNullable<RunResource['live']>): RunResource => ({ ...base, test: test(observed), ...(figures ? { live: figures } : {}) });
+const running = (observed: number, figures?: NonNullable<RunResource['live']>): RunResource => ({
+  ...base,
+  test: test(observed),
+  ...(figures ? { live: figures } : {}),
+});
 const done: RunResource = {
   ...base,
   status: 'SUCCEEDED',
@@ -56,14 +60,18 @@ async function follow(answers: RunResource[], tty: boolean) {
   let calls = 0;
   let now = 0;
   const client = { getRun: async () => ({ status: 200, value: answers[Math.min(++calls, answers.length - 1)]!, raw: {} }) };
-  await followRun(client as never, { status: 200, value: answers[0]!, raw: {} }, {
-    out: { write: (t: string) => (written += t) },
-    tty,
-    sleep: async (ms) => {
-      now += ms;
+  await followRun(
+    client as never,
+    { status: 200, value: answers[0]!, raw: {} },
+    {
+      out: { write: (t: string) => (written += t) },
+      tty,
+      sleep: async (ms) => {
+        now += ms;
+      },
+      now: () => now,
     },
-    now: () => now,
-  });
+  );
   return written;
 }
 
@@ -75,21 +83,25 @@ const LINE_250 = '    at 4m10s of ~10m: 152.3 req/s · errors 0.12% · 40 VUs ·
 const LINE_250_PARTIAL = '    at 4m10s of ~10m (3/4 runners answered): 152.3 req/s · errors 0.12% · 40 VUs · worst p95 312 ms (runner 3)';
 
 describe('the live line of a followed run', () => {
-  it('is the Run\'s `live` under the bar, only while the test runs', () => {
+  it("is the Run's `live` under the bar, only while the test runs", () => {
     expect(testLiveLine(running(255, live(250)))).toBe(LINE_250);
     expect(testLiveLine(running(255))).toBeUndefined();
     expect(testLiveLine(done)).toBeUndefined();
-    expect(runDetailsText(running(255, live(250))).trimEnd().split('\n').slice(-2)).toEqual([
-      '  … test running [#########-----------] 255s / ~600s (cluster clock)',
-      LINE_250,
-    ]);
+    expect(
+      runDetailsText(running(255, live(250)))
+        .trimEnd()
+        .split('\n')
+        .slice(-2),
+    ).toEqual(['  … test running [#########-----------] 255s / ~600s (cluster clock)', LINE_250]);
   });
 
   it('on a terminal: the bar and the live line are redrawn together, both lines cleared first; cleared when the test ends', async () => {
     const written = await follow([running(5), running(60, live(60)), running(250, live(250, { answered: 3 })), done], true);
     const clearTwo = '\r\x1b[2K\x1b[1A\x1b[2K';
     // No figures yet: the bar alone, then bar and figures in one write, then both cleared and redrawn.
-    expect(written).toContain('\r\x1b[2K  … test running [--------------------] 5s / ~600s (cluster clock)\r\x1b[2K  … test running [##------------------] 60s');
+    expect(written).toContain(
+      '\r\x1b[2K  … test running [--------------------] 5s / ~600s (cluster clock)\r\x1b[2K  … test running [##------------------] 60s',
+    );
     expect(written).toContain('60s / ~600s (cluster clock)\n    at 1m of ~10m: 152.3 req/s');
     expect(written).toContain(`${clearTwo}  … test running [########------------] 250s / ~600s (cluster clock)\n${LINE_250_PARTIAL}`);
     // Watch ended: the block goes (both lines), and the next stage line is written where it was.
@@ -107,7 +119,11 @@ describe('the live line of a followed run', () => {
     let calls = 0;
     const answers = [running(250, live(250, { answered: 3 })), done];
     const client = { getRun: async () => ({ status: 200, value: answers[Math.min(++calls, answers.length - 1)]!, raw: {} }) };
-    await followRun(client as never, { status: 200, value: answers[0]!, raw: {} }, { out: { write: (t: string) => (written += t), columns: 60 }, tty: true, sleep: async () => undefined });
+    await followRun(
+      client as never,
+      { status: 200, value: answers[0]!, raw: {} },
+      { out: { write: (t: string) => (written += t), columns: 60 }, tty: true, sleep: async () => undefined },
+    );
     const drawn = written.split(TERMINAL_CODES).filter((l) => l.startsWith('    at '));
     expect(drawn).toEqual([LINE_250_PARTIAL.slice(0, 59)]);
     expect(drawn[0]).toContain('(3/4 runners answered)');
@@ -125,7 +141,11 @@ describe('the live line of a followed run', () => {
     let calls = 0;
     const answers = [running(250, live(250)), done];
     const client = { getRun: async () => ({ status: 200, value: answers[Math.min(++calls, answers.length - 1)]!, raw: {} }) };
-    await followRun(client as never, { status: 200, value: answers[0]!, raw: {} }, { out: { write: (t: string) => (written += t), columns: 40 }, tty: true, sleep: async () => undefined });
+    await followRun(
+      client as never,
+      { status: 200, value: answers[0]!, raw: {} },
+      { out: { write: (t: string) => (written += t), columns: 40 }, tty: true, sleep: async () => undefined },
+    );
     const drawn = written.split(TERMINAL_CODES).filter((l) => l.includes('test running') || l.startsWith('    at '));
     expect(drawn).toHaveLength(2);
     for (const l of drawn) expect(l.length).toBeLessThanOrEqual(39);

@@ -135,7 +135,11 @@ describe('--follow with live figures', () => {
   }, 180_000);
 
   it('status --follow on a pseudo-terminal of 60 columns: the bar and the live line redrawn in place, both lines cleared, cut to its width (the partial marker kept)', async () => {
-    const res = await fetch(`${serve.url}/runs`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: readFileSync(specFile('live-follow-tty')) });
+    const res = await fetch(`${serve.url}/runs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/yaml' },
+      body: readFileSync(specFile('live-follow-tty')),
+    });
     const id = runResourceSchema.parse(await res.json()).runId;
     // `script` runs the command on a new pseudo-terminal of COLUMNS columns; its exit code is the command's.
     const child = start('script', ['-qfec', `stty cols ${COLUMNS} rows 40 && exec ${process.execPath} ${BIN} status ${id} --follow`, '/dev/null']);

@@ -16,7 +16,7 @@ const START = Date.parse('2030-01-01T00:00:00Z');
 const sample = (seconds: number, figures: Partial<LiveSample> = {}): LiveSample => liveSampleAt(START, seconds, { vus: 40, ...figures });
 
 describe('liveLine', () => {
-  it('the rate and error rate between the two newest samples, the VUs, the worst runner\'s p95, against the expected length', () => {
+  it("the rate and error rate between the two newest samples, the VUs, the worst runner's p95, against the expected length", () => {
     const figures = liveFigures([
       sample(190, { requests: 20_000, failed: 10, p95: [280, 295, 301, 290] }),
       sample(250, { requests: 29_138, failed: 21, p95: [281, 297, 305, 312.4] }),
@@ -77,7 +77,18 @@ describe('liveLine', () => {
 
 describe('shortDuration and clearBlock', () => {
   it('durations as a person reads them', () => {
-    expect([0, 42, 60, 250, 600, 3599, 3600, 3900, 7199, 86_400].map(shortDuration)).toEqual(['0s', '42s', '1m', '4m10s', '10m', '59m59s', '1h', '1h05m', '2h', '24h']);
+    expect([0, 42, 60, 250, 600, 3599, 3600, 3900, 7199, 86_400].map(shortDuration)).toEqual([
+      '0s',
+      '42s',
+      '1m',
+      '4m10s',
+      '10m',
+      '59m59s',
+      '1h',
+      '1h05m',
+      '2h',
+      '24h',
+    ]);
   });
 
   it('clearing a block: its last line, then each line above it', () => {

@@ -28,10 +28,20 @@ function progress(tty = false) {
     const { output, ...rest } = extra;
     feed({ type, timestamp: 0, state: { name, type: 'Task', ...(output !== undefined ? { output } : {}) } as HistoryEvent['state'], ...rest });
   };
-  return { written, at, text: () => written.join(''), lines: () => written.join('').split('\n').filter((l) => l !== '') };
+  return {
+    written,
+    at,
+    text: () => written.join(''),
+    lines: () =>
+      written
+        .join('')
+        .split('\n')
+        .filter((l) => l !== ''),
+  };
 }
 
-const UNKNOWN = 'run 01j: notification not confirmed delivered: webhook: delivery unknown (connection dropped); the claim expires in 30 s, then the atMostOnce policy decides whether to send again';
+const UNKNOWN =
+  'run 01j: notification not confirmed delivered: webhook: delivery unknown (connection dropped); the claim expires in 30 s, then the atMostOnce policy decides whether to send again';
 const WAITING = (s: number) => `webhook: delivery unknown (connection dropped); waiting ${s} s for the claim to expire before deciding whether to send again`;
 
 describe('progress', () => {
@@ -96,9 +106,15 @@ describe('progress', () => {
   it('retries spent, then caught: ↻ for the retries, ✗ for the end', () => {
     const p = progress();
     p.at('StateEntered', 'Notify');
-    p.at('StateFailed', 'Notify', { Error: 'NotificationNotDelivered', Cause: 'run x: notification not confirmed delivered: webhook: not delivered (webhook answered HTTP 503); sending again' });
+    p.at('StateFailed', 'Notify', {
+      Error: 'NotificationNotDelivered',
+      Cause: 'run x: notification not confirmed delivered: webhook: not delivered (webhook answered HTTP 503); sending again',
+    });
     p.at('StateRetried', 'Notify');
-    p.at('StateFailed', 'Notify', { Error: 'NotificationNotDelivered', Cause: 'run x: notification not confirmed delivered: webhook: not delivered (webhook answered HTTP 503); sending again' });
+    p.at('StateFailed', 'Notify', {
+      Error: 'NotificationNotDelivered',
+      Cause: 'run x: notification not confirmed delivered: webhook: not delivered (webhook answered HTTP 503); sending again',
+    });
     p.at('StateCaught', 'Notify');
     const lines = p.lines();
     expect(lines).toHaveLength(2);
@@ -136,10 +152,15 @@ describe('progress', () => {
   });
 
   it('says whose a busy lease or claim is, in words', () => {
-    expect(retryReason('StageBusy', 'stage Cleanup of run x is still held by an earlier attempt of this execution (it crashed, timed out or is still finishing); its lease expires in 12 s, then a retry takes over')).toBe(
-      'an earlier attempt still holds it; lease expires in 12 s',
+    expect(
+      retryReason(
+        'StageBusy',
+        'stage Cleanup of run x is still held by an earlier attempt of this execution (it crashed, timed out or is still finishing); its lease expires in 12 s, then a retry takes over',
+      ),
+    ).toBe('an earlier attempt still holds it; lease expires in 12 s');
+    expect(retryReason('StageBusy', 'stage Launch of run x is in progress under another caller; its lease expires in 40 s')).toBe(
+      'another caller holds it; lease expires in 40 s',
     );
-    expect(retryReason('StageBusy', 'stage Launch of run x is in progress under another caller; its lease expires in 40 s')).toBe('another caller holds it; lease expires in 40 s');
     expect(retryReason('NotificationInProgress', 'notification webhook of run x is being sent by another caller; its claim expires in 9 s')).toBe(
       'being sent by another caller; claim expires in 9 s',
     );
@@ -215,21 +236,29 @@ describe("progress: the runners' live figures under the test's line", () => {
     p.start();
     for (const seconds of [30, 60, 90, 120]) await p.poll(seconds);
     p.at('StateExited', 'Watch', { output: { step: { phase: 'done' } } });
-    const lines = p.text().split('\n').filter((l) => l !== '');
+    const lines = p
+      .text()
+      .split('\n')
+      .filter((l) => l !== '');
     expect(p.text()).not.toContain('\x1b');
     expect(lines.filter((l) => l.startsWith('    at '))).toEqual([
       '    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)',
       '    at 2m of ~10m: 200.0 req/s · errors 0% · 20 VUs · worst p95 150 ms (runner 1)',
     ]);
     // Each under the test line of its poll; the one sample read twice is printed once.
-    expect(lines.indexOf('    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)')).toBe(lines.indexOf('  … test running: 60s of ~600s expected (cluster clock)') + 1);
+    expect(lines.indexOf('    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)')).toBe(
+      lines.indexOf('  … test running: 60s of ~600s expected (cluster clock)') + 1,
+    );
     expect(lines.at(-1)).toMatch(/^ {2}✓ Watch/);
   });
 
   it('on a terminal: the test line and the figures are one block, both lines cleared and redrawn in place', async () => {
     const s1 = sample(60, 6_000);
     const partial = sample(120, 9_000, [130, null]);
-    const p = liveProgress(true, [[s0, s1], [s0, s1, partial]]);
+    const p = liveProgress(true, [
+      [s0, s1],
+      [s0, s1, partial],
+    ]);
     p.start();
     await p.poll(60);
     await p.poll(120);
@@ -237,10 +266,14 @@ describe("progress: the runners' live figures under the test's line", () => {
     const text = p.text();
     const clearTwo = '\r\x1b[2K\x1b[1A\x1b[2K';
     // The read's figures come under the line drawn at the poll: the one-line block is replaced by two.
-    expect(text).toContain('\r\x1b[2K  … test running: 60s of ~600s expected (cluster clock)\n    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)');
+    expect(text).toContain(
+      '\r\x1b[2K  … test running: 60s of ~600s expected (cluster clock)\n    at 1m of ~10m: 100.0 req/s · errors 0% · 20 VUs · worst p95 120 ms (runner 1)',
+    );
     // The next poll clears both lines before drawing: the partial sample says so, with the rate before it.
     expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 1m of ~10m`);
-    expect(text).toContain(`${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 2m of ~10m (1/2 runners answered): 100.0 req/s · errors 0% · 20 VUs · worst p95 130 ms (runner 0)`);
+    expect(text).toContain(
+      `${clearTwo}  … test running: 120s of ~600s expected (cluster clock)\n    at 2m of ~10m (1/2 runners answered): 100.0 req/s · errors 0% · 20 VUs · worst p95 130 ms (runner 0)`,
+    );
     // The stage's end clears the block (two lines) and stays.
     expect(text.endsWith('\n')).toBe(true);
     expect(text.slice(text.lastIndexOf(clearTwo) + clearTwo.length)).toMatch(/^ {2}✓ Watch .*\n$/);
@@ -259,19 +292,26 @@ describe("progress: the runners' live figures under the test's line", () => {
     expect(before).not.toContain('    at ');
   });
 
-  it("on a terminal, lines redrawn in place are cut to its width (a wrapped line would not be cleared)", async () => {
+  it('on a terminal, lines redrawn in place are cut to its width (a wrapped line would not be cleared)', async () => {
     const p = liveProgress(true, [[s0, sample(60, 6_000)]], 40);
     p.start();
     await p.poll(60);
     // eslint-disable-next-line no-control-regex -- the terminal's control codes are what is split on
     const redraws = /\r|\n|\x1b\[1A|\x1b\[2K/;
-    const drawn = p.text().split(redraws).filter((l) => l.includes('test running') || l.startsWith('    at '));
+    const drawn = p
+      .text()
+      .split(redraws)
+      .filter((l) => l.includes('test running') || l.startsWith('    at '));
     expect(drawn.length).toBeGreaterThanOrEqual(2);
     for (const line of drawn) expect(line.length, line).toBe(39);
   });
 
   it('on a terminal, a retry line stays and the test block redrawn under it leaves nothing behind, poll after poll', async () => {
-    const p = liveProgress(true, [[s0, sample(60, 6_000)], [s0, sample(60, 6_000), sample(90, 9_000)], [s0, sample(90, 9_000), sample(120, 15_000)]]);
+    const p = liveProgress(true, [
+      [s0, sample(60, 6_000)],
+      [s0, sample(60, 6_000), sample(90, 9_000)],
+      [s0, sample(90, 9_000), sample(120, 15_000)],
+    ]);
     p.start();
     // Watch's read failed twice for one reason (one ↻ line, redrawn in place), then the test runs on.
     for (let i = 0; i < 2; i++) {

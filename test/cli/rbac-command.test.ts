@@ -52,9 +52,18 @@ describe('loadplane rbac', () => {
   });
 
   it.concurrent.each([
-    [['rbac', '--namespace', 'Bad_NS'], /^loadplane: option '--namespace <ns>' argument 'Bad_NS' is invalid\. expected a namespace name: .* \(see 'loadplane rbac --help'\)$/],
-    [['rbac', '--namespace', 'ok', '--namespace', 'x'.repeat(64)], /^loadplane: option '--namespace <ns>' argument 'x{64}' is invalid\. expected a namespace name: 64 characters; .*at most 63/],
-    [['rbac', '--namespace', 'ok', '--group', ''], /^loadplane: option '--group <name>' argument '' is invalid\. expected .*not empty \(see 'loadplane rbac --help'\)$/],
+    [
+      ['rbac', '--namespace', 'Bad_NS'],
+      /^loadplane: option '--namespace <ns>' argument 'Bad_NS' is invalid\. expected a namespace name: .* \(see 'loadplane rbac --help'\)$/,
+    ],
+    [
+      ['rbac', '--namespace', 'ok', '--namespace', 'x'.repeat(64)],
+      /^loadplane: option '--namespace <ns>' argument 'x{64}' is invalid\. expected a namespace name: 64 characters; .*at most 63/,
+    ],
+    [
+      ['rbac', '--namespace', 'ok', '--group', ''],
+      /^loadplane: option '--group <name>' argument '' is invalid\. expected .*not empty \(see 'loadplane rbac --help'\)$/,
+    ],
     [['rbac'], /^loadplane: required option '--namespace <ns>' not specified \(see 'loadplane rbac --help'\)$/],
   ])('%j is a usage error: exit 2, nothing on stdout, one line naming the value', async (args, message) => {
     const outcome = await loadplane(...args);

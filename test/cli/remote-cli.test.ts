@@ -36,7 +36,11 @@ const HELD_UNTIL_ABORTED = 'long-test';
 async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> {
   const { stage, runId } = payload as { stage?: string; runId?: string };
   if (stage === 'Watch' && runId) {
-    for (let view = await deps.ledger.getRun(runId); view?.run.spec.name === HELD_UNTIL_ABORTED && !view.run.abortRequestedAt; view = await deps.ledger.getRun(runId)) {
+    for (
+      let view = await deps.ledger.getRun(runId);
+      view?.run.spec.name === HELD_UNTIL_ABORTED && !view.run.abortRequestedAt;
+      view = await deps.ledger.getRun(runId)
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -68,7 +72,8 @@ interface Outcome {
 }
 
 /** A run id an in-memory serve does not know (local/serve/memory-answers.ts): its 404 says runs live in its memory. */
-const IN_MEMORY_NOT_FOUND = (id: string) => new RegExp(`^loadplane: id: no run ${id} on this serve, which keeps runs in memory since it started at \\S+Z: a run of a serve that stopped ended with it`);
+const IN_MEMORY_NOT_FOUND = (id: string) =>
+  new RegExp(`^loadplane: id: no run ${id} on this serve, which keeps runs in memory since it started at \\S+Z: a run of a serve that stopped ended with it`);
 
 const KEY_NOTICE = /^loadplane: Idempotency-Key (\S+) \(submit again with --key \1 to get this run, not a second one\)$/;
 
@@ -162,7 +167,12 @@ describe('loadplane run on the API', () => {
   }, 60_000);
 
   it('a spec from stdin (-), sent as JSON when it is JSON', async () => {
-    const spec = { name: 'from-stdin', engine: 'k6', parallelism: 1, script: { inline: "export const options = { vus: 1, duration: '5s' };\nexport default function () {}" } };
+    const spec = {
+      name: 'from-stdin',
+      engine: 'k6',
+      parallelism: 1,
+      script: { inline: "export const options = { vus: 1, duration: '5s' };\nexport default function () {}" },
+    };
     const outcome = await loadplane(['run', '-', '--json'], { stdin: JSON.stringify(spec) });
     expect(outcome.code).toBe(0);
     expect(runResourceSchema.parse(JSON.parse(outcome.stdout))).toMatchObject({ name: 'from-stdin', parallelism: 1 });
@@ -180,7 +190,9 @@ describe('loadplane run on the API', () => {
     const other = await loadplane(['run', specFile('other-spec', '30s'), '--key', key]);
     expect(other.code).toBe(2);
     expect(other.stdout).toBe('');
-    expect(other.errors[0]).toBe(`loadplane: Idempotency-Key: was used for run ${id} with a different spec; a run's spec cannot change: send the same spec, or use a new key`);
+    expect(other.errors[0]).toBe(
+      `loadplane: Idempotency-Key: was used for run ${id} with a different spec; a run's spec cannot change: send the same spec, or use a new key`,
+    );
   }, 60_000);
 });
 
@@ -206,7 +218,9 @@ describe('loadplane status and list', () => {
     const outcome = await loadplane(['list', '--name', 'k6-smoke']);
     expect(outcome.code).toBe(0);
     expect(outcome.lines[0]).toMatch(/^run\s+name\s+status\s+created\s+reason$/);
-    expect(outcome.lines.find((l) => l.startsWith(followed))).toMatch(/^[0-9a-z]{26}\s+k6-smoke\s+SUCCEEDED\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+all 4 runners exited 0/);
+    expect(outcome.lines.find((l) => l.startsWith(followed))).toMatch(
+      /^[0-9a-z]{26}\s+k6-smoke\s+SUCCEEDED\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+all 4 runners exited 0/,
+    );
 
     const page = await loadplane(['list', '--limit', '1']);
     expect(page.code).toBe(0);
@@ -286,7 +300,9 @@ describe('failures, and their exit codes', () => {
     // With --json, the API's error document is the one document on stdout.
     const json = await loadplane(['run', file, '--json']);
     expect(json.code).toBe(2);
-    expect(errorBodySchema.parse(JSON.parse(json.stdout)).errors).toEqual([{ path: 'runner.image', message: expect.stringMatching(/is not on the allow-list/) }]);
+    expect(errorBodySchema.parse(JSON.parse(json.stdout)).errors).toEqual([
+      { path: 'runner.image', message: expect.stringMatching(/is not on the allow-list/) },
+    ]);
     expect(await runsNamed('not-allowed')).toEqual([]);
   }, 60_000);
 
@@ -312,7 +328,11 @@ describe('failures, and their exit codes', () => {
     ]);
     expect(outcome).toMatchObject({ code: 3, stdout: '' });
     expect(outcome.errors).toContain(`loadplane: cannot reach the API at http://127.0.0.1:${port}: connection refused (4 attempts)`);
-    expect(outcome.errors.at(-1)).toMatch(new RegExp(`^loadplane: to retry without risking a second run, use the same key: loadplane run \\S+ --key [0-9a-f-]{36} --api http://127\\.0\\.0\\.1:${port}$`));
+    expect(outcome.errors.at(-1)).toMatch(
+      new RegExp(
+        `^loadplane: to retry without risking a second run, use the same key: loadplane run \\S+ --key [0-9a-f-]{36} --api http://127\\.0\\.0\\.1:${port}$`,
+      ),
+    );
     // With --json a script still gets one document: the problem, and the key to retry with.
     expect(json.code).toBe(3);
     const document = JSON.parse(json.stdout);
@@ -340,15 +360,27 @@ describe('failures, and their exit codes', () => {
 
   it('without a usable API, every command is a usage error: exit 2, one line naming what to do', async () => {
     const cases: Array<[string[], string]> = [
-      [['run', 'x.yaml'], "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')"],
+      [
+        ['run', 'x.yaml'],
+        "loadplane: no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default (see 'loadplane run --help')",
+      ],
       [['status', 'x'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane status --help')"],
       [['list'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane list --help')"],
       [['abort', 'x'], "loadplane: no API to talk to: give --api <url> or set LOADPLANE_API (a local API: `loadplane serve`) (see 'loadplane abort --help')"],
       [['run', 'x.yaml', '--time-scale', '5'], "loadplane: --time-scale is an option of a local run: add --local (see 'loadplane run --help')"],
       [['run', 'x.yaml', '--local', '--follow'], "loadplane: option '--follow' cannot be used with option '--local' (see 'loadplane run --help')"],
-      [['run', 'x.yaml', '--local', '--api', 'http://127.0.0.1:1'], "loadplane: option '--api <url>' cannot be used with option '--local' (see 'loadplane run --help')"],
-      [['list', '--api', 'ftp://example.com'], "loadplane: option '--api <url>' argument 'ftp://example.com' is invalid. must be an http(s) URL (see 'loadplane list --help')"],
-      [['list', '--api', 'http://user:s3cret@127.0.0.1:1'], "loadplane: option '--api <url>' argument 'http://user:s3cret@127.0.0.1:1' is invalid. must not hold a user name or password: requests are signed with your AWS credentials (see 'loadplane list --help')"],
+      [
+        ['run', 'x.yaml', '--local', '--api', 'http://127.0.0.1:1'],
+        "loadplane: option '--api <url>' cannot be used with option '--local' (see 'loadplane run --help')",
+      ],
+      [
+        ['list', '--api', 'ftp://example.com'],
+        "loadplane: option '--api <url>' argument 'ftp://example.com' is invalid. must be an http(s) URL (see 'loadplane list --help')",
+      ],
+      [
+        ['list', '--api', 'http://user:s3cret@127.0.0.1:1'],
+        "loadplane: option '--api <url>' argument 'http://user:s3cret@127.0.0.1:1' is invalid. must not hold a user name or password: requests are signed with your AWS credentials (see 'loadplane list --help')",
+      ],
     ];
     // Independent processes: spawned together (each is a node start-up, slow on a busy machine).
     const outcomes = await Promise.all(cases.map(([args]) => loadplane(args, { api: null })));
@@ -388,15 +420,19 @@ describe('followRun (a scripted API, no server)', () => {
     let calls = 0;
     const client = { getRun: async () => ({ status: 200, value: answers[Math.min(++calls, answers.length - 1)]!, raw: {} }) };
     let now = 0;
-    const last = await followRun(client as never, { status: 201, value: answers[0]!, raw: {} }, {
-      out: { write: (t: string) => (written += t) },
-      tty,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        now += ms;
+    const last = await followRun(
+      client as never,
+      { status: 201, value: answers[0]!, raw: {} },
+      {
+        out: { write: (t: string) => (written += t) },
+        tty,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          now += ms;
+        },
+        now: () => now,
       },
-      now: () => now,
-    });
+    );
     return { written, sleeps, last: last.value };
   }
 
@@ -411,7 +447,12 @@ describe('followRun (a scripted API, no server)', () => {
       ...base,
       status: 'ABORTED',
       outcome: 'ABORTED',
-      stages: [admit, started, stage('Decide', 'completed', '2025-01-02T03:04:09.000Z', '2025-01-02T03:04:09.100Z'), stage('Cleanup', 'completed', '2025-01-02T03:04:09.200Z', '2025-01-02T03:04:09.400Z')],
+      stages: [
+        admit,
+        started,
+        stage('Decide', 'completed', '2025-01-02T03:04:09.000Z', '2025-01-02T03:04:09.100Z'),
+        stage('Cleanup', 'completed', '2025-01-02T03:04:09.200Z', '2025-01-02T03:04:09.400Z'),
+      ],
     },
   ];
 

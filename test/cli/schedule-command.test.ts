@@ -150,7 +150,11 @@ describe('loadplane schedule put', () => {
     const before = puts.length;
     const outcome = await loadplane(['schedule', 'put', 'healed', '--expression', 'rate(1 hour)', '--spec', spec]);
     expect(outcome.code).toBe(0);
-    expect(outcome.errors).toEqual([expect.stringMatching(/^loadplane: HTTP 503: the schedule is stored but could not be activated; retry the same PUT; retrying in [\d.]+ s \(attempt 2 of 4\)$/)]);
+    expect(outcome.errors).toEqual([
+      expect.stringMatching(
+        /^loadplane: HTTP 503: the schedule is stored but could not be activated; retry the same PUT; retrying in [\d.]+ s \(attempt 2 of 4\)$/,
+      ),
+    ]);
     expect(outcome.lines[0]).toMatch(/^loadplane: schedule healed unchanged on .* \(version 1\)/);
     expect(puts.length - before).toBe(2);
   }, 60_000);
@@ -182,7 +186,9 @@ describe('loadplane schedule put', () => {
   it('a name that is not a schedule name, or no --expression: usage errors (exit 2) pointing at the sub-command’s help', async () => {
     const bad = await loadplane(['schedule', 'put', 'Nightly_1', '--expression', 'rate(1 hour)', '--spec', EXAMPLE]);
     expect(bad.code).toBe(2);
-    expect(bad.errors).toEqual([expect.stringMatching(/^loadplane: .*'Nightly_1'.*must be lowercase letters, digits and '-'.* \(see 'loadplane schedule put --help'\)$/)]);
+    expect(bad.errors).toEqual([
+      expect.stringMatching(/^loadplane: .*'Nightly_1'.*must be lowercase letters, digits and '-'.* \(see 'loadplane schedule put --help'\)$/),
+    ]);
     const missing = await loadplane(['schedule', 'put', 'nightly', '--spec', EXAMPLE]);
     expect(missing.code).toBe(2);
     expect(missing.errors).toEqual(["loadplane: required option '--expression <expr>' not specified (see 'loadplane schedule put --help')"]);
@@ -197,7 +203,9 @@ describe('loadplane schedule list, get and delete', () => {
     const outcome = await loadplane(['schedule', 'list']);
     expect(outcome.code).toBe(0);
     expect(outcome.lines[0]).toMatch(/^schedule\s+expression\s+time zone\s+state\s+version\s+updated$/);
-    expect(outcome.lines.find((l) => l.startsWith('nightly '))).toMatch(/^nightly\s+cron\(0 2 \* \* \? \*\)\s+Europe\/Berlin\s+enabled\s+3\s+2026-03-15T12:00:00Z$/);
+    expect(outcome.lines.find((l) => l.startsWith('nightly '))).toMatch(
+      /^nightly\s+cron\(0 2 \* \* \? \*\)\s+Europe\/Berlin\s+enabled\s+3\s+2026-03-15T12:00:00Z$/,
+    );
     expect(outcome.lines.find((l) => l.startsWith('healed '))).toMatch(/^healed\s+rate\(1 hour\)\s+UTC\s+enabled\s+1\s/);
     const json = await loadplane(['schedule', 'list', '--json', '--api', url], { api: null });
     expect(json.code).toBe(0);
@@ -211,7 +219,12 @@ describe('loadplane schedule list, get and delete', () => {
       ['2026-03-14T01:00:00Z', Outcome.THRESHOLDS_FAILED],
     ] as const) {
       const runId = newRunId();
-      await ledger.createRun({ runId, spec: storedSpec({ name: 'k6-smoke', engine: 'k6' }), specHash: 'h', trigger: { kind: TriggerKind.schedule, schedule: 'nightly', scheduledTime } });
+      await ledger.createRun({
+        runId,
+        spec: storedSpec({ name: 'k6-smoke', engine: 'k6' }),
+        specHash: 'h',
+        trigger: { kind: TriggerKind.schedule, schedule: 'nightly', scheduledTime },
+      });
       await ledger.decideOutcome(runId, outcome, outcome === Outcome.SUCCEEDED ? 'all 4 runners exited 0' : 'thresholds crossed: http_req_duration');
       runs.push(runId);
     }

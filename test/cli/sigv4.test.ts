@@ -133,7 +133,12 @@ describe('createSigV4Signer', () => {
 
   it('a different body, or another second, is another signature', async () => {
     const sign = (now: Date, text: string) =>
-      createSigV4Signer({ region: 'eu-west-1', credentials: CREDENTIALS, now: () => now })({ method: 'POST', url, headers: {}, body: new TextEncoder().encode(text) });
+      createSigV4Signer({ region: 'eu-west-1', credentials: CREDENTIALS, now: () => now })({
+        method: 'POST',
+        url,
+        headers: {},
+        body: new TextEncoder().encode(text),
+      });
     const a = (await sign(SIGNING_DATE, body)).authorization;
     expect((await sign(SIGNING_DATE, `${body} `)).authorization).not.toBe(a);
     expect((await sign(new Date(SIGNING_DATE.getTime() + 1000), body)).authorization).not.toBe(a);
@@ -152,7 +157,13 @@ describe('createSigV4Signer', () => {
     });
     const headers = await sign({ method: 'GET', url: new URL('https://api.example.com/runs'), headers: {} });
     expect(headers.authorization).toBe(
-      referenceAuthorization({ method: 'GET', path: '/runs', query: [], headers: { host: 'api.example.com', 'x-amz-date': AMZ_DATE }, body: '' }, { accessKeyId: 'AKIDPROVIDED', secretAccessKey: 'secret' }, 'us-east-2', SIGNING_SERVICE, AMZ_DATE),
+      referenceAuthorization(
+        { method: 'GET', path: '/runs', query: [], headers: { host: 'api.example.com', 'x-amz-date': AMZ_DATE }, body: '' },
+        { accessKeyId: 'AKIDPROVIDED', secretAccessKey: 'secret' },
+        'us-east-2',
+        SIGNING_SERVICE,
+        AMZ_DATE,
+      ),
     );
     expect(headers['x-amz-security-token']).toBeUndefined();
     expect(calls).toBe(1);

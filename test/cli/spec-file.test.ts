@@ -16,7 +16,10 @@ describe('readSpecBytes', () => {
     const file = join(dir, 'ten');
     writeFileSync(file, '0123456789');
     expect(await readSpecBytes(file, 10)).toMatchObject({ ok: true, bytes: Buffer.from('0123456789') });
-    expect(await readSpecBytes(file, 9)).toEqual({ ok: false, problem: { path: '(file)', message: `${file} is 10 bytes: a spec may be at most 9 bytes (maxSpecBytes)` } });
+    expect(await readSpecBytes(file, 9)).toEqual({
+      ok: false,
+      problem: { path: '(file)', message: `${file} is 10 bytes: a spec may be at most 9 bytes (maxSpecBytes)` },
+    });
   });
 
   it('a file whose size says 0 (like /proc files) is still read at most to the limit', async () => {
@@ -39,7 +42,10 @@ describe('readSpecStream', () => {
         this.push(Buffer.alloc(1024, 0x61));
       },
     });
-    expect(await readSpecStream(endless, 4096)).toEqual({ ok: false, problem: { path: '(file)', message: 'stdin is more than 4096 bytes: a spec may be at most 4096 bytes (maxSpecBytes)' } });
+    expect(await readSpecStream(endless, 4096)).toEqual({
+      ok: false,
+      problem: { path: '(file)', message: 'stdin is more than 4096 bytes: a spec may be at most 4096 bytes (maxSpecBytes)' },
+    });
     expect(produced).toBeLessThan(64 * 1024);
   });
 });

@@ -147,7 +147,10 @@ describe('createIfAbsent', () => {
       `lp-${p.runId}-runner-0`,
       `lp-${p.runId}-runner-1`,
     ]);
-    expect((await client.listByRun('ConfigMap', NAMESPACE, p.runId)).map((c) => c.metadata!.name).sort()).toEqual([`lp-${p.runId}-anchor`, `lp-${p.runId}-script`]);
+    expect((await client.listByRun('ConfigMap', NAMESPACE, p.runId)).map((c) => c.metadata!.name).sort()).toEqual([
+      `lp-${p.runId}-anchor`,
+      `lp-${p.runId}-script`,
+    ]);
     // Start reaches the runners through pods/proxy: no Service per runner.
     expect(servicesOf(p)).toEqual([]);
   });
@@ -215,8 +218,22 @@ describe('createAll creates only what is missing', () => {
 });
 
 describe('ownership: the anchor owns every other object of the run, every Job of the run owns the anchor', () => {
-  const jobRef = (job: V1Job) => ({ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name, uid: job.metadata!.uid, controller: false, blockOwnerDeletion: false });
-  const anchorRef = (cm: V1ConfigMap) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: cm.metadata!.name, uid: cm.metadata!.uid, controller: false, blockOwnerDeletion: false });
+  const jobRef = (job: V1Job) => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    name: job.metadata!.name,
+    uid: job.metadata!.uid,
+    controller: false,
+    blockOwnerDeletion: false,
+  });
+  const anchorRef = (cm: V1ConfigMap) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name: cm.metadata!.name,
+    uid: cm.metadata!.uid,
+    controller: false,
+    blockOwnerDeletion: false,
+  });
   const configMaps = async (p: RunnerPlan) => {
     const all = (await client.listByRun('ConfigMap', NAMESPACE, p.runId)) as V1ConfigMap[];
     return { anchor: all.find((c) => c.metadata!.name === `lp-${p.runId}-anchor`), script: all.find((c) => c.metadata!.name === `lp-${p.runId}-script`), all };
@@ -353,9 +370,7 @@ describe('a k6 run end to end through the interface', () => {
     expect(status.body).toMatchObject({ data: { attributes: { paused: true } } });
 
     // Start: PATCH every runner at once.
-    const started = await Promise.all(
-      runners.map((x) => client.podProxy(NAMESPACE, x.metadata!.name!, K6_API_PORT, 'PATCH', '/v1/status', START)),
-    );
+    const started = await Promise.all(runners.map((x) => client.podProxy(NAMESPACE, x.metadata!.name!, K6_API_PORT, 'PATCH', '/v1/status', START)));
     for (const s of started) {
       expect(s.status).toBe(200);
       expect(s.body).toMatchObject({ data: { attributes: { paused: false } } });
@@ -412,9 +427,7 @@ async function startRunners(p: RunnerPlan): Promise<V1Pod[]> {
   const pods = await eventually(async () => {
     const list = runnerPods((await client.listByRun('Pod', NAMESPACE, p.runId)) as V1Pod[]);
     if (list.length !== p.parallelism || list.some((x) => x.status?.phase !== 'Running')) return undefined;
-    const answers = await Promise.all(
-      list.map((x) => client.podProxy(NAMESPACE, x.metadata!.name!, K6_API_PORT, 'GET', '/v1/status').catch(() => undefined)),
-    );
+    const answers = await Promise.all(list.map((x) => client.podProxy(NAMESPACE, x.metadata!.name!, K6_API_PORT, 'GET', '/v1/status').catch(() => undefined)));
     return answers.every((a) => a && a.status < 400) ? list : undefined;
   }, 'runners ready');
   await Promise.all(pods.map((x) => client.podProxy(NAMESPACE, x.metadata!.name!, K6_API_PORT, 'PATCH', '/v1/status', START)));
@@ -590,10 +603,7 @@ describe('errors', () => {
       { name: 'me', token: 'k8s-aws-v1.secret-token' },
     );
     const gone = createClusterClient(unreachable, { sleep: recordSleep });
-    for (const call of [
-      () => gone.listByRun('Pod', NAMESPACE, 'r'),
-      () => gone.podProxy(NAMESPACE, 'p', K6_API_PORT, 'PATCH', '/v1/status', START),
-    ]) {
+    for (const call of [() => gone.listByRun('Pod', NAMESPACE, 'r'), () => gone.podProxy(NAMESPACE, 'p', K6_API_PORT, 'PATCH', '/v1/status', START)]) {
       const err = await call().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ClusterUnavailable);
       expect(isRetryable(err)).toBe(true);

@@ -25,7 +25,10 @@ describe('cluster error mapping', () => {
   });
 
   it.each([
-    ['a JSON string', JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'jobs.batch "lp-x" already exists', reason: 'AlreadyExists', code: 409 })],
+    [
+      'a JSON string',
+      JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'jobs.batch "lp-x" already exists', reason: 'AlreadyExists', code: 409 }),
+    ],
     ['a parsed object', { kind: 'Status', message: 'jobs.batch "lp-x" already exists' }],
   ])('an ApiException whose body is %s carries the Status message, not the headers', (_, body) => {
     const ex = new ApiException(409, 'Conflict', body, { authorization: 'Bearer secret-token' });

@@ -1,11 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  EksTokenSource,
-  presignEksToken,
-  TOKEN_PREFIX,
-  type AwsCredentials,
-} from '../../lambdas/cluster/eks-token';
+import { EksTokenSource, presignEksToken, TOKEN_PREFIX, type AwsCredentials } from '../../lambdas/cluster/eks-token';
 
 const CREDS: AwsCredentials = {
   accessKeyId: 'AKIDEXAMPLE',
@@ -33,7 +28,10 @@ function uriEncode(s: string): string {
 
 /** SigV4 query-string signing by hand (docs.aws.amazon.com "Create a signed AWS API request"). */
 function expectedSignature(creds: AwsCredentials, region: string, cluster: string, date: Date): { signature: string; params: Record<string, string> } {
-  const amzDate = date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const shortDate = amzDate.slice(0, 8);
   const scope = `${shortDate}/${region}/sts/aws4_request`;
   const host = `sts.${region}.amazonaws.com`;
@@ -60,12 +58,7 @@ function expectedSignature(creds: AwsCredentials, region: string, cluster: strin
     'host;x-k8s-aws-id',
     createHash('sha256').update('').digest('hex'),
   ].join('\n');
-  const stringToSign = [
-    'AWS4-HMAC-SHA256',
-    amzDate,
-    scope,
-    createHash('sha256').update(canonicalRequest).digest('hex'),
-  ].join('\n');
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
   const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
   let key = hmac(`AWS4${creds.secretAccessKey}`, shortDate);
   for (const part of [region, 'sts', 'aws4_request']) key = hmac(key, part);
@@ -91,8 +84,7 @@ describe('EKS token', () => {
   });
 
   it('a different cluster name gives a different signature (the header is signed)', async () => {
-    const sign = (clusterName: string) =>
-      presignEksToken({ clusterName, region: 'us-east-1', credentials: async () => CREDS }, SIGNING_DATE);
+    const sign = (clusterName: string) => presignEksToken({ clusterName, region: 'us-east-1', credentials: async () => CREDS }, SIGNING_DATE);
     const a = decode(await sign('a')).searchParams.get('X-Amz-Signature');
     const b = decode(await sign('b')).searchParams.get('X-Amz-Signature');
     expect(a).not.toBe(b);

@@ -86,14 +86,17 @@ describe('preparePodProxy', () => {
     // An ES module given with -e, run from the repository root (where @kubernetes/client-node resolves).
     const script = [
       `import { KubeConfig } from '@kubernetes/client-node';`,
-        `import { createClusterClient } from ${JSON.stringify(clientModule)};`,
-        `const kc = new KubeConfig();`,
-        `kc.loadFromClusterAndUser({ name: 'c', server: ${JSON.stringify(url)}, skipTLSVerify: true }, { name: 'u', token: 't' });`,
-        `const answer = await createClusterClient(kc).podProxy('loadplane', 'runner-0', ${K6_API_PORT}, 'GET', '/v1/status');`,
-        `setImmediate(() => console.log(JSON.stringify({ status: answer.status, resources: process.getActiveResourcesInfo() })));`,
+      `import { createClusterClient } from ${JSON.stringify(clientModule)};`,
+      `const kc = new KubeConfig();`,
+      `kc.loadFromClusterAndUser({ name: 'c', server: ${JSON.stringify(url)}, skipTLSVerify: true }, { name: 'u', token: 't' });`,
+      `const answer = await createClusterClient(kc).podProxy('loadplane', 'runner-0', ${K6_API_PORT}, 'GET', '/v1/status');`,
+      `setImmediate(() => console.log(JSON.stringify({ status: answer.status, resources: process.getActiveResourcesInfo() })));`,
     ].join('\n');
     const before = connections;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -47,7 +47,10 @@ const WRITE_VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PAT
  * Anything else (discovery, /version, /openapi) is a non-resource URL: thrown, as the control plane makes none.
  */
 function accessOf(entry: Pick<RequestLogEntry, 'method' | 'path' | 'query'>): Access {
-  const segments = entry.path.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  const segments = entry.path
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeURIComponent);
   let rest: string[];
   let apiGroup: string;
   if (segments[0] === 'api' && segments.length >= 3) [apiGroup, rest] = ['', segments.slice(2)];
@@ -147,7 +150,15 @@ export function teardown(data) {}
     const { view, used } = await logged(() => h.run(k6Spec({ name: 'rbac-k6', parallelism: 2, script: { inline: WITH_SETUP } })));
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(used).toEqual(
-      expect.arrayContaining(['batch jobs create', 'batch jobs list', 'batch jobs delete', 'core pods list', 'core pods/log get', 'core pods/proxy get', 'core pods/proxy patch']),
+      expect.arrayContaining([
+        'batch jobs create',
+        'batch jobs list',
+        'batch jobs delete',
+        'core pods list',
+        'core pods/log get',
+        'core pods/proxy get',
+        'core pods/proxy patch',
+      ]),
     );
     // POST /v1/setup and /v1/teardown on the coordinator, PUT /v1/setup on the runners.
     expect(used).toEqual(expect.arrayContaining(['core pods/proxy create', 'core pods/proxy update']));
@@ -163,7 +174,12 @@ export function teardown(data) {}
 
   it('abort mid-run: the runners are stopped through pods/proxy', async () => {
     const runId = newRunId();
-    const spec = k6Spec({ name: 'rbac-abort', parallelism: 2, script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
+    const spec = k6Spec({
+      name: 'rbac-abort',
+      parallelism: 2,
+      script: { inline: TEN_MINUTES },
+      timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' },
+    });
     const { view, used } = await logged(() =>
       h.run(spec, {
         name: runId,
@@ -176,7 +192,7 @@ export function teardown(data) {}
     expect(used).toContain('core pods/proxy patch');
   });
 
-  it("a pod stuck in ContainerCreating: its FailedMount events are read (events list); a Secret reference is never read by the control plane", async () => {
+  it('a pod stuck in ContainerCreating: its FailedMount events are read (events list); a Secret reference is never read by the control plane', async () => {
     const spec = k6Spec({
       name: 'rbac-no-configmap',
       parallelism: 1,
@@ -280,7 +296,10 @@ describe('rbacManifests', () => {
     const rules = controlPlaneRules();
     expect(rules.flatMap((r) => r.apiGroups).every((g) => g === '' || g === 'batch')).toBe(true);
     for (const verb of ['watch', 'deletecollection', 'escalate', 'bind', 'impersonate', '*']) {
-      expect(rules.some((r) => r.verbs.includes(verb)), verb).toBe(false);
+      expect(
+        rules.some((r) => r.verbs.includes(verb)),
+        verb,
+      ).toBe(false);
     }
     // `update` only as the HTTP PUT to a pod's own API through the proxy (k6's PUT /v1/setup), never on an object.
     expect(rules.filter((r) => r.verbs.includes('update')).flatMap((r) => r.resources)).toEqual(['pods/proxy']);

@@ -68,7 +68,10 @@ describe('aggregateResults', () => {
   it('never averages percentiles: each bracket holds the run’s exact percentile, tighter than the worst runner’s; per-runner values are kept', () => {
     // Runner 0: 1,000 samples over 1..1,000 ms; runner 1: 1,000 over 1,001..2,000 ms. Pooled: 1..2,000.
     const samples = [spread(1000, 1, 1000), spread(1000, 1001, 2000)];
-    const result = aggregateResults(2, samples.map((s, i) => runner(i, { latency: k6Latency(s) })));
+    const result = aggregateResults(
+      2,
+      samples.map((s, i) => runner(i, { latency: k6Latency(s) })),
+    );
     const pooled = samples.flat().sort((a, b) => a - b);
     for (const [key, q] of Object.entries(LEVELS)) {
       const exact = k6Percentile(pooled, q);
@@ -121,7 +124,10 @@ describe('aggregateResults', () => {
     // With samples of every runner on both sides of the level, count, min and max say no more than [min, max].
     expect(aggregateResults(2, [runner(0), runner(1)]).latency.p95).toEqual({ lo: 10, hi: 400 });
     // A grid makes it tight.
-    const gridded = aggregateResults(2, samples.map((s, i) => runner(i, { latency: k6Latency(s) })));
+    const gridded = aggregateResults(
+      2,
+      samples.map((s, i) => runner(i, { latency: k6Latency(s) })),
+    );
     expect(gridded.latency.p95.hi - gridded.latency.p95.lo).toBeLessThan(1);
   });
 

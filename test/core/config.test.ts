@@ -36,7 +36,9 @@ describe('deployment config', () => {
     expect(without.ok && without.spec.notify.policy).toBe(NotifyPolicy.atLeastOnce);
     expect(own.ok && own.spec.notify.policy).toBe(NotifyPolicy.atMostOnce);
     // A LOADPLANE_CONFIG written before the field existed keeps at-most-once.
-    expect(loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ notify: { defaultChannels: [], secretPrefix: 'p/' } }) }).notify.defaultPolicy).toBe(NotifyPolicy.atMostOnce);
+    expect(loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ notify: { defaultChannels: [], secretPrefix: 'p/' } }) }).notify.defaultPolicy).toBe(
+      NotifyPolicy.atMostOnce,
+    );
   });
 
   it.each([
@@ -51,8 +53,10 @@ describe('deployment config', () => {
 
   it('reads ledger settings, with an endpoint only when one is set', () => {
     expect(loadLedgerSettings({})).toEqual({ tableName: 'loadplane', endpoint: undefined, region: 'us-east-1' });
-    expect(
-      loadLedgerSettings({ LOADPLANE_TABLE: 't', LOADPLANE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', AWS_REGION: 'eu-west-1' }),
-    ).toEqual({ tableName: 't', endpoint: 'http://127.0.0.1:1', region: 'eu-west-1' });
+    expect(loadLedgerSettings({ LOADPLANE_TABLE: 't', LOADPLANE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', AWS_REGION: 'eu-west-1' })).toEqual({
+      tableName: 't',
+      endpoint: 'http://127.0.0.1:1',
+      region: 'eu-west-1',
+    });
   });
 });

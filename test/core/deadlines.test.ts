@@ -91,7 +91,11 @@ describe('admitDeadlines', () => {
     ['defaults: total is prepare + ready + the longest test', { prepare: 600, ready: 600 }, { prepareBy: NOW + 600 * S, totalBy: NOW + (1200 + DAY) * S }],
     ['a 24 h test fits: the phases come on top of it', { prepare: 600, ready: 600, run: DAY }, { prepareBy: NOW + 600 * S, totalBy: NOW + (1200 + DAY) * S }],
     ['an explicit total', { prepare: 600, ready: 600, total: 3600 }, { prepareBy: NOW + 600 * S, totalBy: NOW + 3600 * S }],
-    ['a total above the longest admissible is capped by it', { prepare: 60, ready: 60, total: 2 * DAY }, { prepareBy: NOW + 60 * S, totalBy: NOW + 26 * HOUR * S }],
+    [
+      'a total above the longest admissible is capped by it',
+      { prepare: 60, ready: 60, total: 2 * DAY },
+      { prepareBy: NOW + 60 * S, totalBy: NOW + 26 * HOUR * S },
+    ],
     ['prepare never outlives the total', { prepare: 900, ready: 60, total: 300 }, { prepareBy: NOW + 300 * S, totalBy: NOW + 300 * S }],
   ])('%s', (_label, timeouts, expected) => {
     expect(admitDeadlines(NOW, timeouts, LIMITS)).toEqual(expected);
@@ -144,7 +148,7 @@ describe('jobDeadlineSeconds', () => {
   });
 });
 
-describe('runnerJobDeadlineSeconds (the runner Jobs\' backstop, architecture §7)', () => {
+describe("runnerJobDeadlineSeconds (the runner Jobs' backstop, architecture §7)", () => {
   const launchedAt = NOW + 45 * S;
   const readyBy = launchedAt + 600 * S;
   const totalBy = NOW + (1200 + DAY) * S;
@@ -152,10 +156,14 @@ describe('runnerJobDeadlineSeconds (the runner Jobs\' backstop, architecture §7
   it.each<[string, Partial<Parameters<typeof runnerJobDeadlineSeconds>[0]>, number]>([
     ['k6, a 30 s test: ready deadline + expected + 60 s grace — minutes, not a day', { expectedSeconds: 30 }, 600 + 30 + 60],
     ['k6, a 2 h test: grace is 10 % of it', { expectedSeconds: 7200 }, 600 + 7200 + 720],
-    ['the spec\'s run timeout wins over the expectation', { runSeconds: 1800, expectedSeconds: 30 }, 600 + 1800],
+    ["the spec's run timeout wins over the expectation", { runSeconds: 1800, expectedSeconds: 30 }, 600 + 1800],
     ['Gatling (no expectation) with a run timeout', { runSeconds: 900 }, 600 + 900],
     ['nothing known about the test: the rest of the total', {}, 1200 + DAY - 45],
-    ['restart: one replacement, as late as the run phase\'s end, gets the ready timeout and re-runs its whole share', { expectedSeconds: 30, restart: true }, 2 * (600 + 30 + 60)],
+    [
+      "restart: one replacement, as late as the run phase's end, gets the ready timeout and re-runs its whole share",
+      { expectedSeconds: 30, restart: true },
+      2 * (600 + 30 + 60),
+    ],
     ['restart with a run timeout: the same, with the run timeout as the share', { runSeconds: 1800, restart: true }, 2 * (600 + 1800)],
     ['restart with nothing known: still the rest of the total', { restart: true }, 1200 + DAY - 45],
     ['bounded by the total', { expectedSeconds: 30, totalBy: launchedAt + 300 * S }, 300],
@@ -207,11 +215,20 @@ describe('expectedDurationFromInspect', () => {
 
 describe('minimumDurationFromInspect (the shortest a k6 test can run, from k6 inspect scenarios)', () => {
   it('a time-bound scenario runs its startTime + duration, a staged one the sum of its stages', () => {
-    expect(minimumDurationFromInspect({ totalDuration: '5m30s', scenarios: { default: { executor: 'constant-vus', startTime: null, duration: '5m' } } })).toBe(300);
+    expect(minimumDurationFromInspect({ totalDuration: '5m30s', scenarios: { default: { executor: 'constant-vus', startTime: null, duration: '5m' } } })).toBe(
+      300,
+    );
     expect(
       minimumDurationFromInspect({
         scenarios: {
-          ramp: { executor: 'ramping-vus', startTime: '30s', stages: [{ duration: '1m', target: 10 }, { duration: '2m', target: 0 }] },
+          ramp: {
+            executor: 'ramping-vus',
+            startTime: '30s',
+            stages: [
+              { duration: '1m', target: 10 },
+              { duration: '2m', target: 0 },
+            ],
+          },
           rate: { executor: 'constant-arrival-rate', duration: '1000h' },
         },
       }),
@@ -219,14 +236,20 @@ describe('minimumDurationFromInspect (the shortest a k6 test can run, from k6 in
   });
 
   it('ramping-vus ends once its VUs stay at 0 (trailing zero stages do not count); k6’s own upper bound caps the result', () => {
-    const stages = [{ duration: '1m', target: 10 }, { duration: '1m', target: 0 }, { duration: '10m', target: 0 }];
+    const stages = [
+      { duration: '1m', target: 10 },
+      { duration: '1m', target: 0 },
+      { duration: '10m', target: 0 },
+    ];
     expect(minimumDurationFromInspect({ scenarios: { ramp: { executor: 'ramping-vus', startVUs: 0, stages } } })).toBe(120);
     expect(minimumDurationFromInspect({ scenarios: { idle: { executor: 'ramping-vus', startVUs: 0, stages: [{ duration: '5m', target: 0 }] } } })).toBe(0);
     expect(minimumDurationFromInspect({ totalDuration: '1m30s', scenarios: { d: { executor: 'constant-vus', duration: '5m' } } })).toBe(90);
   });
 
   it('an iteration-based scenario may end at once: k6’s totalDuration (its 10m maxDuration + gracefulStop) is no lower bound', () => {
-    expect(minimumDurationFromInspect({ totalDuration: '10m30s', scenarios: { default: { executor: 'shared-iterations', iterations: 100, maxDuration: '10m' } } })).toBe(0);
+    expect(
+      minimumDurationFromInspect({ totalDuration: '10m30s', scenarios: { default: { executor: 'shared-iterations', iterations: 100, maxDuration: '10m' } } }),
+    ).toBe(0);
     expect(minimumDurationFromInspect({ scenarios: { later: { executor: 'per-vu-iterations', startTime: '2m' } } })).toBe(120);
   });
 

@@ -66,13 +66,7 @@ describe('outcomeFromRunners', () => {
       Outcome.THRESHOLDS_FAILED,
       [/http_req_duration p\(95\)<300 failed on runners 0-1, 3/, /http_req_failed rate<0.01 failed on runner 0/],
     ],
-    [
-      'exit 99 without a threshold in the summary',
-      2,
-      [runner(0), runner(1, 99, [])],
-      Outcome.THRESHOLDS_FAILED,
-      [/runner 1 exited 99 \(thresholds failed\)/],
-    ],
+    ['exit 99 without a threshold in the summary', 2, [runner(0), runner(1, 99, [])], Outcome.THRESHOLDS_FAILED, [/runner 1 exited 99 \(thresholds failed\)/]],
     [
       'a failed threshold with exit code 0 (k6-operator #577 must not look like success)',
       2,
@@ -102,7 +96,13 @@ describe('outcomeFromRunners', () => {
       [/runner 1 produced no result/, /also threshold .* failed on runner 0/],
     ],
     ['a result from a runner never launched', 1, [runner(0), runner(1)], Outcome.FAILED, [/runner 1 reported but only runner 0 was launched/]],
-    ['results from runners never launched', 2, [runner(0), runner(1), runner(2), runner(5)], Outcome.FAILED, [/runners 2, 5 reported but only runners 0-1 were launched/]],
+    [
+      'results from runners never launched',
+      2,
+      [runner(0), runner(1), runner(2), runner(5)],
+      Outcome.FAILED,
+      [/runners 2, 5 reported but only runners 0-1 were launched/],
+    ],
     ['no runner at all', 0, [], Outcome.FAILED, [/no runner produced a result/]],
   ])('%s', (_label, expected, runners, outcome, reasons) => {
     const decision = decide(expected, runners);
@@ -146,7 +146,9 @@ describe('describeExitCode', () => {
     const table = engineAdapter(engine).exitCodes;
     for (const [code, meaning] of Object.entries(table)) expect(describeExitCode(Number(code), engine)).toBe(meaning);
     const other = engine === Engine.k6 ? GATLING_EXIT_CODES : K6_EXIT_CODES;
-    for (const code of Object.keys(other).map(Number).filter((c) => table[c] === undefined)) {
+    for (const code of Object.keys(other)
+      .map(Number)
+      .filter((c) => table[c] === undefined)) {
       expect(describeExitCode(code, engine)).not.toBe(other[code]);
     }
   });

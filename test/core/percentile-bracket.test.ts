@@ -225,7 +225,11 @@ describe('the classic bracket [min_i Q_i, max_i Q_i]', () => {
 
   it('is false under interpolation: fast-check finds a counterexample', () => {
     const result = fc.check(
-      fc.property(fc.array(fc.array(fc.integer({ min: 0, max: 10 }), { maxLength: 6 }), { minLength: 1, maxLength: 3 }), fc.constantFrom(0.1, 0.5, 0.9, 0.95), classicHolds),
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: 0, max: 10 }), { maxLength: 6 }), { minLength: 1, maxLength: 3 }),
+        fc.constantFrom(0.1, 0.5, 0.9, 0.95),
+        classicHolds,
+      ),
       { numRuns: 2000, seed: 42 },
     );
     expect(result.failed).toBe(true);
@@ -247,14 +251,18 @@ describe('the classic bracket [min_i Q_i, max_i Q_i]', () => {
 
   it('holds for order statistics: min_i v_i[⌊q(n_i−1)⌋] ≤ w[⌊q(N−1)⌋] and w[⌈q(N−1)⌉] ≤ max_i v_i[⌈q(n_i−1)⌉]', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 6 }), fc.double({ min: 0, max: 1, noNaN: true }), (runs, q) => {
-        const sortedRuns = runs.map((r) => [...r].sort(byValue));
-        const all = sortedRuns.flat().sort(byValue);
-        const rank = q * (all.length - 1);
-        const low = Math.min(...sortedRuns.map((v) => v[Math.floor(q * (v.length - 1))]!));
-        const high = Math.max(...sortedRuns.map((v) => v[Math.ceil(q * (v.length - 1))]!));
-        return low <= all[Math.floor(rank)]! && all[Math.ceil(rank)]! <= high;
-      }),
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (runs, q) => {
+          const sortedRuns = runs.map((r) => [...r].sort(byValue));
+          const all = sortedRuns.flat().sort(byValue);
+          const rank = q * (all.length - 1);
+          const low = Math.min(...sortedRuns.map((v) => v[Math.floor(q * (v.length - 1))]!));
+          const high = Math.max(...sortedRuns.map((v) => v[Math.ceil(q * (v.length - 1))]!));
+          return low <= all[Math.floor(rank)]! && all[Math.ceil(rank)]! <= high;
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -262,12 +270,30 @@ describe('the classic bracket [min_i Q_i, max_i Q_i]', () => {
 
 describe('facts no samples can produce', () => {
   it('a grid that is not k6’s interpolation of its count (hand-made, tampered) never gives a crossed bracket: the pooled min and max', () => {
-    const runner = (count: number, grid: [number, number][], min: number, max: number): RunnerQuantiles => ({ count, min, max, quantiles: grid.map(([q, value]) => ({ q, value })) });
+    const runner = (count: number, grid: [number, number][], min: number, max: number): RunnerQuantiles => ({
+      count,
+      min,
+      max,
+      quantiles: grid.map(([q, value]) => ({ q, value })),
+    });
     // Smooth grids in 1-point steps over 30 and 31 samples: no 30 samples interpolate to a parabola
     // at every level (a kube-sim before its samples were made realizable printed such grids), and the
     // counting bounds cross at p95 and p99.
     const grid = (f: (i: number) => number) => Array.from({ length: 50 }, (_, i) => [(50 + i) / 100, f(i)] as [number, number]);
-    const runners = [runner(30, grid((i) => 50 + (i * i) / 10), 10, 700), runner(31, grid((i) => 40 + i * 3), 5, 400)];
+    const runners = [
+      runner(
+        30,
+        grid((i) => 50 + (i * i) / 10),
+        10,
+        700,
+      ),
+      runner(
+        31,
+        grid((i) => 40 + i * 3),
+        5,
+        400,
+      ),
+    ];
     for (const q of [0.95, 0.99]) expect(percentileBracket(runners, q)).toEqual({ lo: 5, hi: 700 });
     const p90 = percentileBracket(runners, 0.9)!;
     expect(p90.lo).toBeLessThanOrEqual(p90.hi);

@@ -27,7 +27,7 @@ const HOUR = 3600;
 /** The waits a phase makes from its start until a poll reaches the deadline, as the state machine would. */
 function schedule(input: Omit<PollInput, 'now'>): { at: number; wait: number }[] {
   const polls: { at: number; wait: number }[] = [];
-  for (let now = input.phaseStartedAt; now < input.deadline; ) {
+  for (let now = input.phaseStartedAt; now < input.deadline;) {
     const wait = nextPollSeconds({ ...input, now });
     polls.push({ at: now, wait });
     now += wait * S;
@@ -174,9 +174,7 @@ describe('execution history budget', () => {
     // The worst imaginable: every phase lasts 72 h and never finishes early.
     const long = 72 * HOUR;
     const cycles =
-      pollCyclesUntilDeadline(Phase.prepare, long) +
-      pollCyclesUntilDeadline(Phase.ready, long) +
-      pollCyclesUntilDeadline(Phase.run, long + long / 10, long);
+      pollCyclesUntilDeadline(Phase.prepare, long) + pollCyclesUntilDeadline(Phase.ready, long) + pollCyclesUntilDeadline(Phase.run, long + long / 10, long);
     expect(cycles * EVENTS_PER_POLL_CYCLE).toBeLessThan(HISTORY_EVENT_LIMIT * 0.8);
     // Short phases keep their fine intervals: a 10-minute prepare still polls every 10 s at most.
     expect(pollCyclesUntilDeadline(Phase.prepare, 600)).toBeGreaterThan(600 / 10);

@@ -28,7 +28,13 @@ describe('runWindow: the run phase under onRunnerRestart: restart', () => {
     });
   });
 
-  it.each<[string, Partial<RunWindowInput> & { now: number; replacements: Replacement[] }, { runBy: number; expectedEndAt?: number; extendedFor: number[]; cappedByTotal: boolean }]>([
+  it.each<
+    [
+      string,
+      Partial<RunWindowInput> & { now: number; replacements: Replacement[] },
+      { runBy: number; expectedEndAt?: number; extendedFor: number[]; cappedByTotal: boolean },
+    ]
+  >([
     [
       'a replacement started 5 min in needs its whole share: 5 min + 11 min',
       { now: 400 * S, replacements: [{ index: 1, createdAt: 297 * S, startedAt: 300 * S }] },

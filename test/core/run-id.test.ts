@@ -54,10 +54,22 @@ describe('runIdForIdempotencyKey', () => {
   });
 
   it.each([
-    [['a:b', 'c'], ['a', 'b:c']],
-    [['a', 'bc'], ['ab', 'c']],
-    [['', 'x'], ['x', '']],
-    [['alice', 'k1'], ['bob', 'k1']],
+    [
+      ['a:b', 'c'],
+      ['a', 'b:c'],
+    ],
+    [
+      ['a', 'bc'],
+      ['ab', 'c'],
+    ],
+    [
+      ['', 'x'],
+      ['x', ''],
+    ],
+    [
+      ['alice', 'k1'],
+      ['bob', 'k1'],
+    ],
   ])('separates %j from %j', (a, b) => {
     expect(runIdForIdempotencyKey(a[0]!, a[1]!)).not.toBe(runIdForIdempotencyKey(b[0]!, b[1]!));
   });
@@ -100,9 +112,7 @@ describe('runIdForSchedule', () => {
         thrown = err;
       }
       expect(thrown).toBeInstanceOf(SpecInvalid);
-      expect((thrown as SpecInvalid).problems).toEqual([
-        { path: 'scheduledTime', message: expect.stringContaining('must be an ISO 8601 time with a zone') },
-      ]);
+      expect((thrown as SpecInvalid).problems).toEqual([{ path: 'scheduledTime', message: expect.stringContaining('must be an ISO 8601 time with a zone') }]);
     },
   );
 });

@@ -29,7 +29,10 @@ describe('runner pod fields: accepted as written', () => {
   it('a spec without them has none of them, and empty ones keep its hash', () => {
     const bare = validateSpec(base, DEFAULT_CONFIG);
     expect(bare.ok && Object.keys(bare.spec.runner).sort()).toEqual(['image', 'metadata', 'nodeSelector', 'resources', 'tolerations']);
-    const empty = validateSpec({ ...base, runner: { volumes: [], volumeMounts: [], affinity: {}, topologySpreadConstraints: [], imagePullSecrets: [] } }, DEFAULT_CONFIG);
+    const empty = validateSpec(
+      { ...base, runner: { volumes: [], volumeMounts: [], affinity: {}, topologySpreadConstraints: [], imagePullSecrets: [] } },
+      DEFAULT_CONFIG,
+    );
     expect(bare.ok && empty.ok && specHash(empty.spec)).toBe(bare.ok && specHash(bare.spec));
   });
 });
@@ -45,7 +48,14 @@ describe('runner pod fields: the restricted profile', () => {
 
 describe('runner pod fields: no service account token', () => {
   it("a projected volume's serviceAccountToken source is refused; its configMap, secret and downwardAPI sources are not", () => {
-    const projected = { sources: [{ configMap: { name: 'c' } }, { serviceAccountToken: { path: 'token', audience: 'sts.amazonaws.com' } }, { secret: { name: 's' } }, { downwardAPI: { items: [] } }] };
+    const projected = {
+      sources: [
+        { configMap: { name: 'c' } },
+        { serviceAccountToken: { path: 'token', audience: 'sts.amazonaws.com' } },
+        { secret: { name: 's' } },
+        { downwardAPI: { items: [] } },
+      ],
+    };
     expect(problemsOf({ volumes: [{ name: 'v', projected }] })).toEqual([
       "runner.volumes.0.projected.sources.1.serviceAccountToken: is not allowed: loadplane's pods carry no service account token (automountServiceAccountToken: false), and a projected one would hand the pod's to the script",
     ]);
@@ -121,17 +131,26 @@ describe("runner pod fields: loadplane's volumes and mount paths stay loadplane'
 
   it("Gatling: its simulation mount and compiler cache are loadplane's too", () => {
     const gatling = { engine: 'gatling', script: { inline: 'class A {}', filename: 'A.java' }, runner: undefined };
-    const mounts = (mountPath: string) => problemsOf({ image: 'ghcr.io/st-tech/gatling:latest', volumes: [{ name: 'v', emptyDir: {} }], volumeMounts: [{ name: 'v', mountPath }] }, gatling);
+    const mounts = (mountPath: string) =>
+      problemsOf({ image: 'ghcr.io/st-tech/gatling:latest', volumes: [{ name: 'v', emptyDir: {} }], volumeMounts: [{ name: 'v', mountPath }] }, gatling);
     const paths = '/loadplane/scripts, /tmp, /loadplane/simulation, /opt/gatling/target';
-    expect(mounts('/opt/gatling')).toEqual([`runner.volumeMounts.0.mountPath: "/opt/gatling" is at, under or over loadplane's mount /opt/gatling/target (loadplane mounts at ${paths})`]);
-    expect(mounts('/loadplane/simulation/x')).toEqual([`runner.volumeMounts.0.mountPath: "/loadplane/simulation/x" is at, under or over loadplane's mount /loadplane/simulation (loadplane mounts at ${paths})`]);
+    expect(mounts('/opt/gatling')).toEqual([
+      `runner.volumeMounts.0.mountPath: "/opt/gatling" is at, under or over loadplane's mount /opt/gatling/target (loadplane mounts at ${paths})`,
+    ]);
+    expect(mounts('/loadplane/simulation/x')).toEqual([
+      `runner.volumeMounts.0.mountPath: "/loadplane/simulation/x" is at, under or over loadplane's mount /loadplane/simulation (loadplane mounts at ${paths})`,
+    ]);
     expect(mounts('/opt/gatling/user-files')).toEqual([]);
   });
 
   it('mounts name declared volumes, at absolute unique paths; volume names are unique DNS labels', () => {
     expect(
       problemsOf({
-        volumes: [{ name: 'data', emptyDir: {} }, { name: 'data', emptyDir: {} }, { name: 'Bad_Name', emptyDir: {} }],
+        volumes: [
+          { name: 'data', emptyDir: {} },
+          { name: 'data', emptyDir: {} },
+          { name: 'Bad_Name', emptyDir: {} },
+        ],
         volumeMounts: [
           { name: 'script', mountPath: '/s' },
           { name: 'nope', mountPath: '/n' },
@@ -158,4 +177,3 @@ describe("runner pod fields: loadplane's volumes and mount paths stay loadplane'
     ]);
   });
 });
-

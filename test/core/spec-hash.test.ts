@@ -38,9 +38,7 @@ describe('specHash', () => {
 
   it('does not change with the spelling of a duration or a quantity', () => {
     expect(hashOf({ ...base, timeouts: { run: '1h30m' } })).toBe(hashOf({ ...base, timeouts: { run: 5400 } }));
-    expect(hashOf({ ...base, runner: { resources: { limits: { cpu: 2 } } } })).toBe(
-      hashOf({ ...base, runner: { resources: { limits: { cpu: '2' } } } }),
-    );
+    expect(hashOf({ ...base, runner: { resources: { limits: { cpu: 2 } } } })).toBe(hashOf({ ...base, runner: { resources: { limits: { cpu: '2' } } } }));
   });
 
   it.each([

@@ -83,9 +83,12 @@ describe('parseSpecText: bounds', () => {
     expect(problem!.message).toMatch(/^s\.yaml: nested too deeply: more than 128 levels of brackets and indentation by line \d+/);
   });
 
-  it('does not count a normal script\'s brackets and indentation as too deep', () => {
+  it("does not count a normal script's brackets and indentation as too deep", () => {
     const script = Array.from({ length: 20 }, (_, i) => `${'  '.repeat(i)}if (x) {`).join('\n') + '\n' + Array.from({ length: 20 }, () => '}').join('\n');
-    const text = `name: a\nscript:\n  inline: |\n${script.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+    const text = `name: a\nscript:\n  inline: |\n${script
+      .split('\n')
+      .map((l) => `    ${l}`)
+      .join('\n')}\n`;
     expect(excessiveNestingLine(text)).toBeUndefined();
     expect(parseSpecText(text, 's.yaml')).toMatchObject({ name: 'a' });
   });

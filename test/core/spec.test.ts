@@ -7,7 +7,10 @@ const SCRIPT = "import http from 'k6/http';\nexport default function () { http.g
 const KIB = 1024;
 
 /** The default deployment, with the runner service account `k6-runner` allowed in kube-sim's `loadplane`. */
-const K6_RUNNER_ALLOWED: DeploymentConfig = { ...DEFAULT_CONFIG, allowedClusters: [{ name: 'kube-sim', namespaces: [{ name: 'loadplane', serviceAccounts: ['k6-runner'] }] }] };
+const K6_RUNNER_ALLOWED: DeploymentConfig = {
+  ...DEFAULT_CONFIG,
+  allowedClusters: [{ name: 'kube-sim', namespaces: [{ name: 'loadplane', serviceAccounts: ['k6-runner'] }] }],
+};
 
 /** The smallest valid spec; each invalid case changes one thing. */
 function minimal(): Record<string, unknown> {
@@ -113,12 +116,16 @@ describe('validateSpec: valid specs', () => {
     ['the longest of every phase', { prepare: '1h', ready: '1h', run: '24h' }, { prepare: 3600, ready: 3600, run: 86_400, total: 93_600 }],
     ['the longest admissible total', { total: '26h' }, { prepare: 600, ready: 600, total: 93_600 }],
     ['a short test: the default total is its phases together', { prepare: '2m', ready: '3m', run: '5m' }, { prepare: 120, ready: 180, run: 300, total: 600 }],
-    ['phases that exactly fill the given total', { prepare: '10m', ready: '10m', run: '40m', total: '1h' }, { prepare: 600, ready: 600, run: 2400, total: 3600 }],
+    [
+      'phases that exactly fill the given total',
+      { prepare: '10m', ready: '10m', run: '40m', total: '1h' },
+      { prepare: 600, ready: 600, run: 2400, total: 3600 },
+    ],
   ])('timeouts: %s', (_label, timeouts, expected) => {
     expect(specOf({ ...minimal(), timeouts }).timeouts).toEqual(expected);
   });
 
-  it('timeouts: the default prepare and ready never exceed a deployment\'s lower phase limits', () => {
+  it("timeouts: the default prepare and ready never exceed a deployment's lower phase limits", () => {
     const config: DeploymentConfig = { ...DEFAULT_CONFIG, maxPrepareSeconds: 300, maxReadySeconds: 120, maxRunDurationSeconds: 3600 };
     expect(specOf(minimal(), config).timeouts).toEqual({ prepare: 300, ready: 120, total: 300 + 120 + 3600 });
   });
@@ -139,7 +146,13 @@ describe('validateSpec: valid specs', () => {
     expect(setupTeardownOf(specOf(minimal()))).toBe('perRun');
     expect(setupTeardownOf(specOf({ ...minimal(), setupTeardown: 'perRunner' }))).toBe('perRunner');
     expect(problemsOf({ ...minimal(), setupTeardown: 'once' })).toEqual([{ path: 'setupTeardown', message: expect.stringMatching(/perRun.*perRunner/) }]);
-    const gatling = { name: 'ok', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1, runner: { image: 'ghcr.io/st-tech/gatling:latest' } };
+    const gatling = {
+      name: 'ok',
+      engine: 'gatling',
+      script: { configMap: { name: 'sims', file: 'A.java' } },
+      parallelism: 1,
+      runner: { image: 'ghcr.io/st-tech/gatling:latest' },
+    };
     expect(setupTeardownOf(specOf(gatling))).toBe('perRunner');
     expect(problemsOf({ ...gatling, setupTeardown: 'perRun' })).toEqual([
       { path: 'setupTeardown', message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field" },
@@ -147,13 +160,27 @@ describe('validateSpec: valid specs', () => {
   });
 
   it('a gatling spec may not move loadplane’s folders or turn the report (its result) off, and hears it with every other problem', () => {
-    const gatling = { name: 'BAD', engine: 'gatling', script: { configMap: { name: 'sims', file: 'A.java' } }, parallelism: 1, runner: { image: 'ghcr.io/st-tech/gatling:latest' } };
-    expect(problemsOf({ ...gatling, arguments: ['-s', 'A', '-nr', '--results-folder=/data'] }).map((p) => p.path)).toEqual(['name', 'arguments.2', 'arguments.3']);
+    const gatling = {
+      name: 'BAD',
+      engine: 'gatling',
+      script: { configMap: { name: 'sims', file: 'A.java' } },
+      parallelism: 1,
+      runner: { image: 'ghcr.io/st-tech/gatling:latest' },
+    };
+    expect(problemsOf({ ...gatling, arguments: ['-s', 'A', '-nr', '--results-folder=/data'] }).map((p) => p.path)).toEqual([
+      'name',
+      'arguments.2',
+      'arguments.3',
+    ]);
     // …nor hide the result through its env, nor move the bundle's home; and Kotlin is not compiled by the bundle.
-    expect(problemsOf({ ...gatling, name: 'ok', env: { GATLING_HOME: '/x', JAVA_OPTS: '-Xmx2g -Dgatling.charting.noReports=true' } }).map((p) => p.path)).toEqual(['env.GATLING_HOME', 'env.JAVA_OPTS']);
+    expect(
+      problemsOf({ ...gatling, name: 'ok', env: { GATLING_HOME: '/x', JAVA_OPTS: '-Xmx2g -Dgatling.charting.noReports=true' } }).map((p) => p.path),
+    ).toEqual(['env.GATLING_HOME', 'env.JAVA_OPTS']);
     expect(specOf({ ...gatling, name: 'ok', env: { JAVA_OPTS: '-Xmx2g' } }).env).toEqual({ JAVA_OPTS: '-Xmx2g' });
     expect(problemsOf({ ...gatling, name: 'ok', script: { inline: 'class A', filename: 'A.kt' } }).map((p) => p.path)).toEqual(['script.filename']);
-    expect(problemsOf({ ...gatling, name: 'ok', arguments: ['-nr'] })[0]!.message).toMatch(/^-nr is not allowed: Gatling prints the summary each runner's result is read from only while it generates its report/);
+    expect(problemsOf({ ...gatling, name: 'ok', arguments: ['-nr'] })[0]!.message).toMatch(
+      /^-nr is not allowed: Gatling prints the summary each runner's result is read from only while it generates its report/,
+    );
   });
 
   it('a gatling spec without an image: required (there is no official Gatling image), unless the deployment names a default', () => {
@@ -191,17 +218,18 @@ describe('validateSpec: valid specs', () => {
     };
     expect(specOf(minimal(), config).cluster).toEqual({ name: 'eks-load', namespace: 'load-a' });
     expect(specOf({ ...minimal(), cluster: { name: 'eks-other', namespace: 'x' } }, config).cluster.name).toBe('eks-other');
-    expect(problemsOf({ ...minimal(), parallelism: 11 }, config)).toEqual([
-      { path: 'parallelism', message: 'must be at most 10 (maxParallelism)' },
-    ]);
+    expect(problemsOf({ ...minimal(), parallelism: 11 }, config)).toEqual([{ path: 'parallelism', message: 'must be at most 10 (maxParallelism)' }]);
   });
 });
 
-describe('validateSpec: the runners\' service account (a per-namespace allow-list)', () => {
+describe("validateSpec: the runners' service account (a per-namespace allow-list)", () => {
   const config: DeploymentConfig = {
     ...DEFAULT_CONFIG,
     allowedClusters: [
-      { name: 'eks-load', namespaces: ['plain', { name: 'irsa', serviceAccounts: ['default', 'k6-s3-reader'] }, { name: 'strict', serviceAccounts: ['k6-runner'] }] },
+      {
+        name: 'eks-load',
+        namespaces: ['plain', { name: 'irsa', serviceAccounts: ['default', 'k6-s3-reader'] }, { name: 'strict', serviceAccounts: ['k6-runner'] }],
+      },
     ],
   };
   const at = (namespace: string, runner: Record<string, unknown> = {}) => ({ ...minimal(), cluster: { name: 'eks-load', namespace }, runner });
@@ -219,7 +247,10 @@ describe('validateSpec: the runners\' service account (a per-namespace allow-lis
 
   it('the default deployment allows only the default service account (a role-bearing account is refused)', () => {
     expect(problemsOf({ ...minimal(), runner: { serviceAccountName: 'k6-runner' } })).toEqual([
-      { path: 'runner.serviceAccountName', message: 'service account "k6-runner" is not allowed in cluster "kube-sim", namespace "loadplane" (allowed service accounts: default)' },
+      {
+        path: 'runner.serviceAccountName',
+        message: 'service account "k6-runner" is not allowed in cluster "kube-sim", namespace "loadplane" (allowed service accounts: default)',
+      },
     ]);
   });
 
@@ -235,7 +266,10 @@ describe('validateSpec: the runners\' service account (a per-namespace allow-lis
       },
     ]);
     expect(problemsOf(at('strict', { serviceAccountName: 'k6-s3-reader' }), config)).toEqual([
-      { path: 'runner.serviceAccountName', message: 'service account "k6-s3-reader" is not allowed in cluster "eks-load", namespace "strict" (allowed service accounts: k6-runner)' },
+      {
+        path: 'runner.serviceAccountName',
+        message: 'service account "k6-s3-reader" is not allowed in cluster "eks-load", namespace "strict" (allowed service accounts: k6-runner)',
+      },
     ]);
   });
 
@@ -245,7 +279,7 @@ describe('validateSpec: the runners\' service account (a per-namespace allow-lis
     ]);
   });
 
-  it('comes with the spec\'s other problems', () => {
+  it("comes with the spec's other problems", () => {
     const problems = problemsOf({ ...at('strict', { serviceAccountName: 'other' }), parallelism: 0 }, config);
     expect(problems.map((p) => p.path).sort()).toEqual(['parallelism', 'runner.serviceAccountName']);
   });
@@ -254,10 +288,14 @@ describe('validateSpec: the runners\' service account (a per-namespace allow-lis
 describe('validateSpec: runner images from a private registry (ECR)', () => {
   const ECR = '123456789012.dkr.ecr.eu-west-1.amazonaws.com';
   const DIGEST = `sha256:${'ab12'.repeat(16)}`;
-  const config: DeploymentConfig = { ...DEFAULT_CONFIG, allowedImagePrefixes: [`${ECR}/k6:`, `${ECR}/k6@`, `${ECR}/k6-influxdb:`], defaultImages: { k6: `${ECR}/k6:1.8.1` } };
+  const config: DeploymentConfig = {
+    ...DEFAULT_CONFIG,
+    allowedImagePrefixes: [`${ECR}/k6:`, `${ECR}/k6@`, `${ECR}/k6-influxdb:`],
+    defaultImages: { k6: `${ECR}/k6:1.8.1` },
+  };
   const withImage = (image: string) => ({ ...minimal(), runner: { image } });
 
-  it('an ECR reference by tag or by digest is an image reference on the allow-list; the deployment default is ECR\'s', () => {
+  it("an ECR reference by tag or by digest is an image reference on the allow-list; the deployment default is ECR's", () => {
     expect(specOf(withImage(`${ECR}/k6:1.8.1`), config).runner.image).toBe(`${ECR}/k6:1.8.1`);
     expect(specOf(withImage(`${ECR}/k6@${DIGEST}`), config).runner.image).toBe(`${ECR}/k6@${DIGEST}`);
     expect(specOf(withImage(`${ECR}/k6-influxdb:1.8.1`), config).runner.image).toBe(`${ECR}/k6-influxdb:1.8.1`);
@@ -266,14 +304,21 @@ describe('validateSpec: runner images from a private registry (ECR)', () => {
 
   it('another repository, account or region of ECR, or grafana/k6 itself, is refused with the allowed prefixes', () => {
     const allowed = `(allowed prefixes: ${ECR}/k6:, ${ECR}/k6@, ${ECR}/k6-influxdb:)`;
-    for (const image of [`${ECR}/k6-evil:1.8.1`, `210987654321.dkr.ecr.eu-west-1.amazonaws.com/k6:1.8.1`, '123456789012.dkr.ecr.us-east-1.amazonaws.com/k6:1.8.1', 'grafana/k6:1.8.1']) {
+    for (const image of [
+      `${ECR}/k6-evil:1.8.1`,
+      `210987654321.dkr.ecr.eu-west-1.amazonaws.com/k6:1.8.1`,
+      '123456789012.dkr.ecr.us-east-1.amazonaws.com/k6:1.8.1',
+      'grafana/k6:1.8.1',
+    ]) {
       expect(problemsOf(withImage(image), config)).toEqual([{ path: 'runner.image', message: expect.stringMatching(/ is not on the allow-list /) }]);
       expect(problemsOf(withImage(image), config)[0]!.message.endsWith(allowed)).toBe(true);
     }
   });
 
   it('a digest that is not sha256 and 64 hex digits is not an image reference', () => {
-    expect(problemsOf(withImage(`${ECR}/k6@sha256:abc`), config)).toEqual([{ path: 'runner.image', message: expect.stringMatching(/^must be an image reference like /) }]);
+    expect(problemsOf(withImage(`${ECR}/k6@sha256:abc`), config)).toEqual([
+      { path: 'runner.image', message: expect.stringMatching(/^must be an image reference like /) },
+    ]);
   });
 });
 
@@ -364,22 +409,18 @@ const invalid: InvalidCase[] = [
     message: 'namespace "kube-system" is not allowed in cluster "kube-sim" (allowed namespaces: loadplane)',
   },
   { title: 'cluster without namespace', change: (s) => (s.cluster = { name: 'kube-sim' }), path: 'cluster.namespace', message: 'required' },
-  ...(['-5m', '10x', '1.5h', 'm', '', '90', 1.5, true] as const).map(
-    (written): InvalidCase => ({
-      title: `malformed duration ${JSON.stringify(written)}`,
-      change: (s) => (s.timeouts = { prepare: written }),
-      path: 'timeouts.prepare',
-      message: 'must be a duration like 90s, 10m, 1h30m or a whole number of seconds',
-    }),
-  ),
-  ...(['0s', '0m', 0, -5] as const).map(
-    (written): InvalidCase => ({
-      title: `zero or negative duration ${JSON.stringify(written)}`,
-      change: (s) => (s.timeouts = { ready: written }),
-      path: 'timeouts.ready',
-      message: 'must be greater than zero (a duration like 90s',
-    }),
-  ),
+  ...(['-5m', '10x', '1.5h', 'm', '', '90', 1.5, true] as const).map((written): InvalidCase => ({
+    title: `malformed duration ${JSON.stringify(written)}`,
+    change: (s) => (s.timeouts = { prepare: written }),
+    path: 'timeouts.prepare',
+    message: 'must be a duration like 90s, 10m, 1h30m or a whole number of seconds',
+  })),
+  ...(['0s', '0m', 0, -5] as const).map((written): InvalidCase => ({
+    title: `zero or negative duration ${JSON.stringify(written)}`,
+    change: (s) => (s.timeouts = { ready: written }),
+    path: 'timeouts.ready',
+    message: 'must be greater than zero (a duration like 90s',
+  })),
   {
     title: 'prepare above maxPrepareSeconds',
     change: (s) => (s.timeouts = { prepare: '1h1m' }),
@@ -503,7 +544,12 @@ const invalid: InvalidCase[] = [
     path: 'arguments.2',
     message: '--execution-segment is set by loadplane for each runner',
   },
-  { title: 'an argument loadplane sets itself (paused)', change: (s) => (s.arguments = ['--paused']), path: 'arguments.0', message: '--paused is set by loadplane' },
+  {
+    title: 'an argument loadplane sets itself (paused)',
+    change: (s) => (s.arguments = ['--paused']),
+    path: 'arguments.0',
+    message: '--paused is set by loadplane',
+  },
   {
     title: 'a k6 argument that suppresses the summary export (no summary)',
     change: (s) => (s.arguments = ['--vus', '2', '--no-summary']),
@@ -659,15 +705,26 @@ describe('validateSpec: a missing required field says "required", never "got und
 });
 
 describe('validateSpec: input is quoted short and escaped', () => {
-  it('a malformed image reference is answered with the deployment\'s own default image as the example', () => {
+  it("a malformed image reference is answered with the deployment's own default image as the example", () => {
     const [problem] = problemsOf({ ...minimal(), runner: { image: 'not an image' } });
     expect(problem!.message).toBe('must be an image reference like grafana/k6:1.8.1, got "not an image"');
-    const [gatling] = problemsOf({ name: 'g', engine: 'gatling', parallelism: 1, script: { configMap: { name: 'sims', file: 'A.java' } }, runner: { image: 'bad image' } });
+    const [gatling] = problemsOf({
+      name: 'g',
+      engine: 'gatling',
+      parallelism: 1,
+      script: { configMap: { name: 'sims', file: 'A.java' } },
+      runner: { image: 'bad image' },
+    });
     expect(gatling!.message).toContain('like ghcr.io/st-tech/gatling:latest,');
   });
 
   it('escapes control characters and cuts long values in messages and paths', () => {
-    const problems = problemsOf({ ...minimal(), engine: `k6\u001b[31m${'x'.repeat(100)}`, env: { 'A\u0000\nB': 'x' }, ['\u001b]0;pwned\u0007' + 'k'.repeat(80)]: 1 });
+    const problems = problemsOf({
+      ...minimal(),
+      engine: `k6\u001b[31m${'x'.repeat(100)}`,
+      env: { 'A\u0000\nB': 'x' },
+      ['\u001b]0;pwned\u0007' + 'k'.repeat(80)]: 1,
+    });
     const text = problems.map((p) => `${p.path}: ${p.message}`).join('\n');
     // eslint-disable-next-line no-control-regex -- finding control characters is the point
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
@@ -685,7 +742,9 @@ describe('validateSpec: input is quoted short and escaped', () => {
 
   it('another file entirely (no spec field at all) is one problem, its keys not listed back', () => {
     const problems = problemsOf({ 'root:$6$salt$hash:19000:0:99999:7': null, 'daemon:*:19000:0:99999:7': null });
-    expect(problems).toEqual([{ path: '(root)', message: expect.stringMatching(/^not a run spec: none of its 2 top-level fields is a spec field \(name, engine/) }]);
+    expect(problems).toEqual([
+      { path: '(root)', message: expect.stringMatching(/^not a run spec: none of its 2 top-level fields is a spec field \(name, engine/) },
+    ]);
   });
 
   it('values nested deeper than 32 levels are refused before the schema walks them, even a recursive alias', () => {
@@ -712,7 +771,7 @@ describe('validateSpec: inline scripts', () => {
     expect(specOf(withScript('export default function (x: number) {}', { filename: 'a.ts' })).script).toMatchObject({ filename: 'a.ts' });
   });
 
-  it('a script whose nesting exceeds the parser\'s stack is a syntax error, not a crash', () => {
+  it("a script whose nesting exceeds the parser's stack is a syntax error, not a crash", () => {
     expect(problemsOf(withScript(`export default function () { return ${'('.repeat(50_000)}1${')'.repeat(50_000)}; }`))[0]!.message).toMatch(
       /^syntax error at line 1, column \d+: Not enough stack space/,
     );
@@ -734,7 +793,13 @@ describe('validateSpec: inline scripts', () => {
 });
 
 describe('the stored size of a spec besides its inline script', () => {
-  const base = { name: 'sized', engine: 'k6', parallelism: 1, script: { inline: `export default function () {}\n${'//'.padEnd(200_000, 'x')}\n` }, cluster: { name: 'kube-sim', namespace: 'loadplane' } };
+  const base = {
+    name: 'sized',
+    engine: 'k6',
+    parallelism: 1,
+    script: { inline: `export default function () {}\n${'//'.padEnd(200_000, 'x')}\n` },
+    cluster: { name: 'kube-sim', namespace: 'loadplane' },
+  };
 
   it('a large inline script does not count (it is stored in chunks of its own)', () => {
     expect(validateSpec(base, DEFAULT_CONFIG).ok).toBe(true);
@@ -743,7 +808,11 @@ describe('the stored size of a spec besides its inline script', () => {
   it.each([
     ['one large env value', { env: { BIG: 'x'.repeat(300_000) } }, 'env'],
     ['many env entries', { env: Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`E${i}`, 'y'.repeat(80)])) }, 'env'],
-    ['annotations and env together', { runner: { metadata: { annotations: { 'example.com/blob': 'z'.repeat(200_000) } } }, env: { MORE: 'w'.repeat(100_000) } }, 'runner'],
+    [
+      'annotations and env together',
+      { runner: { metadata: { annotations: { 'example.com/blob': 'z'.repeat(200_000) } } }, env: { MORE: 'w'.repeat(100_000) } },
+      'runner',
+    ],
   ])('%s past MAX_SPEC_FIELDS_BYTES: refused, naming the largest field and the limit', (_, extra, field) => {
     const result = validateSpec({ ...base, ...extra }, DEFAULT_CONFIG);
     expect(result.ok).toBe(false);
@@ -756,7 +825,11 @@ describe('validateSpec: concurrency groups and notify when ', () => {
   const base = { name: 'grouped', engine: 'k6', script: { inline: SCRIPT }, parallelism: 2 };
 
   it('defaults a group to limit 1, whenBusy queue and a 1 h queue timeout; keeps channels as names, `when` beside them', () => {
-    const spec = specOf({ ...base, concurrency: { group: 'prod' }, notify: { channels: ['slack', { name: 'webhook', when: 'change' }, { name: 'slack-x', when: 'always' }] } });
+    const spec = specOf({
+      ...base,
+      concurrency: { group: 'prod' },
+      notify: { channels: ['slack', { name: 'webhook', when: 'change' }, { name: 'slack-x', when: 'always' }] },
+    });
     expect(spec.concurrency).toEqual({ group: 'prod', limit: 1, whenBusy: 'queue', queueTimeout: 3600 });
     expect(spec.notify).toEqual({ channels: ['slack', 'webhook', 'slack-x'], policy: 'atMostOnce', when: { webhook: 'change' } });
     // No group and no `when`: nothing added, so the spec's hash is what it was before concurrency groups and `when` existed.
@@ -783,7 +856,10 @@ describe('validateSpec: concurrency groups and notify when ', () => {
     ]);
     expect(problemsOf({ ...base, notify: { channels: [{ name: 'slack', when: 'sometimes' }, 3] } })).toEqual([
       { path: 'notify.channels.0.when', message: 'must be one of always, failure, change; got "sometimes"' },
-      { path: 'notify.channels.1', message: 'must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: always | failure | change }, got number 3' },
+      {
+        path: 'notify.channels.1',
+        message: 'must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: always | failure | change }, got number 3',
+      },
     ]);
     expect(problemsOf({ ...base, notify: { channels: ['slack'], when: { webhook: 'change' } } })).toEqual([
       { path: 'notify.when', message: 'names "webhook", which is not in notify.channels' },

@@ -54,7 +54,10 @@ describe('the stage timing table (architecture §6)', () => {
   it('the reaper is retried for longer than Admit can take, so it takes over an unadopted run only once no execution can still adopt it', () => {
     const busy = busyRetry(Stage.Admit);
     // Every attempt of both entries timing out, plus their longest waits.
-    const worst = (1 + TRANSIENT_RETRY.MaxAttempts + busy.MaxAttempts) * STAGE_TIMEOUT_SECONDS[Stage.Admit] + totalRetryWaitSeconds(TRANSIENT_RETRY) + totalRetryWaitSeconds(busy);
+    const worst =
+      (1 + TRANSIENT_RETRY.MaxAttempts + busy.MaxAttempts) * STAGE_TIMEOUT_SECONDS[Stage.Admit] +
+      totalRetryWaitSeconds(TRANSIENT_RETRY) +
+      totalRetryWaitSeconds(busy);
     expect(admitGiveUpSeconds()).toBe(worst);
     expect(totalRetryWaitSeconds(reaperRetry())).toBeGreaterThan(admitGiveUpSeconds());
   });

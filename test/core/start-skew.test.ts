@@ -17,7 +17,10 @@ describe('measuredStart', () => {
   });
 
   it('a start whose bracket is unknown (an earlier attempt started it) leaves the resolution out', () => {
-    const m = measuredStart(StartSource.log, 2, [{ runner: 0, seenAt: 5_000 }, { runner: 1, seenAt: 17_000, notBefore: 16_990 }])!;
+    const m = measuredStart(StartSource.log, 2, [
+      { runner: 0, seenAt: 5_000 },
+      { runner: 1, seenAt: 17_000, notBefore: 16_990 },
+    ])!;
     expect(m.resolutionMs).toBeUndefined();
     expect(m.skewMs).toBe(12_000);
     expect(describeStartSkew(m)).toBe("start skew 12.0 s across 2 runners (from each runner's log)");

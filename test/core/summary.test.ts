@@ -57,7 +57,10 @@ describe('runnerSummarySchema', () => {
   });
 
   it('accepts the ends of the level range, 0 and 1', () => {
-    const ends = [{ q: 0, value: 12 }, { q: 1, value: 980 }];
+    const ends = [
+      { q: 0, value: 12 },
+      { q: 1, value: 980 },
+    ];
     expect(runnerSummarySchema.parse(input({ ...summary.latency, quantiles: ends })).latency.quantiles).toEqual(ends);
   });
 });

@@ -24,7 +24,9 @@ function files(path: string): string[] {
 }
 
 const SELF = relative(REPO, fileURLToPath(import.meta.url));
-const sources = SCANNED.flatMap(files).filter((f) => f !== SELF).map((file) => ({ file, text: readFileSync(join(REPO, file), 'utf8') }));
+const sources = SCANNED.flatMap(files)
+  .filter((f) => f !== SELF)
+  .map((file) => ({ file, text: readFileSync(join(REPO, file), 'utf8') }));
 
 /** Section numbers of docs/architecture.md: "## N." headings, and §3's numbered stages as "3.N". */
 function architectureSections(): Set<string> {
@@ -45,9 +47,7 @@ describe('documentation references', () => {
   });
 
   it('nothing points at documents outside the repository (a clone has no ../shared, no DESIGN.md)', () => {
-    const dangling = sources.flatMap(({ file, text }) =>
-      [...text.matchAll(/\.\.\/shared|DESIGN(\.md| §)|field-notes/g)].map((m) => `${file}: ${m[0]}`),
-    );
+    const dangling = sources.flatMap(({ file, text }) => [...text.matchAll(/\.\.\/shared|DESIGN(\.md| §)|field-notes/g)].map((m) => `${file}: ${m[0]}`));
     expect(dangling).toEqual([]);
   });
 

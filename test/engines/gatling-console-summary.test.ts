@@ -6,11 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  GATLING_LOG_TAIL_LINES,
-  GATLING_PERCENTILE_RELATIVE_ERROR,
-  runnerSummaryFromGatlingLog,
-} from '../../lambdas/engines/gatling/console-summary';
+import { GATLING_LOG_TAIL_LINES, GATLING_PERCENTILE_RELATIVE_ERROR, runnerSummaryFromGatlingLog } from '../../lambdas/engines/gatling/console-summary';
 import type { RunnerFacts } from '../../lambdas/engines/engine-adapter';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'gatling-console');
@@ -204,7 +200,9 @@ describe('runnerSummaryFromGatlingLog: truncated, malformed and noisy logs', () 
   });
 
   it('a stats row that does not parse makes the block unusable', () => {
-    expect(parse(replaceLine(passed, /^> mean response time/, '> mean response time                                   8x7 (OK=87     KO=-     )'))).toBeUndefined();
+    expect(
+      parse(replaceLine(passed, /^> mean response time/, '> mean response time                                   8x7 (OK=87     KO=-     )')),
+    ).toBeUndefined();
     expect(parse(replaceLine(wide, /^> max response time/, '> max response time (ms)   |     4,210 |     4,210'))).toBeUndefined();
   });
 

@@ -79,7 +79,9 @@ describe('Gatling start line', () => {
 
   it('no start line (the JVM died compiling), other lines, or lines without a timestamp: undefined', () => {
     expect(gatlingStartFromLog('')).toBeUndefined();
-    expect(gatlingStartFromLog(`${kubeletStamp(T0)} GATLING_HOME is set to /opt/gatling\n${kubeletStamp(T0 + 1)} Exception in thread "main"\n`)).toBeUndefined();
+    expect(
+      gatlingStartFromLog(`${kubeletStamp(T0)} GATLING_HOME is set to /opt/gatling\n${kubeletStamp(T0 + 1)} Exception in thread "main"\n`),
+    ).toBeUndefined();
     expect(gatlingStartFromLog(`${kubeletStamp(T0)} Simulation a.B completed in 30 seconds\n`)).toBeUndefined();
     expect(gatlingStartFromLog(`${kubeletStamp(T0)} Simulation a.B started... (not Gatling's)\n`)).toBeUndefined();
     // Not stamped (timestamps were not asked for): nothing to time it by.

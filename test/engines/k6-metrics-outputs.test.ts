@@ -19,7 +19,7 @@ const ECR = '123456789012.dkr.ecr.eu-west-1.amazonaws.com';
 const config: DeploymentConfig = { ...DEFAULT_CONFIG, allowedImagePrefixes: [...DEFAULT_CONFIG.allowedImagePrefixes, `${ECR}/k6-influxdb:`] };
 
 const base = (name: string, fields: Partial<RunSpecInput>): RunSpecInput =>
-  ({ name, engine: 'k6', parallelism: 3, script: { inline: "export default function () {}\n" }, ...fields }) as RunSpecInput;
+  ({ name, engine: 'k6', parallelism: 3, script: { inline: 'export default function () {}\n' }, ...fields }) as RunSpecInput;
 
 interface Example {
   output: string;
@@ -63,7 +63,10 @@ const EXAMPLES: Example[] = [
   },
   {
     output: 'InfluxDB v1 (built in)',
-    spec: base('influx-v1', { arguments: ['-o', 'influxdb=http://influxdb.monitoring:8086/k6'], env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: { secretKeyRef: { name: 'influxdb', key: 'password' } } } }),
+    spec: base('influx-v1', {
+      arguments: ['-o', 'influxdb=http://influxdb.monitoring:8086/k6'],
+      env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: { secretKeyRef: { name: 'influxdb', key: 'password' } } },
+    }),
     out: ['-o', 'influxdb=http://influxdb.monitoring:8086/k6'],
     env: { K6_INFLUXDB_USERNAME: 'k6', K6_INFLUXDB_PASSWORD: 'secret influxdb/password' },
   },
@@ -81,7 +84,10 @@ const EXAMPLES: Example[] = [
   },
   {
     output: 'Grafana Cloud k6 (-o cloud)',
-    spec: base('cloud', { arguments: ['-o', 'cloud'], env: { K6_CLOUD_TOKEN: { secretKeyRef: { name: 'grafana-cloud-k6', key: 'token' } }, K6_CLOUD_PROJECT_ID: '123456' } }),
+    spec: base('cloud', {
+      arguments: ['-o', 'cloud'],
+      env: { K6_CLOUD_TOKEN: { secretKeyRef: { name: 'grafana-cloud-k6', key: 'token' } }, K6_CLOUD_PROJECT_ID: '123456' },
+    }),
     out: ['-o', 'cloud'],
     env: { K6_CLOUD_TOKEN: 'secret grafana-cloud-k6/token', K6_CLOUD_PROJECT_ID: '123456' },
   },
@@ -116,7 +122,13 @@ describe.each(EXAMPLES)('$output', ({ spec: input, out, env, envFrom = [] }) => 
     for (const index of [0, 1, 2]) {
       const job = k6RunnerJob(plan, index);
       const args = argsOf(job);
-      expect(args.slice(0, 5)).toEqual(['k6', 'run', '--quiet', expect.stringMatching(/^--execution-segment=/), expect.stringMatching(/^--execution-segment-sequence=/)]);
+      expect(args.slice(0, 5)).toEqual([
+        'k6',
+        'run',
+        '--quiet',
+        expect.stringMatching(/^--execution-segment=/),
+        expect.stringMatching(/^--execution-segment-sequence=/),
+      ]);
       expect(args.slice(5, 5 + out.length)).toEqual(out);
       expect(args.slice(5 + out.length)).toEqual([
         `${SCRIPT_MOUNT_PATH}/script.js`,
@@ -135,7 +147,7 @@ describe.each(EXAMPLES)('$output', ({ spec: input, out, env, envFrom = [] }) => 
     }
   });
 
-  it('the coordinator: no -o, K6_OUT emptied (no output at all), the rest of its env as the runners\'', () => {
+  it("the coordinator: no -o, K6_OUT emptied (no output at all), the rest of its env as the runners'", () => {
     const job = k6CoordinatorJob(plan);
     const args = argsOf(job);
     expect(args.filter((a) => a === '-o' || a.startsWith('--out') || a.startsWith('-o'))).toEqual([]);
@@ -146,7 +158,7 @@ describe.each(EXAMPLES)('$output', ({ spec: input, out, env, envFrom = [] }) => 
     expect(K6_OUT === undefined || envOf(k6RunnerJob(plan, 0)).K6_OUT === K6_OUT).toBe(true);
   });
 
-  it("the initializer: `k6 archive` without -o (it has no such flag)", () => {
+  it('the initializer: `k6 archive` without -o (it has no such flag)', () => {
     const args = argsOf(k6InitializerJob(plan));
     for (const entry of out) expect(args).not.toContain(entry);
     expect(args.at(-1)).toBe(`${SCRIPT_MOUNT_PATH}/script.js`);
@@ -155,7 +167,18 @@ describe.each(EXAMPLES)('$output', ({ spec: input, out, env, envFrom = [] }) => 
 
 describe('withoutOutputs / archiveArguments', () => {
   it('drops every form of -o/--out and only those for the coordinator; the initializer drops --no-usage-report too', () => {
-    const args = ['-o', 'cloud', '--out', 'json=a.json', '--out=influxdb=http://i:8086/k6', '-oexperimental-prometheus-rw', '-o=csv=x.csv', '--tag', 'a=b', '--no-usage-report'];
+    const args = [
+      '-o',
+      'cloud',
+      '--out',
+      'json=a.json',
+      '--out=influxdb=http://i:8086/k6',
+      '-oexperimental-prometheus-rw',
+      '-o=csv=x.csv',
+      '--tag',
+      'a=b',
+      '--no-usage-report',
+    ];
     expect(withoutOutputs(args)).toEqual(['--tag', 'a=b', '--no-usage-report']);
     expect(archiveArguments(args)).toEqual(['--tag', 'a=b']);
   });

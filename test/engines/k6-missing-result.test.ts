@@ -9,7 +9,10 @@ import { engineAdapter } from '../../lambdas/engines';
 import { k6MissingResultReason } from '../../lambdas/engines/k6/missing-result';
 import { recordedCases } from './k6-recordings-support';
 
-const stderrOf = (name: string) => recordedCases().find((c) => c.name === name)!.read('stderr.txt')!;
+const stderrOf = (name: string) =>
+  recordedCases()
+    .find((c) => c.name === name)!
+    .read('stderr.txt')!;
 
 describe('k6MissingResultReason', () => {
   it('an export k6 could not write (it exits 0): the path and the OS error, Go’s repeated "open <path>:" dropped', () => {
@@ -19,7 +22,9 @@ describe('k6MissingResultReason', () => {
   });
 
   it('a stop while paused: the summary error’s first line, not its JavaScript stack', () => {
-    expect(k6MissingResultReason(stderrOf('exit-sigterm-paused'))).toBe('k6: failed to handle the end-of-test summary: unexpected error while generating the summary: TypeError: No initial value');
+    expect(k6MissingResultReason(stderrOf('exit-sigterm-paused'))).toBe(
+      'k6: failed to handle the end-of-test summary: unexpected error while generating the summary: TypeError: No initial value',
+    );
   });
 
   it('otherwise k6’s last error: an init exception in a runner, a second SIGTERM', () => {
@@ -33,9 +38,11 @@ describe('k6MissingResultReason', () => {
     expect(reason.length).toBeLessThanOrEqual(170);
     expect(reason).not.toContain('\n');
     expect(k6MissingResultReason(stderrOf('exit-normal'))).toBeUndefined();
-    expect(k6MissingResultReason('{"error":"Could not save some summary information:\\n\\t- could not open \'/x\': open /x: permission denied","level":"error","msg":"failed to handle the end-of-test summary","time":"t"}')).toBe(
-      "k6: failed to handle the end-of-test summary: could not open '/x': permission denied",
-    );
+    expect(
+      k6MissingResultReason(
+        '{"error":"Could not save some summary information:\\n\\t- could not open \'/x\': open /x: permission denied","level":"error","msg":"failed to handle the end-of-test summary","time":"t"}',
+      ),
+    ).toBe("k6: failed to handle the end-of-test summary: could not open '/x': permission denied");
   });
 
   it('is the k6 adapter’s missingResultReason', () => {
@@ -53,7 +60,9 @@ describe('outcomeFromRunners with notes for runners without a result', () => {
       [2, 'k6: a'],
       [4, 'k6: b'],
     ]);
-    expect(outcomeFromRunners(empty, notes).reason).toBe('runners 0, 3, 5 produced no result; runners 1-2 produced no result (k6: a); runner 4 produced no result (k6: b)');
+    expect(outcomeFromRunners(empty, notes).reason).toBe(
+      'runners 0, 3, 5 produced no result; runners 1-2 produced no result (k6: a); runner 4 produced no result (k6: b)',
+    );
   });
 
   it('quotes at most 3 distinct notes; the rest are listed without one', () => {

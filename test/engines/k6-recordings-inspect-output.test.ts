@@ -73,8 +73,14 @@ describe('the init-* recordings', () => {
     const message = (name: string) => k6ErrorMessage(inits.find((c) => c.name === name)!.podLog());
     expect(message('init-js-syntax-error')).toBe('../../loadplane/scripts/test.js:6:10 Unexpected ";"');
     expect(message('init-ts-syntax-error')).toBe('../../loadplane/scripts/test.ts:5:24 Expected ")" but found "{"');
-    expect(message('init-runtime-exception')).toMatch(/^Error: boom in init: config missing\n\tat loadConfig \(file:\/\/\/loadplane\/scripts\/test\.js:6:9\(3\)\)/);
-    expect(message('init-invalid-threshold')).toBe('failed parsing threshold expresion\'s "p(95) << 200" right hand side; reason: strconv.ParseFloat: parsing "< 200": invalid syntax');
-    expect(message('init-missing-script')).toMatch(/^reading source for analysis The moduleSpecifier "\/loadplane\/scripts\/test\.js" couldn't be found on local disk\./);
+    expect(message('init-runtime-exception')).toMatch(
+      /^Error: boom in init: config missing\n\tat loadConfig \(file:\/\/\/loadplane\/scripts\/test\.js:6:9\(3\)\)/,
+    );
+    expect(message('init-invalid-threshold')).toBe(
+      'failed parsing threshold expresion\'s "p(95) << 200" right hand side; reason: strconv.ParseFloat: parsing "< 200": invalid syntax',
+    );
+    expect(message('init-missing-script')).toMatch(
+      /^reading source for analysis The moduleSpecifier "\/loadplane\/scripts\/test\.js" couldn't be found on local disk\./,
+    );
   });
 });

@@ -67,7 +67,10 @@ describe('real k6 /v1/metrics answers', () => {
   });
 
   it('lifecycle-2vus: counters never go down from one answer to the next', () => {
-    const series = answers.filter((a) => a.name === 'lifecycle-2vus').sort((a, b) => a.tMs - b.tMs).map((a) => liveReadingFromK6Metrics(a.body)!);
+    const series = answers
+      .filter((a) => a.name === 'lifecycle-2vus')
+      .sort((a, b) => a.tMs - b.tMs)
+      .map((a) => liveReadingFromK6Metrics(a.body)!);
     expect(series.filter((r) => r.requests > 0).length).toBeGreaterThan(3);
     for (const [i, r] of series.entries()) {
       if (i === 0) continue;

@@ -68,7 +68,7 @@ describe('k6 /v1/setup and /v1/teardown as recorded (k6 1.3.0)', () => {
   });
 
   describe.each(cases)('$name', ({ exchanges, ownSetup, exported }) => {
-    it('each answer reads as what the instance holds: nothing before setup(), then what the last POST or PUT (or k6\'s own setup()) stored', async () => {
+    it("each answer reads as what the instance holds: nothing before setup(), then what the last POST or PUT (or k6's own setup()) stored", async () => {
       let stored: { present: boolean; data?: unknown } = { present: false };
       for (const exchange of exchanges) {
         if (exchange.path === '/v1/status') {
@@ -79,7 +79,9 @@ describe('k6 /v1/setup and /v1/teardown as recorded (k6 1.3.0)', () => {
         }
         const { cluster, asked } = answering(exchange);
         if (exchange.path === '/v1/teardown') {
-          expect(await runK6Teardown(cluster, 'ns', 'pod', 70_000)).toEqual(exchange.status === 200 ? { ok: true, value: undefined } : expect.objectContaining({ ok: false }));
+          expect(await runK6Teardown(cluster, 'ns', 'pod', 70_000)).toEqual(
+            exchange.status === 200 ? { ok: true, value: undefined } : expect.objectContaining({ ok: false }),
+          );
           expect(asked[0]).toMatchObject({ method: 'POST', path: '/v1/teardown', idempotent: false, timeoutMs: 70_000 });
           continue;
         }
@@ -93,7 +95,12 @@ describe('k6 /v1/setup and /v1/teardown as recorded (k6 1.3.0)', () => {
             stored = held(exchange.responseBody);
             expect(result).toEqual({ ok: true, value: stored });
           } else {
-            expect(result).toEqual({ ok: false, message: expect.stringMatching(/^Error executing setup: Error: setup failed on purpose at setup \(file:\/\/\/loadplane\/scripts\/test\.js:\d+:\d+\(\d+\)\)$/) });
+            expect(result).toEqual({
+              ok: false,
+              message: expect.stringMatching(
+                /^Error executing setup: Error: setup failed on purpose at setup \(file:\/\/\/loadplane\/scripts\/test\.js:\d+:\d+\(\d+\)\)$/,
+              ),
+            });
           }
         } else if (exchange.method === 'PUT') {
           // loadplane puts the data itself, the way k6 stores a PUT body: as is.

@@ -30,7 +30,13 @@ function restCases(): { name: string; exchanges: Exchange[] }[] {
   const visit = (dir: string, name: string) => {
     const file = join(dir, 'rest.jsonl');
     if (existsSync(file)) {
-      found.push({ name, exchanges: readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Exchange) });
+      found.push({
+        name,
+        exchanges: readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Exchange),
+      });
     }
     for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) visit(join(dir, entry.name), `${name}/${entry.name}`);
   };

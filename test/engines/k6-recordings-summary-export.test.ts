@@ -27,34 +27,39 @@ describe('real k6 summary exports', () => {
     expect(Buffer.byteLength(withExport.find((c) => c.name === 'setup-throws')!.read('summary-export.json')!)).toBe(349);
   });
 
-  it.each(withExport.map((c) => [c.name, c] as const))('%s: the result line reads back as the export; counts, percentiles and thresholds equal its values', (_name, c) => {
-    const exported = JSON.parse(c.read('summary-export.json')!) as { metrics: Record<string, Metric> };
-    const line = parseK6ResultLine(runnerLog(c));
-    expect(line).toEqual(exported);
-    const summary = runnerSummaryFromK6Export(line, facts(c));
-    const m = exported.metrics;
-    expect(summary.requests).toEqual({ count: m.http_reqs?.count ?? 0, failed: m.http_req_failed?.passes ?? 0 });
-    expect(summary.iterations).toBe(m.iterations?.count ?? 0);
-    expect(summary.dataReceivedBytes).toBe(m.data_received?.count ?? 0);
-    expect(summary.dataSentBytes).toBe(m.data_sent?.count ?? 0);
-    // Never NaN, whatever metrics the export lacks.
-    expect(Number.isFinite(summary.durationMs)).toBe(true);
-    expect(JSON.stringify(summary)).not.toMatch(/null|NaN/);
-    const trend = m.http_req_duration;
-    const count = trend?.count ?? 0;
-    if (trend && count > 0) {
-      expect(summary.latency).toMatchObject({ count, min: trend.min, max: trend.max, p90: trend['p(90)'], p95: trend['p(95)'], p99: trend['p(99)'] });
-      expect(summary.latency.sum).toBeCloseTo(trend.avg! * count, 6);
-      const levels = Object.keys(trend).filter((k) => trendStatPercentile(k) !== undefined);
-      expect(summary.latency.quantiles).toHaveLength(levels.length);
-      for (const key of levels) expect(summary.latency.quantiles).toContainEqual({ q: trendStatPercentile(key)! / 100, value: trend[key] });
-    } else {
-      expect(summary.latency).toMatchObject({ count: 0, sum: 0, min: 0, max: 0, quantiles: [] });
-    }
-    const thresholds = Object.entries(m).flatMap(([metric, v]) => Object.entries(v.thresholds ?? {}).map(([expression, failed]) => ({ metric, expression, ok: !failed })));
-    expect(summary.thresholds).toHaveLength(thresholds.length);
-    for (const t of thresholds) expect(summary.thresholds).toContainEqual(t);
-  });
+  it.each(withExport.map((c) => [c.name, c] as const))(
+    '%s: the result line reads back as the export; counts, percentiles and thresholds equal its values',
+    (_name, c) => {
+      const exported = JSON.parse(c.read('summary-export.json')!) as { metrics: Record<string, Metric> };
+      const line = parseK6ResultLine(runnerLog(c));
+      expect(line).toEqual(exported);
+      const summary = runnerSummaryFromK6Export(line, facts(c));
+      const m = exported.metrics;
+      expect(summary.requests).toEqual({ count: m.http_reqs?.count ?? 0, failed: m.http_req_failed?.passes ?? 0 });
+      expect(summary.iterations).toBe(m.iterations?.count ?? 0);
+      expect(summary.dataReceivedBytes).toBe(m.data_received?.count ?? 0);
+      expect(summary.dataSentBytes).toBe(m.data_sent?.count ?? 0);
+      // Never NaN, whatever metrics the export lacks.
+      expect(Number.isFinite(summary.durationMs)).toBe(true);
+      expect(JSON.stringify(summary)).not.toMatch(/null|NaN/);
+      const trend = m.http_req_duration;
+      const count = trend?.count ?? 0;
+      if (trend && count > 0) {
+        expect(summary.latency).toMatchObject({ count, min: trend.min, max: trend.max, p90: trend['p(90)'], p95: trend['p(95)'], p99: trend['p(99)'] });
+        expect(summary.latency.sum).toBeCloseTo(trend.avg! * count, 6);
+        const levels = Object.keys(trend).filter((k) => trendStatPercentile(k) !== undefined);
+        expect(summary.latency.quantiles).toHaveLength(levels.length);
+        for (const key of levels) expect(summary.latency.quantiles).toContainEqual({ q: trendStatPercentile(key)! / 100, value: trend[key] });
+      } else {
+        expect(summary.latency).toMatchObject({ count: 0, sum: 0, min: 0, max: 0, quantiles: [] });
+      }
+      const thresholds = Object.entries(m).flatMap(([metric, v]) =>
+        Object.entries(v.thresholds ?? {}).map(([expression, failed]) => ({ metric, expression, ok: !failed })),
+      );
+      expect(summary.thresholds).toHaveLength(thresholds.length);
+      for (const t of thresholds) expect(summary.thresholds).toContainEqual(t);
+    },
+  );
 
   it('exit-threshold-failed: the failed thresholds, a submetric’s included, read as failed', () => {
     const c = withExport.find((x) => x.name === 'exit-threshold-failed')!;

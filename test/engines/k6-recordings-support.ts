@@ -26,7 +26,12 @@ function recordedCase(name: string, dir: string): RecordedCase {
     dir,
     meta: JSON.parse(read('case.json')!) as RecordedCase['meta'],
     read,
-    podLog: () => read('combined.txt') ?? [read('stdout.txt') ?? '', read('stderr.txt') ?? ''].filter((t) => t !== '').map(asLines).join(''),
+    podLog: () =>
+      read('combined.txt') ??
+      [read('stdout.txt') ?? '', read('stderr.txt') ?? '']
+        .filter((t) => t !== '')
+        .map(asLines)
+        .join(''),
   };
 }
 

@@ -274,15 +274,19 @@ describe('not k6’s export: a clear error', () => {
     ['no metrics', { root_group: {} }, /metrics: .*expected record/],
     ['metrics not an object', { metrics: [] }, /metrics: .*expected record/],
     ['a metric that is a number', { metrics: { http_reqs: 5 } }, /metrics\["http_reqs"\]: .*expected object/],
-    ['null where a built-in counter needs its count (NaN after JSON.stringify)', { metrics: { http_reqs: { count: null, rate: 1 } } }, /metrics\["http_reqs"\] lacks count/],
-    ['a threshold that is not a boolean', { metrics: { checks: { value: 1, passes: 1, fails: 0, thresholds: { 'rate>0.9': 'ok' } } } }, /\["thresholds"\]\["rate>0.9"\]: .*expected boolean/],
+    [
+      'null where a built-in counter needs its count (NaN after JSON.stringify)',
+      { metrics: { http_reqs: { count: null, rate: 1 } } },
+      /metrics\["http_reqs"\] lacks count/,
+    ],
+    [
+      'a threshold that is not a boolean',
+      { metrics: { checks: { value: 1, passes: 1, fails: 0, thresholds: { 'rate>0.9': 'ok' } } } },
+      /\["thresholds"\]\["rate>0.9"\]: .*expected boolean/,
+    ],
     ['a counter without count', { metrics: { http_reqs: { rate: 3 } } }, /metrics\["http_reqs"\] lacks count \(k6 exports a counter as \{count, rate\}\)/],
     ['a negative count', { metrics: { http_reqs: { count: -1, rate: 1 } } }, /impossible result \(requests\["count"\]/],
-    [
-      "k6's machine-readable summary",
-      { version: '1.0.0', config: {}, metadata: {}, results: {} },
-      /machine-readable summary \(--new-machine-readable-summary/,
-    ],
+    ["k6's machine-readable summary", { version: '1.0.0', config: {}, metadata: {}, results: {} }, /machine-readable summary \(--new-machine-readable-summary/],
   ])('%s', (_, exported, message) => {
     expect(() => runnerSummaryFromK6Export(exported, facts)).toThrow(message);
   });

@@ -9,21 +9,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, sy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ENV_ARCHIVE,
-  ENV_RESULT_FILE,
-  ENV_START_AT_EPOCH,
-  POD_SHELL,
-  REQUIREMENTS_MARKER,
-  RESULT_LINE_PREFIX,
-} from '../../lambdas/core/runner-contract';
-import {
-  INITIALIZER_SCRIPT_NAME,
-  K6_INITIALIZER_SCRIPT,
-  RUNNER_SCRIPT,
-  RUNNER_SCRIPT_NAME,
-  shellCommand,
-} from '../../lambdas/engines/pod-scripts';
+import { ENV_ARCHIVE, ENV_RESULT_FILE, ENV_START_AT_EPOCH, POD_SHELL, REQUIREMENTS_MARKER, RESULT_LINE_PREFIX } from '../../lambdas/core/runner-contract';
+import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../lambdas/engines/pod-scripts';
 
 const BUSYBOX = '/usr/bin/busybox';
 const HAS_BUSYBOX = existsSync(BUSYBOX);
@@ -235,260 +222,285 @@ it('shellCommand is sh -c <script> <name>', () => {
 });
 
 // Everything runs concurrently (vitest's maxConcurrency): each case has its own temp dir and processes.
-for (const shell of SHELLS) describe.concurrent(shell.label, () => {
-  describe.skipIf(!shell.available)('RUNNER_SCRIPT', () => {
-    it('prints exactly one result line holding the export, and exits 0', async () => {
-      const c = k6Run(shell);
-      const ran = await c.done;
-      expect(ran.code).toBe(0);
-      expectResultLine(ran.stdout);
-      expect(ran.stderr).toBe('');
-    });
-
-    it('removes CR as well as LF from the export', async () => {
-      const c = k6Run(shell, { FAKE_CRLF: '1' });
-      const ran = await c.done;
-      expect(ran.code).toBe(0);
-      expect(ran.stdout).not.toContain('\r');
-      expectResultLine(ran.stdout);
-    });
-
-    it.each([0, 99, 107, 143])('keeps exit code %i and still prints the result line', async (code) => {
-      const ran = await k6Run(shell, { FAKE_EXIT: String(code) }).done;
-      expect(ran.code).toBe(code);
-      expectResultLine(ran.stdout);
-    });
-
-    it('prints no result line, and says so on stderr, when the export is missing', async () => {
-      const exportPath = join(root, 'never-written', 'summary.json');
-      const ran = await runner(shell, ['k6', 'run', 'x.js'], { [ENV_RESULT_FILE]: exportPath, FAKE_EXIT: '99' }).done;
-      expect(ran.code).toBe(99);
-      expect(resultLines(ran.stdout)).toEqual([]);
-      expect(ran.stderr).toBe(`loadplane: ${exportPath} was not written; no result line\n`);
-    });
-
-    it('treats an empty export as missing', async () => {
-      const exportPath = join(mkdtempSync(join(root, 'empty-')), 'summary.json');
-      writeFileSync(exportPath, '');
-      const ran = await runner(shell, ['k6', 'run', 'x.js'], { [ENV_RESULT_FILE]: exportPath }).done;
-      expect(ran.code).toBe(0);
-      expect(resultLines(ran.stdout)).toEqual([]);
-      expect(ran.stderr).toContain('was not written; no result line');
-    });
-
-    it(`prints nothing extra without ${ENV_RESULT_FILE}`, async () => {
-      const exportPath = join(mkdtempSync(join(root, 'unset-')), 'summary.json');
-      const ran = await runner(shell, ['k6', 'run', 'x.js'], { FAKE_EXPORT: exportPath }).done;
-      expect(ran.code).toBe(0);
-      expect(existsSync(exportPath)).toBe(true);
-      expect(resultLines(ran.stdout)).toEqual([]);
-      expect(ran.stdout).toBe('fake k6 output without a final newline');
-      expect(ran.stderr).toBe('');
-    });
-
-    it('exits 127 when the program is not found', async () => {
-      const ran = await runner(shell, ['no-such-engine-loadplane', 'run'], { [ENV_RESULT_FILE]: join(root, 'nope.json') }).done;
-      expect(ran.code).toBe(127);
-      expect(ran.stderr).toContain('no-such-engine-loadplane');
-      expect(resultLines(ran.stdout)).toEqual([]);
-    });
-
-    it('exits 64 when given no command', async () => {
-      const ran = await runner(shell, []).done;
-      expect(ran.code).toBe(64);
-      expect(ran.stderr).toContain('no command given');
-    });
-
-    it('passes every argument to the program byte for byte', async () => {
-      const args = [
-        'run',
-        'with space',
-        "single ' quote",
-        'double " quote',
-        '$HOME',
-        '${HOME}',
-        '$(id)',
-        '`id`',
-        '*',
-        'line one\nline two',
-        '',
-        '--flag=a b',
-        '-e',
-        'K=v; echo hacked',
-        '\\n backslash',
-        'é ünïcode',
-        '  leading and trailing  ',
-      ];
-      const c = runner(shell, ['k6', ...args]);
-      const ran = await c.done;
-      expect(ran.code).toBe(0);
-      expect(c.read('argv.json')).toEqual(args);
-    });
-
-    it.each(['SIGTERM', 'SIGINT'] as const)('forwards %s to the program, waits for it, exits with its code and prints the result', async (signal) => {
-      const c = k6Run(shell, { FAKE_MODE: 'run' });
-      await c.started();
-      c.proc.kill(signal);
-      const ran = await c.done;
-      expect(readFileSync(join(c.dir, 'signals'), 'utf8')).toBe(`${signal}\n`);
-      expect(ran.code).toBe(105);
-      expectResultLine(ran.stdout);
-    }, SLOW);
-
-    it('waits for the real status when the program ignores TERM (exit 0, not 143)', async () => {
-      const c = k6Run(shell, { FAKE_MODE: 'ignore', FAKE_EXIT: '0' });
-      await c.started();
-      c.proc.kill('SIGTERM');
-      const ran = await c.done;
-      expect(readFileSync(join(c.dir, 'signals'), 'utf8')).toBe('SIGTERM\n');
-      expect(ran.code).toBe(0);
-      expectResultLine(ran.stdout);
-    }, SLOW);
-
-    it('reports 128+9 when the program that ignored TERM is then killed', async () => {
-      const c = k6Run(shell, { FAKE_MODE: 'ignore', FAKE_EXIT: 'never' });
-      const { pid } = await c.started();
-      c.proc.kill('SIGTERM');
-      for (let i = 0; i < 500 && !c.has('signals'); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(c.has('signals')).toBe(true);
-      process.kill(pid, 'SIGKILL');
-      const ran = await c.done;
-      expect(ran.code).toBe(137);
-      expect(resultLines(ran.stdout)).toEqual([]);
-      expect(ran.stderr).toBe(`loadplane: ${c.exportPath} was not written; no result line\n`);
-    }, SLOW);
-
-    it('keeps the status when TERM arrives as the program exits (wait reported it already, or was interrupted)', async () => {
-      // The fake sends TERM to the shell and exits 7 right away or a little later: whichever of the
-      // child's exit and the trap wins, the script must exit 7.
-      const cases = ['0', '0', '0', '5', '30'].map((delay) => k6Run(shell, { FAKE_MODE: 'kill-parent', FAKE_EXIT: '7', FAKE_DELAY_MS: delay }));
-      for (const c of cases) {
+for (const shell of SHELLS)
+  describe.concurrent(shell.label, () => {
+    describe.skipIf(!shell.available)('RUNNER_SCRIPT', () => {
+      it('prints exactly one result line holding the export, and exits 0', async () => {
+        const c = k6Run(shell);
         const ran = await c.done;
-        expect(ran.code).toBe(7);
+        expect(ran.code).toBe(0);
         expectResultLine(ran.stdout);
-      }
-    }, SLOW);
+        expect(ran.stderr).toBe('');
+      });
 
-    it(`waits for ${ENV_START_AT_EPOCH} before starting the program`, async () => {
-      const epoch = Math.floor(Date.now() / 1000) + 2;
-      const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: String(epoch) });
-      const ran = await c.done;
-      expect(ran.code).toBe(0);
-      expect(ran.stderr).toContain(`loadplane: waiting for the common start at ${epoch}`);
-      expect((c.read('started') as { at: number }).at).toBeGreaterThanOrEqual(epoch * 1000);
-    }, SLOW);
+      it('removes CR as well as LF from the export', async () => {
+        const c = k6Run(shell, { FAKE_CRLF: '1' });
+        const ran = await c.done;
+        expect(ran.code).toBe(0);
+        expect(ran.stdout).not.toContain('\r');
+        expectResultLine(ran.stdout);
+      });
 
-    it(`starts at once when ${ENV_START_AT_EPOCH} is past`, async () => {
-      const past = Math.floor(Date.now() / 1000) - 5;
-      const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: `000${past}` });
-      const ran = await c.done;
-      expect(ran.code).toBe(0);
-      expect(c.has('started')).toBe(true);
-      expect(ran.stderr).not.toContain('waiting');
+      it.each([0, 99, 107, 143])('keeps exit code %i and still prints the result line', async (code) => {
+        const ran = await k6Run(shell, { FAKE_EXIT: String(code) }).done;
+        expect(ran.code).toBe(code);
+        expectResultLine(ran.stdout);
+      });
+
+      it('prints no result line, and says so on stderr, when the export is missing', async () => {
+        const exportPath = join(root, 'never-written', 'summary.json');
+        const ran = await runner(shell, ['k6', 'run', 'x.js'], { [ENV_RESULT_FILE]: exportPath, FAKE_EXIT: '99' }).done;
+        expect(ran.code).toBe(99);
+        expect(resultLines(ran.stdout)).toEqual([]);
+        expect(ran.stderr).toBe(`loadplane: ${exportPath} was not written; no result line\n`);
+      });
+
+      it('treats an empty export as missing', async () => {
+        const exportPath = join(mkdtempSync(join(root, 'empty-')), 'summary.json');
+        writeFileSync(exportPath, '');
+        const ran = await runner(shell, ['k6', 'run', 'x.js'], { [ENV_RESULT_FILE]: exportPath }).done;
+        expect(ran.code).toBe(0);
+        expect(resultLines(ran.stdout)).toEqual([]);
+        expect(ran.stderr).toContain('was not written; no result line');
+      });
+
+      it(`prints nothing extra without ${ENV_RESULT_FILE}`, async () => {
+        const exportPath = join(mkdtempSync(join(root, 'unset-')), 'summary.json');
+        const ran = await runner(shell, ['k6', 'run', 'x.js'], { FAKE_EXPORT: exportPath }).done;
+        expect(ran.code).toBe(0);
+        expect(existsSync(exportPath)).toBe(true);
+        expect(resultLines(ran.stdout)).toEqual([]);
+        expect(ran.stdout).toBe('fake k6 output without a final newline');
+        expect(ran.stderr).toBe('');
+      });
+
+      it('exits 127 when the program is not found', async () => {
+        const ran = await runner(shell, ['no-such-engine-loadplane', 'run'], { [ENV_RESULT_FILE]: join(root, 'nope.json') }).done;
+        expect(ran.code).toBe(127);
+        expect(ran.stderr).toContain('no-such-engine-loadplane');
+        expect(resultLines(ran.stdout)).toEqual([]);
+      });
+
+      it('exits 64 when given no command', async () => {
+        const ran = await runner(shell, []).done;
+        expect(ran.code).toBe(64);
+        expect(ran.stderr).toContain('no command given');
+      });
+
+      it('passes every argument to the program byte for byte', async () => {
+        const args = [
+          'run',
+          'with space',
+          "single ' quote",
+          'double " quote',
+          '$HOME',
+          '${HOME}',
+          '$(id)',
+          '`id`',
+          '*',
+          'line one\nline two',
+          '',
+          '--flag=a b',
+          '-e',
+          'K=v; echo hacked',
+          '\\n backslash',
+          'é ünïcode',
+          '  leading and trailing  ',
+        ];
+        const c = runner(shell, ['k6', ...args]);
+        const ran = await c.done;
+        expect(ran.code).toBe(0);
+        expect(c.read('argv.json')).toEqual(args);
+      });
+
+      it.each(['SIGTERM', 'SIGINT'] as const)(
+        'forwards %s to the program, waits for it, exits with its code and prints the result',
+        async (signal) => {
+          const c = k6Run(shell, { FAKE_MODE: 'run' });
+          await c.started();
+          c.proc.kill(signal);
+          const ran = await c.done;
+          expect(readFileSync(join(c.dir, 'signals'), 'utf8')).toBe(`${signal}\n`);
+          expect(ran.code).toBe(105);
+          expectResultLine(ran.stdout);
+        },
+        SLOW,
+      );
+
+      it(
+        'waits for the real status when the program ignores TERM (exit 0, not 143)',
+        async () => {
+          const c = k6Run(shell, { FAKE_MODE: 'ignore', FAKE_EXIT: '0' });
+          await c.started();
+          c.proc.kill('SIGTERM');
+          const ran = await c.done;
+          expect(readFileSync(join(c.dir, 'signals'), 'utf8')).toBe('SIGTERM\n');
+          expect(ran.code).toBe(0);
+          expectResultLine(ran.stdout);
+        },
+        SLOW,
+      );
+
+      it(
+        'reports 128+9 when the program that ignored TERM is then killed',
+        async () => {
+          const c = k6Run(shell, { FAKE_MODE: 'ignore', FAKE_EXIT: 'never' });
+          const { pid } = await c.started();
+          c.proc.kill('SIGTERM');
+          for (let i = 0; i < 500 && !c.has('signals'); i++) await new Promise((r) => setTimeout(r, 20));
+          expect(c.has('signals')).toBe(true);
+          process.kill(pid, 'SIGKILL');
+          const ran = await c.done;
+          expect(ran.code).toBe(137);
+          expect(resultLines(ran.stdout)).toEqual([]);
+          expect(ran.stderr).toBe(`loadplane: ${c.exportPath} was not written; no result line\n`);
+        },
+        SLOW,
+      );
+
+      it(
+        'keeps the status when TERM arrives as the program exits (wait reported it already, or was interrupted)',
+        async () => {
+          // The fake sends TERM to the shell and exits 7 right away or a little later: whichever of the
+          // child's exit and the trap wins, the script must exit 7.
+          const cases = ['0', '0', '0', '5', '30'].map((delay) => k6Run(shell, { FAKE_MODE: 'kill-parent', FAKE_EXIT: '7', FAKE_DELAY_MS: delay }));
+          for (const c of cases) {
+            const ran = await c.done;
+            expect(ran.code).toBe(7);
+            expectResultLine(ran.stdout);
+          }
+        },
+        SLOW,
+      );
+
+      it(
+        `waits for ${ENV_START_AT_EPOCH} before starting the program`,
+        async () => {
+          const epoch = Math.floor(Date.now() / 1000) + 2;
+          const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: String(epoch) });
+          const ran = await c.done;
+          expect(ran.code).toBe(0);
+          expect(ran.stderr).toContain(`loadplane: waiting for the common start at ${epoch}`);
+          expect((c.read('started') as { at: number }).at).toBeGreaterThanOrEqual(epoch * 1000);
+        },
+        SLOW,
+      );
+
+      it(`starts at once when ${ENV_START_AT_EPOCH} is past`, async () => {
+        const past = Math.floor(Date.now() / 1000) - 5;
+        const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: `000${past}` });
+        const ran = await c.done;
+        expect(ran.code).toBe(0);
+        expect(c.has('started')).toBe(true);
+        expect(ran.stderr).not.toContain('waiting');
+      });
+
+      it.each(['soon', '17e9', '-5', ' 1700000000', '99999999999999999999'])(
+        `exits 64 without running the program when ${ENV_START_AT_EPOCH} is %j`,
+        async (value) => {
+          const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: value });
+          const ran = await c.done;
+          expect(ran.code).toBe(64);
+          expect(ran.stderr).toContain(`loadplane: ${ENV_START_AT_EPOCH} must be whole epoch seconds`);
+          expect(c.has('argv.json')).toBe(false);
+        },
+      );
+
+      it.each([0, 300])(
+        'stops waiting for the common start on TERM (%i ms after its note), without running the program',
+        async (delay) => {
+          const epoch = Math.floor(Date.now() / 1000) + 120; // a test timeout if TERM did not end the wait
+          const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: String(epoch) });
+          let stderr = '';
+          c.proc.stderr!.on('data', (d: string) => (stderr += d));
+          while (!stderr.includes('waiting for the common start')) await new Promise((r) => setTimeout(r, 5));
+          await new Promise((r) => setTimeout(r, delay));
+          c.proc.kill('SIGTERM');
+          // 'close' also waits for the background sleep, which holds stdout/stderr: it must be gone too.
+          const ran = await c.done;
+          expect(ran.code).toBe(143);
+          expect(c.has('argv.json')).toBe(false);
+        },
+        SLOW,
+      );
+
+      it.skipIf(!existsSync(`/proc/${process.pid}/task/${process.pid}/children`))(
+        "forwards a signal that arrives before the program has exec'd, once it has",
+        async () => {
+          // Until it execs, the forked child is a copy of the shell; dash and busybox let it swallow a
+          // signal. 12000 missing PATH entries keep it searching long enough for the test to signal the
+          // shell while the child's cmdline is still the shell's.
+          const bogus = Array.from({ length: 12_000 }, (_, i) => `/n/${i}`).join(':');
+          let preExec = 0;
+          for (let attempt = 0; attempt < 5 && preExec === 0; attempt++) {
+            const c = runner(shell, ['k6', 'run', 'x.js'], { FAKE_MODE: 'run', PATH: `${bogus}:${pathFor(shell)}` });
+            const pid = c.proc.pid!;
+            const deadline = Date.now() + 5_000;
+            while (Date.now() < deadline) {
+              let kids = '';
+              try {
+                kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+              } catch {
+                break; // the shell is gone
+              }
+              if (!kids) continue; // busy-poll: the window is tens of ms
+              try {
+                if (readFileSync(`/proc/${kids.split(' ')[0]}/cmdline`).equals(readFileSync(`/proc/${pid}/cmdline`))) preExec++;
+              } catch {
+                // the child is gone already
+              }
+              c.proc.kill('SIGTERM');
+              break;
+            }
+            const ran = await c.done;
+            // The program got TERM: from its own handler (105) or, not yet installed, by default (143).
+            expect([105, 143]).toContain(ran.code);
+          }
+          expect(preExec).toBeGreaterThan(0);
+        },
+        SLOW,
+      );
     });
 
-    it.each(['soon', '17e9', '-5', ' 1700000000', '99999999999999999999'])(
-      `exits 64 without running the program when ${ENV_START_AT_EPOCH} is %j`,
-      async (value) => {
-        const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: value });
+    describe.skipIf(!shell.available)('K6_INITIALIZER_SCRIPT', () => {
+      const userArgs = ['--vus', '3', '--duration', '40s', '-e', 'GREETING=hello world', '-e', 'Q="$HOME"', '/loadplane/scripts/test.js'];
+
+      function initializer(env: Record<string, string> = {}): Case & { archive: string } {
+        const archive = join(mkdtempSync(join(root, 'archive-')), 'my archive.tar');
+        const c = run(shell, K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME, userArgs, { [ENV_ARCHIVE]: archive, ...env });
+        return { ...c, archive };
+      }
+
+      it('archives with the user arguments, then prints the marker and the inspect JSON', async () => {
+        const c = initializer();
+        const ran = await c.done;
+        expect(ran.code).toBe(0);
+        expect(c.read('archive-argv.json')).toEqual(['archive', '--archive-out', c.archive, ...userArgs]);
+        expect(c.read('inspect-argv.json')).toEqual(['inspect', '--execution-requirements', c.archive]);
+        const lines = ran.stdout.split('\n');
+        const marker = lines.indexOf(REQUIREMENTS_MARKER);
+        expect(marker).toBeGreaterThanOrEqual(0);
+        expect(lines.filter((l) => l === REQUIREMENTS_MARKER)).toHaveLength(1);
+        expect(JSON.parse(lines.slice(marker + 1).join('\n'))).toEqual(REQUIREMENTS);
+        expect(ran.stderr).toBe('');
+      });
+
+      it("exits with k6 archive's code, without the marker or inspect, when archiving fails", async () => {
+        const c = initializer({ FAKE_ARCHIVE_FAIL: '1' });
+        const ran = await c.done;
+        expect(ran.code).toBe(107);
+        expect(ran.stderr).toBe('fake k6: could not initialize the script\n');
+        expect(ran.stdout).not.toContain(REQUIREMENTS_MARKER);
+        expect(c.has('archive-argv.json')).toBe(true);
+        expect(c.has('inspect-argv.json')).toBe(false);
+      });
+
+      it(`exits 64 when ${ENV_ARCHIVE} is not set`, async () => {
+        const c = run(shell, K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME, userArgs);
         const ran = await c.done;
         expect(ran.code).toBe(64);
-        expect(ran.stderr).toContain(`loadplane: ${ENV_START_AT_EPOCH} must be whole epoch seconds`);
-        expect(c.has('argv.json')).toBe(false);
-      },
-    );
-
-    it.each([0, 300])('stops waiting for the common start on TERM (%i ms after its note), without running the program', async (delay) => {
-      const epoch = Math.floor(Date.now() / 1000) + 120; // a test timeout if TERM did not end the wait
-      const c = runner(shell, ['k6', 'run', 'x.js'], { [ENV_START_AT_EPOCH]: String(epoch) });
-      let stderr = '';
-      c.proc.stderr!.on('data', (d: string) => (stderr += d));
-      while (!stderr.includes('waiting for the common start')) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, delay));
-      c.proc.kill('SIGTERM');
-      // 'close' also waits for the background sleep, which holds stdout/stderr: it must be gone too.
-      const ran = await c.done;
-      expect(ran.code).toBe(143);
-      expect(c.has('argv.json')).toBe(false);
-    }, SLOW);
-
-    it.skipIf(!existsSync(`/proc/${process.pid}/task/${process.pid}/children`))(
-      "forwards a signal that arrives before the program has exec'd, once it has",
-      async () => {
-        // Until it execs, the forked child is a copy of the shell; dash and busybox let it swallow a
-        // signal. 12000 missing PATH entries keep it searching long enough for the test to signal the
-        // shell while the child's cmdline is still the shell's.
-        const bogus = Array.from({ length: 12_000 }, (_, i) => `/n/${i}`).join(':');
-        let preExec = 0;
-        for (let attempt = 0; attempt < 5 && preExec === 0; attempt++) {
-          const c = runner(shell, ['k6', 'run', 'x.js'], { FAKE_MODE: 'run', PATH: `${bogus}:${pathFor(shell)}` });
-          const pid = c.proc.pid!;
-          const deadline = Date.now() + 5_000;
-          while (Date.now() < deadline) {
-            let kids = '';
-            try {
-              kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-            } catch {
-              break; // the shell is gone
-            }
-            if (!kids) continue; // busy-poll: the window is tens of ms
-            try {
-              if (readFileSync(`/proc/${kids.split(' ')[0]}/cmdline`).equals(readFileSync(`/proc/${pid}/cmdline`))) preExec++;
-            } catch {
-              // the child is gone already
-            }
-            c.proc.kill('SIGTERM');
-            break;
-          }
-          const ran = await c.done;
-          // The program got TERM: from its own handler (105) or, not yet installed, by default (143).
-          expect([105, 143]).toContain(ran.code);
-        }
-        expect(preExec).toBeGreaterThan(0);
-      },
-      SLOW,
-    );
-  });
-
-  describe.skipIf(!shell.available)('K6_INITIALIZER_SCRIPT', () => {
-    const userArgs = ['--vus', '3', '--duration', '40s', '-e', 'GREETING=hello world', '-e', 'Q="$HOME"', '/loadplane/scripts/test.js'];
-
-    function initializer(env: Record<string, string> = {}): Case & { archive: string } {
-      const archive = join(mkdtempSync(join(root, 'archive-')), 'my archive.tar');
-      const c = run(shell, K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME, userArgs, { [ENV_ARCHIVE]: archive, ...env });
-      return { ...c, archive };
-    }
-
-    it('archives with the user arguments, then prints the marker and the inspect JSON', async () => {
-      const c = initializer();
-      const ran = await c.done;
-      expect(ran.code).toBe(0);
-      expect(c.read('archive-argv.json')).toEqual(['archive', '--archive-out', c.archive, ...userArgs]);
-      expect(c.read('inspect-argv.json')).toEqual(['inspect', '--execution-requirements', c.archive]);
-      const lines = ran.stdout.split('\n');
-      const marker = lines.indexOf(REQUIREMENTS_MARKER);
-      expect(marker).toBeGreaterThanOrEqual(0);
-      expect(lines.filter((l) => l === REQUIREMENTS_MARKER)).toHaveLength(1);
-      expect(JSON.parse(lines.slice(marker + 1).join('\n'))).toEqual(REQUIREMENTS);
-      expect(ran.stderr).toBe('');
-    });
-
-    it("exits with k6 archive's code, without the marker or inspect, when archiving fails", async () => {
-      const c = initializer({ FAKE_ARCHIVE_FAIL: '1' });
-      const ran = await c.done;
-      expect(ran.code).toBe(107);
-      expect(ran.stderr).toBe('fake k6: could not initialize the script\n');
-      expect(ran.stdout).not.toContain(REQUIREMENTS_MARKER);
-      expect(c.has('archive-argv.json')).toBe(true);
-      expect(c.has('inspect-argv.json')).toBe(false);
-    });
-
-    it(`exits 64 when ${ENV_ARCHIVE} is not set`, async () => {
-      const c = run(shell, K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME, userArgs);
-      const ran = await c.done;
-      expect(ran.code).toBe(64);
-      expect(ran.stderr).toContain(`${ENV_ARCHIVE} is not set`);
-      expect(c.has('archive-argv.json')).toBe(false);
+        expect(ran.stderr).toContain(`${ENV_ARCHIVE} is not set`);
+        expect(c.has('archive-argv.json')).toBe(false);
+      });
     });
   });
-});

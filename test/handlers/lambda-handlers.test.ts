@@ -59,7 +59,9 @@ describe('stage Lambda handler', () => {
 
   it('rejects an invalid spec with every problem named, before creating anything', async () => {
     const bad = { ...k6Spec(), parallelism: 0, engine: 'jmeter' };
-    const err = (await handler({ stage: 'Admit', request: { spec: bad }, execution: `${execution}-2`, executionName: 'x' }, { awsRequestId: 'req-4' }).catch((e: unknown) => e)) as {
+    const err = (await handler({ stage: 'Admit', request: { spec: bad }, execution: `${execution}-2`, executionName: 'x' }, { awsRequestId: 'req-4' }).catch(
+      (e: unknown) => e,
+    )) as {
       name: string;
       problems: Array<{ path: string }>;
     };

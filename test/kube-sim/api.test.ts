@@ -201,9 +201,21 @@ describe('errors are Kubernetes Status objects', () => {
     ['a name that is not DNS-1123', { metadata: { name: 'Bad_Name' } }, 'metadata.name'],
     ['a name longer than 63 characters', { metadata: { name: 'x'.repeat(64) } }, 'metadata.name'],
     ['a label value longer than 63 characters', { metadata: { name: 'ok', labels: { a: 'v'.repeat(64) } } }, 'metadata.labels'],
-    ['no template containers', { metadata: { name: 'ok' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [] } } } }, 'spec.template.spec.containers'],
-    ['no restartPolicy', { metadata: { name: 'ok' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] } } } }, 'spec.template.spec.restartPolicy'],
-    ['a container without image', { metadata: { name: 'ok' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c' }] } } } }, 'spec.template.spec.containers[0].image'],
+    [
+      'no template containers',
+      { metadata: { name: 'ok' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [] } } } },
+      'spec.template.spec.containers',
+    ],
+    [
+      'no restartPolicy',
+      { metadata: { name: 'ok' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] } } } },
+      'spec.template.spec.restartPolicy',
+    ],
+    [
+      'a container without image',
+      { metadata: { name: 'ok' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c' }] } } } },
+      'spec.template.spec.containers[0].image',
+    ],
   ])('422 Invalid for a Job with %s', async (_what, body, field) => {
     const valid = { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'i' }] } } } };
     const res = await http(sim, 'POST', `/apis/batch/v1/namespaces/${NS}/jobs`, { ...valid, ...body });
@@ -223,7 +235,11 @@ describe('errors are Kubernetes Status objects', () => {
 describe('deletion', () => {
   it('deletes a collection by label selector, leaving the rest', async () => {
     const runId = newRunId();
-    for (const [name, role] of [['a', 'x'], ['b', 'x'], ['c', 'y']] as const) {
+    for (const [name, role] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+    ] as const) {
       await createConfigMap(sim, { metadata: { name: `${name}-${runId}`, labels: { run: runId, role } } });
     }
     const res = await http(sim, 'DELETE', `/api/v1/namespaces/${NS}/configmaps?labelSelector=run%3D${runId},role%3Dx`);

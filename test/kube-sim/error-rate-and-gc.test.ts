@@ -92,7 +92,14 @@ describe('garbage collection of dependents with several owners', () => {
       spec: { backoffLimit: 0, template: { spec: restrictedPodSpec({ name: 'c', image: 'busybox' }) } },
     });
   }
-  const ref = (job: Json) => ({ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name, uid: job.metadata.uid, controller: false, blockOwnerDeletion: false });
+  const ref = (job: Json) => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    name: job.metadata.name,
+    uid: job.metadata.uid,
+    controller: false,
+    blockOwnerDeletion: false,
+  });
   const deleteJob = (name: string, policy = 'Background') => http(sim, 'DELETE', `/apis/batch/v1/namespaces/${NS}/jobs/${name}?propagationPolicy=${policy}`);
   const configMap = (name: string): Json | undefined => sim.list('ConfigMap', NS).find((c) => c.metadata.name === name);
 
@@ -136,7 +143,14 @@ describe('garbage collection of objects written with an owner that is already go
       spec: { backoffLimit: 0, template: { spec: restrictedPodSpec({ name: 'c', image: 'busybox' }) } },
     });
   }
-  const ref = (obj: Json, apiVersion = 'batch/v1', kind = 'Job') => ({ apiVersion, kind, name: obj.metadata.name, uid: obj.metadata.uid, controller: false, blockOwnerDeletion: false });
+  const ref = (obj: Json, apiVersion = 'batch/v1', kind = 'Job') => ({
+    apiVersion,
+    kind,
+    name: obj.metadata.name,
+    uid: obj.metadata.uid,
+    controller: false,
+    blockOwnerDeletion: false,
+  });
   const deleteJob = (name: string) => http(sim, 'DELETE', `/apis/batch/v1/namespaces/${NS}/jobs/${name}?propagationPolicy=Background`);
   const configMap = (name: string): Json | undefined => sim.list('ConfigMap', NS).find((c) => c.metadata.name === name);
   const job = (name: string): Json | undefined => sim.list('Job', NS).find((j) => j.metadata.name === name);
@@ -203,7 +217,7 @@ describe('garbage collection of objects written with an owner that is already go
     expect(configMap(`beside-${id}`).metadata.ownerReferences).toEqual([ref(live)]);
   });
 
-  it('a namespaced owner is looked for in the dependent\'s namespace; a cluster-scoped one (a Namespace) cluster-wide', async () => {
+  it("a namespaced owner is looked for in the dependent's namespace; a cluster-scoped one (a Namespace) cluster-wide", async () => {
     const id = newRunId();
     const elsewhere = (await http(sim, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `owner-${id}` } })).body;
     const ns = sim.list('Namespace', undefined).find((n) => n.metadata.name === NS);
@@ -231,7 +245,12 @@ describe('garbage collection of objects written with an owner that is already go
       'metadata.ownerReferences.kind: Invalid value: "": kind must not be empty',
     ]);
     const second = await idleJob(`second-${id}`);
-    expect(await refused(`two-controllers-${id}`, [{ ...ref(live), controller: true }, { ...ref(second), controller: true }])).toEqual([
+    expect(
+      await refused(`two-controllers-${id}`, [
+        { ...ref(live), controller: true },
+        { ...ref(second), controller: true },
+      ]),
+    ).toEqual([
       `metadata.ownerReferences: Invalid value: Only one reference can have Controller set to true. Found "true" in references for live-${id} and second-${id}`,
     ]);
     expect(sim.list('ConfigMap', NS).filter((c) => c.metadata.name.endsWith(id))).toEqual([]);

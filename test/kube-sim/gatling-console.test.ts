@@ -314,7 +314,10 @@ describe('kube-sim output parses back to the numbers it was rendered from', () =
   it('many assertions and errors still fit in GATLING_LOG_TAIL_LINES', async () => {
     const { GATLING_LOG_TAIL_LINES } = await import('../../lambdas/engines/gatling/console-summary');
     const run = base('3.10', {
-      errors: Array.from({ length: 150 }, (_, i) => ({ message: `jsonPath($.items[${i}].id).find.exists, found nothing in a response that is long enough to wrap`, count: 1 })),
+      errors: Array.from({ length: 150 }, (_, i) => ({
+        message: `jsonPath($.items[${i}].id).find.exists, found nothing in a response that is long enough to wrap`,
+        count: 1,
+      })),
       assertions: Array.from({ length: 200 }, (_, i) => ({ message: `request_${i}: max of response time is less than 1000.0`, ok: true, actual: 12 })),
     });
     const lines = linesOf(gatlingConsoleOutput(run));

@@ -45,7 +45,16 @@ describe('simulated Gatling runner: periodic blocks', () => {
     const job = `lp-${runId}-runner-0`;
     await createJob(
       sim,
-      runnerJob({ runId, name: job, engine: 'gatling', role: 'runner', index: 0, engineArgv: GATLING_ARGV, env: gatlingEnv(startAt), annotations: { [SimAnnotations.duration]: '10m' } }),
+      runnerJob({
+        runId,
+        name: job,
+        engine: 'gatling',
+        role: 'runner',
+        index: 0,
+        engineArgv: GATLING_ARGV,
+        env: gatlingEnv(startAt),
+        annotations: { [SimAnnotations.duration]: '10m' },
+      }),
     );
     const pod = (await podWhen(sim, job, isRunning, 'running')).metadata.name as string;
     const synthetic = (elapsedMs: number) =>

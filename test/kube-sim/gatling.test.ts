@@ -181,7 +181,9 @@ describe('Gatling runners', () => {
     const summary = collected(pod, 0, log);
     expect(summary).toMatchObject({ exitCode: 2, simulated: true });
     expect(summary!.requests.count).toBe(blockRequestCount(log).total);
-    expect(summary!.thresholds).toEqual([{ metric: 'assertion', expression: expect.stringMatching(/^Global: max of response time is less than \d+\.0$/), ok: false }]);
+    expect(summary!.thresholds).toEqual([
+      { metric: 'assertion', expression: expect.stringMatching(/^Global: max of response time is less than \d+\.0$/), ok: false },
+    ]);
   });
 
   it('exit code 137 (OOM-killed half-way): no result block', async () => {

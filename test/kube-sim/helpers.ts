@@ -9,14 +9,7 @@
  * stands still (nobody waits on it meanwhile). So what a test sees depends on simulated time only: a
  * loaded machine makes a test slower, never different.
  */
-import {
-  ENV_START_AT,
-  ENV_START_AT_EPOCH,
-  Labels,
-  RUNNER_CONTAINER,
-  SCRIPT_MOUNT_PATH,
-  WORK_DIR,
-} from '../../lambdas/core/runner-contract';
+import { ENV_START_AT, ENV_START_AT_EPOCH, Labels, RUNNER_CONTAINER, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../lambdas/core/runner-contract';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../lambdas/engines/pod-scripts';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
@@ -34,13 +27,7 @@ export interface HttpResult {
   text: string;
 }
 
-export async function http(
-  sim: KubeSim,
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = 'application/json',
-): Promise<HttpResult> {
+export async function http(sim: KubeSim, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<HttpResult> {
   const res = await fetch(sim.url + path, {
     method,
     headers: body === undefined ? {} : { 'Content-Type': contentType },
@@ -167,7 +154,8 @@ export function runnerJob(o: JobOptions): Json {
             {
               name: RUNNER_CONTAINER,
               image: o.engine === 'k6' ? 'grafana/k6:1.8.1' : 'ghcr.io/st-tech/gatling:latest',
-              command: o.role === 'initializer' ? shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME) : shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
+              command:
+                o.role === 'initializer' ? shellCommand(K6_INITIALIZER_SCRIPT, INITIALIZER_SCRIPT_NAME) : shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME),
               args: o.engineArgv,
               env: Object.entries(o.env ?? {}).map(([name, value]) => ({ name, value })),
               securityContext: RESTRICTED_CONTAINER_SECURITY,

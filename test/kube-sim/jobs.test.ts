@@ -191,10 +191,14 @@ describe('restartPod (disruption)', () => {
     // A k6 runner gets SIGTERM (as the Eviction API's graceful deletion does) and exits 105 while paused.
     expect(exitCodeOf(old)).toBe(105);
 
-    const status = await eventually(sim, async () => {
-      const res = await k6Status(sim, replacement.metadata.name);
-      return res.status === 200 ? res.body : undefined;
-    }, 'the replacement k6 API');
+    const status = await eventually(
+      sim,
+      async () => {
+        const res = await k6Status(sim, replacement.metadata.name);
+        return res.status === 200 ? res.body : undefined;
+      },
+      'the replacement k6 API',
+    );
     expect(status.data.attributes).toMatchObject({ paused: true, running: false });
     const job = sim.list('Job', NS).find((j) => j.metadata.name === name);
     expect(condition(job, 'Failed')).toBeUndefined();
@@ -223,9 +227,7 @@ describe('pod lifecycle faults', () => {
     const [still] = podsOf(sim, name);
     expect(still.metadata.uid).toBe(pod.metadata.uid);
     expect(still.status.phase).toBe('Pending');
-    expect(still.status.conditions).toContainEqual(
-      expect.objectContaining({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }),
-    );
+    expect(still.status.conditions).toContainEqual(expect.objectContaining({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }));
   });
 
   it('schedule delay through the API: Running only after that much sim time', async () => {
@@ -261,8 +263,7 @@ describe('pod lifecycle faults', () => {
 
   it('a missing script ConfigMap keeps the pod in ContainerCreating, saying so only in a FailedMount event, until it is created', async () => {
     const { runId, name } = await startRunnerJob({ script: false, argv: PAUSED_ARGV });
-    const failedMount = () =>
-      sim.list('Event', NS).filter((e) => e.reason === 'FailedMount' && String(e.involvedObject.name).startsWith(name));
+    const failedMount = () => sim.list('Event', NS).filter((e) => e.reason === 'FailedMount' && String(e.involvedObject.name).startsWith(name));
     await eventually(sim, () => (failedMount().length > 0 ? failedMount() : undefined), 'a FailedMount event');
     expect(failedMount()[0]).toMatchObject({
       type: 'Warning',
@@ -292,10 +293,7 @@ describe('on a ScaledClock (`npm start`, `loadplane kube-sim --time-scale`)', ()
       const runId = newRunId();
       const name = `lp-${runId}-runner-0`;
       await createConfigMap(scaled, scriptConfigMap(runId, SCRIPT));
-      await createJob(
-        scaled,
-        runnerJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: [...RUN_ARGV, '--duration', '2m'] }),
-      );
+      await createJob(scaled, runnerJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: [...RUN_ARGV, '--duration', '2m'] }));
       const job = await jobWhen(scaled, name, (j) => condition(j, 'Complete'), 'Complete', { stepMs: 10_000, limitMs: 4 * 3_600_000 });
       const simElapsed = Date.parse(job.status.completionTime) - Date.parse(job.metadata.creationTimestamp);
       expect(simElapsed).toBeGreaterThanOrEqual(2 * 60_000);

@@ -13,15 +13,33 @@ import { k6ErrorMessage, readK6InspectOutput } from '../../lambdas/engines/k6/in
 import { k6LogRecords } from '../../lambdas/engines/k6/log-records';
 import type { KubeSim } from '../../local/kube-sim/index';
 import { recordedCases, type RecordedCase } from '../engines/k6-recordings-support';
-import { closeKubeSim, createConfigMap, createJob, exitCodeOf, isDone, newRunId, podLog, podWhen, runnerJob, scriptConfigMap, startVirtualKubeSim } from './helpers';
+import {
+  closeKubeSim,
+  createConfigMap,
+  createJob,
+  exitCodeOf,
+  isDone,
+  newRunId,
+  podLog,
+  podWhen,
+  runnerJob,
+  scriptConfigMap,
+  startVirtualKubeSim,
+} from './helpers';
 
 /** What kube-sim cannot do for a case, and which comparisons that skips. */
 const CANNOT_EMULATE: Record<string, { why: string; skips: ('exitCode' | 'requirements' | 'maxVUs' | 'error')[] }> = {
   'init-env-options': { why: 'options computed by JS from __ENV (`Number(__ENV.VUS || 1)`): kube-sim reads literal options only', skips: ['requirements'] },
   'init-env-system-only': { why: 'options computed by JS from __ENV: kube-sim reads literal options only', skips: ['requirements'] },
   'init-two-scenarios-starttime': { why: 'concurrent scenarios add up their VUs (3 + 20); kube-sim takes the largest VU count in options', skips: ['maxVUs'] },
-  'init-runtime-exception': { why: 'the throw is inside a function called by init code; kube-sim’s rule is a top-level `throw new Error(…)` statement', skips: ['exitCode', 'error'] },
-  'init-js-syntax-error-cwd-tmp': { why: 'recorded from cwd /tmp; kube-sim’s pods run in the image’s /home/k6, so the relative path differs', skips: ['error'] },
+  'init-runtime-exception': {
+    why: 'the throw is inside a function called by init code; kube-sim’s rule is a top-level `throw new Error(…)` statement',
+    skips: ['exitCode', 'error'],
+  },
+  'init-js-syntax-error-cwd-tmp': {
+    why: 'recorded from cwd /tmp; kube-sim’s pods run in the image’s /home/k6, so the relative path differs',
+    skips: ['error'],
+  },
   'init-ts-syntax-error': { why: 'TypeScript is not parsed by kube-sim (acorn reads JavaScript only)', skips: ['exitCode', 'error'] },
 };
 
@@ -53,7 +71,10 @@ async function runInKubeSim(c: RecordedCase): Promise<{ exitCode: number; log: s
 /** The console lines (level, msg) before and after the marker. */
 function consoleAround(log: string): { before: string[]; after: string[] } {
   const [before = '', after = ''] = log.split(`\n${REQUIREMENTS_MARKER}\n`);
-  const lines = (text: string) => k6LogRecords(text).filter((r) => r.fields.source === 'console').map((r) => `${r.level} ${r.msg}`);
+  const lines = (text: string) =>
+    k6LogRecords(text)
+      .filter((r) => r.fields.source === 'console')
+      .map((r) => `${r.level} ${r.msg}`);
   return { before: lines(before), after: lines(after) };
 }
 
@@ -88,7 +109,10 @@ describe('kube-sim’s k6 initializer against real k6’s (init-* recordings)', 
       // Init-code console lines: the same, once before and once after the marker.
       expect(consoleAround(sim.log)).toEqual(consoleAround(real.log));
       // Warnings k6 archive printed (init-args-over-scenarios).
-      const warnings = (log: string) => k6LogRecords(log).filter((r) => r.level === 'warning').map((r) => r.msg);
+      const warnings = (log: string) =>
+        k6LogRecords(log)
+          .filter((r) => r.level === 'warning')
+          .map((r) => r.msg);
       expect(warnings(sim.log)).toEqual(warnings(real.log));
       // Go's encoder: `<` as \u003c, and the JSON 2-space indented.
       expect(sim.log.includes('<')).toBe(false);
@@ -97,7 +121,10 @@ describe('kube-sim’s k6 initializer against real k6’s (init-* recordings)', 
       expect(sim.log).not.toContain(REQUIREMENTS_MARKER);
       if (skips.has('error')) return;
       // k6's error lines: as many, the same message and fields (the time aside).
-      const errors = (log: string) => k6LogRecords(log).filter((r) => r.level === 'error').map(({ level, msg, fields: { time: _time, ...fields } }) => ({ level, msg, fields }));
+      const errors = (log: string) =>
+        k6LogRecords(log)
+          .filter((r) => r.level === 'error')
+          .map(({ level, msg, fields: { time: _time, ...fields } }) => ({ level, msg, fields }));
       expect(errors(sim.log)).toEqual(errors(real.log));
       expect(k6ErrorMessage(sim.log)).toBe(k6ErrorMessage(real.log));
     }

@@ -58,16 +58,23 @@ async function pausedRunners(annotations: Record<string, string>): Promise<{ run
   const jobs = Array.from({ length: RUNNERS }, (_, i) => `lp-${runId}-runner-${i}`);
   for (const [i, name] of jobs.entries()) {
     const engineArgv = [...k6RunArgv(i, RUNNERS), ...k6SummaryFlags(K6_SUMMARY_EXPORT_PATH)];
-    await createJob(sim, runnerJob({ runId, name, engine: 'k6', role: 'runner', index: i, engineArgv, env: { [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH }, annotations }));
+    await createJob(
+      sim,
+      runnerJob({ runId, name, engine: 'k6', role: 'runner', index: i, engineArgv, env: { [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH }, annotations }),
+    );
   }
   const pods = await Promise.all(
     jobs.map((job) =>
-      eventually(sim, async () => {
-        const pod = sim.list('Pod', NS, `job-name=${job}`).find(isRunning);
-        if (!pod) return undefined;
-        const res = await k6Status(sim, pod.metadata.name);
-        return res.status === 200 && res.body.data.attributes.status === 4 ? (pod.metadata.name as string) : undefined;
-      }, `${job} ready`),
+      eventually(
+        sim,
+        async () => {
+          const pod = sim.list('Pod', NS, `job-name=${job}`).find(isRunning);
+          if (!pod) return undefined;
+          const res = await k6Status(sim, pod.metadata.name);
+          return res.status === 200 && res.body.data.attributes.status === 4 ? (pod.metadata.name as string) : undefined;
+        },
+        `${job} ready`,
+      ),
     ),
   );
   return { runId, jobs, pods };

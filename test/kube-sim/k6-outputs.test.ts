@@ -26,14 +26,18 @@ describe('k6Outputs', () => {
 
   it('each output as k6 describes it, from its env and argument', () => {
     expect(described(['experimental-prometheus-rw=ignored'])).toBe('Prometheus remote write (http://localhost:9090/api/v1/write)');
-    expect(described(['experimental-prometheus-rw'], { K6_PROMETHEUS_RW_SERVER_URL: 'https://prom.example/api/v1/write' })).toBe('Prometheus remote write (https://prom.example/api/v1/write)');
+    expect(described(['experimental-prometheus-rw'], { K6_PROMETHEUS_RW_SERVER_URL: 'https://prom.example/api/v1/write' })).toBe(
+      'Prometheus remote write (https://prom.example/api/v1/write)',
+    );
     expect(described(['influxdb=http://influx:8086/k6'], { K6_INFLUXDB_ADDR: 'http://other:8086' })).toBe('InfluxDBv1 (http://influx:8086)');
     expect(described(['influxdb'], { K6_INFLUXDB_ADDR: 'http://other:8086' })).toBe('InfluxDBv1 (http://other:8086)');
     expect(described(['opentelemetry'])).toBe('opentelemetry (grpc, localhost:4317)');
     expect(described(['opentelemetry'], { K6_OTEL_EXPORTER_PROTOCOL: 'http/protobuf', K6_OTEL_HTTP_EXPORTER_ENDPOINT: 'collector:4318' })).toBe(
       'opentelemetry (http/protobuf, https://collector:4318/v1/metrics)',
     );
-    expect(described(['experimental-opentelemetry'], { K6_OTEL_EXPORTER_TYPE: 'grpc', K6_OTEL_GRPC_EXPORTER_INSECURE: 'true' })).toBe('opentelemetry (grpc (insecure), localhost:4317)');
+    expect(described(['experimental-opentelemetry'], { K6_OTEL_EXPORTER_TYPE: 'grpc', K6_OTEL_GRPC_EXPORTER_INSECURE: 'true' })).toBe(
+      'opentelemetry (grpc (insecure), localhost:4317)',
+    );
     expect(described(['cloud'], { K6_CLOUD_PUSH_REF_ID: '4242' })).toBe('cloud (https://app.k6.io/runs/4242)');
     expect(described(['web-dashboard', 'json=out.json'])).toBe('json (out.json)');
   });

@@ -18,7 +18,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ENV_RESULT_FILE, RESULT_LINE_PREFIX } from '../../lambdas/core/runner-contract';
 import type { KubeSim } from '../../local/kube-sim/index';
-import { closeKubeSim, createConfigMap, createJob, exitCodeOf, isDone, isRunning, newRunId, NS, podLog, podsOf, runnerJob, scriptConfigMap, startVirtualKubeSim, type Json } from './helpers';
+import {
+  closeKubeSim,
+  createConfigMap,
+  createJob,
+  exitCodeOf,
+  isDone,
+  isRunning,
+  newRunId,
+  NS,
+  podLog,
+  podsOf,
+  runnerJob,
+  scriptConfigMap,
+  startVirtualKubeSim,
+  type Json,
+} from './helpers';
 
 const CASES_DIR = join(__dirname, '../fixtures/real-k6/cases');
 const RUNNER_CASE = /^(lifecycle-|exit-|setup-|rest-api-probes$)/;
@@ -40,7 +55,16 @@ interface CaseJson {
   exitCode: number;
   summaryExport?: { path: string; written: boolean };
   restFirstAnsweredAtMs?: number;
-  statusTimeline?: { tMs: number; status?: number; paused?: boolean; running?: boolean; stopped?: boolean; tainted?: boolean; vus?: number; 'vus-max'?: number }[];
+  statusTimeline?: {
+    tMs: number;
+    status?: number;
+    paused?: boolean;
+    running?: boolean;
+    stopped?: boolean;
+    tainted?: boolean;
+    vus?: number;
+    'vus-max'?: number;
+  }[];
   events?: { tMs: number; event: string }[];
 }
 
@@ -51,7 +75,10 @@ interface CaseJson {
  * - vuInitDelayMs: the heavy-init cases' VU init (JS work kube-sim does not do), set by the fault.
  * - exportDiffers / exitDiffers: a known difference, with its reason.
  */
-const CASE_NOTES: Record<string, { script?: (s: string) => string; vuInitDelayMs?: number; exportDiffers?: string; skipCalls?: RegExp; taintedDiffers?: string }> = {
+const CASE_NOTES: Record<
+  string,
+  { script?: (s: string) => string; vuInitDelayMs?: number; exportDiffers?: string; skipCalls?: RegExp; taintedDiffers?: string }
+> = {
   'lifecycle-400vus-heavy-init': { vuInitDelayMs: 19_300 },
   'lifecycle-unpause-during-init': { vuInitDelayMs: 9_400 },
   'exit-init-exception-runner': {
@@ -60,7 +87,8 @@ const CASE_NOTES: Record<string, { script?: (s: string) => string; vuInitDelayMs
     script: (s) => s.replace(/^loadConfig\(\);$/m, "throw new Error('boom in init: config missing');"),
   },
   'exit-threshold-abort-on-fail': {
-    taintedDiffers: 'kube-sim does not simulate abortOnFail: the test runs its 10 s (exit 99 all the same) and shows tainted at the 2 s evaluation; real k6 aborted at 1.7 s, before a poll saw it',
+    taintedDiffers:
+      'kube-sim does not simulate abortOnFail: the test runs its 10 s (exit 99 all the same) and shows tainted at the 2 s evaluation; real k6 aborted at 1.7 s, before a poll saw it',
   },
   'exit-unwritable-export': { exportDiffers: 'kube-sim does not know which directories exist: it writes the export wherever --summary-export says' },
   'exit-sigterm-twice': {
@@ -73,7 +101,9 @@ const CASE_NOTES: Record<string, { script?: (s: string) => string; vuInitDelayMs
   },
 };
 
-const caseNames = readdirSync(CASES_DIR).filter((c) => RUNNER_CASE.test(c) && existsSync(join(CASES_DIR, c, 'case.json'))).sort();
+const caseNames = readdirSync(CASES_DIR)
+  .filter((c) => RUNNER_CASE.test(c) && existsSync(join(CASES_DIR, c, 'case.json')))
+  .sort();
 
 let sim: KubeSim;
 beforeAll(async () => {
@@ -91,7 +121,11 @@ function shape(value: unknown): unknown {
   if (value === null) return 'null';
   if (Array.isArray(value)) return [...new Set(value.map((v) => JSON.stringify(shape(v))))].sort().map((s) => JSON.parse(s));
   if (typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, shape(v)]));
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, v]) => [k, shape(v)]),
+    );
   }
   return typeof value;
 }
@@ -231,7 +265,10 @@ async function replay(name: string, c: CaseJson, rest: RestLine[]): Promise<Repl
 describe.each(caseNames)('real k6 recording %s', (name) => {
   const dir = join(CASES_DIR, name);
   const c = JSON.parse(readFileSync(join(dir, 'case.json'), 'utf8')) as CaseJson;
-  const rest = readFileSync(join(dir, 'rest.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RestLine);
+  const rest = readFileSync(join(dir, 'rest.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RestLine);
   const stderr = existsSync(join(dir, 'stderr.txt')) ? readFileSync(join(dir, 'stderr.txt'), 'utf8') : '';
   const notes = CASE_NOTES[name] ?? {};
   const recordedStatuses = (c.statusTimeline ?? []).filter((s) => s.status !== undefined);
@@ -260,7 +297,11 @@ describe.each(caseNames)('real k6 recording %s', (name) => {
       expect(compare(seen)).toEqual(compare(expected));
     }
     const taintedRecorded = recordedStatuses.some((s) => s.tainted);
-    if (notes.taintedDiffers) expect(run.statuses.some((s) => s.tainted), notes.taintedDiffers).toBe(true);
+    if (notes.taintedDiffers)
+      expect(
+        run.statuses.some((s) => s.tainted),
+        notes.taintedDiffers,
+      ).toBe(true);
     else expect(run.statuses.some((s) => s.tainted)).toBe(taintedRecorded);
   });
 
@@ -340,9 +381,28 @@ describe('kube-sim k6 runner: what the recordings leave open', () => {
     const runId = newRunId('setup');
     const script = readFileSync(join(CASES_DIR, 'setup-normal', 'test.js'), 'utf8');
     await createConfigMap(sim, scriptConfigMap(runId, script));
-    const argv = (i: number) => ['k6', 'run', '--quiet', `--execution-segment=${i}/2:${i + 1}/2`, '/loadplane/scripts/test.js', '--address=0.0.0.0:6565', '--summary-export=/tmp/s.json'];
+    const argv = (i: number) => [
+      'k6',
+      'run',
+      '--quiet',
+      `--execution-segment=${i}/2:${i + 1}/2`,
+      '/loadplane/scripts/test.js',
+      '--address=0.0.0.0:6565',
+      '--summary-export=/tmp/s.json',
+    ];
     for (const i of [0, 1]) {
-      await createJob(sim, runnerJob({ runId, name: `lp-${runId}-runner-${i}`, engine: 'k6', role: 'runner', index: i, engineArgv: argv(i), env: { [ENV_RESULT_FILE]: '/tmp/s.json' } }));
+      await createJob(
+        sim,
+        runnerJob({
+          runId,
+          name: `lp-${runId}-runner-${i}`,
+          engine: 'k6',
+          role: 'runner',
+          index: i,
+          engineArgv: argv(i),
+          env: { [ENV_RESULT_FILE]: '/tmp/s.json' },
+        }),
+      );
     }
     const exports: Json[] = [];
     for (const i of [0, 1]) {
@@ -354,7 +414,14 @@ describe('kube-sim k6 runner: what the recordings leave open', () => {
         }
       });
       const log = await podLog(sim, pod.metadata.name);
-      exports.push(JSON.parse(log.split('\n').find((l) => l.startsWith(RESULT_LINE_PREFIX))!.slice(RESULT_LINE_PREFIX.length)));
+      exports.push(
+        JSON.parse(
+          log
+            .split('\n')
+            .find((l) => l.startsWith(RESULT_LINE_PREFIX))!
+            .slice(RESULT_LINE_PREFIX.length),
+        ),
+      );
     }
     expect(exports.map((e) => e.setup_data)).toEqual([
       { simulated: true, ranOn: 'runner 0', at: expect.any(Number) },

@@ -116,9 +116,10 @@ describe('simulatedK6Export', () => {
   });
 
   it('has the keys and value types of a real k6 export of the same kind of run', () => {
-    const real = JSON.parse(
-      readFileSync(join(import.meta.dirname, '../fixtures/k6-summary-export/k6-v1-thresholds-failed.json'), 'utf8'),
-    ) as { root_group: object; metrics: Record<string, Record<string, unknown>> };
+    const real = JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/k6-summary-export/k6-v1-thresholds-failed.json'), 'utf8')) as {
+      root_group: object;
+      metrics: Record<string, Record<string, unknown>>;
+    };
     const sim = simulatedK6Export(
       input,
       trendStatsFromArgv(['k6', 'run', '--summary-trend-stats=avg,p(99.99)', ...RUN_ARGV.slice(2)]),

@@ -121,12 +121,16 @@ async function runners(
 function ready(names: string[]): Promise<Json[]> {
   return Promise.all(
     names.map((name) =>
-      eventually(sim, async () => {
-        const pod = sim.list('Pod', NS, `job-name=${name}`).find(isRunning);
-        if (!pod) return undefined;
-        const res = await k6Status(sim, pod.metadata.name);
-        return res.status === 200 && res.body.data.attributes.status === 4 ? pod : undefined;
-      }, `${name} ready`),
+      eventually(
+        sim,
+        async () => {
+          const pod = sim.list('Pod', NS, `job-name=${name}`).find(isRunning);
+          if (!pod) return undefined;
+          const res = await k6Status(sim, pod.metadata.name);
+          return res.status === 200 && res.body.data.attributes.status === 4 ? pod : undefined;
+        },
+        `${name} ready`,
+      ),
     ),
   );
 }
@@ -195,9 +199,24 @@ describe('k6 initializer (k6 archive, then k6 inspect --execution-requirements)'
 
   it.each([
     // As real k6 1.3.0 (test/fixtures/real-k6/cases/init-*): its extension resolution fails first, the path relative to /home/k6.
-    ['a syntax error', 'export default function () {\n  let x = ;\n}', 255, /level=error msg="\.\.\/\.\.\/loadplane\/scripts\/test\.js:2:10 Unexpected \\";\\""$/m],
-    ['a throw in the init context', 'throw new Error("no config");\nexport default function () {}', 107, /msg="Error: no config\\n\\tat file:\/\/\/loadplane\/scripts\/test\.js:1:7\(3\)\\n" hint="script exception"/],
-    ['no default export', 'const x = 1;', 104, /msg="There were problems with the specified script configuration:\\n\\t- executor default: function 'default' not found in exports"$/m],
+    [
+      'a syntax error',
+      'export default function () {\n  let x = ;\n}',
+      255,
+      /level=error msg="\.\.\/\.\.\/loadplane\/scripts\/test\.js:2:10 Unexpected \\";\\""$/m,
+    ],
+    [
+      'a throw in the init context',
+      'throw new Error("no config");\nexport default function () {}',
+      107,
+      /msg="Error: no config\\n\\tat file:\/\/\/loadplane\/scripts\/test\.js:1:7\(3\)\\n" hint="script exception"/,
+    ],
+    [
+      'no default export',
+      'const x = 1;',
+      104,
+      /msg="There were problems with the specified script configuration:\\n\\t- executor default: function 'default' not found in exports"$/m,
+    ],
     ['an invalid duration', "export const options = { duration: 'forever' };\nexport default function () {}", 104, /time: invalid duration \\"forever\\""$/m],
   ])('%s: logs k6’s error and exits as k6 does; the Job fails', async (_what, script, code, message) => {
     const { pod, name } = await initializer(script);
@@ -211,7 +230,9 @@ describe('k6 initializer (k6 archive, then k6 inspect --execution-requirements)'
   });
 
   it('init-code console.log with literal arguments: printed by k6 archive and by k6 inspect, around the marker', async () => {
-    const { pod } = await initializer(`console.log('config', { vus: 3 });\nconsole.log('{');\nexport const options = { vus: 3, duration: '2s' };\nexport default function () {}`);
+    const { pod } = await initializer(
+      `console.log('config', { vus: 3 });\nconsole.log('{');\nexport const options = { vus: 3, duration: '2s' };\nexport default function () {}`,
+    );
     expect(exitCodeOf(pod)).toBe(0);
     const lines = (await podLog(sim, pod.metadata.name)).split('\n');
     const consoleLines = [/^time="[^"]+" level=info msg="config \{\\"vus\\":3\}" source=console$/, /^time="[^"]+" level=info msg="\{" source=console$/];
@@ -229,7 +250,9 @@ describe('k6 runners', () => {
     const { names } = await runners(2);
     const pods = await ready(names);
     const status = await k6Status(sim, pods[0].metadata.name);
-    expect(status.body).toMatchObject({ data: { type: 'status', id: 'default', attributes: { status: 4, paused: true, running: false, stopped: false, vus: 0, 'vus-max': 5 } } });
+    expect(status.body).toMatchObject({
+      data: { type: 'status', id: 'default', attributes: { status: 4, paused: true, running: false, stopped: false, vus: 0, 'vus-max': 5 } },
+    });
 
     await simSleep(sim, 10 * 60_000);
     expect(sim.list('Pod', NS, `job-name=${names[0]}`)[0].status.phase).toBe('Running');
@@ -440,11 +463,16 @@ describe('k6 runner: VU init, SIGTERM and exit-code faults 105 / 110', () => {
     sim.faults.setVuInitDelay(8000, { runId });
     const pod = await podWhen(sim, names[0]!, isRunning, 'running');
     const seen: Json[] = [];
-    await eventually(sim, async () => {
-      const res = await k6Status(sim, pod.metadata.name);
-      if (res.status === 200) seen.push(res.body.data.attributes);
-      return seen.at(-1)?.status === 4 ? true : undefined;
-    }, 'status 4', { stepMs: 500 });
+    await eventually(
+      sim,
+      async () => {
+        const res = await k6Status(sim, pod.metadata.name);
+        if (res.status === 200) seen.push(res.body.data.attributes);
+        return seen.at(-1)?.status === 4 ? true : undefined;
+      },
+      'status 4',
+      { stepMs: 500 },
+    );
     expect(seen[0]).toMatchObject({ status: 1, paused: true, vus: 0 });
     expect(seen[0]['vus-max']).toBeLessThan(5);
     const counting = seen.filter((s) => s.status === 1).map((s) => s['vus-max']);
@@ -454,7 +482,7 @@ describe('k6 runner: VU init, SIGTERM and exit-code faults 105 / 110', () => {
   });
 
   it.each([
-    [105, 'test run was aborted because k6 received a \'terminated\' signal'],
+    [105, "test run was aborted because k6 received a 'terminated' signal"],
     [110, 'test run was marked as failed'],
   ])('exit-code fault %i: exits with it, logs k6’s line, and writes its export', async (code, line) => {
     const { names } = await runners(1, { annotations: { [SimAnnotations.exitCode]: String(code) }, extraArgv: ['--duration', '2m'] });
@@ -506,7 +534,12 @@ describe('container log records (16 KiB)', () => {
     expect(await tail(2)).toBe(`${lines.at(-2)}\n${lines.at(-1)}\n`);
     expect(await tail(3)).toBe(`${long.slice(16 * 1024)}\n${lines.at(-2)}\n${lines.at(-1)}\n`);
     expect(await tail(4)).toBe(`${long}\n${lines.at(-2)}\n${lines.at(-1)}\n`);
-    expect(await tail(5)).toBe(lines.slice(-4).map((l) => `${l}\n`).join(''));
+    expect(await tail(5)).toBe(
+      lines
+        .slice(-4)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
     // With timestamps, only a record that starts a line carries one: 4 records, 3 lines, 3 stamps.
     const stamped = await podLog(sim, done.metadata.name, '?tailLines=4&timestamps=true');
     const stampedLines = stamped.split('\n').slice(0, -1);

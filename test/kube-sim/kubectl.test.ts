@@ -94,7 +94,7 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
   beforeAll(async () => {
     cacheDir = await mkdtemp(join(tmpdir(), 'kube-sim-kubectl-'));
     sim = await startVirtualKubeSim();
-    await createConfigMap(sim, scriptConfigMap(runId, "export const options = { vus: 2 };\nexport default function () {}"));
+    await createConfigMap(sim, scriptConfigMap(runId, 'export const options = { vus: 2 };\nexport default function () {}'));
     await createJob(sim, runnerJob({ runId, name: jobNames[0]!, engine: 'k6', role: 'initializer', engineArgv: K6_INITIALIZER_ARGS }));
     for (const i of [0, 1]) {
       // As loadplane's builder makes them: the summary export flags last, the script told to print that file.
@@ -143,9 +143,16 @@ describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
     expect(out).toMatch(new RegExp(`Normal\\s+SuccessfulCreate\\s+job/${jobNames[1]}\\s+Created pod: ${jobNames[1]}-`));
     expect(out).toMatch(/Normal\s+Scheduled\s+pod\/\S+\s+Successfully assigned loadplane\//);
     expect(out).toMatch(new RegExp(`Normal\\s+Completed\\s+job/${jobNames[0]}\\s+Job completed`));
-    const selected = JSON.parse(await kubectl('get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${jobNames[1]},reason=SuccessfulCreate`, '-o', 'json'));
+    const selected = JSON.parse(
+      await kubectl('get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${jobNames[1]},reason=SuccessfulCreate`, '-o', 'json'),
+    );
     expect(selected.items).toHaveLength(1);
-    expect(selected.items[0]).toMatchObject({ type: 'Normal', count: 1, source: { component: 'job-controller' }, involvedObject: { kind: 'Job', name: jobNames[1] } });
+    expect(selected.items[0]).toMatchObject({
+      type: 'Normal',
+      count: 1,
+      source: { component: 'job-controller' },
+      involvedObject: { kind: 'Job', name: jobNames[1] },
+    });
   });
 
   it('--dry-run=server create and delete answer as the real ones would and change nothing', async () => {

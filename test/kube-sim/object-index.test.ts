@@ -100,7 +100,9 @@ describe('ObjectStore indexes', () => {
           for (const namespace of [undefined, ...NAMESPACES]) {
             const pairs = [...SELECTORS.map((s) => [s, ''] as const), ...FIELD_SELECTORS.map((f) => ['app', f] as const)];
             for (const [selector, fields] of pairs) {
-              expect(store.list(kind, namespace, parseLabelSelector(selector), parseFieldSelector(kind, fields))).toEqual(scan(kind, namespace, selector, fields));
+              expect(store.list(kind, namespace, parseLabelSelector(selector), parseFieldSelector(kind, fields))).toEqual(
+                scan(kind, namespace, selector, fields),
+              );
             }
             for (const uid of uids) {
               const owned = scan(kind, namespace, '', '').filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === uid));
@@ -131,7 +133,9 @@ describe('ObjectStore indexes', () => {
   it('an owner that is deleted and recreated under the same name does not inherit the old dependents', () => {
     const { store } = harness();
     const first = store.create('ConfigMap', 'ns-a', { metadata: { name: 'owner' } });
-    store.create('ConfigMap', 'ns-a', { metadata: { name: 'dep', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: first.metadata.uid! }] } });
+    store.create('ConfigMap', 'ns-a', {
+      metadata: { name: 'dep', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: first.metadata.uid! }] },
+    });
     store.delete('ConfigMap', 'ns-a', 'owner', 'Orphan');
     const second = store.create('ConfigMap', 'ns-a', { metadata: { name: 'owner' } });
     expect(store.listOwnedBy('ConfigMap', 'ns-a', first.metadata.uid!).map((o) => o.metadata.name)).toEqual(['dep']);

@@ -96,7 +96,12 @@ describe('pods/log limitBytes', () => {
   it.each([['0'], ['-1']])('limitBytes=%s: 400 "must be greater than 0"', async (value) => {
     const res = await http(sim, 'GET', `/api/v1/namespaces/${NS}/pods/${pod}/log?limitBytes=${value}`);
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest', message: `invalid request: limitBytes: Invalid value: ${value}: must be greater than 0` });
+    expect(res.body).toMatchObject({
+      kind: 'Status',
+      code: 400,
+      reason: 'BadRequest',
+      message: `invalid request: limitBytes: Invalid value: ${value}: must be greater than 0`,
+    });
   });
 
   it('a limitBytes that is not an integer: 400', async () => {

@@ -244,7 +244,9 @@ describe('pod creates in a "restricted" namespace', () => {
   });
 
   it('joins several violations in upstream’s order: baseline checks by id, then restricted checks by id', async () => {
-    expect(await statusOf(core.createNamespacedPod({ namespace: NS, body: barePod('bare') }))).toEqual(forbidden('bare', 'restricted:latest', BARE_POD_RESTRICTED));
+    expect(await statusOf(core.createNamespacedPod({ namespace: NS, body: barePod('bare') }))).toEqual(
+      forbidden('bare', 'restricted:latest', BARE_POD_RESTRICTED),
+    );
 
     const pod: Json = {
       metadata: { name: 'many' },
@@ -293,11 +295,16 @@ describe('pod creates in a "restricted" namespace', () => {
 
     const taken = uniqueName('taken');
     await core.createNamespacedPod({ namespace: NS, body: compliantPod(taken) });
-    expect(await statusOf(core.createNamespacedPod({ namespace: NS, body: barePod(taken) }))).toEqual(forbidden(taken, 'restricted:latest', BARE_POD_RESTRICTED));
+    expect(await statusOf(core.createNamespacedPod({ namespace: NS, body: barePod(taken) }))).toEqual(
+      forbidden(taken, 'restricted:latest', BARE_POD_RESTRICTED),
+    );
   });
 
   it('still answers 422 before 403 for a pod the API server would not accept anyway', async () => {
-    const res = await http('POST', `/api/v1/namespaces/${NS}/pods`, { metadata: { name: 'Not_A_Name' }, spec: { containers: [{ name: 'runner', image: IMAGE }] } });
+    const res = await http('POST', `/api/v1/namespaces/${NS}/pods`, {
+      metadata: { name: 'Not_A_Name' },
+      spec: { containers: [{ name: 'runner', image: IMAGE }] },
+    });
     expect(res.status).toBe(422);
   });
 });
@@ -410,7 +417,11 @@ describe('Jobs', () => {
     expect(stuck.status.conditions).toBeUndefined(); // still running: a refused create is no pod failure
 
     await simSleep(60_000); // 63 s, then capped at 60 s: 123 s
-    expect(failures().map((e) => (Date.parse(e.firstTimestamp) - t0) / 1000).slice(6)).toEqual([63]);
+    expect(
+      failures()
+        .map((e) => (Date.parse(e.firstTimestamp) - t0) / 1000)
+        .slice(6),
+    ).toEqual([63]);
 
     await core.patchNamespace({ name: ns, body: [{ op: 'replace', path: `/metadata/labels/${ENFORCE.replace('/', '~1')}`, value: 'privileged' }] });
     await simSleep(60_000); // the retry at 123 s goes through
@@ -445,8 +456,22 @@ describe('the checks as pure functions (cases ported from upstream policy/*_test
   it('hostPorts, hostNamespaces', () => {
     const containers = [
       { name: 'a', ports: [{ containerPort: 1, hostPort: 0 }] },
-      { name: 'b', ports: [{ containerPort: 1, hostPort: 0 }, { containerPort: 2, hostPort: 10 }, { containerPort: 3, hostPort: 20 }] },
-      { name: 'c', ports: [{ containerPort: 1, hostPort: 0 }, { containerPort: 2, hostPort: 10 }, { containerPort: 3, hostPort: 30 }] },
+      {
+        name: 'b',
+        ports: [
+          { containerPort: 1, hostPort: 0 },
+          { containerPort: 2, hostPort: 10 },
+          { containerPort: 3, hostPort: 20 },
+        ],
+      },
+      {
+        name: 'c',
+        ports: [
+          { containerPort: 1, hostPort: 0 },
+          { containerPort: 2, hostPort: 10 },
+          { containerPort: 3, hostPort: 30 },
+        ],
+      },
     ];
     expect(detailOf('baseline', { containers }, 'hostPort')).toBe('containers "b", "c" use hostPorts 10, 20, 30');
     expect(detailOf('baseline', { hostNetwork: true, hostIPC: true, hostPID: true }, 'host namespaces')).toBe('hostNetwork=true, hostPID=true, hostIPC=true');
@@ -495,14 +520,22 @@ describe('the checks as pure functions (cases ported from upstream policy/*_test
 
   it('namespace labels: unparsable enforce level fails closed, warn follows a stricter enforce', () => {
     expect(namespacePolicy({ [ENFORCE]: 'bogus' }).enforce).toEqual({ level: 'restricted', version: 'latest' });
-    expect(namespacePolicy({ [ENFORCE]: 'baseline', 'pod-security.kubernetes.io/enforce-version': 'v1.30' }).warn).toEqual({ level: 'baseline', version: 'v1.30' });
+    expect(namespacePolicy({ [ENFORCE]: 'baseline', 'pod-security.kubernetes.io/enforce-version': 'v1.30' }).warn).toEqual({
+      level: 'baseline',
+      version: 'v1.30',
+    });
     expect(namespacePolicy({ [ENFORCE]: 'baseline', 'pod-security.kubernetes.io/warn': 'privileged' }).warn.level).toBe('privileged');
     expect(namespacePolicy(undefined)).toEqual({
       enforce: { level: 'privileged', version: 'latest' },
       audit: { level: 'privileged', version: 'latest' },
       warn: { level: 'privileged', version: 'latest' },
     });
-    expect(forbiddenDetail([{ reason: 'a', detail: 'x' }, { reason: 'b', detail: '' }])).toBe('a (x), b');
+    expect(
+      forbiddenDetail([
+        { reason: 'a', detail: 'x' },
+        { reason: 'b', detail: '' },
+      ]),
+    ).toBe('a (x), b');
   });
 });
 

@@ -7,7 +7,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeSim } from '../../local/kube-sim/index';
 import { decodeSecretData, mountVolumes, type VolumeObjects } from '../../local/kube-sim/pod-volumes';
 import type { Pod } from '../../local/kube-sim/wire-types';
-import { closeKubeSim, createConfigMap, createJob, eventually, isRunning, newRunId, NS, podWhen, runnerJob, scriptConfigMap, startVirtualKubeSim, type Json } from './helpers';
+import {
+  closeKubeSim,
+  createConfigMap,
+  createJob,
+  eventually,
+  isRunning,
+  newRunId,
+  NS,
+  podWhen,
+  runnerJob,
+  scriptConfigMap,
+  startVirtualKubeSim,
+  type Json,
+} from './helpers';
 
 const SCRIPT = `export const options = { vus: 2, duration: '30s' };\nexport default function () {}`;
 const PAUSED_ARGV = ['k6', 'run', '/loadplane/scripts/test.js', '--address=0.0.0.0:6565', '--paused'];
@@ -26,8 +39,17 @@ describe('mountVolumes', () => {
   it('a secret volume: each key a file, its data decoded from base64; items pick and rename keys', () => {
     const objs = objects({}, { api: { token: b64('s3cret'), other: b64('x') } });
     const all = mountOf(pod([{ name: 'creds', secret: { secretName: 'api' } }], [{ name: 'creds', mountPath: '/creds' }]), objs);
-    expect(all).toEqual({ ok: true, files: new Map([['/creds/token', 's3cret'], ['/creds/other', 'x']]) });
-    const picked = mountOf(pod([{ name: 'creds', secret: { secretName: 'api', items: [{ key: 'token', path: 'auth/t' }] } }], [{ name: 'creds', mountPath: '/c' }]), objs);
+    expect(all).toEqual({
+      ok: true,
+      files: new Map([
+        ['/creds/token', 's3cret'],
+        ['/creds/other', 'x'],
+      ]),
+    });
+    const picked = mountOf(
+      pod([{ name: 'creds', secret: { secretName: 'api', items: [{ key: 'token', path: 'auth/t' }] } }], [{ name: 'creds', mountPath: '/c' }]),
+      objs,
+    );
     expect(picked).toEqual({ ok: true, files: new Map([['/c/auth/t', 's3cret']]) });
   });
 
@@ -35,10 +57,16 @@ describe('mountVolumes', () => {
     const objs = objects({ users: { 'users.csv': 'a,b' } }, { api: { token: b64('t') } });
     const projected = { sources: [{ configMap: { name: 'users' } }, { secret: { name: 'api' } }, { downwardAPI: { items: [] } }] };
     const result = mountOf(pod([{ name: 'data', projected }], [{ name: 'data', mountPath: '/data' }]), objs);
-    expect(result).toEqual({ ok: true, files: new Map([['/data/users.csv', 'a,b'], ['/data/token', 't']]) });
+    expect(result).toEqual({
+      ok: true,
+      files: new Map([
+        ['/data/users.csv', 'a,b'],
+        ['/data/token', 't'],
+      ]),
+    });
   });
 
-  it('a missing Secret or key fails the mount with the kubelet\'s message, unless optional', () => {
+  it("a missing Secret or key fails the mount with the kubelet's message, unless optional", () => {
     const objs = objects({}, { api: { token: b64('t') } });
     const mounts = [{ name: 'v', mountPath: '/v' }];
     expect(mountOf(pod([{ name: 'v', secret: { secretName: 'gone' } }], mounts), objs)).toEqual({
@@ -53,7 +81,18 @@ describe('mountVolumes', () => {
       ok: false,
       message: 'MountVolume.SetUp failed for volume "v" : references non-existent secret key: nope',
     });
-    expect(mountOf(pod([{ name: 'v', secret: { secretName: 'gone', optional: true } }, { name: 'w', emptyDir: {} }], [...mounts, { name: 'w', mountPath: '/w' }]), objs)).toEqual({
+    expect(
+      mountOf(
+        pod(
+          [
+            { name: 'v', secret: { secretName: 'gone', optional: true } },
+            { name: 'w', emptyDir: {} },
+          ],
+          [...mounts, { name: 'w', mountPath: '/w' }],
+        ),
+        objs,
+      ),
+    ).toEqual({
       ok: true,
       files: new Map(),
     });

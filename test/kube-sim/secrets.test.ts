@@ -41,7 +41,11 @@ async function createSecret(body: Json): Promise<Json> {
 
 describe('the Secret kind', () => {
   it('stringData is merged into data as base64 (its keys winning) and never stored; type defaults to Opaque', async () => {
-    const created = await createSecret({ metadata: { name: 'merge' }, data: { a: b64('from-data'), b: b64('kept') }, stringData: { a: 'from-stringData', c: 'ünï' } });
+    const created = await createSecret({
+      metadata: { name: 'merge' },
+      data: { a: b64('from-data'), b: b64('kept') },
+      stringData: { a: 'from-stringData', c: 'ünï' },
+    });
     expect(created.type).toBe('Opaque');
     expect(created.stringData).toBeUndefined();
     expect(created.data).toEqual({ a: b64('from-stringData'), b: b64('kept'), c: b64('ünï') });
@@ -84,7 +88,10 @@ async function runnerWith(container: { env?: Json[]; envFrom?: Json[] }): Promis
 
 const waitingOf = (pod: Json) => pod.status.containerStatuses?.[0]?.state?.waiting;
 const failedEvents = (jobName: string) =>
-  sim.list('Event', NS).filter((e) => e.reason === 'Failed' && String(e.involvedObject.name).startsWith(jobName)).map((e) => ({ type: e.type, message: e.message, fieldPath: e.involvedObject.fieldPath }));
+  sim
+    .list('Event', NS)
+    .filter((e) => e.reason === 'Failed' && String(e.involvedObject.name).startsWith(jobName))
+    .map((e) => ({ type: e.type, message: e.message, fieldPath: e.involvedObject.fieldPath }));
 
 describe('the kubelet resolves env references when it starts a container', () => {
   beforeAll(async () => {
@@ -94,9 +101,21 @@ describe('the kubelet resolves env references when it starts a container', () =>
 
   it.each<[string, { env?: Json[]; envFrom?: Json[] }, string]>([
     ['a missing Secret', { env: [{ name: 'API_TOKEN', valueFrom: { secretKeyRef: { name: 'api-token', key: 'token' } } }] }, 'secret "api-token" not found'],
-    ['a missing Secret key', { env: [{ name: 'API_TOKEN', valueFrom: { secretKeyRef: { name: 'present', key: 'token' } } }] }, `couldn't find key token in Secret ${NS}/present`],
-    ['a missing ConfigMap key', { env: [{ name: 'REGION', valueFrom: { configMapKeyRef: { name: 'settings-present', key: 'region' } } }] }, `couldn't find key region in ConfigMap ${NS}/settings-present`],
-    ['a missing ConfigMap', { env: [{ name: 'REGION', valueFrom: { configMapKeyRef: { name: 'settings', key: 'region' } } }] }, 'configmap "settings" not found'],
+    [
+      'a missing Secret key',
+      { env: [{ name: 'API_TOKEN', valueFrom: { secretKeyRef: { name: 'present', key: 'token' } } }] },
+      `couldn't find key token in Secret ${NS}/present`,
+    ],
+    [
+      'a missing ConfigMap key',
+      { env: [{ name: 'REGION', valueFrom: { configMapKeyRef: { name: 'settings-present', key: 'region' } } }] },
+      `couldn't find key region in ConfigMap ${NS}/settings-present`,
+    ],
+    [
+      'a missing ConfigMap',
+      { env: [{ name: 'REGION', valueFrom: { configMapKeyRef: { name: 'settings', key: 'region' } } }] },
+      'configmap "settings" not found',
+    ],
     ['a missing envFrom Secret', { envFrom: [{ secretRef: { name: 'shop-creds' } }] }, 'secret "shop-creds" not found'],
     ['a missing envFrom ConfigMap', { envFrom: [{ configMapRef: { name: 'shop-settings' } }] }, 'configmap "shop-settings" not found'],
   ])('%s: CreateContainerConfigError with the kubelet message and a Failed event', async (_title, container, message) => {

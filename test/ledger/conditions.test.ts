@@ -27,7 +27,7 @@ describeOnLedgerBackends((table) => {
     expect(await getItem(ctx(), 'read', key)).toBeUndefined();
   });
 
-  it("the same value in both is one placeholder: the condition holds and the write goes through", async () => {
+  it('the same value in both is one placeholder: the condition holds and the write goes through', async () => {
     const key = stageKey(newRunId(), Stage.Prepare);
     const write = await conditionalUpdate(ctx(), 'beginStage test', {
       key,

@@ -7,15 +7,7 @@ import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } fr
 import { ulid } from 'ulid';
 import { expect, it } from 'vitest';
 import { StoreError, TransientStoreError } from '../../lambdas/core/errors';
-import {
-  MAX_GROUP_ATTEMPTS,
-  acquireSlot,
-  getGroup,
-  listGroupNames,
-  releaseSlot,
-  type AcquireSlotResult,
-  type GroupItem,
-} from '../../lambdas/ledger/groups';
+import { MAX_GROUP_ATTEMPTS, acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotResult, type GroupItem } from '../../lambdas/ledger/groups';
 import { groupEntryKey, groupKey, type ItemKey } from '../../lambdas/ledger/keys';
 import type { LedgerContext } from '../../lambdas/ledger/store';
 import { describeOnLedgerBackends, type LedgerTable } from '../support/dynamo-backends';

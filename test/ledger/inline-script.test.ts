@@ -55,8 +55,7 @@ async function rawItems(table: LedgerTable, runId: string): Promise<Record<strin
   return out.Items ?? [];
 }
 
-const chunkItems = async (table: LedgerTable, runId: string) =>
-  (await rawItems(table, runId)).filter((i) => String(i.sk).startsWith('script#'));
+const chunkItems = async (table: LedgerTable, runId: string) => (await rawItems(table, runId)).filter((i) => String(i.sk).startsWith('script#'));
 
 /** The inline script of a run's spec as the ledger handed it out. */
 const inlineOf = (run: { spec: Record<string, unknown> }) => (run.spec.script as { inline: string }).inline;
@@ -232,12 +231,26 @@ describeOnLedgerBackends((table) => {
 
   it.each([
     ['adoptRun', (l: Ledger, id: string) => l.adoptRun(id, 'arn:exec:1').then((r) => r.run)],
-    ['adoptRun (duplicate)', (l: Ledger, id: string) => l.adoptRun(id, 'arn:exec:1').then(() => l.adoptRun(id, 'arn:exec:2')).then((r) => r.run)],
+    [
+      'adoptRun (duplicate)',
+      (l: Ledger, id: string) =>
+        l
+          .adoptRun(id, 'arn:exec:1')
+          .then(() => l.adoptRun(id, 'arn:exec:2'))
+          .then((r) => r.run),
+    ],
     ['setStatus (changed)', (l: Ledger, id: string) => l.setStatus(id, RunStatus.RUNNING).then((r) => r.run)],
     ['setStatus (unchanged)', (l: Ledger, id: string) => l.setStatus(id, RunStatus.PENDING).then((r) => r.run)],
     ['InvalidTransition.current', (l: Ledger, id: string) => l.setStatus(id, RunStatus.SUCCEEDED).then(unexpected, currentOf(InvalidTransition))],
     ['decideOutcome', (l: Ledger, id: string) => l.decideOutcome(id, Outcome.SUCCEEDED, 'ok').then((r) => r.run)],
-    ['decideOutcome (already decided)', (l: Ledger, id: string) => l.decideOutcome(id, Outcome.FAILED, 'x').then(() => l.decideOutcome(id, Outcome.SUCCEEDED, 'y')).then((r) => r.run)],
+    [
+      'decideOutcome (already decided)',
+      (l: Ledger, id: string) =>
+        l
+          .decideOutcome(id, Outcome.FAILED, 'x')
+          .then(() => l.decideOutcome(id, Outcome.SUCCEEDED, 'y'))
+          .then((r) => r.run),
+    ],
     ['requestAbort', (l: Ledger, id: string) => l.requestAbort(id, 'alice').then((r) => r.run)],
   ])('%s hands out the complete spec', async (_, operation) => {
     const ledger = ledgerOn(table());

@@ -115,8 +115,14 @@ describeOnLedgerBackends((table) => {
   it.each([
     { token: encode({ bucket: 'runs#9999-12' }), why: 'a bucket after the current month (would walk back 95,676 months)' },
     { token: encode({ bucket: 'runs#2026-04' }), why: 'next month' },
-    { token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-01', createdKey: '2026-01-01T00:00:00.000Z#a' } }), why: 'a key of another bucket' },
-    { token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-03', createdKey: '2026-01-01T00:00:00.000Z#a' } }), why: 'a key of another month' },
+    {
+      token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-01', createdKey: '2026-01-01T00:00:00.000Z#a' } }),
+      why: 'a key of another bucket',
+    },
+    {
+      token: encode({ bucket: 'runs#2026-03', after: { pk: 'run#a', sk: 'run', timeBucket: 'runs#2026-03', createdKey: '2026-01-01T00:00:00.000Z#a' } }),
+      why: 'a key of another month',
+    },
   ])('forged token ($why) → SpecInvalid on nextToken, without a query', async ({ token }) => {
     const error = await ledger.listRuns({ nextToken: token }).catch((e) => e);
     expect(error).toBeInstanceOf(SpecInvalid);

@@ -77,11 +77,17 @@ describeOnLedgerBackends((table) => {
   it('endUnstartedRun: ends a run no execution adopted, once; loses to an adoption, and an adoption after it finds a run with its outcome', async () => {
     const ledger = ledgerOn(table());
     const unadopted = await givenRun(ledger);
-    expect(await ledger.endUnstartedRun(unadopted, Outcome.FAILED, 'name taken')).toMatchObject({ kind: 'ended', run: { status: Outcome.FAILED, outcome: Outcome.FAILED, outcomeReason: 'name taken' } });
+    expect(await ledger.endUnstartedRun(unadopted, Outcome.FAILED, 'name taken')).toMatchObject({
+      kind: 'ended',
+      run: { status: Outcome.FAILED, outcome: Outcome.FAILED, outcomeReason: 'name taken' },
+    });
     expect(await ledger.endUnstartedRun(unadopted, Outcome.FAILED, 'again')).toMatchObject({ kind: 'already-decided', run: { outcomeReason: 'name taken' } });
     const adopted = await givenRun(ledger);
     await ledger.adoptRun(adopted, 'arn:exec:1');
-    expect(await ledger.endUnstartedRun(adopted, Outcome.FAILED, 'name taken')).toMatchObject({ kind: 'adopted', run: { status: RunStatus.PENDING, executionArn: 'arn:exec:1' } });
+    expect(await ledger.endUnstartedRun(adopted, Outcome.FAILED, 'name taken')).toMatchObject({
+      kind: 'adopted',
+      run: { status: RunStatus.PENDING, executionArn: 'arn:exec:1' },
+    });
     expect((await ledger.getRun(adopted))!.run.outcome).toBeUndefined();
     await expect(ledger.endUnstartedRun(newRunId(), Outcome.FAILED, 'x')).rejects.toBeInstanceOf(RunNotFound);
   });
@@ -89,7 +95,9 @@ describeOnLedgerBackends((table) => {
   it(`endUnstartedRun against ${RACERS} adoptions at once: it ends the run only if it came first, else the run keeps no outcome`, async () => {
     const ledger = ledgerOn(table());
     const runId = await givenRun(ledger);
-    const { values, errors } = await race<{ kind: string }>((i) => (i === 0 ? ledger.endUnstartedRun(runId, Outcome.FAILED, 'name taken') : ledger.adoptRun(runId, `arn:exec:${i}`)));
+    const { values, errors } = await race<{ kind: string }>((i) =>
+      i === 0 ? ledger.endUnstartedRun(runId, Outcome.FAILED, 'name taken') : ledger.adoptRun(runId, `arn:exec:${i}`),
+    );
     expect(errors).toEqual([]);
     // No errors, so values keep the callers' order: the first is endUnstartedRun's.
     const ending = values[0]!;

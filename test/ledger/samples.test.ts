@@ -31,7 +31,12 @@ describeOnLedgerBackends((table) => {
     const ledger = ledgerOn(table());
     const runId = await givenRun(ledger);
     // 9 s sorts after 100 s as text unless the key is padded.
-    for (const [elapsed, requests] of [[100_000, 1_000], [9_000, 90], [3_600_000, 36_000], [0, 0]] as const) {
+    for (const [elapsed, requests] of [
+      [100_000, 1_000],
+      [9_000, 90],
+      [3_600_000, 36_000],
+      [0, 0],
+    ] as const) {
       await ledger.recordSample(runId, sample(elapsed, requests));
     }
     expect((await ledger.listSamples(runId)).map((s) => s.elapsedMs)).toEqual([0, 9_000, 100_000, 3_600_000]);

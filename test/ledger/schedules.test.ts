@@ -4,14 +4,7 @@ import { expect, it } from 'vitest';
 import { StoreError } from '../../lambdas/core/errors';
 import { SCRIPT_CHUNK_BYTES } from '../../lambdas/ledger/inline-script';
 import { scheduleVersionKey } from '../../lambdas/ledger/keys';
-import {
-  deleteSchedule,
-  getSchedule,
-  getScheduleSpec,
-  listSchedules,
-  putSchedule,
-  type PutScheduleInput,
-} from '../../lambdas/ledger/schedules';
+import { deleteSchedule, getSchedule, getScheduleSpec, listSchedules, putSchedule, type PutScheduleInput } from '../../lambdas/ledger/schedules';
 import type { LedgerContext } from '../../lambdas/ledger/store';
 import { describeOnLedgerBackends, type LedgerTable } from '../support/dynamo-backends';
 import { RACERS, countBy, testClock, type TestClock } from './fixtures';
@@ -238,10 +231,28 @@ describeOnLedgerBackends((table) => {
     await table().client.send(
       new PutCommand({
         TableName: table().tableName,
-        Item: { ...scheduleVersionKey(name2, 2), change: 'put', name: name2, version: 2, expression: 'rate(5 minutes)', timeZone: 'UTC', enabled: true, specHash: 'hash-crashed', spec: { engine: 'k6' }, createdAt: '2026-03-15T12:00:30.000Z' },
+        Item: {
+          ...scheduleVersionKey(name2, 2),
+          change: 'put',
+          name: name2,
+          version: 2,
+          expression: 'rate(5 minutes)',
+          timeZone: 'UTC',
+          enabled: true,
+          specHash: 'hash-crashed',
+          spec: { engine: 'k6' },
+          createdAt: '2026-03-15T12:00:30.000Z',
+        },
       }),
     );
-    const same = await putSchedule(ctx, { name: name2, expression: 'rate(5 minutes)', timeZone: 'UTC', enabled: true, spec: { engine: 'k6' }, specHash: 'hash-crashed' });
+    const same = await putSchedule(ctx, {
+      name: name2,
+      expression: 'rate(5 minutes)',
+      timeZone: 'UTC',
+      enabled: true,
+      spec: { engine: 'k6' },
+      specHash: 'hash-crashed',
+    });
     expect(same).toMatchObject({ kind: 'unchanged', schedule: { version: 2, specHash: 'hash-crashed' } });
   });
 
@@ -250,10 +261,7 @@ describeOnLedgerBackends((table) => {
     for (let round = 0; round < 5; round++) {
       const name = newName();
       await putSchedule(ctx, scheduleInput(name));
-      const [put, deleted] = await Promise.all([
-        putSchedule(ctx, scheduleInput(name, { specHash: 'hash-b', spec: k6Spec(9) })),
-        deleteSchedule(ctx, name),
-      ]);
+      const [put, deleted] = await Promise.all([putSchedule(ctx, scheduleInput(name, { specHash: 'hash-b', spec: k6Spec(9) })), deleteSchedule(ctx, name)]);
       const current = await getSchedule(ctx, name, { spec: true });
       if (deleted.kind === 'deleted' && put.schedule.version < 3) {
         // The put landed first (version 2), then the delete (version 3).

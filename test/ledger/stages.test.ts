@@ -78,7 +78,12 @@ describeOnLedgerBackends((table) => {
     await ledger.markStage(runId, Stage.Start, 'owner-b', 'setup:done');
     // owner-b dies holding the lease; the takeover sees both steps.
     clock.advance(LEASE_MS + 1);
-    expect(await ledger.beginStage(runId, Stage.Start, 'owner-c', LEASE_MS)).toEqual({ kind: 'begun', attempt: 3, tookOver: true, marks: ['setup:done', 'setup:sent'] });
+    expect(await ledger.beginStage(runId, Stage.Start, 'owner-c', LEASE_MS)).toEqual({
+      kind: 'begun',
+      attempt: 3,
+      tookOver: true,
+      marks: ['setup:done', 'setup:sent'],
+    });
     // The item as read back (what a later stage sees in the run's view) carries them too.
     expect((await ledger.completeStage(runId, Stage.Start, 'owner-c', { ok: true })).stage.marks).toEqual(['setup:done', 'setup:sent']);
     await expect(ledger.markStage(runId, Stage.Start, 'owner-c', 'late')).rejects.toBeInstanceOf(StageOwnershipLost);
@@ -135,9 +140,7 @@ describeOnLedgerBackends((table) => {
     const stale = await ledger.completeStage(runId, Stage.Launch, 'owner-a', { jobs: 1 }).catch((e) => e);
     expect(stale).toBeInstanceOf(StageOwnershipLost);
     expect(stale.current).toMatchObject({ owner: 'owner-b', state: 'in_progress', attempts: 2 });
-    await expect(ledger.failStage(runId, Stage.Launch, 'owner-a', { name: 'Late', message: 'late' })).rejects.toBeInstanceOf(
-      StageOwnershipLost,
-    );
+    await expect(ledger.failStage(runId, Stage.Launch, 'owner-a', { name: 'Late', message: 'late' })).rejects.toBeInstanceOf(StageOwnershipLost);
 
     expect((await ledger.completeStage(runId, Stage.Launch, 'owner-b', { jobs: 2 })).stage).toMatchObject({ owner: 'owner-b', output: { jobs: 2 } });
   });

@@ -101,9 +101,7 @@ describeOnLedgerBackends((table) => {
   it('an item that does not match its schema → StoreError naming it', async () => {
     const ledger = ledgerOn(table());
     const id = await givenRun(ledger);
-    await table().client.send(
-      new PutCommand({ TableName: table().tableName, Item: { pk: `run#${id}`, sk: 'stage#Launch', state: 'exploded' } }),
-    );
+    await table().client.send(new PutCommand({ TableName: table().tableName, Item: { pk: `run#${id}`, sk: 'stage#Launch', state: 'exploded' } }));
     const error = await ledger.getRun(id).catch((e) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect(error.message).toContain(`run#${id}/stage#Launch`);

@@ -42,7 +42,10 @@ describe('a kubeconfig context as the cluster', () => {
       expect(runtime.kubeSim).toBeUndefined();
       const runId = newRunId();
       const script = `export const options = { vus: 2, duration: '2s' };\nexport default function () {}\n`;
-      const result = await runtime.startExecution({ name: runId, input: { spec: k6Spec({ name: 'via-kubeconfig', parallelism: 2, script: { inline: script } }), source: 'local' } }).result;
+      const result = await runtime.startExecution({
+        name: runId,
+        input: { spec: k6Spec({ name: 'via-kubeconfig', parallelism: 2, script: { inline: script } }), source: 'local' },
+      }).result;
       const view = (await runtime.ledger.getRun(runId))!;
       expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toMatch(/^SUCCEEDED/);
       expect(result.status).toBe('SUCCEEDED');

@@ -42,7 +42,12 @@ describe('k6 happy path', () => {
     expect(result.requests).toBe(result.runners.reduce((sum, r) => sum + r.requests.count, 0));
     expect(result.iterations).toBe(result.runners.reduce((sum, r) => sum + r.iterations, 0));
     expect(result.latency.count).toBe(result.runners.reduce((sum, r) => sum + r.latency.count, 0));
-    expect(result.latency.p95).toEqual(percentileBracket(result.runners.map((r) => r.latency), 0.95));
+    expect(result.latency.p95).toEqual(
+      percentileBracket(
+        result.runners.map((r) => r.latency),
+        0.95,
+      ),
+    );
     expect(view.run.summary).toMatchObject({ requests: result.requests, expectedRunners: n });
 
     for (const stage of Object.values(Stage)) {
@@ -105,9 +110,7 @@ describe('idempotent stages', () => {
     expect(execution.status).toBe(ExecutionStatus.SUCCEEDED);
     // The payloads the Tasks sent, taken from the execution's history, replayed through the same dispatcher.
     const { dispatchStage } = await import('../../lambdas/stages/dispatch');
-    const payloads = execution.history
-      .filter((e) => e.type === 'StateEntered' && e.state?.type === 'Task')
-      .map((e) => e.state!.name);
+    const payloads = execution.history.filter((e) => e.type === 'StateEntered' && e.state?.type === 'Task').map((e) => e.state!.name);
     expect(payloads.length).toBeGreaterThanOrEqual(11);
     const before = h.kubeSim.requestLog.length;
     const arn = execution.executionArn;

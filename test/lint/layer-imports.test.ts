@@ -28,7 +28,9 @@ describe('lint keeps each folder of lambdas/ to the imports its layer allows', (
   });
 
   it('core importing a file deep in engines, or cluster, fails too', async () => {
-    expect(await layerErrors('lambdas/core/snippet.ts', "import { ExitMeaning } from '../engines/engine-adapter';\nexport const a = ExitMeaning;\n")).toHaveLength(1);
+    expect(
+      await layerErrors('lambdas/core/snippet.ts', "import { ExitMeaning } from '../engines/engine-adapter';\nexport const a = ExitMeaning;\n"),
+    ).toHaveLength(1);
     expect(await layerErrors('lambdas/core/snippet.ts', "import { plan } from '../cluster/plan';\nexport const a = plan;\n")).toHaveLength(1);
   });
 
@@ -37,17 +39,22 @@ describe('lint keeps each folder of lambdas/ to the imports its layer allows', (
   });
 
   it('a permitted import across layers passes: engines importing cluster and core', async () => {
-    const code = "import { scriptConfigMap } from '../../cluster/manifests/script-configmap';\nimport { excerpt } from '../../core/excerpt';\nexport const a = [scriptConfigMap, excerpt];\n";
+    const code =
+      "import { scriptConfigMap } from '../../cluster/manifests/script-configmap';\nimport { excerpt } from '../../core/excerpt';\nexport const a = [scriptConfigMap, excerpt];\n";
     expect(await layerErrors('lambdas/engines/k6/snippet.ts', code)).toEqual([]);
   });
 
   it('cluster importing engines or stages fails', async () => {
-    expect(await layerErrors('lambdas/cluster/manifests/snippet.ts', "import { engineAdapter } from '../../engines';\nexport const a = engineAdapter;\n")).toHaveLength(1);
+    expect(
+      await layerErrors('lambdas/cluster/manifests/snippet.ts', "import { engineAdapter } from '../../engines';\nexport const a = engineAdapter;\n"),
+    ).toHaveLength(1);
     expect(await layerErrors('lambdas/cluster/snippet.ts', "import { runOnce } from '../stages/run-once';\nexport const a = runOnce;\n")).toHaveLength(1);
   });
 
   it('telemetry may import the types of stages, not its code', async () => {
-    expect(await layerErrors('lambdas/telemetry/snippet.ts', "import type { StageLogEvent } from '../stages/deps';\nexport type A = StageLogEvent;\n")).toEqual([]);
+    expect(await layerErrors('lambdas/telemetry/snippet.ts', "import type { StageLogEvent } from '../stages/deps';\nexport type A = StageLogEvent;\n")).toEqual(
+      [],
+    );
     expect(await layerErrors('lambdas/telemetry/snippet.ts', "import { runOnce } from '../stages/run-once';\nexport const a = runOnce;\n")).toHaveLength(1);
   });
 

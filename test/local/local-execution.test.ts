@@ -46,7 +46,19 @@ describe('local engine on statemachine/run.asl.json', () => {
     const result = await execution.result;
     expect(result.status).toBe(ExecutionStatus.SUCCEEDED);
     expect(calls.map((c) => c.stage)).toEqual([
-      'Admit', 'Prepare', 'AwaitPrepared', 'Launch', 'AwaitReady', 'Start', 'Watch', 'Watch', 'Watch', 'Collect', 'Decide', 'Notify', 'Cleanup',
+      'Admit',
+      'Prepare',
+      'AwaitPrepared',
+      'Launch',
+      'AwaitReady',
+      'Start',
+      'Watch',
+      'Watch',
+      'Watch',
+      'Collect',
+      'Decide',
+      'Notify',
+      'Cleanup',
     ]);
     expect(calls[0]).toMatchObject({ request: { spec: { name: 'x' } }, executionName: 'r1', execution: execution.executionArn });
     expect(calls[1]).toEqual({ stage: 'Prepare', runId: 'r1', execution: execution.executionArn });
@@ -144,7 +156,12 @@ describe('local engine on statemachine/run.asl.json', () => {
       const decide = calls.find((c) => c.stage === 'Decide')!;
       const error = decide.error as { Error: string; Cause: string };
       expect(error.Error).toBe('States.TaskFailed');
-      expect(JSON.parse(error.Cause)).toEqual({ ExecutionArn: result.children[2]!.executionArn, Status: 'FAILED', Error: 'ClusterRejected', Cause: 'pods is forbidden' });
+      expect(JSON.parse(error.Cause)).toEqual({
+        ExecutionArn: result.children[2]!.executionArn,
+        Status: 'FAILED',
+        Error: 'ClusterRejected',
+        Cause: 'pods is forbidden',
+      });
       expect(calls.map((c) => c.stage).slice(-3)).toEqual(['Decide', 'Notify', 'Cleanup']);
     });
 
@@ -212,7 +229,7 @@ describe('local engine on statemachine/run.asl.json', () => {
     expect(gaps).toEqual(expected);
   });
 
-  it("times a Task out on its TimeoutSeconds (States.Timeout, retried) while the late invocation goes on", async () => {
+  it('times a Task out on its TimeoutSeconds (States.Timeout, retried) while the late invocation goes on', async () => {
     const clock = new VirtualClock(0);
     let lateFinishedAt: number | undefined;
     const { handler, calls } = scripted({

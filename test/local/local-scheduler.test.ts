@@ -135,7 +135,9 @@ describe('createLocalScheduler', () => {
       for (const t of await scheduler.tick()) attempts.push(t.attempt);
     }
     expect(attempts).toEqual([1, 2, 3]);
-    expect(logged).toContainEqual(expect.objectContaining({ message: 'schedule delivery given up', schedule: 'once', scheduledTime: '2026-03-15T10:01:00Z', attempts: 3 }));
+    expect(logged).toContainEqual(
+      expect.objectContaining({ message: 'schedule delivery given up', schedule: 'once', scheduledTime: '2026-03-15T10:01:00Z', attempts: 3 }),
+    );
   });
 
   it('with deliveries: 2, one failed copy of two is delivered (at least once): no retry', async () => {
@@ -191,7 +193,9 @@ describe('createLocalScheduler', () => {
   });
 
   it('maxCatchUp: after a long sleep, at most that many fire times per schedule, the latest, and the rest logged as skipped', async () => {
-    const { scheduler, delivered, logged, advance } = harness([everyMinute, { name: 'hourly', expression: 'cron(0 * * * ? *)', enabled: true }], { maxCatchUp: 3 });
+    const { scheduler, delivered, logged, advance } = harness([everyMinute, { name: 'hourly', expression: 'cron(0 * * * ? *)', enabled: true }], {
+      maxCatchUp: 3,
+    });
     advance(7 * 24 * 60 * MINUTE); // a week asleep
     await scheduler.tick();
     expect(delivered.filter((d) => d.startsWith('minutely@'))).toEqual([
@@ -199,7 +203,11 @@ describe('createLocalScheduler', () => {
       'minutely@2026-03-22T09:59:00Z',
       'minutely@2026-03-22T10:00:00Z',
     ]);
-    expect(delivered.filter((d) => d.startsWith('hourly@'))).toEqual(['hourly@2026-03-22T08:00:00Z', 'hourly@2026-03-22T09:00:00Z', 'hourly@2026-03-22T10:00:00Z']);
+    expect(delivered.filter((d) => d.startsWith('hourly@'))).toEqual([
+      'hourly@2026-03-22T08:00:00Z',
+      'hourly@2026-03-22T09:00:00Z',
+      'hourly@2026-03-22T10:00:00Z',
+    ]);
     expect(logged.filter((l) => l.message.startsWith('schedule fire times skipped')).map((l) => l.schedule)).toEqual(['minutely', 'hourly']);
   });
 
@@ -231,7 +239,9 @@ describe('createLocalScheduler', () => {
     advance(MINUTE);
     await scheduler.tick();
     expect(delivered).toEqual(['minutely@2026-03-15T10:01:00Z']);
-    expect(logged).toContainEqual(expect.objectContaining({ message: 'schedule cannot be evaluated', schedule: 'bad', error: expect.stringMatching(/minutes "61"/) }));
+    expect(logged).toContainEqual(
+      expect.objectContaining({ message: 'schedule cannot be evaluated', schedule: 'bad', error: expect.stringMatching(/minutes "61"/) }),
+    );
   });
 
   it('ticks called at once run one after the other: no fire time twice', async () => {

@@ -36,5 +36,7 @@ it('a local run’s webhook payload: sentAt ≥ endedAt ≥ startedAt, all on th
   // The signature is on the wall clock: the receiver's replay check accepts it.
   const timestamp = String(request.headers['x-loadplane-timestamp']);
   expect(Number(timestamp) * 1000).toBeGreaterThanOrEqual(Math.floor(wallBefore / 1000) * 1000);
-  expect(verifySignature({ body: request.body, signature: String(request.headers['x-loadplane-signature']), timestamp, secret: SECRET, nowMs: Date.now() })).toEqual({ ok: true });
+  expect(
+    verifySignature({ body: request.body, signature: String(request.headers['x-loadplane-signature']), timestamp, secret: SECRET, nowMs: Date.now() }),
+  ).toEqual({ ok: true });
 });

@@ -273,7 +273,16 @@ describe('on the local runtime (whole runs, VirtualClock)', () => {
     for (let i = 1; i < events.length; i++) expect(events[i]!.timestamp!.getTime()).toBeGreaterThanOrEqual(events[i - 1]!.timestamp!.getTime());
 
     const types = new Set(events.map((e) => e.type));
-    for (const t of ['TaskStateEntered', 'LambdaFunctionSucceeded', 'TaskStateExited', 'ChoiceStateEntered', 'ChoiceStateExited', 'WaitStateEntered', 'WaitStateExited', 'SucceedStateEntered']) {
+    for (const t of [
+      'TaskStateEntered',
+      'LambdaFunctionSucceeded',
+      'TaskStateExited',
+      'ChoiceStateEntered',
+      'ChoiceStateExited',
+      'WaitStateEntered',
+      'WaitStateExited',
+      'SucceedStateEntered',
+    ]) {
       expect(types, t).toContain(t);
     }
     const entered = events.filter((e) => e.type === 'TaskStateEntered').map((e) => e.stateEnteredEventDetails!.name);
@@ -316,8 +325,12 @@ describe('on the local runtime (whole runs, VirtualClock)', () => {
     expect(malformed).toBeInstanceOf(InvalidArn);
     expect(malformed.message).toContain('Invalid Arn');
     expect(await rejection(sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, nextToken: 'garbage' })))).toBeInstanceOf(InvalidToken);
-    expect(await rejection(sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, maxResults: 1001 })))).toBeInstanceOf(ValidationException);
-    expect(await rejection(sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, statusFilter: 'DONE' as never })))).toBeInstanceOf(ValidationException);
+    expect(await rejection(sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, maxResults: 1001 })))).toBeInstanceOf(
+      ValidationException,
+    );
+    expect(await rejection(sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, statusFilter: 'DONE' as never })))).toBeInstanceOf(
+      ValidationException,
+    );
     // None of them started anything.
     expect([...started.values()].flat()).toHaveLength(startsBefore);
   });
@@ -364,7 +377,8 @@ function scriptedRuntime(options: { throwOnStart?: boolean } = {}) {
       const entry = {
         stopped: 0,
         ...(onEvent ? { onEvent } : {}),
-        end: (r: Partial<ExecutionResult>) => resolve({ executionArn, status: ExecutionStatus.SUCCEEDED, history: [], stateTransitions: 0, children: [], ...r }),
+        end: (r: Partial<ExecutionResult>) =>
+          resolve({ executionArn, status: ExecutionStatus.SUCCEEDED, history: [], stateTransitions: 0, children: [], ...r }),
         fail: reject,
       };
       runs.set(name, entry);
@@ -398,7 +412,8 @@ describe('on a scripted runtime', () => {
     const sfn = sdkClient(api.endpoint);
     clients.push(sfn);
     const start = async (name?: string, input?: string) =>
-      (await sfn.send(new StartExecutionCommand({ stateMachineArn: api.stateMachineArn, ...(name ? { name } : {}), ...(input ? { input } : {}) }))).executionArn!;
+      (await sfn.send(new StartExecutionCommand({ stateMachineArn: api.stateMachineArn, ...(name ? { name } : {}), ...(input ? { input } : {}) })))
+        .executionArn!;
     const settled = async (executionArn: string) => {
       for (;;) {
         const d = await sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -448,7 +463,9 @@ describe('on a scripted runtime', () => {
     expect(pages).toBe(3);
     // A token is for the listing it came from.
     const first = await sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, maxResults: 2 }));
-    const err = await rejection(sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, statusFilter: 'FAILED', nextToken: first.nextToken! })));
+    const err = await rejection(
+      sfn.send(new ListExecutionsCommand({ stateMachineArn: api.stateMachineArn, statusFilter: 'FAILED', nextToken: first.nextToken! })),
+    );
     expect(err).toBeInstanceOf(InvalidToken);
   });
 
@@ -471,7 +488,10 @@ describe('on a scripted runtime', () => {
 
     const last = async (executionArn: string) =>
       (await sfn.send(new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 1 }))).events![0]!;
-    expect(await last(failed)).toMatchObject({ type: 'ExecutionFailed', executionFailedEventDetails: { error: 'States.TaskFailed', cause: 'the stage failed' } });
+    expect(await last(failed)).toMatchObject({
+      type: 'ExecutionFailed',
+      executionFailedEventDetails: { error: 'States.TaskFailed', cause: 'the stage failed' },
+    });
     expect(await last(timedOut)).toMatchObject({ type: 'ExecutionTimedOut', executionTimedOutEventDetails: { error: 'States.Timeout' } });
   });
 
@@ -508,8 +528,13 @@ describe('on a scripted runtime', () => {
     const { events } = await sfn.send(new GetExecutionHistoryCommand({ executionArn: arn }));
     expect(events!.map((e) => e.type)).toEqual([
       'ExecutionStarted',
-      'TaskStateEntered', 'LambdaFunctionFailed', 'LambdaFunctionSucceeded', 'TaskStateExited',
-      'TaskStateEntered', 'LambdaFunctionTimedOut', 'TaskStateExited',
+      'TaskStateEntered',
+      'LambdaFunctionFailed',
+      'LambdaFunctionSucceeded',
+      'TaskStateExited',
+      'TaskStateEntered',
+      'LambdaFunctionTimedOut',
+      'TaskStateExited',
       'FailStateEntered',
       'ExecutionFailed',
     ]);

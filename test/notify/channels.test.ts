@@ -87,7 +87,11 @@ describe('channel secrets', () => {
   });
 
   it.each([
-    { case: 'a JSON object string', raw: JSON.stringify({ url: 'https://h.example/p', signingSecret: 'k' }), secret: { url: 'https://h.example/p', signingSecret: 'k' } },
+    {
+      case: 'a JSON object string',
+      raw: JSON.stringify({ url: 'https://h.example/p', signingSecret: 'k' }),
+      secret: { url: 'https://h.example/p', signingSecret: 'k' },
+    },
     { case: 'an object', raw: { url: 'http://127.0.0.1:9/p' }, secret: { url: 'http://127.0.0.1:9/p' } },
   ])('parseChannelSecret reads $case', ({ raw, secret }) => {
     expect(parseChannelSecret('webhook', raw)).toEqual(secret);
@@ -98,8 +102,16 @@ describe('channel secrets', () => {
     { case: 'no url', raw: JSON.stringify({ signingSecret: 'SECRETkey' }), problem: 'url must be an http(s) URL' },
     { case: 'an unparsable url', raw: JSON.stringify({ url: `hooks.slack.com${SECRET_PATH}` }), problem: 'url must be an http(s) URL' },
     { case: 'a non-http url', raw: JSON.stringify({ url: `file://${SECRET_PATH}` }), problem: 'url must be an http(s) URL' },
-    { case: 'an empty signing secret', raw: JSON.stringify({ url: 'https://h.example/p', signingSecret: '' }), problem: 'signingSecret must be a non-empty string' },
-    { case: 'a number signing secret', raw: JSON.stringify({ url: `https://h.example${SECRET_PATH}`, signingSecret: 42 }), problem: 'signingSecret must be a non-empty string' },
+    {
+      case: 'an empty signing secret',
+      raw: JSON.stringify({ url: 'https://h.example/p', signingSecret: '' }),
+      problem: 'signingSecret must be a non-empty string',
+    },
+    {
+      case: 'a number signing secret',
+      raw: JSON.stringify({ url: `https://h.example${SECRET_PATH}`, signingSecret: 42 }),
+      problem: 'signingSecret must be a non-empty string',
+    },
     { case: 'a JSON array', raw: JSON.stringify([`https://h.example${SECRET_PATH}`]), problem: '(root) must be an object' },
   ])('parseChannelSecret refuses $case, naming the rule and not the content', ({ raw, problem }) => {
     let error: unknown;

@@ -40,7 +40,10 @@ describe('buildMessage', () => {
   });
 
   it('a run without a sample: [0, 0], not NaN', () => {
-    const idle = runner(0, { requests: { count: 0, failed: 0 }, latency: { ...latency(), count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [] } });
+    const idle = runner(0, {
+      requests: { count: 0, failed: 0 },
+      latency: { ...latency(), count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [] },
+    });
     expect(buildMessage(input({ expectedRunners: 1, result: aggregateResults(1, [idle]) })).metrics).toMatchObject({ p95Ms: { lo: 0, hi: 0 }, errorRate: 0 });
   });
 
@@ -54,7 +57,12 @@ describe('buildMessage', () => {
     const failedRate = { metric: 'http_req_failed', expression: 'rate<0.01', ok: false };
     const result = aggregateResults(3, [
       runner(0, { thresholds: [p95, failedRate] }),
-      runner(1, { thresholds: [{ ...p95, ok: false }, { ...failedRate, ok: true }] }),
+      runner(1, {
+        thresholds: [
+          { ...p95, ok: false },
+          { ...failedRate, ok: true },
+        ],
+      }),
       runner(2, { thresholds: [{ ...p95, ok: false }, failedRate] }),
     ]);
     expect(buildMessage(input({ result })).thresholds).toEqual({

@@ -43,7 +43,9 @@ afterEach(() => {
 
 describe('secretsManagerChannelSecrets', () => {
   it('reads secret <prefix><channel> and parses it', async () => {
-    const { client, calls } = stubbedClient({ [`${PREFIX}webhook-ci`]: { SecretString: JSON.stringify({ url: 'https://h.example/in', signingSecret: 'k1' }) } });
+    const { client, calls } = stubbedClient({
+      [`${PREFIX}webhook-ci`]: { SecretString: JSON.stringify({ url: 'https://h.example/in', signingSecret: 'k1' }) },
+    });
     const secrets = secretsManagerChannelSecrets({ client, prefix: PREFIX });
     expect(await secrets.get('webhook-ci')).toEqual({ url: 'https://h.example/in', signingSecret: 'k1' });
     expect(calls).toEqual([`${PREFIX}webhook-ci`]);

@@ -31,17 +31,19 @@ async function sentToSlack(m: NotificationMessage): Promise<SlackBody> {
   return JSON.parse(received.body.toString('utf8')) as SlackBody;
 }
 
-const ofType = <T extends SlackBlock['type']>(body: SlackBody, type: T) =>
-  body.blocks.filter((b): b is Extract<SlackBlock, { type: T }> => b.type === type);
+const ofType = <T extends SlackBlock['type']>(body: SlackBody, type: T) => body.blocks.filter((b): b is Extract<SlackBlock, { type: T }> => b.type === type);
 const fieldTexts = (body: SlackBody) => ofType(body, 'section').flatMap((s) => (s.fields ?? []).map((f) => f.text));
 /** Every mrkdwn text of the body, and the fallback. */
 const mrkdwnTexts = (body: SlackBody) => [
   body.text,
-  ...body.blocks.flatMap((b) => {
-    if (b.type === 'section') return [...(b.text ? [b.text] : []), ...(b.fields ?? [])];
-    if (b.type === 'context') return b.elements;
-    return [];
-  }).filter((t) => t.type === 'mrkdwn').map((t) => t.text),
+  ...body.blocks
+    .flatMap((b) => {
+      if (b.type === 'section') return [...(b.text ? [b.text] : []), ...(b.fields ?? [])];
+      if (b.type === 'context') return b.elements;
+      return [];
+    })
+    .filter((t) => t.type === 'mrkdwn')
+    .map((t) => t.text),
 ];
 
 describe('slackBody, as received over HTTP', () => {
@@ -61,7 +63,11 @@ describe('slackBody, as received over HTTP', () => {
       '*Thresholds*\nnone defined',
     ]);
     expect(body.text).toBe(':white_check_mark: loadplane run checkout-peak Succeeded: all runners finished with exit code 0');
-    expect(ofType(body, 'section').map((s) => s.text?.text).filter(Boolean)).toEqual(['*Reason*\nall runners finished with exit code 0']);
+    expect(
+      ofType(body, 'section')
+        .map((s) => s.text?.text)
+        .filter(Boolean),
+    ).toEqual(['*Reason*\nall runners finished with exit code 0']);
   });
 
   it.each([
@@ -154,10 +160,14 @@ describe('slackBody, as received over HTTP', () => {
     expect(ofType(both, 'actions')).toEqual([
       {
         type: 'actions',
-        elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open execution' }, url: 'https://console.aws.amazon.com/states/x', action_id: 'open-execution' }],
+        elements: [
+          { type: 'button', text: { type: 'plain_text', text: 'Open execution' }, url: 'https://console.aws.amazon.com/states/x', action_id: 'open-execution' },
+        ],
       },
     ]);
-    expect(ofType(both, 'context')).toEqual([{ type: 'context', elements: [{ type: 'mrkdwn', text: 'Report: `loadplane report 01jdm5x3k7q8r9s0t1v2w3x4y5`' }] }]);
+    expect(ofType(both, 'context')).toEqual([
+      { type: 'context', elements: [{ type: 'mrkdwn', text: 'Report: `loadplane report 01jdm5x3k7q8r9s0t1v2w3x4y5`' }] },
+    ]);
     // The report's URL is nowhere in the message: a browser could not open it.
     expect(JSON.stringify(both)).not.toContain('reports.example');
     const reportOnly = slackBody(message({ links: { report: 'https://reports.example/r/1' } }));

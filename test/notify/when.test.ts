@@ -30,7 +30,12 @@ describe('decideWhen (no history)', () => {
 
   it('change: a flip speaks, the same outcome does not, a first run speaks only when it failed, a skipped run never', () => {
     const previous = { runId: 'r1', outcome: SUCCEEDED };
-    expect(decideWhen(NotifyWhen.change, THRESHOLDS_FAILED, previous)).toEqual({ when: 'change', send: true, reason: 'SUCCEEDED (run r1) → THRESHOLDS_FAILED', previous });
+    expect(decideWhen(NotifyWhen.change, THRESHOLDS_FAILED, previous)).toEqual({
+      when: 'change',
+      send: true,
+      reason: 'SUCCEEDED (run r1) → THRESHOLDS_FAILED',
+      previous,
+    });
     expect(decideWhen(NotifyWhen.change, SUCCEEDED, previous)).toMatchObject({ send: false, reason: 'SUCCEEDED, as run r1', previous });
     expect(decideWhen(NotifyWhen.change, FAILED)).toMatchObject({ send: true, reason: 'no previous finished run: a first FAILED is news' });
     expect(decideWhen(NotifyWhen.change, SUCCEEDED).send).toBe(false);
@@ -68,7 +73,11 @@ describeOnLedgerBackends((table) => {
       },
       /** The channel's claim for `run`, deciding with it; the recorded decision. */
       async notify(run: ThisRun): Promise<WhenDecision> {
-        const claim = await ledger.claimNotification(run.runId, CHANNEL, { ...claimOptions, outcome: run.outcome, decide: () => decide(ledger, NotifyWhen.change, run) });
+        const claim = await ledger.claimNotification(run.runId, CHANNEL, {
+          ...claimOptions,
+          outcome: run.outcome,
+          decide: () => decide(ledger, NotifyWhen.change, run),
+        });
         if (claim.kind === 'claimed') {
           sent.push(run.runId);
           const { item } = await ledger.markNotificationSent(run.runId, CHANNEL, claim.token, { status: 200 });
@@ -175,7 +184,9 @@ describeOnLedgerBackends((table) => {
   });
 
   describe('the decision is recorded with the claim', () => {
-    const suppress = (reason = 'FAILED, as run r0') => async () => ({ when: NotifyWhen.change, send: false, reason, previous: { runId: 'r0', outcome: FAILED } });
+    const suppress =
+      (reason = 'FAILED, as run r0') =>
+      async () => ({ when: NotifyWhen.change, send: false, reason, previous: { runId: 'r0', outcome: FAILED } });
     const send = async () => ({ when: NotifyWhen.failure, send: true, reason: 'FAILED is a failure' });
 
     it('suppressed: one item with the decision; later claims, with or without a decision, follow it and never send', async () => {
@@ -184,7 +195,11 @@ describeOnLedgerBackends((table) => {
       const first = await ledger.claimNotification(runId, 'webhook', { ...claimOptions, decide: suppress() });
       expect(first).toMatchObject({
         kind: 'suppressed',
-        item: { state: NotificationState.suppressed, claims: 0, decision: { when: 'change', reason: 'FAILED, as run r0', previous: { runId: 'r0', outcome: FAILED } } },
+        item: {
+          state: NotificationState.suppressed,
+          claims: 0,
+          decision: { when: 'change', reason: 'FAILED, as run r0', previous: { runId: 'r0', outcome: FAILED } },
+        },
       });
       let asked = 0;
       const later = await ledger.claimNotification(runId, 'webhook', { ...claimOptions, decide: async () => (asked++, send()) });
@@ -224,7 +239,11 @@ describeOnLedgerBackends((table) => {
       const ledger = ledgerOn(table());
       const runId = await givenRun(ledger);
       const { values, errors } = await race((caller) =>
-        ledger.claimNotification(runId, 'webhook', { ...claimOptions, holder: `caller-${caller}`, decide: caller % 2 === 0 ? send : suppress(`caller ${caller}`) }),
+        ledger.claimNotification(runId, 'webhook', {
+          ...claimOptions,
+          holder: `caller-${caller}`,
+          decide: caller % 2 === 0 ? send : suppress(`caller ${caller}`),
+        }),
       );
       const item = (await ledger.getRun(runId))!.notifications.webhook!;
       if (item.state === NotificationState.suppressed) {

@@ -58,7 +58,9 @@ export function runView(options: ViewOptions = {}): RunView {
   const result = reached ? aggregateResults(parallelism, options.runners ?? [0, 1, 2].map((i) => runnerSummary(i))) : undefined;
   const stages: RunView['stages'] = {
     Admit: completed(Stage.Admit, T0 - 30_000, T0 - 29_000, { admittedAt: T0 - 29_000 }),
-    Prepare: reached ? completed(Stage.Prepare, T0 - 29_000, T0 - 20_000) : { ...completed(Stage.Prepare, T0 - 29_000, T0 - 20_000), state: 'failed', error: { name: 'ScriptInvalid', message: 'the script does not parse' } },
+    Prepare: reached
+      ? completed(Stage.Prepare, T0 - 29_000, T0 - 20_000)
+      : { ...completed(Stage.Prepare, T0 - 29_000, T0 - 20_000), state: 'failed', error: { name: 'ScriptInvalid', message: 'the script does not parse' } },
   };
   if (reached) {
     stages.Start = completed(Stage.Start, T0 - 1000, T0, { startedAt: T0, runBy: 0, expectedEndAt: T0 + 60_000, startedPods: {} });

@@ -96,11 +96,23 @@ describe('the report page', () => {
       name: 'checkout',
       engine: 'k6',
       parallelism: 3,
-      arguments: ['--out', 'influxdb=http://admin:inf-pass-1@influx.internal:8086/k6', '--tag', 'proxy=socks5://tok-user-2@proxy:1080', 'https://plain.example/path?x=a@b'],
+      arguments: [
+        '--out',
+        'influxdb=http://admin:inf-pass-1@influx.internal:8086/k6',
+        '--tag',
+        'proxy=socks5://tok-user-2@proxy:1080',
+        'https://plain.example/path?x=a@b',
+      ],
       target: { url: 'postgres://db:db-pass-3@db.internal/app', plain: 'https://shop.example/a@b' },
     };
     const shown = specShown(spec);
-    expect(shown.arguments).toEqual(['--out', `influxdb=http://${HIDDEN}@influx.internal:8086/k6`, '--tag', `proxy=socks5://${HIDDEN}@proxy:1080`, 'https://plain.example/path?x=a@b']);
+    expect(shown.arguments).toEqual([
+      '--out',
+      `influxdb=http://${HIDDEN}@influx.internal:8086/k6`,
+      '--tag',
+      `proxy=socks5://${HIDDEN}@proxy:1080`,
+      'https://plain.example/path?x=a@b',
+    ]);
     expect(shown.target).toEqual({ url: `postgres://${HIDDEN}@db.internal/app`, plain: 'https://shop.example/a@b' });
     const page = render({ spec });
     for (const secret of ['inf-pass-1', 'tok-user-2', 'db-pass-3', 'admin:']) expect(page).not.toContain(secret);
@@ -141,7 +153,9 @@ describe('the report page', () => {
     expect(page).toContain('ScriptInvalid: the script does not parse');
     expect(page).toContain('No result was collected');
     expect(page).toContain('<div class="outcome bad" id="outcome">FAILED</div>');
-    expect(JSON.parse(scripts(page)[0]!.text)).toEqual({ series: { elapsedSeconds: [], requestsPerSecond: [], errorRatePercent: [], p95ByRunner: [], runners: 0, partialPoints: 0 } });
+    expect(JSON.parse(scripts(page)[0]!.text)).toEqual({
+      series: { elapsedSeconds: [], requestsPerSecond: [], errorRatePercent: [], p95ByRunner: [], runners: 0, partialPoints: 0 },
+    });
   });
 
   it('shows each threshold as pass or fail, naming the runners that failed it, and each runner’s own percentiles', () => {
@@ -167,7 +181,14 @@ describe('the report page', () => {
   it("draws the stage timeline with the test's own row (from Start's end on the stages' clock; took: the longest runner's duration)", () => {
     const page = render();
     expect(page).toMatch(/<tr class="test"><td>test \(runners\)<\/td><td>completed<\/td><td>1<\/td><td>2025-03-01 10:00:00 UTC<\/td><td>1 min 00 s<\/td>/);
-    expect([...page.matchAll(/<tr class="(?:completed|failed|in_progress|test)"><td>([^<]+)<\/td>/g)].map((m) => m[1])).toEqual(['Admit', 'Prepare', 'Start', 'Watch', 'test (runners)', 'Collect']);
+    expect([...page.matchAll(/<tr class="(?:completed|failed|in_progress|test)"><td>([^<]+)<\/td>/g)].map((m) => m[1])).toEqual([
+      'Admit',
+      'Prepare',
+      'Start',
+      'Watch',
+      'test (runners)',
+      'Collect',
+    ]);
   });
 
   it('counts a polling stage from the end of the stage before it (the ledger keeps only its last poll’s start)', () => {
@@ -256,7 +277,10 @@ describe('the report series', () => {
     expect(series.runners).toBe(N);
     expect(series.p95ByRunner.map((l) => l.runner)).toEqual([3, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38]);
     expect(series.p95ByRunner[0]).toEqual({ runner: 3, values: [103, 900, 103] });
-    const page = render({ spec: { name: 'wide', engine: 'k6', parallelism: N, env: {} }, runners: Array.from({ length: N }, (_, r) => runnerSummary(r)) }, samples);
+    const page = render(
+      { spec: { name: 'wide', engine: 'k6', parallelism: N, env: {} }, runners: Array.from({ length: N }, (_, r) => runnerSummary(r)) },
+      samples,
+    );
     expect(page).toContain(`<p class="note" id="p95-cap">${P95_CHART_MAX_RUNNERS} of ${N} runners: the highest p95s`);
     expect([...page.matchAll(/<tr><td>(\d+)<\/td><td>0<\/td>/g)]).toHaveLength(N);
     // At or under the cap: every runner, and no note.
@@ -268,7 +292,10 @@ describe('the report series', () => {
     const samples: LiveSample[] = Array.from({ length: 1435 }, (_, i) =>
       sample((i + 1) * 60, { runners: N, answered: N, p95: Array.from({ length: N }, (_, r) => 100 + r * 0.37 + (i % 7) * 1.3) }),
     );
-    const page = render({ spec: { name: 'day', engine: 'k6', parallelism: N, env: {} }, runners: Array.from({ length: N }, (_, r) => runnerSummary(r)) }, samples);
+    const page = render(
+      { spec: { name: 'day', engine: 'k6', parallelism: N, env: {} }, runners: Array.from({ length: N }, (_, r) => runnerSummary(r)) },
+      samples,
+    );
     // 4.3 MB with every runner's series; the cap leaves 16 of them.
     expect(Buffer.byteLength(page)).toBeLessThan(1024 * 1024);
     expect(JSON.parse(scripts(page)[0]!.text).series.p95ByRunner).toHaveLength(P95_CHART_MAX_RUNNERS);

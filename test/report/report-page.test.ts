@@ -65,7 +65,13 @@ async function call(request: ProxyRequest) {
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
   clock = new VirtualClock();
-  serve = await startServe({ clock, sweepIntervalMs: 0, scheduleIntervalMs: 0, random: mulberry32(15), channels: { webhook: { url: `${receiver.url}/hook` } } });
+  serve = await startServe({
+    clock,
+    sweepIntervalMs: 0,
+    scheduleIntervalMs: 0,
+    random: mulberry32(15),
+    channels: { webhook: { url: `${receiver.url}/hook` } },
+  });
   const spec = k6Spec({ name: 'report-page', parallelism: 3, script: { inline: SCRIPT }, notify: { channels: ['webhook'] } } as never);
   const created = await call({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(spec) });
   const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
@@ -127,7 +133,10 @@ describe('GET /runs/{id}/report', () => {
     const full = await call({ method: 'GET', path: `/runs/${run.runId}/report` });
     const bytes = Buffer.byteLength(full.body);
     const withLimit = (reportMaxBytes: number) =>
-      makeApiHandler({ ledger: serve.runtime.ledger, config: serve.runtime.deps.config, executions: serve.executions, now: () => clock.now(), log: () => undefined }, { reportMaxBytes });
+      makeApiHandler(
+        { ledger: serve.runtime.ledger, config: serve.runtime.deps.config, executions: serve.executions, now: () => clock.now(), log: () => undefined },
+        { reportMaxBytes },
+      );
     const over = await withLimit(bytes - 1)(proxyEvent({ method: 'GET', path: `/runs/${run.runId}/report` }), CONTEXT);
     expect(over.statusCode).toBe(413);
     expect(over.headers?.['content-type']).toBe('application/json');
@@ -172,7 +181,11 @@ describe('loadplane report', () => {
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     const file = join(dir, `${run.runId}.html`);
-    expect(out.stdout).toMatch(new RegExp(`^loadplane: report of run ${run.runId} written to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB\\); open it in a browser: it loads nothing from the network\\n$`));
+    expect(out.stdout).toMatch(
+      new RegExp(
+        `^loadplane: report of run ${run.runId} written to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB\\); open it in a browser: it loads nothing from the network\\n$`,
+      ),
+    );
     const page = readFileSync(file, 'utf8');
     expect(page).toMatch(/^<!DOCTYPE html>/);
     expect(page).toContain(`<span class="id">${run.runId}</span>`);
@@ -198,7 +211,9 @@ describe('loadplane report', () => {
     const unknown = await loadplane(['report', 'no-such-run']);
     expect(unknown.code).toBe(2);
     // An in-memory serve's 404 (local/serve/memory-answers.ts).
-    expect(unknown.stderr).toMatch(/^loadplane: id: no run no-such-run on this serve, which keeps runs in memory since it started at \S+Z: a run of a serve that stopped ended with it .*\n$/);
+    expect(unknown.stderr).toMatch(
+      /^loadplane: id: no run no-such-run on this serve, which keeps runs in memory since it started at \S+Z: a run of a serve that stopped ended with it .*\n$/,
+    );
     expect(existsSync(join(dir, 'no-such-run.html'))).toBe(false);
     const bad = await loadplane(['report', '../etc']);
     expect(bad.code).toBe(2);
@@ -218,7 +233,16 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
     // launch() starts Chromium with a new, empty profile of its own (a temporary user data dir).
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       // The page as a local run writes it (runReportFile), opened from its file: URL.
@@ -294,7 +318,12 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
       console.log(`report-page: screenshot ${screenshot}`);
 
       // A run that never started (no stages, no samples), straight from the ledger: it renders, and says "no samples".
-      await serve.runtime.ledger.createRun({ runId: 'never-started', spec: storedSpec({ name: 'never-started', engine: 'k6', parallelism: 2 }), specHash: 'h', trigger: { kind: 'api' } });
+      await serve.runtime.ledger.createRun({
+        runId: 'never-started',
+        spec: storedSpec({ name: 'never-started', engine: 'k6', parallelism: 2 }),
+        specHash: 'h',
+        trigger: { kind: 'api' },
+      });
       const empty = await call({ method: 'GET', path: '/runs/never-started/report' });
       expect(empty.statusCode).toBe(200);
       await page.setContent(empty.body, { waitUntil: 'load' });

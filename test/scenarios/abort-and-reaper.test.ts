@@ -106,7 +106,12 @@ describe('the reaper', () => {
 
   it('Cleanup waits (StageBusy, retried) while a stopped execution’s Launch still holds its lease, then deletes', async () => {
     const runId = newRunId();
-    await dispatchStage(h.runtime.deps, { stage: Stage.Admit, request: { spec: k6Spec({ name: 'lease-held' }), source: 'local' }, execution: `arn:local:${runId}`, executionName: runId });
+    await dispatchStage(h.runtime.deps, {
+      stage: Stage.Admit,
+      request: { spec: k6Spec({ name: 'lease-held' }), source: 'local' },
+      execution: `arn:local:${runId}`,
+      executionName: runId,
+    });
     // A Launch invocation still running after StopExecution: its lease is live in the ledger.
     await h.runtime.ledger.beginStage(runId, Stage.Launch, 'launch-still-running', 60_000);
     await expect(cleanup(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'StageBusy', stage: Stage.Launch, retryable: true });

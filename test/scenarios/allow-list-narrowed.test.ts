@@ -18,7 +18,8 @@ import { k6Spec, recordAsApi, startHarness, type Harness } from '../support/loca
 
 const WIDE: ClusterAllowance[] = [{ name: 'kube-sim', namespaces: [{ name: 'loadplane', serviceAccounts: ['default', 'k6-s3-reader'] }] }];
 const NARROW: ClusterAllowance[] = [{ name: 'kube-sim', namespaces: ['loadplane'] }];
-const REFUSED = 'runner.serviceAccountName: service account "k6-s3-reader" is not allowed in cluster "kube-sim", namespace "loadplane" (allowed service accounts: default)';
+const REFUSED =
+  'runner.serviceAccountName: service account "k6-s3-reader" is not allowed in cluster "kube-sim", namespace "loadplane" (allowed service accounts: default)';
 
 const config: DeploymentConfig = { ...DEFAULT_CONFIG, allowedClusters: WIDE };
 let h: Harness;
@@ -35,12 +36,20 @@ const spec = (name: string) => k6Spec({ name, parallelism: 1, runner: { serviceA
 describe('the service-account allow-list narrowed between validation and Admit', () => {
   it('a stored schedule whose spec names a service account no longer allowed: its firing fails at Admit (SpecInvalid, the field and the allowed names), no run, nothing on the cluster', async () => {
     const valid = assertValidSpec(spec('nightly-s3'), config);
-    await h.runtime.ledger.putSchedule({ name: 'nightly-s3', expression: 'rate(1 day)', timeZone: 'UTC', enabled: true, spec: valid as unknown as Record<string, unknown>, specHash: specHash(valid) });
+    await h.runtime.ledger.putSchedule({
+      name: 'nightly-s3',
+      expression: 'rate(1 day)',
+      timeZone: 'UTC',
+      enabled: true,
+      spec: valid as unknown as Record<string, unknown>,
+      specHash: specHash(valid),
+    });
     config.allowedClusters = NARROW; // the deploy
 
     const firedAt = Date.parse('2026-12-01T02:00:00Z');
     const runId = runIdForSchedule('nightly-s3', '2026-12-01T02:00:00Z');
-    const ended = await h.runtime.startExecution({ name: runId, input: JSON.parse(firedScheduleInput('nightly-s3', firedAt)) as Record<string, unknown> }).result;
+    const ended = await h.runtime.startExecution({ name: runId, input: JSON.parse(firedScheduleInput('nightly-s3', firedAt)) as Record<string, unknown> })
+      .result;
 
     expect(ended.status).toBe('FAILED');
     expect(ended.error).toBe('SpecInvalid');
@@ -49,11 +58,21 @@ describe('the service-account allow-list narrowed between validation and Admit',
     expect(h.kubeSim.list('Job', 'loadplane')).toEqual([]);
   }, 60_000);
 
-  it('the same schedule fired while the allow-list still names the account runs (the check is the config\'s, not the spec\'s)', async () => {
+  it("the same schedule fired while the allow-list still names the account runs (the check is the config's, not the spec's)", async () => {
     const valid = assertValidSpec(spec('nightly-ok'), config);
-    await h.runtime.ledger.putSchedule({ name: 'nightly-ok', expression: 'rate(1 day)', timeZone: 'UTC', enabled: true, spec: valid as unknown as Record<string, unknown>, specHash: specHash(valid) });
+    await h.runtime.ledger.putSchedule({
+      name: 'nightly-ok',
+      expression: 'rate(1 day)',
+      timeZone: 'UTC',
+      enabled: true,
+      spec: valid as unknown as Record<string, unknown>,
+      specHash: specHash(valid),
+    });
     const runId = runIdForSchedule('nightly-ok', '2026-12-01T02:00:00Z');
-    const ended = await h.runtime.startExecution({ name: runId, input: JSON.parse(firedScheduleInput('nightly-ok', Date.parse('2026-12-01T02:00:00Z'))) as Record<string, unknown> }).result;
+    const ended = await h.runtime.startExecution({
+      name: runId,
+      input: JSON.parse(firedScheduleInput('nightly-ok', Date.parse('2026-12-01T02:00:00Z'))) as Record<string, unknown>,
+    }).result;
     expect(ended.status).toBe('SUCCEEDED');
     const view = await h.runtime.ledger.getRun(runId);
     expect(view?.run.outcome).toBe(Outcome.SUCCEEDED);

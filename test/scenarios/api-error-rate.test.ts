@@ -96,7 +96,7 @@ describe('a run at parallelism 100 survives API server errors', () => {
 });
 
 describe('a stage retried by the state machine creates only what is missing', () => {
-  it('Prepare fails after creating its objects (the anchor\'s adoption by the initializer fails every attempt); the retry creates nothing again', async () => {
+  it("Prepare fails after creating its objects (the anchor's adoption by the initializer fails every attempt); the retry creates nothing again", async () => {
     const runId = newRunId();
     // More failures than one call's attempts: the call gives up, Prepare fails, Step Functions retries it.
     h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps/' });

@@ -53,7 +53,15 @@ function crashingApi(crash: Crash) {
 }
 
 const submit = (handler: ReturnType<typeof crashingApi>['handler'], name: string) =>
-  handler(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `crash-${name}` }, body: JSON.stringify(k6Spec({ name, parallelism: 2 })) }), {} as Context);
+  handler(
+    proxyEvent({
+      method: 'POST',
+      path: '/runs',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `crash-${name}` },
+      body: JSON.stringify(k6Spec({ name, parallelism: 2 })),
+    }),
+    {} as Context,
+  );
 
 async function pendingRun(name: string): Promise<string> {
   for (;;) {

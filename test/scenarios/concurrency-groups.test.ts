@@ -79,53 +79,64 @@ const noExecutions: SweeperExecutions = {
 };
 
 describe('concurrency groups: never more than `limit` runs hold a slot', () => {
-  it('20 runs with limit 2 and whenBusy: queue all complete, at most 2 at a time', async () => {
-    const runs = await Promise.all(Array.from({ length: 20 }, () => h.run(grouped('prod-queue', 'queue'))));
-    expect(runs.map((r) => r.view.run.outcome)).toEqual(Array(20).fill(Outcome.SUCCEEDED));
-    expect(observedWrites).toBeGreaterThanOrEqual(40); // every run took and freed a slot
-    expect(peakHolders.get('prod-queue')).toBe(2);
-    // Every run waited its turn: its test ran while at most one other did.
-    const windows = runs.map((r) => testWindow(r));
-    for (const w of windows) {
-      const overlapping = windows.filter((o) => o !== w && o.start < w.end && w.start < o.end);
-      expect(overlapping.length).toBeLessThanOrEqual(1);
-    }
-    const waited = runs.map((r) => (r.view.stages.Acquire?.output as { waitedSeconds: number }).waitedSeconds);
-    expect(waited.filter((s) => s > 0).length).toBeGreaterThanOrEqual(18);
-    expect(await holdersOf('prod-queue')).toEqual([]);
-    expect(runs.every((r) => Object.keys(h.leftovers(r.runId)).length === 0)).toBe(true);
-  }, SLOW_TEST_MS);
+  it(
+    '20 runs with limit 2 and whenBusy: queue all complete, at most 2 at a time',
+    async () => {
+      const runs = await Promise.all(Array.from({ length: 20 }, () => h.run(grouped('prod-queue', 'queue'))));
+      expect(runs.map((r) => r.view.run.outcome)).toEqual(Array(20).fill(Outcome.SUCCEEDED));
+      expect(observedWrites).toBeGreaterThanOrEqual(40); // every run took and freed a slot
+      expect(peakHolders.get('prod-queue')).toBe(2);
+      // Every run waited its turn: its test ran while at most one other did.
+      const windows = runs.map((r) => testWindow(r));
+      for (const w of windows) {
+        const overlapping = windows.filter((o) => o !== w && o.start < w.end && w.start < o.end);
+        expect(overlapping.length).toBeLessThanOrEqual(1);
+      }
+      const waited = runs.map((r) => (r.view.stages.Acquire?.output as { waitedSeconds: number }).waitedSeconds);
+      expect(waited.filter((s) => s > 0).length).toBeGreaterThanOrEqual(18);
+      expect(await holdersOf('prod-queue')).toEqual([]);
+      expect(runs.every((r) => Object.keys(h.leftovers(r.runId)).length === 0)).toBe(true);
+    },
+    SLOW_TEST_MS,
+  );
 
-  it('20 runs with limit 2 and whenBusy: skip: 2 run, 18 end SKIPPED naming a holder, and notify once', async () => {
-    receiver.reset();
-    const runs = await Promise.all(Array.from({ length: 20 }, () => h.run(grouped('prod-skip', 'skip', { notify: { channels: ['webhook'] } }))));
-    const succeeded = runs.filter((r) => r.view.run.outcome === Outcome.SUCCEEDED);
-    const skipped = runs.filter((r) => r.view.run.outcome === Outcome.SKIPPED);
-    expect(succeeded).toHaveLength(2);
-    expect(skipped).toHaveLength(18);
-    expect(peakHolders.get('prod-skip')).toBe(2);
-    const holderIds = succeeded.map((r) => r.runId);
-    for (const run of skipped) {
-      expect(run.view.run.outcomeReason).toMatch(/^group prod-skip is busy \(limit 2\): held by run /);
-      expect(holderIds.some((id) => run.view.run.outcomeReason!.includes(id))).toBe(true);
-      // Skipped is not a failure: the execution succeeds, nothing was made on the cluster.
-      expect(run.execution.status).toBe('SUCCEEDED');
-      expect(run.view.stages.Prepare).toBeUndefined();
-      expect(run.view.stages.Cleanup?.state).toBe('completed');
-    }
-    expect(await holdersOf('prod-skip')).toEqual([]);
-    // One message per run, the skipped ones saying so.
-    const messages = receiver.requests.map((r) => JSON.parse(r.body.toString()) as { runId: string; outcome: string });
-    expect(messages).toHaveLength(20);
-    expect(new Set(messages.map((m) => m.runId)).size).toBe(20);
-    expect(messages.filter((m) => m.outcome === Outcome.SKIPPED)).toHaveLength(18);
-  }, SLOW_TEST_MS);
+  it(
+    '20 runs with limit 2 and whenBusy: skip: 2 run, 18 end SKIPPED naming a holder, and notify once',
+    async () => {
+      receiver.reset();
+      const runs = await Promise.all(Array.from({ length: 20 }, () => h.run(grouped('prod-skip', 'skip', { notify: { channels: ['webhook'] } }))));
+      const succeeded = runs.filter((r) => r.view.run.outcome === Outcome.SUCCEEDED);
+      const skipped = runs.filter((r) => r.view.run.outcome === Outcome.SKIPPED);
+      expect(succeeded).toHaveLength(2);
+      expect(skipped).toHaveLength(18);
+      expect(peakHolders.get('prod-skip')).toBe(2);
+      const holderIds = succeeded.map((r) => r.runId);
+      for (const run of skipped) {
+        expect(run.view.run.outcomeReason).toMatch(/^group prod-skip is busy \(limit 2\): held by run /);
+        expect(holderIds.some((id) => run.view.run.outcomeReason!.includes(id))).toBe(true);
+        // Skipped is not a failure: the execution succeeds, nothing was made on the cluster.
+        expect(run.execution.status).toBe('SUCCEEDED');
+        expect(run.view.stages.Prepare).toBeUndefined();
+        expect(run.view.stages.Cleanup?.state).toBe('completed');
+      }
+      expect(await holdersOf('prod-skip')).toEqual([]);
+      // One message per run, the skipped ones saying so.
+      const messages = receiver.requests.map((r) => JSON.parse(r.body.toString()) as { runId: string; outcome: string });
+      expect(messages).toHaveLength(20);
+      expect(new Set(messages.map((m) => m.runId)).size).toBe(20);
+      expect(messages.filter((m) => m.outcome === Outcome.SKIPPED)).toHaveLength(18);
+    },
+    SLOW_TEST_MS,
+  );
 
   it('a queued run whose queue timeout passes ends TIMED_OUT naming the group and its holder, and leaves the queue', async () => {
     const spec = (name: string) =>
       k6Spec({ name, parallelism: 1, concurrency: { group: 'prod-timeout', limit: 1, whenBusy: 'queue', queueTimeout: '20s' } } as Partial<RunSpecInput>);
     const [first, second] = await Promise.all([h.run(spec('first')), h.run(spec('second'))]);
-    const [holder, queued] = first.view.stages.Acquire?.output && (first.view.stages.Acquire.output as { waitedSeconds: number }).waitedSeconds === 0 ? [first, second] : [second, first];
+    const [holder, queued] =
+      first.view.stages.Acquire?.output && (first.view.stages.Acquire.output as { waitedSeconds: number }).waitedSeconds === 0
+        ? [first, second]
+        : [second, first];
     expect(holder!.view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(queued!.view.run.outcome).toBe(Outcome.TIMED_OUT);
     expect(queued!.view.run.outcomeReason).toBe(`queued: no slot in group prod-timeout (limit 1) within 20s; held by run ${holder!.runId}`);
@@ -173,7 +184,8 @@ describe('concurrency groups: never more than `limit` runs hold a slot', () => {
     // while runner 0 runs on, to its end 3 minutes later.
     h.kubeSim.faults.setExitCode(137, { runId, runnerIndex: 1 });
     const refuseStops = (e: { type: string; state?: { name?: string } }) => {
-      if (e.type === 'StateExited' && e.state?.name === 'Start') h.kubeSim.faults.failNextRequests(1_000, 503, { method: 'PATCH', pathIncludes: `lp-${runId}-runner-0-` });
+      if (e.type === 'StateExited' && e.state?.name === 'Start')
+        h.kubeSim.faults.failNextRequests(1_000, 503, { method: 'PATCH', pathIncludes: `lp-${runId}-runner-0-` });
     };
     const spec = k6Spec({
       name: 'kept-runners',

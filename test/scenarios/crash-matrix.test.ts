@@ -153,7 +153,18 @@ beforeEach(() => {
 });
 
 /** Stopped hard before the outcome was recorded, a run ends ABORTED; after, it keeps its outcome. */
-const UNDECIDED_STAGES: Stage[] = [Stage.Admit, Stage.Acquire, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Decide];
+const UNDECIDED_STAGES: Stage[] = [
+  Stage.Admit,
+  Stage.Acquire,
+  Stage.Prepare,
+  Stage.AwaitPrepared,
+  Stage.Launch,
+  Stage.AwaitReady,
+  Stage.Start,
+  Stage.Watch,
+  Stage.Collect,
+  Stage.Decide,
+];
 const cases = Object.values(Boundary).flatMap((boundary) => Object.values(Stage).map((stage) => [stage, boundary] as const));
 
 /** A 5-minute test: Watch's first poll answers waiting (a cruise window starts), its second cruising, its third is a window's. */

@@ -46,7 +46,7 @@ function expectOneNotificationAndNothingLeft(runId: string, outcome: Outcome) {
 }
 
 describe('a runner exit code is read for what it means, and every result is collected', () => {
-  it("108 (exec.test.abort() on one runner): the others are stopped, all three results collected, ABORTED by the script", async () => {
+  it('108 (exec.test.abort() on one runner): the others are stopped, all three results collected, ABORTED by the script', async () => {
     const runId = newRunId();
     h.kubeSim.faults.setExitCode(108, { runId, runnerIndex: 1 });
     const { view } = await h.run(spec('script-abort'), { name: runId });
@@ -63,10 +63,13 @@ describe('a runner exit code is read for what it means, and every result is coll
   });
 
   it('exec.test.abort() in the script itself (every runner aborts): ABORTED by the script, every result', async () => {
-    const script = "import exec from 'k6/execution';\nexport const options = { vus: 6, duration: '2m' };\nexport default function () {\n  exec.test.abort('enough');\n}\n";
+    const script =
+      "import exec from 'k6/execution';\nexport const options = { vus: 6, duration: '2m' };\nexport default function () {\n  exec.test.abort('enough');\n}\n";
     const { runId, view } = await h.run(spec('script-abort-all', script));
     expect(view.run.outcome).toBe(Outcome.ABORTED);
-    expect(view.run.outcomeReason).toMatch(/^run: aborted by the script on runners 0, 1 and 2 \(exit 108: test\.abort\(\) called by the script\); results from all 3 runners$/);
+    expect(view.run.outcomeReason).toMatch(
+      /^run: aborted by the script on runners 0, 1 and 2 \(exit 108: test\.abort\(\) called by the script\); results from all 3 runners$/,
+    );
     expect(exits(runId, view).map(([, code]) => code)).toEqual([108, 108, 108]);
     expectOneNotificationAndNothingLeft(runId, Outcome.ABORTED);
   });
@@ -90,7 +93,9 @@ describe('a runner exit code is read for what it means, and every result is coll
     h.kubeSim.faults.setExitCode(105, { runId, runnerIndex: 2 });
     const { view } = await h.run(spec('signalled'), { name: runId });
     expect(view.run.outcome).toBe(Outcome.FAILED);
-    expect(view.run.outcomeReason).toMatch(/^run: runner 2 stopped before the test's end \(exit 105: aborted from outside \(SIGINT\/SIGTERM\)\); runners 0 and 1 stopped by loadplane/);
+    expect(view.run.outcomeReason).toMatch(
+      /^run: runner 2 stopped before the test's end \(exit 105: aborted from outside \(SIGINT\/SIGTERM\)\); runners 0 and 1 stopped by loadplane/,
+    );
     expect(exits(runId, view)).toEqual([
       [0, 103, true],
       [1, 103, true],
@@ -104,12 +109,13 @@ describe('a runner exit code is read for what it means, and every result is coll
     h.kubeSim.faults.setExitCode(137, { runId, runnerIndex: 0 });
     const { view } = await h.run(spec('oom'), { name: runId });
     expect(view.run.outcome).toBe(Outcome.FAILED);
-    expect(view.run.outcomeReason).toMatch(/^run: runner 0 exited 137 \(SIGKILL, usually OOM-killed\) before the test's end; runners 1 and 2 stopped by loadplane .*; results from 2 of 3 runners; also runner 0 produced no result/);
+    expect(view.run.outcomeReason).toMatch(
+      /^run: runner 0 exited 137 \(SIGKILL, usually OOM-killed\) before the test's end; runners 1 and 2 stopped by loadplane .*; results from 2 of 3 runners; also runner 0 produced no result/,
+    );
     expect(exits(runId, view)).toEqual([
       [1, 103, true],
       [2, 103, true],
     ]);
     expectOneNotificationAndNothingLeft(runId, Outcome.FAILED);
   });
-
 });

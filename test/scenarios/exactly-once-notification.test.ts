@@ -151,7 +151,7 @@ describe('definite non-delivery releases the claim, and the retry delivers once'
 });
 
 describe('every way a run ends gets exactly one notification, with its outcome, and leaves nothing behind', () => {
-  it('fails at the cluster (the API server refuses every patch of the run\'s anchor, which gains each Job as an owner): FAILED', async () => {
+  it("fails at the cluster (the API server refuses every patch of the run's anchor, which gains each Job as an owner): FAILED", async () => {
     h.kubeSim.faults.failNextRequests(1000, 500, { method: 'PATCH', pathIncludes: '/configmaps/' });
     const { runId, view } = await h.run(spec('anchor-patch-refused'));
     h.kubeSim.faults.clear();
@@ -162,14 +162,17 @@ describe('every way a run ends gets exactly one notification, with its outcome, 
   });
 
   it('times out (runners never scheduled): TIMED_OUT', async () => {
-    const { runId, view } = await h.run(spec('times-out', NotifyPolicy.atMostOnce, { runner: { metadata: { annotations: { [SimAnnotations.scheduleDelay]: 'never' } } } }));
+    const { runId, view } = await h.run(
+      spec('times-out', NotifyPolicy.atMostOnce, { runner: { metadata: { annotations: { [SimAnnotations.scheduleDelay]: 'never' } } } }),
+    );
     expect(view.run.outcome).toBe(Outcome.TIMED_OUT);
     expect(payloads(runId).map((p) => p.outcome)).toEqual([Outcome.TIMED_OUT]);
     expect(h.leftovers(runId)).toEqual({});
   });
 
   const TEN_MINUTES = `export const options = { vus: 4, duration: '10m' };\nexport default function () {}\n`;
-  const long = (name: string) => spec(name, NotifyPolicy.atMostOnce, { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
+  const long = (name: string) =>
+    spec(name, NotifyPolicy.atMostOnce, { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
 
   it('aborted mid-run: ABORTED', async () => {
     const runId = newRunId();
@@ -241,7 +244,10 @@ describe('no notification is lost', () => {
       },
     };
     // The run's spec names `webhook`; the deployment adds `slack` for every run.
-    const record = await notify({ ...deps, notify: { ...deps.notify, secrets }, config: { ...deps.config, notify: { ...deps.config.notify, defaultChannels: ['slack'] } } }, runId);
+    const record = await notify(
+      { ...deps, notify: { ...deps.notify, secrets }, config: { ...deps.config, notify: { ...deps.config.notify, defaultChannels: ['slack'] } } },
+      runId,
+    );
     expect(record.channels).toEqual({ slack: 'misconfigured', webhook: 'sent' });
     expect(received(runId)).toHaveLength(1);
   });

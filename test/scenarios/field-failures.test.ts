@@ -51,7 +51,11 @@ describe('k6-operator #138 #800 #513 #310: a stage that fails after its side eff
 describe('k6-operator #222 #251 #128, gatling-operator #7: nothing waits forever', () => {
   it('runners that are never scheduled end the run TIMED_OUT, naming the ready phase, and everything is removed', async () => {
     const { runId, view, execution } = await h.run(
-      k6Spec({ name: 'unschedulable', timeouts: { prepare: '2m', ready: '3m', run: '5m', total: '30m' }, annotations: { [SimAnnotations.scheduleDelay]: 'never' } }),
+      k6Spec({
+        name: 'unschedulable',
+        timeouts: { prepare: '2m', ready: '3m', run: '5m', total: '30m' },
+        annotations: { [SimAnnotations.scheduleDelay]: 'never' },
+      }),
     );
     expect(view.run.outcome).toBe(Outcome.TIMED_OUT);
     // The coordinator (setup() once per run) carries the spec's annotations too, so it waits with them.
@@ -124,10 +128,13 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
 
   it('onRunnerRestart: fail (default) ends the run FAILED, naming the runner', async () => {
     const runId = newRunId();
-    const { view } = await h.run(k6Spec({ name: 'evicted', script: { inline: LONG_SCRIPT }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }), {
-      name: runId,
-      onEvent: restartRunner1(runId),
-    });
+    const { view } = await h.run(
+      k6Spec({ name: 'evicted', script: { inline: LONG_SCRIPT }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }),
+      {
+        name: runId,
+        onEvent: restartRunner1(runId),
+      },
+    );
     expect(view.run.outcome).toBe(Outcome.FAILED);
     expect(view.run.outcomeReason).toMatch(/^run: runner 1 was evicted or restarted/);
     expect(h.leftovers(runId)).toEqual({});
@@ -153,7 +160,8 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(blips).toBeGreaterThan(10);
     // Most of the blips hit the cruise windows' polls, each a fresh visit of the window's Watch Task.
-    const failed = (history: HistoryEvent[]) => history.filter((e) => e.type === 'StateFailed' && e.state?.name === 'Watch' && e.Error === 'ClusterUnavailable').length;
+    const failed = (history: HistoryEvent[]) =>
+      history.filter((e) => e.type === 'StateFailed' && e.state?.name === 'Watch' && e.Error === 'ClusterUnavailable').length;
     expect(execution.children.length).toBeGreaterThan(0);
     expect(execution.children.reduce((n, w) => n + failed(w.history), 0)).toBeGreaterThan(TRANSIENT_RETRY.MaxAttempts);
     expect(failed(execution.history) + execution.children.reduce((n, w) => n + failed(w.history), 0)).toBe(blips);
@@ -193,12 +201,15 @@ describe('k6-operator #304 #898: a restarted runner is never left paused, nor th
 describe('objects deleted behind loadplane’s back', () => {
   it('a runner Job deleted mid-test ends the run FAILED, naming it, instead of waiting for it', async () => {
     const runId = newRunId();
-    const { view } = await h.run(k6Spec({ name: 'deleted', script: { inline: LONG_SCRIPT }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }), {
-      name: runId,
-      onEvent: (e) => {
-        if (e.type === 'StateExited' && e.state?.name === 'Start') h.kubeSim.faults.deleteObject('Job', 'loadplane', `lp-${runId}-runner-2`);
+    const { view } = await h.run(
+      k6Spec({ name: 'deleted', script: { inline: LONG_SCRIPT }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }),
+      {
+        name: runId,
+        onEvent: (e) => {
+          if (e.type === 'StateExited' && e.state?.name === 'Start') h.kubeSim.faults.deleteObject('Job', 'loadplane', `lp-${runId}-runner-2`);
+        },
       },
-    });
+    );
     expect(view.run.outcome).toBe(Outcome.FAILED);
     expect(view.run.outcomeReason).toBe('run: the Job of runner 2 was deleted while the test ran');
     expect(h.leftovers(runId)).toEqual({});
@@ -238,7 +249,12 @@ describe('k6-operator #577 #196: failed thresholds never look like success', () 
 
   it('a runner that crashes (exit 137, OOM-killed) fails the run at once, naming the exit code', async () => {
     const { view } = await h.run(
-      k6Spec({ name: 'oom', script: { inline: LONG_SCRIPT }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' }, annotations: { [SimAnnotations.exitCode]: '137', [SimAnnotations.faultRunners]: '0' } }),
+      k6Spec({
+        name: 'oom',
+        script: { inline: LONG_SCRIPT },
+        timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' },
+        annotations: { [SimAnnotations.exitCode]: '137', [SimAnnotations.faultRunners]: '0' },
+      }),
     );
     expect(view.run.outcome).toBe(Outcome.FAILED);
     expect(view.run.outcomeReason).toMatch(/^run: runner 0 exited 137 \(/);
@@ -281,7 +297,10 @@ describe('AWS Distributed Load Testing: retried starts, averaged percentiles, hi
     expect(result.runners.every((r) => r.latency.quantiles.length === 52)).toBe(true);
     // …and the run's p95 is the bracket those grids give (test/core/percentile-bracket.test.ts proves it
     // holds the pooled p95), not a number made of the runners' p95s.
-    const bracket = percentileBracket(result.runners.map((r) => r.latency), 0.95)!;
+    const bracket = percentileBracket(
+      result.runners.map((r) => r.latency),
+      0.95,
+    )!;
     expect(result.latency.p95).toEqual(bracket);
     expect(bracket.lo).toBeLessThanOrEqual(bracket.hi);
     expect(JSON.stringify(result.latency)).not.toContain(String(p95s.reduce((a, b) => a + b, 0) / p95s.length));

@@ -92,7 +92,10 @@ describe('an abort after every runner finished', () => {
   });
 
   it('Gatling, before Watch’s last poll: SUCCEEDED, not ABORTED', async () => {
-    const { runId, view } = await runWithLateAbort(gatlingSpec({ name: 'late-abort-gatling', parallelism: 2, notify: { channels: ['webhook'] } }), 'last-watch');
+    const { runId, view } = await runWithLateAbort(
+      gatlingSpec({ name: 'late-abort-gatling', parallelism: 2, notify: { channels: ['webhook'] } }),
+      'last-watch',
+    );
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(view.run.outcomeReason).toMatch(/abort requested by alice after the test had ended$/);
     expectOneNotificationAndNothingLeft(runId, Outcome.SUCCEEDED);
@@ -100,7 +103,12 @@ describe('an abort after every runner finished', () => {
 
   it('Gatling, some runners done but one not yet started: the abort wins, ABORTED while the runners were starting', async () => {
     // Runners start 60 s after Launch and run 10 s; runner 1 is scheduled only 90 s after creation.
-    const spec = gatlingSpec({ name: 'abort-mid-ready', parallelism: 2, notify: { channels: ['webhook'] }, runner: { metadata: { annotations: { [SimAnnotations.duration]: '10s' } } } });
+    const spec = gatlingSpec({
+      name: 'abort-mid-ready',
+      parallelism: 2,
+      notify: { channels: ['webhook'] },
+      runner: { metadata: { annotations: { [SimAnnotations.duration]: '10s' } } },
+    });
     const { runId, view } = await runWithLateAbort(spec, 'ready-partial', (id) => h.kubeSim.faults.setScheduleDelay(90, { runId: id, runnerIndex: 1 }));
     expect(`${view.run.outcome}: ${view.run.outcomeReason}`).toBe('ABORTED: ready: aborted by alice while the runners were starting');
     expectOneNotificationAndNothingLeft(runId, Outcome.ABORTED);

@@ -99,7 +99,12 @@ describe('a late create leaves nothing behind (k6-operator #138: objects nobody 
     const cleanedUp = (await h.runtime.ledger.getRun(runId))!.stages.Cleanup;
     expect(cleanedUp?.state).toBe('completed');
 
-    const late = await h.clock.waitFor(hangs.get(runId)!.invocation!.then(() => undefined, (err: unknown) => err));
+    const late = await h.clock.waitFor(
+      hangs.get(runId)!.invocation!.then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    );
     expect(late).toMatchObject({ name: 'RunEnded' });
     // It did create after the hang (its call completed, after the reaper's Cleanup), then removed it
     // all: its Jobs, and the Services and ConfigMap they own.

@@ -94,7 +94,16 @@ function itemBytes(item: Record<string, unknown>): number {
   const value = (v: unknown): number => {
     if (v === null || typeof v === 'boolean') return 1;
     if (typeof v === 'string') return Buffer.byteLength(v);
-    if (typeof v === 'number') return Math.min(21, 1 + Math.ceil(String(Math.abs(v)).replace(/[.e+-]/g, '').replace(/^0+/, '').length / 2));
+    if (typeof v === 'number')
+      return Math.min(
+        21,
+        1 +
+          Math.ceil(
+            String(Math.abs(v))
+              .replace(/[.e+-]/g, '')
+              .replace(/^0+/, '').length / 2,
+          ),
+      );
     if (Array.isArray(v)) return 3 + v.reduce((n: number, e) => n + 1 + value(e), 0);
     return 3 + Object.entries(v as object).reduce((n, [k, e]) => n + 1 + Buffer.byteLength(k) + value(e), 0);
   };
@@ -144,8 +153,20 @@ describe('a 24-hour test', () => {
     const total = sizes.reduce((a, b) => a + b, 0);
 
     // The widest sample a deployment allows (maxParallelism 100 runners, every p95 at full precision).
-    const reading = { requests: 123_456_789, failed: 1_234_567, iterations: 123_456_789, vus: 1_000, dataReceivedBytes: 987_654_321_012, dataSentBytes: 12_345_678_901, p95: 123.456789012345 };
-    const wide = liveSample(Date.now(), 86_399_999, Array.from({ length: h.runtime.deps.config.maxParallelism }, () => reading));
+    const reading = {
+      requests: 123_456_789,
+      failed: 1_234_567,
+      iterations: 123_456_789,
+      vus: 1_000,
+      dataReceivedBytes: 987_654_321_012,
+      dataSentBytes: 12_345_678_901,
+      p95: 123.456789012345,
+    };
+    const wide = liveSample(
+      Date.now(),
+      86_399_999,
+      Array.from({ length: h.runtime.deps.config.maxParallelism }, () => reading),
+    );
     await h.runtime.ledger.recordSample('live-24h-wide', wide);
     const [wideItem] = await storedItems('live-24h-wide');
     const wideBytes = itemBytes(wideItem!);

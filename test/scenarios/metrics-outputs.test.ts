@@ -16,7 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const SCRIPT = "import http from 'k6/http';\nexport const options = { vus: 4, duration: '20s' };\nexport function setup() { return { at: Date.now() }; }\nexport default function () { http.get(__ENV.TARGET_URL); }\n";
+const SCRIPT =
+  "import http from 'k6/http';\nexport const options = { vus: 4, duration: '20s' };\nexport function setup() { return { at: Date.now() }; }\nexport default function () { http.get(__ENV.TARGET_URL); }\n";
 
 /** The log of each of the run's pods, by role (`runner-<i>`, `coordinator`, `initializer`). */
 async function logsOf(runId: string): Promise<Record<string, string>> {
@@ -55,7 +56,7 @@ describe('k6 metrics outputs on the runners, none on the coordinator', () => {
     expect(outputLine(logs.coordinator!)).toBe('-');
   }, 120_000);
 
-  it('K6_OUT=opentelemetry with K6_OTEL_* env (no -o): the runners take it from the environment; the coordinator\'s K6_OUT is emptied', async () => {
+  it("K6_OUT=opentelemetry with K6_OTEL_* env (no -o): the runners take it from the environment; the coordinator's K6_OUT is emptied", async () => {
     const spec = k6Spec({
       name: 'otel',
       parallelism: 2,

@@ -56,8 +56,7 @@ const spec = (name: string, outcome: Outcome = SUCCEEDED, channels: Channels = W
   });
 
 /** The run ids each receiver path got a message for, in order of arrival (one entry per request). */
-const deliveredTo = (path: string) =>
-  receiver.requests.filter((r) => r.path === path).map((r) => (JSON.parse(r.body.toString()) as { runId: string }).runId);
+const deliveredTo = (path: string) => receiver.requests.filter((r) => r.path === path).map((r) => (JSON.parse(r.body.toString()) as { runId: string }).runId);
 
 /** Whole runs (eight in the first test) on a loaded machine take real seconds each, though their time is virtual. */
 const WHOLE_RUNS = { timeout: 120_000 };
@@ -78,15 +77,28 @@ describe('one name, run after run', WHOLE_RUNS, () => {
 
     // What each run's Notify recorded, and the decisions in the ledger (why a channel spoke or did not).
     const views = await Promise.all(runIds.map((id) => h.runtime.ledger.getRun(id)));
-    expect(views.map((v) => (v!.stages.Notify!.output as { channels: Record<string, string> }).channels['webhook-change'])).toEqual(
-      ['suppressed', 'suppressed', 'sent', 'suppressed', 'sent', 'sent', 'suppressed', 'sent'],
-    );
+    expect(views.map((v) => (v!.stages.Notify!.output as { channels: Record<string, string> }).channels['webhook-change'])).toEqual([
+      'suppressed',
+      'suppressed',
+      'sent',
+      'suppressed',
+      'sent',
+      'sent',
+      'suppressed',
+      'sent',
+    ]);
     expect(views[2]!.notifications['webhook-change']).toMatchObject({
       state: NotificationState.sent,
       decision: { when: 'change', reason: `SUCCEEDED (run ${runIds[1]}) → THRESHOLDS_FAILED`, previous: { runId: runIds[1], outcome: SUCCEEDED } },
     });
-    expect(views[0]!.notifications['webhook-change']).toMatchObject({ state: NotificationState.suppressed, decision: { reason: 'no previous finished run: a first SUCCEEDED is not news' } });
-    expect(views[4]!.notifications['webhook-failure']).toMatchObject({ state: NotificationState.suppressed, decision: { when: 'failure', reason: 'SUCCEEDED is not a failure' } });
+    expect(views[0]!.notifications['webhook-change']).toMatchObject({
+      state: NotificationState.suppressed,
+      decision: { reason: 'no previous finished run: a first SUCCEEDED is not news' },
+    });
+    expect(views[4]!.notifications['webhook-failure']).toMatchObject({
+      state: NotificationState.suppressed,
+      decision: { when: 'failure', reason: 'SUCCEEDED is not a failure' },
+    });
 
     // Notify again (a retry) and the reaper for every run: nothing more is sent, a suppressed channel stays quiet.
     for (const view of views) {
@@ -123,7 +135,20 @@ describe('runs of one name overlapping (`when: change`): the channel ends on the
   const cases: { name: string; steps: string[]; messages?: string[]; oneOf?: string[][] }[] = [
     {
       name: 'P passes; X (long, fails its thresholds) is created, then Y (short, passes), which ends first; Z passes later: X, then Z announce',
-      steps: ['create P', 'decide P S', 'notify P', 'create X', 'create Y', 'decide Y S', 'notify Y', 'decide X TF', 'notify X', 'create Z', 'decide Z S', 'notify Z'],
+      steps: [
+        'create P',
+        'decide P S',
+        'notify P',
+        'create X',
+        'create Y',
+        'decide Y S',
+        'notify Y',
+        'decide X TF',
+        'notify X',
+        'create Z',
+        'decide Z S',
+        'notify Z',
+      ],
       messages: ['X THRESHOLDS_FAILED', 'Z SUCCEEDED'],
     },
     {
@@ -198,7 +223,19 @@ describe('two Notify invocations racing for one run (`when: change`): one decisi
       entered.set();
       await gate;
       const at = '2000-01-01T00:00:00.000Z';
-      return { runs: [{ runId: previous.runId, runName: 'older', status: previous.outcome, outcome: previous.outcome, trigger: { kind: 'local' }, createdAt: at, updatedAt: at }] };
+      return {
+        runs: [
+          {
+            runId: previous.runId,
+            runName: 'older',
+            status: previous.outcome,
+            outcome: previous.outcome,
+            trigger: { kind: 'local' },
+            createdAt: at,
+            updatedAt: at,
+          },
+        ],
+      };
     };
     return { deps: { ...deps, ledger }, lookedBack: entered.reached };
   }
@@ -266,7 +303,11 @@ describe('two Notify invocations racing for one run (`when: change`): one decisi
       input: JSON.stringify({ spec: spec('twice-at-once', FAILED), source: 'local' }),
       error: 'States.TaskFailed',
     });
-    expect(view(await h.runtime.ledger.getRun(runId))).toMatchObject({ state: 'sent', claims: 1, decision: { reason: expect.stringMatching(/^SUCCEEDED \(run \w+\) → FAILED$/) } });
+    expect(view(await h.runtime.ledger.getRun(runId))).toMatchObject({
+      state: 'sent',
+      claims: 1,
+      decision: { reason: expect.stringMatching(/^SUCCEEDED \(run \w+\) → FAILED$/) },
+    });
     expect(deliveredTo(CHANGE)).toEqual([runId]);
     expect(deliveredTo(FAILURE)).toEqual([runId]);
   });

@@ -22,9 +22,16 @@ const MINUTE = 60_000;
 const BOUND_AFTER_RECOVERY_MS = 20 * MINUTE;
 const POLL_EVERY_MS = 30_000;
 
-const script = (duration: string) => `import http from 'k6/http';\nexport const options = { vus: 8, duration: '${duration}' };\nexport default function () { http.get(__ENV.TARGET_URL); }\n`;
+const script = (duration: string) =>
+  `import http from 'k6/http';\nexport const options = { vus: 8, duration: '${duration}' };\nexport default function () { http.get(__ENV.TARGET_URL); }\n`;
 const spec = (name: string, duration: string) =>
-  k6Spec({ name, parallelism: 2, script: { inline: script(duration) }, notify: { channels: ['webhook'] }, timeouts: { prepare: '5m', ready: '5m', run: '1h', total: '2h' } });
+  k6Spec({
+    name,
+    parallelism: 2,
+    script: { inline: script(duration) },
+    notify: { channels: ['webhook'] },
+    timeouts: { prepare: '5m', ready: '5m', run: '1h', total: '2h' },
+  });
 
 /** Real-time polling while the virtual clock runs on (it moves whenever every actor waits). */
 const tick = () => new Promise((r) => setTimeout(r, 20));
@@ -40,54 +47,59 @@ describe.each<OutagePart>(['ledger', 'execution API', 'cluster API'])('an outage
     { label: '15 min', ms: 15 * MINUTE },
     { label: '1 h', ms: 60 * MINUTE },
     { label: '3 h', ms: 180 * MINUTE },
-  ])('of $label: every run ends in one outcome, one notification, nothing left, soon after recovery', async ({ label, ms }) => {
-    const { h } = o;
-    const slug = `${part.toLowerCase().replaceAll(' ', '-')}-${label.replace(' ', '')}`;
-    // The setup is an actor: time stands still while it starts the runs and schedules the outage.
-    const { runs, recovery, during } = await h.clock.actor(() => setUp(o, part, slug, ms));
-    await Promise.all(during);
+  ])(
+    'of $label: every run ends in one outcome, one notification, nothing left, soon after recovery',
+    async ({ label, ms }) => {
+      const { h } = o;
+      const slug = `${part.toLowerCase().replaceAll(' ', '-')}-${label.replace(' ', '')}`;
+      // The setup is an actor: time stands still while it starts the runs and schedules the outage.
+      const { runs, recovery, during } = await h.clock.actor(() => setUp(o, part, slug, ms));
+      await Promise.all(during);
 
-
-    // Until every run is finished by the ledger (never read while the ledger is down), or 6 h pass.
-    // Read every 30 s of platform time at most: finishedAt comes from the stages' own times, and the
-    // ledger reads of a poll every tick were most of this file's cost.
-    const finishedAt = new Map<string, number>();
-    let polledAt = -Infinity;
-    while (finishedAt.size < runs.length && h.clock.now() < recovery + 6 * 60 * MINUTE) {
-      await tick();
-      if (o.down || h.clock.now() - polledAt < POLL_EVERY_MS) continue;
-      polledAt = h.clock.now();
-      for (const runId of runs) {
-        if (finishedAt.has(runId)) continue;
-        const view = await h.runtime.ledger.getRun(runId);
-        const notify = view?.stages[Stage.Notify];
-        const cleanup = view?.stages[Stage.Cleanup];
-        if (view?.run.outcome && notify?.state === StageState.completed && cleanup?.state === StageState.completed) {
-          finishedAt.set(runId, Math.max(Date.parse(notify.endedAt!), Date.parse(cleanup.endedAt!)));
+      // Until every run is finished by the ledger (never read while the ledger is down), or 6 h pass.
+      // Read every 30 s of platform time at most: finishedAt comes from the stages' own times, and the
+      // ledger reads of a poll every tick were most of this file's cost.
+      const finishedAt = new Map<string, number>();
+      let polledAt = -Infinity;
+      while (finishedAt.size < runs.length && h.clock.now() < recovery + 6 * 60 * MINUTE) {
+        await tick();
+        if (o.down || h.clock.now() - polledAt < POLL_EVERY_MS) continue;
+        polledAt = h.clock.now();
+        for (const runId of runs) {
+          if (finishedAt.has(runId)) continue;
+          const view = await h.runtime.ledger.getRun(runId);
+          const notify = view?.stages[Stage.Notify];
+          const cleanup = view?.stages[Stage.Cleanup];
+          if (view?.run.outcome && notify?.state === StageState.completed && cleanup?.state === StageState.completed) {
+            finishedAt.set(runId, Math.max(Date.parse(notify.endedAt!), Date.parse(cleanup.endedAt!)));
+          }
         }
       }
-    }
 
-    const figures = [];
-    for (const runId of runs) {
-      const view = (await h.runtime.ledger.getRun(runId))!;
-      expect(view, `${runId} is in the ledger`).toBeDefined();
-      expect(view.run.outcome, `${runId} has an outcome`).toBeDefined();
-      expect(finishedAt.has(runId), `${runId} finished (Notify and Cleanup completed)`).toBe(true);
-      const messages = o.receiver.requests.filter((r) => String(r.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]).startsWith(`${runId}:`));
-      expect(messages, `${runId}: exactly one notification`).toHaveLength(1);
-      expect(h.leftovers(runId), `${runId}: nothing left on the cluster`).toEqual({});
-      const afterRecovery = finishedAt.get(runId)! - recovery;
-      expect(afterRecovery).toBeLessThanOrEqual(BOUND_AFTER_RECOVERY_MS);
-      figures.push(`${view.run.runName}: ${view.run.outcome}, finished ${Math.abs(Math.round(afterRecovery / 1000))} s ${afterRecovery < 0 ? 'before' : 'after'} recovery`);
-    }
-    // No message is sent again later: a few more sweeps change nothing.
-    const sent = o.receiver.requests.length;
-    const later = h.clock.now() + 3 * SWEEP_EVERY_MS;
-    while (h.clock.now() < later) await tick();
-    expect(o.receiver.requests.length).toBe(sent);
-    console.log(`outage of the ${part}, ${label}: ${figures.join('; ')}`);
-  }, 240_000);
+      const figures = [];
+      for (const runId of runs) {
+        const view = (await h.runtime.ledger.getRun(runId))!;
+        expect(view, `${runId} is in the ledger`).toBeDefined();
+        expect(view.run.outcome, `${runId} has an outcome`).toBeDefined();
+        expect(finishedAt.has(runId), `${runId} finished (Notify and Cleanup completed)`).toBe(true);
+        const messages = o.receiver.requests.filter((r) => String(r.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]).startsWith(`${runId}:`));
+        expect(messages, `${runId}: exactly one notification`).toHaveLength(1);
+        expect(h.leftovers(runId), `${runId}: nothing left on the cluster`).toEqual({});
+        const afterRecovery = finishedAt.get(runId)! - recovery;
+        expect(afterRecovery).toBeLessThanOrEqual(BOUND_AFTER_RECOVERY_MS);
+        figures.push(
+          `${view.run.runName}: ${view.run.outcome}, finished ${Math.abs(Math.round(afterRecovery / 1000))} s ${afterRecovery < 0 ? 'before' : 'after'} recovery`,
+        );
+      }
+      // No message is sent again later: a few more sweeps change nothing.
+      const sent = o.receiver.requests.length;
+      const later = h.clock.now() + 3 * SWEEP_EVERY_MS;
+      while (h.clock.now() < later) await tick();
+      expect(o.receiver.requests.length).toBe(sent);
+      console.log(`outage of the ${part}, ${label}: ${figures.join('; ')}`);
+    },
+    240_000,
+  );
 });
 
 /** Starts the runs and schedules the outage and what happens during it; time stands still meanwhile. */

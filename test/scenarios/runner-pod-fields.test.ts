@@ -31,7 +31,9 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** The pods of a run by role, as kube-sim holds them (cleanup: never keeps them). */
-function podsByRole(runId: string): Record<string, { spec: Record<string, unknown> & { containers: { volumeMounts: unknown[] }[]; volumes: { name: string }[] } }[]> {
+function podsByRole(
+  runId: string,
+): Record<string, { spec: Record<string, unknown> & { containers: { volumeMounts: unknown[] }[]; volumes: { name: string }[] } }[]> {
   const byRole: Record<string, never[]> = {};
   for (const pod of h.kubeSim.list('Pod', 'loadplane', `${Labels.runId}=${runId}`)) (byRole[pod.metadata.labels[Labels.role]] ??= []).push(pod as never);
   return byRole;
@@ -65,7 +67,9 @@ describe('runner pod fields in whole runs on kube-sim', () => {
   });
 
   it('Gatling: every runner carries every field and the run SUCCEEDS', async () => {
-    const { runId, view } = await h.run(gatlingSpec({ name: 'pod-fields-gatling', parallelism: 2, cleanup: 'never', runner: { ...ALL_POD_FIELDS, image: 'ghcr.io/st-tech/gatling:latest' } }));
+    const { runId, view } = await h.run(
+      gatlingSpec({ name: 'pod-fields-gatling', parallelism: 2, cleanup: 'never', runner: { ...ALL_POD_FIELDS, image: 'ghcr.io/st-tech/gatling:latest' } }),
+    );
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     const pods = podsByRole(runId);
     expect(pods.runner).toHaveLength(2);

@@ -76,9 +76,7 @@ describe('onRunnerRestart: restart — the replacement is started at once and gi
 
     // Unpaused at once: the first successful start request reached it within seconds of its container's
     // start, not at the next sparse mid-test poll (a minute apart).
-    const starts = h.kubeSim.requestLog
-      .slice(before)
-      .filter((r) => r.method === 'PATCH' && r.path.includes(`/pods/${replacement.name}:`) && r.status < 400);
+    const starts = h.kubeSim.requestLog.slice(before).filter((r) => r.method === 'PATCH' && r.path.includes(`/pods/${replacement.name}:`) && r.status < 400);
     expect(starts.length).toBeGreaterThan(0);
     expect(starts[0]!.simAt - replacement.startedAt!).toBeLessThanOrEqual(20_000);
 

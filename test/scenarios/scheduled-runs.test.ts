@@ -118,7 +118,11 @@ describe('schedules: at-least-once delivery, exactly one run and one notificatio
   }, 120_000);
 
   it('a schedule put twice with the same body is unchanged; changing its spec while a run is in flight leaves that run untouched', async () => {
-    const first = { expression: 'cron(30 * * * ? *)', timeZone: 'Europe/Berlin', spec: nightly({ name: 'versioned', timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' } }) };
+    const first = {
+      expression: 'cron(30 * * * ? *)',
+      timeZone: 'Europe/Berlin',
+      spec: nightly({ name: 'versioned', timeouts: { prepare: '2m', ready: '2m', run: '5m', total: '6h' } }),
+    };
     expect((await putSchedule('versioned', first)).body).toMatchObject({ version: 1, change: 'created' });
     expect((await putSchedule('versioned', first)).body).toMatchObject({ version: 1, change: 'unchanged' });
 
@@ -146,11 +150,25 @@ describe('schedules: at-least-once delivery, exactly one run and one notificatio
     expect((await putSchedule('overlap', { expression: 'rate(5 minutes)', spec: nightly({ name: 'overlap-smoke' }) })).status).toBe(201);
     const first = runIdForSchedule('overlap', '2026-11-30T14:00:00Z');
     const second = runIdForSchedule('overlap', '2026-11-30T14:00:10Z');
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, input: firedScheduleInput('overlap', Date.parse('2026-11-30T14:00:00Z')) }));
-    for (let view = await serve.runtime.ledger.getRun(first); view?.run.status !== 'PREPARING' && !view?.run.outcome; view = await serve.runtime.ledger.getRun(first)) {
+    await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: serve.stepFunctions.stateMachineArn,
+        input: firedScheduleInput('overlap', Date.parse('2026-11-30T14:00:00Z')),
+      }),
+    );
+    for (
+      let view = await serve.runtime.ledger.getRun(first);
+      view?.run.status !== 'PREPARING' && !view?.run.outcome;
+      view = await serve.runtime.ledger.getRun(first)
+    ) {
       await clock.waitFor(new Promise((resolve) => setTimeout(resolve, 10)));
     }
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, input: firedScheduleInput('overlap', Date.parse('2026-11-30T14:00:10Z')) }));
+    await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: serve.stepFunctions.stateMachineArn,
+        input: firedScheduleInput('overlap', Date.parse('2026-11-30T14:00:10Z')),
+      }),
+    );
     const skipped = await endedRun(second);
     expect(skipped.run.outcome).toBe(Outcome.SKIPPED);
     expect(skipped.run.outcomeReason).toBe(`group overlap is busy (limit 1): held by run ${first}; whenBusy: skip`);
@@ -161,7 +179,12 @@ describe('schedules: at-least-once delivery, exactly one run and one notificatio
     const spec = nightly({ name: 'quiet-smoke', notify: { channels: [{ name: 'webhook', when: 'change' }] } });
     expect((await putSchedule('quiet', { expression: 'rate(1 hour)', spec })).status).toBe(201);
     const runId = runIdForSchedule('quiet', '2026-11-30T16:00:00Z');
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, input: firedScheduleInput('quiet', Date.parse('2026-11-30T16:00:00Z')) }));
+    await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: serve.stepFunctions.stateMachineArn,
+        input: firedScheduleInput('quiet', Date.parse('2026-11-30T16:00:00Z')),
+      }),
+    );
     const view = await endedRun(runId);
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(view.run.spec.notify).toMatchObject({ channels: ['webhook'], when: { webhook: 'change' } });
@@ -173,7 +196,10 @@ describe('schedules: at-least-once delivery, exactly one run and one notificatio
     expect((await putSchedule('gone', { expression: 'rate(1 hour)', spec: nightly({ name: 'gone-smoke' }) })).status).toBe(201);
     expect((await fetch(`${serve.url}/schedules/gone`, { method: 'DELETE' })).status).toBe(200);
     const { executionArn } = await sfn.send(
-      new StartExecutionCommand({ stateMachineArn: serve.stepFunctions.stateMachineArn, input: firedScheduleInput('gone', Date.parse('2026-11-30T15:00:00Z')) }),
+      new StartExecutionCommand({
+        stateMachineArn: serve.stepFunctions.stateMachineArn,
+        input: firedScheduleInput('gone', Date.parse('2026-11-30T15:00:00Z')),
+      }),
     );
     const ended = await endedExecution(executionArn!);
     expect(ended.status).toBe('FAILED');

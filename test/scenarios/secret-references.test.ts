@@ -123,7 +123,12 @@ describe('a run whose token is a Secret reference', () => {
 describe('what is missing ends the run at the first poll that sees it, in the kubelet’s words', () => {
   it('a missing Secret (k6: the initializer cannot start) → FAILED within one poll', async () => {
     const run = await h.run(
-      k6Spec({ name: 'no-secret', parallelism: 1, env: { API_TOKEN: { secretKeyRef: { name: 'missing-token', key: 'token' } } }, timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' } }),
+      k6Spec({
+        name: 'no-secret',
+        parallelism: 1,
+        env: { API_TOKEN: { secretKeyRef: { name: 'missing-token', key: 'token' } } },
+        timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' },
+      }),
     );
     expect(run.view.run.outcome).toBe(Outcome.FAILED);
     expect(run.view.run.outcomeReason).toBe('prepare: the k6 initializer cannot start: CreateContainerConfigError (secret "missing-token" not found)');
@@ -132,10 +137,17 @@ describe('what is missing ends the run at the first poll that sees it, in the ku
 
   it('a missing key of an envFrom-less reference (Gatling: the runners cannot start) → FAILED within one poll', async () => {
     const run = await h.run(
-      gatlingSpec({ name: 'no-key', parallelism: 2, env: { API_TOKEN: { secretKeyRef: { name: 'api-token', key: 'nope' } } }, timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' } }),
+      gatlingSpec({
+        name: 'no-key',
+        parallelism: 2,
+        env: { API_TOKEN: { secretKeyRef: { name: 'api-token', key: 'nope' } } },
+        timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' },
+      }),
     );
     expect(run.view.run.outcome).toBe(Outcome.FAILED);
-    expect(run.view.run.outcomeReason).toMatch(/^ready: runners cannot start: runner 0: Pending \(CreateContainerConfigError: couldn't find key nope in Secret loadplane\/api-token\)/);
+    expect(run.view.run.outcomeReason).toMatch(
+      /^ready: runners cannot start: runner 0: Pending \(CreateContainerConfigError: couldn't find key nope in Secret loadplane\/api-token\)/,
+    );
     expect(secondsFrom(run, 'AwaitReady')).toBeLessThan(15);
   });
 
@@ -146,7 +158,12 @@ describe('what is missing ends the run at the first poll that sees it, in the ku
 
   it('script.configMap whose ConfigMap does not exist (k6) → FAILED at once with the FailedMount message', async () => {
     const run = await h.run(
-      k6Spec({ name: 'no-configmap', parallelism: 1, script: { configMap: { name: 'no-such-scripts', file: 'test.js' } }, timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' } }),
+      k6Spec({
+        name: 'no-configmap',
+        parallelism: 1,
+        script: { configMap: { name: 'no-such-scripts', file: 'test.js' } },
+        timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' },
+      }),
     );
     expect(run.view.run.outcome).toBe(Outcome.FAILED);
     expect(run.view.run.outcomeReason).toBe(
@@ -156,9 +173,19 @@ describe('what is missing ends the run at the first poll that sees it, in the ku
   });
 
   it('script.configMap whose key does not exist (Gatling mounts it by key) → FAILED at once with the FailedMount message', async () => {
-    await kubectl('POST', `/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sims' }, data: { 'Other.java': 'class Other {}' } });
+    await kubectl('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'sims' },
+      data: { 'Other.java': 'class Other {}' },
+    });
     const run = await h.run(
-      gatlingSpec({ name: 'no-sim-key', parallelism: 2, script: { configMap: { name: 'sims', file: 'BasicSimulation.java' } }, timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' } }),
+      gatlingSpec({
+        name: 'no-sim-key',
+        parallelism: 2,
+        script: { configMap: { name: 'sims', file: 'BasicSimulation.java' } },
+        timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '6h' },
+      }),
     );
     expect(run.view.run.outcome).toBe(Outcome.FAILED);
     expect(run.view.run.outcomeReason).toMatch(

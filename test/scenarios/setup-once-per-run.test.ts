@@ -74,7 +74,12 @@ async function runnerExports(runId: string): Promise<Record<string, unknown>[]> 
   return Promise.all(
     pods.map(async (pod) => {
       const log = await (await fetch(`${h.kubeSim.url}/api/v1/namespaces/loadplane/pods/${pod.metadata.name}/log`)).text();
-      return JSON.parse(log.split('\n').find((l) => l.startsWith(RESULT_LINE_PREFIX))!.slice(RESULT_LINE_PREFIX.length));
+      return JSON.parse(
+        log
+          .split('\n')
+          .find((l) => l.startsWith(RESULT_LINE_PREFIX))!
+          .slice(RESULT_LINE_PREFIX.length),
+      );
     }),
   );
 }
@@ -130,11 +135,13 @@ describe('setup() once per run, its data to every runner, teardown() once after 
     expect(outputOf<StartRecord>(view, Stage.Start)?.setup).toBeUndefined();
   });
 
-  it('setup() throws: the run ends FAILED with k6\'s message, no runner was started, no teardown(), one notification, nothing left', async () => {
+  it("setup() throws: the run ends FAILED with k6's message, no runner was started, no teardown(), one notification, nothing left", async () => {
     const before = h.kubeSim.requestLog.length;
     const { runId, view } = await h.run(spec('setup-throws', THROWS));
     expect(view.run.outcome).toBe(Outcome.FAILED);
-    expect(view.run.outcomeReason).toMatch(/^setup: setup\(\) failed on the coordinator \(Error executing setup: Error: no token for you at setup \(file:\/\/\/loadplane\/scripts\/script\.js:\d+:\d+\(\d+\)\)\)$/);
+    expect(view.run.outcomeReason).toMatch(
+      /^setup: setup\(\) failed on the coordinator \(Error executing setup: Error: no token for you at setup \(file:\/\/\/loadplane\/scripts\/script\.js:\d+:\d+\(\d+\)\)\)$/,
+    );
     const calls = restCalls(runId, before).map((c) => c.call);
     expect(calls.filter((c) => c.startsWith('POST'))).toEqual(['POST coordinator /v1/setup']);
     expect(calls.filter((c) => c.startsWith('PATCH') || c.startsWith('PUT'))).toEqual([]);
@@ -178,7 +185,9 @@ describe('setup() once per run, its data to every runner, teardown() once after 
     const before = h.kubeSim.requestLog.length;
     const { view } = await h.run(spec('setup-unknown', NO_SETUP), { name: runId });
     expect(view.run.outcome).toBe(Outcome.FAILED);
-    expect(view.run.outcomeReason).toMatch(/^setup: an earlier attempt of Start sent setup\(\) to the coordinator and was cut off before its answer; .* it is not run a second time$/);
+    expect(view.run.outcomeReason).toMatch(
+      /^setup: an earlier attempt of Start sent setup\(\) to the coordinator and was cut off before its answer; .* it is not run a second time$/,
+    );
     const calls = restCalls(runId, before).map((c) => c.call);
     expect(calls.filter((c) => c === 'POST coordinator /v1/setup')).toHaveLength(1);
     expect(calls.filter((c) => c.startsWith('PATCH'))).toEqual([]);
@@ -210,7 +219,9 @@ describe('setup() once per run, its data to every runner, teardown() once after 
     expect(view.run.outcome).toBe(Outcome.ABORTED);
     const calls = restCalls(runId, before).map((c) => c.call);
     expect(calls.filter((c) => c === 'POST coordinator /v1/teardown')).toHaveLength(1);
-    expect(calls.lastIndexOf('POST coordinator /v1/teardown')).toBeGreaterThan(Math.max(...['runner 0', 'runner 1', 'runner 2'].map((r) => calls.lastIndexOf(`PATCH ${r} /v1/status`))));
+    expect(calls.lastIndexOf('POST coordinator /v1/teardown')).toBeGreaterThan(
+      Math.max(...['runner 0', 'runner 1', 'runner 2'].map((r) => calls.lastIndexOf(`PATCH ${r} /v1/status`))),
+    );
     expect(outputOf<CleanupRecord>(view, Stage.Cleanup)?.teardown).toEqual({ ran: true });
     expectOneNotification(runId, Outcome.ABORTED);
     expect(h.leftovers(runId)).toEqual({});
@@ -245,7 +256,7 @@ describe('setup() once per run, its data to every runner, teardown() once after 
     const { runId, view } = await h.run(spec('setup-too-long', script));
     expect(view.run.outcome).toBe(Outcome.FAILED);
     expect(view.run.outcomeReason).toBe(
-      'prepare: setup() and teardown() run once per run (setupTeardown perRun): setupTimeout 5m is longer than the 2m Start can wait for setup(); lower it in the script\'s options, or set setupTeardown: perRunner to run them in each runner',
+      "prepare: setup() and teardown() run once per run (setupTeardown perRun): setupTimeout 5m is longer than the 2m Start can wait for setup(); lower it in the script's options, or set setupTeardown: perRunner to run them in each runner",
     );
     expect(h.leftovers(runId)).toEqual({});
     // The same script in each runner is k6's own business: accepted.

@@ -141,7 +141,9 @@ describe('(b) an abort nothing acts on', () => {
   const TEN_MINUTES = `export const options = { vus: 4, duration: '10m' };\nexport default function () {}\n`;
 
   it('Watch hangs after the abort: after the grace the sweeper stops the execution; the reaper ends the run ABORTED, notified once, nothing left', async () => {
-    const runId = await recordedByApi(spec('abort-ignored', { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }));
+    const runId = await recordedByApi(
+      spec('abort-ignored', { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }),
+    );
     await meanwhile(() => steps.executions.start(runId)); // the API's own start
     await untilRunning(runId);
     hangingWatch.add(runId);
@@ -182,7 +184,9 @@ describe('(c) a notification claim whose sender died and nobody came back', () =
 
   it('atMostOnce: recorded `unknown`, never sent again', async () => {
     const runId = await senderDied('died-at-most-once', NotifyPolicy.atMostOnce);
-    expect((await sweepNow()).notificationsResolved).toEqual([{ runId, channel: 'webhook', policy: NotifyPolicy.atMostOnce, state: NotificationState.unknown }]);
+    expect((await sweepNow()).notificationsResolved).toEqual([
+      { runId, channel: 'webhook', policy: NotifyPolicy.atMostOnce, state: NotificationState.unknown },
+    ]);
     expect((await sweepNow()).notificationsResolved).toEqual([]);
     expect(deliveries(runId)).toHaveLength(1); // the one whose answer never came
     expect((await h.runtime.ledger.getRun(runId))!.notifications.webhook?.state).toBe(NotificationState.unknown);
@@ -191,7 +195,9 @@ describe('(c) a notification claim whose sender died and nobody came back', () =
   it('atLeastOnce: sent again exactly once, even with two sweepers at once', async () => {
     const runId = await senderDied('died-at-least-once', NotifyPolicy.atLeastOnce);
     const both = await Promise.all([sweepNow(), sweepNow()]);
-    expect(both.flatMap((r) => r.notificationsResolved)).toEqual([{ runId, channel: 'webhook', policy: NotifyPolicy.atLeastOnce, state: NotificationState.sent }]);
+    expect(both.flatMap((r) => r.notificationsResolved)).toEqual([
+      { runId, channel: 'webhook', policy: NotifyPolicy.atLeastOnce, state: NotificationState.sent },
+    ]);
     for (const r of both) expect(r.errors).toEqual([]);
     expect((await sweepNow()).notificationsResolved).toEqual([]);
     expect(deliveries(runId).map((r) => r.headers['idempotency-key'])).toEqual([`${runId}:SUCCEEDED`, `${runId}:SUCCEEDED`]);
@@ -201,7 +207,12 @@ describe('(c) a notification claim whose sender died and nobody came back', () =
 describe('(d) objects left on the cluster', () => {
   const cluster = () => h.runtime.deps.clusterFor('kube-sim');
   async function leftover(runId: string, suffix: string): Promise<void> {
-    const cm: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `lp-${runId}-${suffix}`, namespace: NAMESPACE, labels: runSelector(runId) }, data: {} };
+    const cm: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `lp-${runId}-${suffix}`, namespace: NAMESPACE, labels: runSelector(runId) },
+      data: {},
+    };
     await (await cluster()).createIfAbsent(cm);
   }
   const deletedFor = (result: SweepResult, runId: string) => result.objectsDeleted.filter((d) => d.runId === runId);
@@ -219,7 +230,9 @@ describe('(d) objects left on the cluster', () => {
     await leftover(finished.runId, 'straggler');
     // A run in flight, its runners running.
     const TEN_MINUTES = `export const options = { vus: 4, duration: '10m' };\nexport default function () {}\n`;
-    const inFlight = await recordedByApi(spec('in-flight', { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }));
+    const inFlight = await recordedByApi(
+      spec('in-flight', { script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } }),
+    );
     await meanwhile(() => steps.executions.start(inFlight));
     await untilRunning(inFlight);
     const inFlightObjects = h.leftovers(inFlight);

@@ -62,14 +62,18 @@ function spawnCli(args: string[], env: Record<string, string> = {}): Spawned {
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
 /** The CLI to its end. */
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: environment() }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }));
+    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: environment() }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -86,7 +90,9 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
 /** `serve` spawned, once its banner is out: its URL. */
 async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<Spawned & { url: string }> {
   const spawned = spawnCli(['serve', '--port', '0', '--time-scale', '100', ...args], env);
-  const url = await until('the serve banner', () => (/^try: /m.test(spawned.stdout()) ? /API at (http:\/\/127\.0\.0\.1:\d+)/.exec(spawned.stdout())?.[1] : undefined));
+  const url = await until('the serve banner', () =>
+    /^try: /m.test(spawned.stdout()) ? /API at (http:\/\/127\.0\.0\.1:\d+)/.exec(spawned.stdout())?.[1] : undefined,
+  );
   return { ...spawned, url };
 }
 
@@ -134,7 +140,9 @@ describe('serve notifies', () => {
     await ended(serve.url, runId);
     expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual([`${runId}:SUCCEEDED`]);
     await until('the stderr lines', () => serve.stderr().includes(`run ${runId}: SUCCEEDED;`));
-    expect(serve.stderr()).toContain(`run ${runId}: Notify: channel slack has no URL configured, nothing sent (serve --slack-webhook-url <url>, or LOADPLANE_SLACK_WEBHOOK_URL)`);
+    expect(serve.stderr()).toContain(
+      `run ${runId}: Notify: channel slack has no URL configured, nothing sent (serve --slack-webhook-url <url>, or LOADPLANE_SLACK_WEBHOOK_URL)`,
+    );
     expect(serve.stderr()).toContain(`run ${runId}: SUCCEEDED; notifications: webhook sent, slack not-configured`);
     expect(serve.stdout() + serve.stderr()).not.toContain(receiver.url);
   }, 90_000);
@@ -172,7 +180,9 @@ describe('when serve dies, what the CLI says is true of where serve kept the run
     await running(serve.url, runId);
     serve.child.kill('SIGKILL');
     expect((await follow.exit).code).toBe(3);
-    expect(follow.stderr()).toContain(`loadplane: serve is not running: run ${runId} ended with it (serve kept it in memory; serve --data-dir <dir> keeps runs across restarts)`);
+    expect(follow.stderr()).toContain(
+      `loadplane: serve is not running: run ${runId} ended with it (serve kept it in memory; serve --data-dir <dir> keeps runs across restarts)`,
+    );
     expect(follow.stderr()).not.toContain('goes on');
 
     inProcess = await startServe({ port: Number(new URL(serve.url).port), timeScale: 100, sweepIntervalMs: 0 });
@@ -201,7 +211,9 @@ describe('when serve dies, what the CLI says is true of where serve kept the run
     const status = await cli(['status', runId, '--api', again.url]);
     expect(status.code).toBe(1);
     expect(status.stdout).toContain('status ABORTED');
-    expect(status.stdout).toContain('the execution was stopped: loadplane serve stopped while the run was in flight, and its execution with it; finished when serve started again');
+    expect(status.stdout).toContain(
+      'the execution was stopped: loadplane serve stopped while the run was in flight, and its execution with it; finished when serve started again',
+    );
     expect(status.stdout).toContain(`outcome: ABORTED (run ${runId})`);
   }, 120_000);
 });

@@ -59,8 +59,12 @@ describe('serve prints what an operator needs, one line each', () => {
     await ended(serve, runId);
     expect(lines).toEqual(
       expect.arrayContaining([
-        expect.stringContaining(`run ${runId}: Notify: channel webhook has no URL configured, nothing sent (serve --webhook-url <url>, or LOADPLANE_WEBHOOK_URL)`),
-        expect.stringContaining(`run ${runId}: Notify: channel slack-ops has no URL configured, nothing sent (serve gives URLs to the channels webhook and slack only)`),
+        expect.stringContaining(
+          `run ${runId}: Notify: channel webhook has no URL configured, nothing sent (serve --webhook-url <url>, or LOADPLANE_WEBHOOK_URL)`,
+        ),
+        expect.stringContaining(
+          `run ${runId}: Notify: channel slack-ops has no URL configured, nothing sent (serve gives URLs to the channels webhook and slack only)`,
+        ),
         expect.stringContaining(`run ${runId}: SUCCEEDED; notifications: webhook not-configured, slack-ops not-configured`),
       ]),
     );
@@ -99,7 +103,14 @@ describe('serve prints what an operator needs, one line each', () => {
 
   it('a schedule the scheduler cannot evaluate', async () => {
     const { serve, lines } = await start();
-    await serve.runtime.ledger.putSchedule({ name: 'broken', expression: 'cron(not a cron)', timeZone: 'UTC', enabled: true, spec: k6Spec({ name: 'broken' }) as never, specHash: 'x' });
+    await serve.runtime.ledger.putSchedule({
+      name: 'broken',
+      expression: 'cron(not a cron)',
+      timeZone: 'UTC',
+      enabled: true,
+      spec: k6Spec({ name: 'broken' }) as never,
+      specHash: 'x',
+    });
     clock!.advance(60_000);
     await serve.scheduler.tick();
     expect(lines).toEqual([expect.stringMatching(/Z scheduler: schedule cannot be evaluated; schedule=broken, error=.+/)]);

@@ -111,7 +111,10 @@ describe('serve --data-dir', () => {
   it('one serve per data directory: a second is refused, naming the directory', async () => {
     const dataDir = newDataDir();
     await start({ dataDir });
-    await expect(start({ dataDir })).rejects.toMatchObject({ name: 'DataDirInUse', message: expect.stringContaining(`${dataDir} is in use by another loadplane serve (this process)`) });
+    await expect(start({ dataDir })).rejects.toMatchObject({
+      name: 'DataDirInUse',
+      message: expect.stringContaining(`${dataDir} is in use by another loadplane serve (this process)`),
+    });
   }, 60_000);
 });
 
@@ -127,7 +130,12 @@ describe('serve in memory', () => {
       expect(res.status).toBe(404);
       expect(res.headers.get(SERVE_STORE_HEADER)).toBe('memory');
       const [problem] = errorBodySchema.parse(await res.json()).errors;
-      expect(problem).toEqual({ path: 'id', message: expect.stringMatching(new RegExp(`^no run ${runId} on this serve, which keeps runs in memory since it started at \\S+Z: a run of a serve that stopped ended with it`)) });
+      expect(problem).toEqual({
+        path: 'id',
+        message: expect.stringMatching(
+          new RegExp(`^no run ${runId} on this serve, which keeps runs in memory since it started at \\S+Z: a run of a serve that stopped ended with it`),
+        ),
+      });
     }
     // Other 404s are the API's own.
     const unknown = errorBodySchema.parse(await (await fetch(`${second.url}/nowhere`)).json());

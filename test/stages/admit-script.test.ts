@@ -22,7 +22,11 @@ describe('Admit: inline script syntax', () => {
     const requests = markRequests(h);
     const runId = newRunId();
     const refused = admit(h.runtime.deps, admitPayload(k6Spec({ name: 'bad-script', script: { inline } }), { runId }));
-    await expect(refused).rejects.toMatchObject({ name: 'SpecInvalid', retryable: false, problems: [{ path: 'script.inline', message: expect.stringMatching(message) }] });
+    await expect(refused).rejects.toMatchObject({
+      name: 'SpecInvalid',
+      retryable: false,
+      problems: [{ path: 'script.inline', message: expect.stringMatching(message) }],
+    });
     expect(await h.runtime.ledger.getRun(runId)).toBeUndefined();
     expect(requests.since()).toEqual([]);
   });

@@ -36,13 +36,21 @@ describe('AwaitPrepared', () => {
 
     expect(polls).toBeGreaterThan(0);
     // SMOKE_SCRIPT: 40 VUs for 30s; k6's totalDuration adds the default 30s gracefulStop.
-    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 40, expectedDurationSeconds: 60, scheduledDurationSeconds: 30 }, lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false } });
+    expect(step).toEqual({
+      phase: StepPhase.done,
+      nextPollSeconds: 0,
+      requirements: { maxVUs: 40, expectedDurationSeconds: 60, scheduledDurationSeconds: 30 },
+      lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false },
+    });
     expect((await viewOf(h, runId)).stages.AwaitPrepared).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     // Reads only: list calls, and the initializer's log once, when it had finished.
     expect(requests.writes()).toEqual([]);
-    expect(requests.since().filter((r) => r.path.endsWith('/log')).map((r) => r.path)).toEqual([
-      expect.stringMatching(new RegExp(`/pods/lp-${runId}-initializer-[a-z0-9]+/log$`)),
-    ]);
+    expect(
+      requests
+        .since()
+        .filter((r) => r.path.endsWith('/log'))
+        .map((r) => r.path),
+    ).toEqual([expect.stringMatching(new RegExp(`/pods/lp-${runId}-initializer-[a-z0-9]+/log$`))]);
   });
 
   it('invoked again after done: the recorded answer, without a single Kubernetes request', async () => {
@@ -90,14 +98,22 @@ describe('AwaitPrepared', () => {
   it('the user’s arguments count: the initializer archives the script with them (k6 archive, then inspect), so --duration 5m makes a 2h script fit and --vus alone does not', async () => {
     const script = `export const options = { vus: 8, duration: '2h' };\nexport default function () {}\n`;
     const timeouts = { prepare: '2m', ready: '2m', run: '10m', total: '1h' };
-    for (const [args, phase] of [[['--duration', '5m'], StepPhase.done], [['--duration=5m', '--vus', '20'], StepPhase.done], [['--vus=2'], StepPhase.failed]] as const) {
+    for (const [args, phase] of [
+      [['--duration', '5m'], StepPhase.done],
+      [['--duration=5m', '--vus', '20'], StepPhase.done],
+      [['--vus=2'], StepPhase.failed],
+    ] as const) {
       const { runId } = await driveTo(h, k6Spec({ name: 'shortened', script: { inline: script }, arguments: [...args], timeouts }), Stage.Prepare);
       const { step } = await poll(runId);
       expect(step.phase, args.join(' ')).toBe(phase);
       if (phase === StepPhase.done) expect(step, args.join(' ')).toMatchObject({ requirements: { expectedDurationSeconds: 330 } });
     }
     // --vus in the arguments is what inspect reports as maxVUs.
-    const { runId } = await driveTo(h, k6Spec({ name: 'more-vus', script: { inline: script }, arguments: ['--vus', '20', '--duration', '5m'], timeouts }), Stage.Prepare);
+    const { runId } = await driveTo(
+      h,
+      k6Spec({ name: 'more-vus', script: { inline: script }, arguments: ['--vus', '20', '--duration', '5m'], timeouts }),
+      Stage.Prepare,
+    );
     expect((await poll(runId)).step).toMatchObject({ phase: StepPhase.done, requirements: { maxVUs: 20 } });
   });
 
@@ -114,10 +130,15 @@ describe('AwaitPrepared', () => {
     expect((await poll(accepted.runId)).step).toMatchObject({ phase: StepPhase.done, requirements: { expectedDurationSeconds: 1830 } });
   });
 
-  it('init code that logs braces (console.log(\'config\', {vus: 3}), console.log(\'{\')) does not hide the requirements', async () => {
+  it("init code that logs braces (console.log('config', {vus: 3}), console.log('{')) does not hide the requirements", async () => {
     const script = `console.log('config', { vus: 3 });\nconsole.log('{');\nexport const options = { vus: 3, duration: '2s' };\nexport default function () {}\n`;
     const { runId } = await driveTo(h, k6Spec({ name: 'console-braces', parallelism: 2, script: { inline: script } }), Stage.Prepare);
-    expect((await poll(runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 }, lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false } });
+    expect((await poll(runId)).step).toEqual({
+      phase: StepPhase.done,
+      nextPollSeconds: 0,
+      requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 },
+      lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false },
+    });
     // And the checks still run on them: 3 VUs cannot cover 4 runners.
     const few = await driveTo(h, k6Spec({ name: 'console-few', parallelism: 4, script: { inline: script } }), Stage.Prepare);
     expect((await poll(few.runId)).step.reason).toMatch(/^prepare: the script asks for at most 3 VUs, fewer than parallelism 4/);
@@ -146,16 +167,37 @@ describe('AwaitPrepared', () => {
     it('real k6’s log of init-console-log (console lines before and after the marker): its requirements, checked', async () => {
       const log = recorded('init-console-log');
       const ok = await driveTo(h, k6Spec({ name: 'real-console', parallelism: 3 }), Stage.Prepare);
-      expect((await awaitWithLog(() => log)(ok.runId)).step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 }, lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false } });
+      expect((await awaitWithLog(() => log)(ok.runId)).step).toEqual({
+        phase: StepPhase.done,
+        nextPollSeconds: 0,
+        requirements: { maxVUs: 3, expectedDurationSeconds: 32, scheduledDurationSeconds: 2 },
+        lifecycle: { setupTimeoutSeconds: 60, teardownTimeoutSeconds: 60, noSetup: false, noTeardown: false },
+      });
       const few = await driveTo(h, k6Spec({ name: 'real-console-few', parallelism: 4 }), Stage.Prepare);
       expect((await awaitWithLog(() => log)(few.runId)).step.reason).toMatch(/^prepare: the script asks for at most 3 VUs, fewer than parallelism 4/);
     });
 
     it.each([
-      ['the JSON cut off', (log: string) => log.slice(0, log.indexOf('"maxVUs"')), /^prepare: the k6 initializer exited 0 but its output could not be read: k6 inspect's JSON does not parse \(.*\): "\{\\n {2}\\"paused\\"/],
-      ['no marker', (log: string) => log.replace('LOADPLANE_REQUIREMENTS\n', ''), /^prepare: the k6 initializer exited 0 but its output could not be read: no LOADPLANE_REQUIREMENTS line in its log \(its last line: "\}"\)$/],
-      ['no maxVUs', (log: string) => log.replace(/,\n {2}"maxVUs": \d+/, ''), /could not be read: k6 inspect's JSON has no maxVUs as a whole number \(got none\)$/],
-      ['nothing after the marker but log lines', (log: string) => log.slice(0, log.indexOf('{\n')), /could not be read: no JSON object after the LOADPLANE_REQUIREMENTS line \(nothing but log lines\)$/],
+      [
+        'the JSON cut off',
+        (log: string) => log.slice(0, log.indexOf('"maxVUs"')),
+        /^prepare: the k6 initializer exited 0 but its output could not be read: k6 inspect's JSON does not parse \(.*\): "\{\\n {2}\\"paused\\"/,
+      ],
+      [
+        'no marker',
+        (log: string) => log.replace('LOADPLANE_REQUIREMENTS\n', ''),
+        /^prepare: the k6 initializer exited 0 but its output could not be read: no LOADPLANE_REQUIREMENTS line in its log \(its last line: "\}"\)$/,
+      ],
+      [
+        'no maxVUs',
+        (log: string) => log.replace(/,\n {2}"maxVUs": \d+/, ''),
+        /could not be read: k6 inspect's JSON has no maxVUs as a whole number \(got none\)$/,
+      ],
+      [
+        'nothing after the marker but log lines',
+        (log: string) => log.slice(0, log.indexOf('{\n')),
+        /could not be read: no JSON object after the LOADPLANE_REQUIREMENTS line \(nothing but log lines\)$/,
+      ],
     ])('%s: the run ends FAILED saying what could not be read, never with requirements {}', async (_what, rewrite, reason) => {
       const { runId } = await driveTo(h, k6Spec({ name: 'unreadable', parallelism: 1 }), Stage.Prepare);
       const { step } = await awaitWithLog(() => rewrite(recorded('init-console-log')))(runId);

@@ -39,7 +39,12 @@ describe('AwaitReady', () => {
     const expected = Object.fromEntries(pods.map((p) => [p.metadata.labels[Labels.runnerIndex], { name: p.metadata.name, uid: p.metadata.uid }]));
     const [coordinator] = objectsOf(h, 'Pod', runId, Role.coordinator);
     // The coordinator (setup() and teardown() once per run) waits paused like the runners.
-    expect(step).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, pods: expected, coordinator: { name: coordinator.metadata.name, uid: coordinator.metadata.uid } });
+    expect(step).toEqual({
+      phase: StepPhase.done,
+      nextPollSeconds: 0,
+      pods: expected,
+      coordinator: { name: coordinator.metadata.name, uid: coordinator.metadata.uid },
+    });
     expect(Object.keys(expected)).toEqual(['0', '1', '2']);
     expect((await viewOf(h, runId)).stages.AwaitReady).toMatchObject({ state: StageState.completed, attempts: 1, output: step });
     // Reads only; the runners' APIs through the API server's pods/proxy, and none of them started.
@@ -75,7 +80,9 @@ describe('AwaitReady', () => {
 
     expect(polls).toBeGreaterThan(1);
     expect(step).toMatchObject({ phase: StepPhase.timed_out, outcome: Outcome.TIMED_OUT });
-    expect(step.reason).toMatch(/^ready: 2 of 2 runners and the coordinator not ready within 2m \(runner 0: Pending.*; runner 1: Pending.*; coordinator: Pending/);
+    expect(step.reason).toMatch(
+      /^ready: 2 of 2 runners and the coordinator not ready within 2m \(runner 0: Pending.*; runner 1: Pending.*; coordinator: Pending/,
+    );
     expect(h.clock.now()).toBeGreaterThanOrEqual((steps.Launch as LaunchRecord).readyBy);
   });
 

@@ -45,11 +45,19 @@ describe('Cleanup', () => {
     expect(deleted.length).toBeGreaterThanOrEqual(4); // at least its 4 Jobs (what they own goes with them, the anchor too)
     expect(deleted.every((r) => r.path.includes(`/lp-${runId}-`))).toBe(true);
     // teardown() once on the coordinator (the script has none: k6 skips it), then the deletes.
-    expect(requests.writes().filter((r) => r.method !== 'DELETE').map((r) => `${r.method} ${r.path.replace(/-coordinator-\w+:/, '-coordinator-<pod>:')}`)).toEqual([
-      `POST /api/v1/namespaces/loadplane/pods/lp-${runId}-coordinator-<pod>:6565/proxy/v1/teardown`,
-    ]);
+    expect(
+      requests
+        .writes()
+        .filter((r) => r.method !== 'DELETE')
+        .map((r) => `${r.method} ${r.path.replace(/-coordinator-\w+:/, '-coordinator-<pod>:')}`),
+    ).toEqual([`POST /api/v1/namespaces/loadplane/pods/lp-${runId}-coordinator-<pod>:6565/proxy/v1/teardown`]);
     expect(requests.writes().filter((r) => r.method === 'DELETE')).toEqual(deleted);
-    expect(record).toEqual({ policy: CleanupPolicy.always, deleted: deleted.filter((r) => r.status < 300).length, kept: false, teardown: { ran: true } } satisfies CleanupRecord);
+    expect(record).toEqual({
+      policy: CleanupPolicy.always,
+      deleted: deleted.filter((r) => r.status < 300).length,
+      kept: false,
+      teardown: { ran: true },
+    } satisfies CleanupRecord);
     expect((await viewOf(h, runId)).stages.Cleanup).toMatchObject({ state: StageState.completed, attempts: 1, output: record });
   });
 

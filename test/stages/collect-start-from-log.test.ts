@@ -127,7 +127,10 @@ describe('Collect: a Gatling run’s measured start, from the runners’ logs', 
     await driveTo(h, gatlingSpec({ name: 'collect-gatling-head-503', parallelism: 2 }), Stage.Watch, { runId });
     const pod0 = runnerPods(runId).get(0)!;
 
-    await expect(collect(headFailing(pod0, new ClusterUnavailable('log: 503', 503)), runId)).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true });
+    await expect(collect(headFailing(pod0, new ClusterUnavailable('log: 503', 503)), runId)).rejects.toMatchObject({
+      name: 'ClusterUnavailable',
+      retryable: true,
+    });
     expect((await viewOf(h, runId)).stages.Collect?.state).not.toBe(StageState.completed);
 
     await collect(h.runtime.deps, runId);

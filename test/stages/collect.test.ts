@@ -51,7 +51,12 @@ describe('Collect', () => {
 
     const verdict = await collect(h.runtime.deps, runId);
 
-    expect(verdict).toEqual({ phase: StepPhase.done, nextPollSeconds: 0, outcome: Outcome.SUCCEEDED, reason: 'all 3 runners exited 0 with every threshold passed' });
+    expect(verdict).toEqual({
+      phase: StepPhase.done,
+      nextPollSeconds: 0,
+      outcome: Outcome.SUCCEEDED,
+      reason: 'all 3 runners exited 0 with every threshold passed',
+    });
     expect(requests.writes()).toEqual([]);
     expect(requests.since().filter((r) => r.path.endsWith('/log'))).toHaveLength(3);
 
@@ -124,7 +129,9 @@ describe('Collect', () => {
           get(target, key) {
             if (key === 'podLogTail') {
               return async (namespace: string, pod: string, lines: number) =>
-                pod === runner2 ? `${recorded}loadplane: /tmp/loadplane-summary.json was not written; no result line\n` : target.podLogTail(namespace, pod, lines);
+                pod === runner2
+                  ? `${recorded}loadplane: /tmp/loadplane-summary.json was not written; no result line\n`
+                  : target.podLogTail(namespace, pod, lines);
             }
             const value = Reflect.get(target, key) as unknown;
             return typeof value === 'function' ? value.bind(target) : value;
@@ -143,7 +150,11 @@ describe('Collect', () => {
 
   it('after an abort: ABORTED, with the partial results of the runners that stopped', async () => {
     const script = `export const options = { vus: 8, duration: '10m' };\nexport default function () {}\n`;
-    const { runId } = await driveTo(h, k6Spec({ name: 'collect-abort', parallelism: 2, script: { inline: script }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '6h' } }), Stage.Start);
+    const { runId } = await driveTo(
+      h,
+      k6Spec({ name: 'collect-abort', parallelism: 2, script: { inline: script }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '6h' } }),
+      Stage.Start,
+    );
     await h.clock.sleep(60_000);
     await h.runtime.abort(runId, 'gina');
     expect((await pollUntilSettled(h, () => watch(h.runtime.deps, runId))).step.phase).toBe(StepPhase.done);

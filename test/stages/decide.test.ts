@@ -44,7 +44,9 @@ describe('Decide', () => {
 
   it('the first outcome wins: a later Decide (the fail path, the reaper) gets the recorded decision and changes nothing', async () => {
     const runId = await admitted('decide-first');
-    const first = await decide(h.runtime.deps, runId, { verdict: endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, 'run: 2 of 2 runners still running at the run deadline') });
+    const first = await decide(h.runtime.deps, runId, {
+      verdict: endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, 'run: 2 of 2 runners still running at the run deadline'),
+    });
     const before = await viewOf(h, runId);
     h.clock.advance(60_000);
 
@@ -67,15 +69,26 @@ describe('Decide', () => {
   it('a poll’s verdict (TIMED_OUT naming the phase) becomes the outcome, without a summary when nothing was collected', async () => {
     const runId = await admitted('decide-timeout');
     const reason = 'ready: 2 of 2 runners not ready within 2m (runner 0: Pending)';
-    expect(await decide(h.runtime.deps, runId, { verdict: endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason) })).toMatchObject({ outcome: Outcome.TIMED_OUT, reason });
+    expect(await decide(h.runtime.deps, runId, { verdict: endsRun(StepPhase.timed_out, Outcome.TIMED_OUT, reason) })).toMatchObject({
+      outcome: Outcome.TIMED_OUT,
+      reason,
+    });
     const { run } = await viewOf(h, runId);
     expect(run).toMatchObject({ outcome: Outcome.TIMED_OUT, status: Outcome.TIMED_OUT, outcomeReason: reason });
     expect(run.summary).toBeUndefined();
   });
 
   it.each([
-    ['a Lambda error on AWS (Cause is JSON)', { Error: 'ClusterUnavailable', Cause: JSON.stringify({ errorType: 'ClusterUnavailable', errorMessage: 'list Job: 503', trace: [] }) }, 'ClusterUnavailable: list Job: 503'],
-    ['an error locally (Cause is the message)', { Error: 'States.Timeout', Cause: 'Task timed out after 60 seconds' }, 'States.Timeout: Task timed out after 60 seconds'],
+    [
+      'a Lambda error on AWS (Cause is JSON)',
+      { Error: 'ClusterUnavailable', Cause: JSON.stringify({ errorType: 'ClusterUnavailable', errorMessage: 'list Job: 503', trace: [] }) },
+      'ClusterUnavailable: list Job: 503',
+    ],
+    [
+      'an error locally (Cause is the message)',
+      { Error: 'States.Timeout', Cause: 'Task timed out after 60 seconds' },
+      'States.Timeout: Task timed out after 60 seconds',
+    ],
   ])('the fail path: %s is FAILED, naming the error', async (_label, error, reason) => {
     const runId = await admitted('decide-error');
     expect(await decide(h.runtime.deps, runId, { error })).toMatchObject({ outcome: Outcome.FAILED, reason });
@@ -90,7 +103,10 @@ describe('Decide', () => {
 
   it('for a run that does not exist: RunNotFound', async () => {
     const runId = newRunId();
-    await expect(decide(h.runtime.deps, runId, { verdict: endsRun(StepPhase.failed, Outcome.FAILED, 'x') })).rejects.toMatchObject({ name: 'RunNotFound', runId });
+    await expect(decide(h.runtime.deps, runId, { verdict: endsRun(StepPhase.failed, Outcome.FAILED, 'x') })).rejects.toMatchObject({
+      name: 'RunNotFound',
+      runId,
+    });
     expect(await h.runtime.ledger.getRun(runId)).toBeUndefined();
   });
 });

@@ -44,15 +44,27 @@ describe('endedEarly', () => {
   });
 
   it('Gatling: only 0 and 2 ran to the end', () => {
-    expect(endedEarly(Engine.gatling, [runner(0, { code: 2, at: 1 }), runner(1, { code: 1, at: 1 }), runner(2, { code: 0, at: 1 })]).map((r) => r.index)).toEqual([1]);
+    expect(
+      endedEarly(Engine.gatling, [runner(0, { code: 2, at: 1 }), runner(1, { code: 1, at: 1 }), runner(2, { code: 0, at: 1 })]).map((r) => r.index),
+    ).toEqual([1]);
   });
 });
 
 describe('earlyEnd', () => {
   it("the script's abort is ABORTED; the runners loadplane stopped after it are not causes", () => {
-    const runners = [runner(0, { code: 103, at: 6_000 }), runner(1, { code: 108, at: 5_000 }), runner(2, { code: 103, at: 6_500 }), runner(3, { code: 0, at: 5_500 })];
+    const runners = [
+      runner(0, { code: 103, at: 6_000 }),
+      runner(1, { code: 108, at: 5_000 }),
+      runner(2, { code: 103, at: 6_500 }),
+      runner(3, { code: 0, at: 5_500 }),
+    ];
     const ended = earlyEnd(Engine.k6, runners, endedEarly(Engine.k6, runners));
-    expect(ended).toEqual({ outcome: Outcome.ABORTED, reason: 'aborted by the script on runner 1 (exit 108: test.abort() called by the script)', stopped: [0, 2], cutOff: [] });
+    expect(ended).toEqual({
+      outcome: Outcome.ABORTED,
+      reason: 'aborted by the script on runner 1 (exit 108: test.abort() called by the script)',
+      stopped: [0, 2],
+      cutOff: [],
+    });
     expect(earlyEndNotes(ended)).toEqual(['runners 0 and 2 stopped by loadplane when the test ended early (partial results)']);
   });
 
@@ -60,14 +72,19 @@ describe('earlyEnd', () => {
     const runners = [runner(0, { code: 103, at: 4_000 }), runner(1)];
     expect(earlyEnd(Engine.k6, runners, endedEarly(Engine.k6, runners))).toMatchObject({
       outcome: Outcome.FAILED,
-      reason: 'runner 0 stopped before the test\'s end (exit 103: stopped via the REST API)',
+      reason: "runner 0 stopped before the test's end (exit 103: stopped via the REST API)",
       stopped: [],
       cutOff: [1],
     });
   });
 
   it('a signal and a crash together: FAILED, both named, by exit code', () => {
-    const runners = [runner(0, { code: 137, at: 5_000 }), runner(1, { code: 105, at: 5_000 }), runner(2, { code: 108, at: 5_000 }), runner(3, { code: 137, at: 5_100 })];
+    const runners = [
+      runner(0, { code: 137, at: 5_000 }),
+      runner(1, { code: 105, at: 5_000 }),
+      runner(2, { code: 108, at: 5_000 }),
+      runner(3, { code: 137, at: 5_100 }),
+    ];
     const ended = earlyEnd(Engine.k6, runners, endedEarly(Engine.k6, runners));
     expect(ended.outcome).toBe(Outcome.FAILED);
     expect(ended.reason).toBe(

@@ -65,9 +65,12 @@ describe('Launch', () => {
     expect(creates).toHaveLength(4);
     expect(objectsOf(h, 'Job', runId, Role.coordinator)).toHaveLength(1);
     // The one other write: the anchor adopted by the runner Jobs and the coordinator.
-    expect(requests.writes().filter((r) => r.method !== 'POST').map((r) => `${r.method} ${r.path}`)).toEqual([
-      `PATCH /api/v1/namespaces/loadplane/configmaps/lp-${runId}-anchor`,
-    ]);
+    expect(
+      requests
+        .writes()
+        .filter((r) => r.method !== 'POST')
+        .map((r) => `${r.method} ${r.path}`),
+    ).toEqual([`PATCH /api/v1/namespaces/loadplane/configmaps/lp-${runId}-anchor`]);
 
     const view = await viewOf(h, runId);
     expect(view.stages.Launch).toMatchObject({ state: StageState.completed, attempts: 1, output: record });
@@ -77,7 +80,7 @@ describe('Launch', () => {
   it('Gatling: every runner Job carries the one start instant the record holds, on the whole second after launchedAt + 60 s', async () => {
     const { runId } = await driveTo(h, gatlingSpec({ name: 'launch-gatling', parallelism: 3 }), Stage.Prepare);
     // Launch 250 ms past a whole second: the instant is rounded up, never early.
-    h.clock.advance(((1250 - (h.clock.now() % 1000)) % 1000) || 1000);
+    h.clock.advance((1250 - (h.clock.now() % 1000)) % 1000 || 1000);
     const launchedAt = h.clock.now();
     expect(launchedAt % 1000).toBe(250);
 
@@ -105,7 +108,7 @@ describe('Launch', () => {
     expect(objectsOf(h, 'Job', runId, Role.runner)).toHaveLength(2);
   });
 
-  it('fails after creating the Jobs (the anchor\'s adoption refused); the retry creates no Job again, only adopts', async () => {
+  it("fails after creating the Jobs (the anchor's adoption refused); the retry creates no Job again, only adopts", async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'launch-retry', parallelism: 3 }), Stage.AwaitPrepared);
     h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps' }); // every attempt of the one call
     await expect(launch(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable' });
@@ -119,9 +122,7 @@ describe('Launch', () => {
     await launch(h.runtime.deps, runId);
 
     expect(requests.since().filter((r) => r.method === 'POST')).toEqual([]);
-    expect(requests.writes().map((r) => [r.method, r.path, r.status])).toEqual([
-      ['PATCH', `/api/v1/namespaces/loadplane/configmaps/lp-${runId}-anchor`, 200],
-    ]);
+    expect(requests.writes().map((r) => [r.method, r.path, r.status])).toEqual([['PATCH', `/api/v1/namespaces/loadplane/configmaps/lp-${runId}-anchor`, 200]]);
     expect(requests.since().filter((r) => r.status === 409)).toEqual([]);
     expect(objectsOf(h, 'Job', runId, Role.runner).map((j) => j.metadata.uid)).toEqual(jobs.map((j) => j.metadata.uid));
     expect(ownersOf()).toEqual(expect.arrayContaining(jobs.map((j) => j.metadata.name)));

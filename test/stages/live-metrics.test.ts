@@ -43,7 +43,9 @@ async function answerOf(deps: StageDeps, runId: string): Promise<unknown> {
 /** The run's runner pods' names, by runner index. */
 function runnerPods(runId: string): string[] {
   const pods = objectsOf(h, 'Pod', runId, Role.runner);
-  return pods.sort((a, b) => Number(a.metadata.labels[Labels.runnerIndex]) - Number(b.metadata.labels[Labels.runnerIndex])).map((p) => p.metadata.name as string);
+  return pods
+    .sort((a, b) => Number(a.metadata.labels[Labels.runnerIndex]) - Number(b.metadata.labels[Labels.runnerIndex]))
+    .map((p) => p.metadata.name as string);
 }
 
 describe('Watch: live samples', () => {
@@ -83,7 +85,12 @@ describe('Watch: live samples', () => {
     await pollUntilSettled(h, () => watch(h.runtime.deps, runId));
     await collect(h.runtime.deps, runId);
     const result = collectedResult(await viewOf(h, runId))!;
-    expect(sample).toMatchObject({ requests: result.requests, failed: result.failedRequests, iterations: result.iterations, dataReceivedBytes: result.dataReceivedBytes });
+    expect(sample).toMatchObject({
+      requests: result.requests,
+      failed: result.failedRequests,
+      iterations: result.iterations,
+      dataReceivedBytes: result.dataReceivedBytes,
+    });
     expect(sample!.p95).toEqual(result.runners.map((r) => r.latency.p95));
   });
 
@@ -136,7 +143,8 @@ describe('Watch: live samples', () => {
     const ledger = new Proxy(h.runtime.ledger, {
       get: (target, name, receiver) =>
         name === 'recordSample'
-          ? () => Promise.reject(Object.assign(new Error(`table loadplane at http://127.0.0.1:1 throttled`), { name: 'ProvisionedThroughputExceededException' }))
+          ? () =>
+              Promise.reject(Object.assign(new Error(`table loadplane at http://127.0.0.1:1 throttled`), { name: 'ProvisionedThroughputExceededException' }))
           : Reflect.get(target, name, receiver),
     }) as Ledger;
     const logs: StageLogEvent[] = [];
@@ -229,7 +237,15 @@ describe('Collect: the final sample', () => {
 
 describe('liveSample', () => {
   it('sums the runners that answered and keeps each runner’s p95 at its index, never averaged', () => {
-    const reading = (requests: number, p95: number | null) => ({ requests, failed: 1, iterations: requests, vus: 5, dataReceivedBytes: 100, dataSentBytes: 10, p95 });
+    const reading = (requests: number, p95: number | null) => ({
+      requests,
+      failed: 1,
+      iterations: requests,
+      vus: 5,
+      dataReceivedBytes: 100,
+      dataSentBytes: 10,
+      p95,
+    });
     expect(liveSample(1_000, 500, [reading(10, 80), undefined, reading(30, 120)])).toEqual({
       at: 1_000,
       elapsedMs: 500,
@@ -246,4 +262,3 @@ describe('liveSample', () => {
     });
   });
 });
-

@@ -32,7 +32,11 @@ afterAll(async () => {
 beforeEach(() => receiver.reset());
 
 async function decided(name: string): Promise<string> {
-  const { runId } = await driveTo(h, k6Spec({ name, parallelism: 2, notify: { channels: ['webhook', 'slack'], policy: NotifyPolicy.atMostOnce } }), Stage.Admit);
+  const { runId } = await driveTo(
+    h,
+    k6Spec({ name, parallelism: 2, notify: { channels: ['webhook', 'slack'], policy: NotifyPolicy.atMostOnce } }),
+    Stage.Admit,
+  );
   await endRun(h, runId, Outcome.FAILED, 'prepare failed');
   return runId;
 }

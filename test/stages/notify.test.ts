@@ -49,7 +49,10 @@ describe('Notify', () => {
 
     const record = await notify(h.runtime.deps, runId);
 
-    expect(record).toEqual({ outcome: Outcome.SUCCEEDED, channels: { webhook: 'sent', 'webhook-ops': 'sent', slack: 'not-configured' } } satisfies NotifyRecord);
+    expect(record).toEqual({
+      outcome: Outcome.SUCCEEDED,
+      channels: { webhook: 'sent', 'webhook-ops': 'sent', slack: 'not-configured' },
+    } satisfies NotifyRecord);
     expect(deliveriesTo('/hooks/main')).toHaveLength(1);
     expect(deliveriesTo('/hooks/ops')).toHaveLength(1);
     expect(receiver.deliveries).toBe(2);
@@ -59,7 +62,12 @@ describe('Notify', () => {
     }
     const view = await viewOf(h, runId);
     for (const channel of ['webhook', 'webhook-ops']) {
-      expect(view.notifications[channel]).toMatchObject({ state: NotificationState.sent, claims: 1, dedupeKey: `${runId}:${Outcome.SUCCEEDED}`, response: { status: 200 } });
+      expect(view.notifications[channel]).toMatchObject({
+        state: NotificationState.sent,
+        claims: 1,
+        dedupeKey: `${runId}:${Outcome.SUCCEEDED}`,
+        response: { status: 200 },
+      });
     }
     expect(view.notifications.slack).toBeUndefined(); // nothing to claim where nothing can be sent
     expect(view.stages.Notify).toMatchObject({ state: StageState.completed, attempts: 1, output: record });
@@ -127,7 +135,9 @@ describe('Notify', () => {
 
     const first = await invoke().catch((e: Error) => e);
     expect(first).toMatchObject({ name: 'NotificationNotDelivered', retryable: true });
-    expect((first as Error).message).toMatch(/webhook: delivery unknown \(connection dropped\); the claim expires in 30 s, then the atMostOnce policy decides whether to send again$/);
+    expect((first as Error).message).toMatch(
+      /webhook: delivery unknown \(connection dropped\); the claim expires in 30 s, then the atMostOnce policy decides whether to send again$/,
+    );
     expect((await viewOf(h, runId)).stages[Stage.Notify]?.error).toEqual({
       name: 'NotificationNotDelivered',
       message: (first as Error).message,

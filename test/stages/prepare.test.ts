@@ -96,7 +96,7 @@ describe('Prepare', () => {
     expect(objectsOf(h, 'Job', runId)).toHaveLength(1);
   });
 
-  it('fails after creating its objects (the anchor\'s adoption by the Job is refused); the retry creates nothing again, only adopts', async () => {
+  it("fails after creating its objects (the anchor's adoption by the Job is refused); the retry creates nothing again, only adopts", async () => {
     const { runId } = await driveTo(h, k6Spec({ name: 'prepare-retry' }), Stage.Admit);
     h.kubeSim.faults.failNextRequests(5, 500, { method: 'PATCH', pathIncludes: '/configmaps/' }); // every attempt of the one call
     await expect(prepare(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true });

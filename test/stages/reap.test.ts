@@ -30,7 +30,13 @@ beforeEach(() => receiver.reset());
 
 const TEN_MINUTES = `export const options = { vus: 8, duration: '10m' };\nexport default function () {}\n`;
 const spec = (name: string) =>
-  k6Spec({ name, parallelism: 2, script: { inline: TEN_MINUTES }, notify: { channels: ['webhook'] }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
+  k6Spec({
+    name,
+    parallelism: 2,
+    script: { inline: TEN_MINUTES },
+    notify: { channels: ['webhook'] },
+    timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' },
+  });
 
 /** The event EventBridge sends when an execution ends, for an execution named `runId` started with `input`. */
 const ended = (status: string, runId: string, input: unknown, extra: Partial<ExecutionStatusChange> = {}): ExecutionStatusChange => ({
@@ -171,7 +177,11 @@ describe('reap', () => {
     ['an input that is not JSON', (runId: string) => ({ ...ended('FAILED', runId, null), input: '{not json' }), /not JSON/],
     ['an input that is no run input', (runId: string) => ended('FAILED', runId, { hello: 'world' }), /not a run input/],
     ['an API run that was never created', (runId: string) => ended('FAILED', runId, { runId }), /was never created/],
-    ['a spec Admit rejected', (runId: string) => ended('FAILED', runId, localInput(k6Spec({ name: 'huge', parallelism: 10_000 }))), /Admit rejected its input: SpecInvalid/],
+    [
+      'a spec Admit rejected',
+      (runId: string) => ended('FAILED', runId, localInput(k6Spec({ name: 'huge', parallelism: 10_000 }))),
+      /Admit rejected its input: SpecInvalid/,
+    ],
   ])('ignores %s, creating nothing', async (_label, event, why) => {
     const runId = newRunId();
     const requests = markRequests(h);

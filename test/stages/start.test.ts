@@ -73,7 +73,9 @@ describe('Start', () => {
     } satisfies StartRecord);
     const patches = startPatches(requests, runId);
     expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);
-    expect(new Set(patches.map((p) => p.path))).toEqual(new Set(Object.values(ready.pods!).map((p) => `/api/v1/namespaces/${NAMESPACE}/pods/${p.name}:6565/proxy/v1/status`)));
+    expect(new Set(patches.map((p) => p.path))).toEqual(
+      new Set(Object.values(ready.pods!).map((p) => `/api/v1/namespaces/${NAMESPACE}/pods/${p.name}:6565/proxy/v1/status`)),
+    );
     // Nothing else is written but setup() once, on the coordinator, before any start request.
     const writes = requests.writes();
     expect(writes.filter((r) => r.method !== 'PATCH').map((r) => `${r.method} ${r.path}`)).toEqual([
@@ -105,7 +107,11 @@ describe('Start', () => {
     const { runId, steps } = await driveTo(h, k6Spec({ name: 'start-retry', parallelism: 3 }), Stage.AwaitReady);
     // Every attempt of runner 1's unpause is refused (503: the pod does not answer), so it stays paused.
     h.kubeSim.faults.failNextRequests(5, 503, { method: 'PATCH', pathIncludes: `-runner-1-` });
-    await expect(start(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true, message: expect.stringMatching(/runner 1 did not report running/) });
+    await expect(start(h.runtime.deps, runId)).rejects.toMatchObject({
+      name: 'ClusterUnavailable',
+      retryable: true,
+      message: expect.stringMatching(/runner 1 did not report running/),
+    });
     const pods = (steps.AwaitReady as ReadyResult).pods!;
     expect(await k6StatusOf(pods[1]!.name)).toMatchObject({ paused: true });
     expect((await viewOf(h, runId)).stages.Start).toMatchObject({ state: StageState.failed, error: { name: 'ClusterUnavailable' } });
@@ -173,7 +179,9 @@ describe('Start', () => {
     await driveTo(h, k6Spec({ name: 'ready-vu-init', parallelism: 2, timeouts: TIMEOUTS }), Stage.Launch, { runId });
     const { step } = await pollUntilSettled(h, () => awaitReady(h.runtime.deps, runId));
     expect(step).toMatchObject({ phase: StepPhase.timed_out, outcome: Outcome.TIMED_OUT });
-    expect(step.reason).toMatch(/^ready: every runner pod is running, but 1 of 2 runners not ready to start within 2m \(runner 1: k6 status 1 \(initializing VUs: \d+ ready\)\)$/);
+    expect(step.reason).toMatch(
+      /^ready: every runner pod is running, but 1 of 2 runners not ready to start within 2m \(runner 1: k6 status 1 \(initializing VUs: \d+ ready\)\)$/,
+    );
   });
 
   it('the adapter sends nothing to any runner while one is still initializing: a retryable error naming it', async () => {
@@ -181,14 +189,21 @@ describe('Start', () => {
     h.kubeSim.faults.setVuInitDelay(10 * 60_000, { runId, runnerIndex: 0 });
     await driveTo(h, k6Spec({ name: 'start-not-all-ready', parallelism: 2, timeouts: TIMEOUTS }), Stage.Launch, { runId });
     await h.clock.sleep(30_000); // pods running, both APIs answering, runner 0 still in InitVUs
-    const pods = objectsOf(h, 'Pod', runId, Role.runner).map((p) => ({ index: Number(p.metadata.labels['loadplane.io/runner-index']), name: p.metadata.name as string }));
+    const pods = objectsOf(h, 'Pod', runId, Role.runner).map((p) => ({
+      index: Number(p.metadata.labels['loadplane.io/runner-index']),
+      name: p.metadata.name as string,
+    }));
     expect((await k6StatusOf(pods.find((p) => p.index === 0)!.name)).status).toBe(1);
     const requests = markRequests(h);
     const started = engineAdapter('k6').start(
       { cluster: clusterOf(h), namespace: NAMESPACE, now: () => h.clock.now(), startAt: undefined, exitedPods: async () => new Set() },
       pods,
     );
-    await expect(started).rejects.toMatchObject({ name: 'ClusterUnavailable', retryable: true, message: expect.stringMatching(/^start: runner 0 not ready \(runner 0: k6 status 1 \(initializing VUs: \d+ ready\)\); no runner was sent the start$/) });
+    await expect(started).rejects.toMatchObject({
+      name: 'ClusterUnavailable',
+      retryable: true,
+      message: expect.stringMatching(/^start: runner 0 not ready \(runner 0: k6 status 1 \(initializing VUs: \d+ ready\)\); no runner was sent the start$/),
+    });
     expect(startPatches(requests, runId)).toEqual([]);
   });
 
@@ -197,7 +212,12 @@ describe('Start', () => {
     const pods = (steps.AwaitReady as ReadyResult).pods!;
     // As if a crashed first attempt had unpaused runner 1.
     const url = `${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${pods[1]!.name}:6565/proxy/v1/status`;
-    const unpause = () => fetch(url, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { type: 'status', id: 'default', attributes: { paused: false } } }) });
+    const unpause = () =>
+      fetch(url, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ data: { type: 'status', id: 'default', attributes: { paused: false } } }),
+      });
     expect((await unpause()).status).toBe(200);
     const requests = markRequests(h);
     const record = await start(h.runtime.deps, runId);
@@ -213,8 +233,9 @@ describe('Start', () => {
     expect(requests.since()).toEqual([]);
   });
 
-  it('setup() threw and Start was cut off before recording it: the retry does not take the coordinator\'s answer for a success, and starts nothing', async () => {
-    const THROWS = "export const options = { vus: 4, duration: '1m' };\nexport function setup() {\n  throw new Error('no token');\n}\nexport default function () {}\n";
+  it("setup() threw and Start was cut off before recording it: the retry does not take the coordinator's answer for a success, and starts nothing", async () => {
+    const THROWS =
+      "export const options = { vus: 4, duration: '1m' };\nexport function setup() {\n  throw new Error('no token');\n}\nexport default function () {}\n";
     const { runId } = await driveTo(h, k6Spec({ name: 'start-setup-cut', parallelism: 2, script: { inline: THROWS }, timeouts: TIMEOUTS }), Stage.AwaitReady);
     // The first attempt's ledger: completing the stage fails, as a Lambda killed right after setup() answered.
     const ledger = Object.create(h.runtime.deps.ledger) as typeof h.runtime.deps.ledger;
@@ -228,23 +249,42 @@ describe('Start', () => {
 
     const requests = markRequests(h);
     const record = await start(h.runtime.deps, runId);
-    expect(record.setup).toEqual({ ran: false, failed: 'setup: setup() failed on the coordinator (an earlier attempt of Start saw it throw); nothing was started' });
+    expect(record.setup).toEqual({
+      ran: false,
+      failed: 'setup: setup() failed on the coordinator (an earlier attempt of Start saw it throw); nothing was started',
+    });
     // No second setup(), no unpause.
-    expect(requests.since().filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(
+      requests
+        .since()
+        .filter((r) => r.method !== 'GET')
+        .map((r) => `${r.method} ${r.path}`),
+    ).toEqual([]);
   });
 
   it('the coordinator already holds data though nothing was marked sent (an earlier POST reached k6, its answer came back as an API server error): setup() is not run again', async () => {
-    const WITH_SETUP = "export const options = { vus: 4, duration: '1m' };\nexport function setup() { return { token: 'x' }; }\nexport default function (data) {}\n";
-    const { runId, steps } = await driveTo(h, k6Spec({ name: 'start-setup-held', parallelism: 2, script: { inline: WITH_SETUP }, timeouts: TIMEOUTS }), Stage.AwaitReady);
+    const WITH_SETUP =
+      "export const options = { vus: 4, duration: '1m' };\nexport function setup() { return { token: 'x' }; }\nexport default function (data) {}\n";
+    const { runId, steps } = await driveTo(
+      h,
+      k6Spec({ name: 'start-setup-held', parallelism: 2, script: { inline: WITH_SETUP }, timeouts: TIMEOUTS }),
+      Stage.AwaitReady,
+    );
     const { coordinator } = steps.AwaitReady as ReadyResult;
     // What that earlier setup() left on the coordinator.
-    const put = await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${coordinator!.name}:6565/proxy/v1/setup`, { method: 'PUT', body: JSON.stringify({ token: 'from-the-earlier-setup' }) });
+    const put = await fetch(`${h.kubeSim.url}/api/v1/namespaces/${NAMESPACE}/pods/${coordinator!.name}:6565/proxy/v1/setup`, {
+      method: 'PUT',
+      body: JSON.stringify({ token: 'from-the-earlier-setup' }),
+    });
     expect(put.status).toBe(200);
     const requests = markRequests(h);
     const record = await start(h.runtime.deps, runId);
     expect(record.setup).toEqual({ ran: true, data: true });
     const writes = requests.since().filter((r) => r.method !== 'GET' && r.path.includes('/proxy/'));
-    expect(writes.filter((r) => r.path.endsWith('/v1/setup')).map((r) => `${r.method} ${r.path.includes('coordinator') ? 'coordinator' : 'runner'}`)).toEqual(['PUT runner', 'PUT runner']);
+    expect(writes.filter((r) => r.path.endsWith('/v1/setup')).map((r) => `${r.method} ${r.path.includes('coordinator') ? 'coordinator' : 'runner'}`)).toEqual([
+      'PUT runner',
+      'PUT runner',
+    ]);
     expect((await viewOf(h, runId)).stages.Start?.marks).toEqual(['setup:done']);
   });
 });

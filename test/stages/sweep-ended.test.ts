@@ -80,8 +80,8 @@ async function strandedRun(name: string): Promise<string> {
 const sweepWith = (executions: SweeperExecutions) => h.clock.actor(() => sweep({ ...h.runtime.deps, executions }));
 const past = DEFAULT_SWEEP_OPTIONS.reaperGraceMs + MINUTE;
 
-describe("the sweeper finishes runs whose execution ended while nothing could finish them", () => {
-  it('an adopted run whose execution ended FAILED past the reaper grace: decided with the execution\'s error, notified once, cleaned up', async () => {
+describe('the sweeper finishes runs whose execution ended while nothing could finish them', () => {
+  it("an adopted run whose execution ended FAILED past the reaper grace: decided with the execution's error, notified once, cleaned up", async () => {
     const runId = await strandedRun('stranded');
     const executions = endedExecutions([
       { name: runId, input: JSON.stringify({ runId }), stoppedAgoMs: past, error: 'States.TaskFailed', cause: 'TransientStoreError: ledger unreachable' },
@@ -112,7 +112,12 @@ describe("the sweeper finishes runs whose execution ended while nothing could fi
         { name: aborted, input: JSON.stringify({ runId: aborted }), status: 'ABORTED', stoppedAgoMs: past, cause: 'stopped by hand' },
       ]),
     );
-    expect(result.finished.map((f) => [f.runId, f.outcome])).toEqual(expect.arrayContaining([[timedOut, Outcome.TIMED_OUT], [aborted, Outcome.ABORTED]]));
+    expect(result.finished.map((f) => [f.runId, f.outcome])).toEqual(
+      expect.arrayContaining([
+        [timedOut, Outcome.TIMED_OUT],
+        [aborted, Outcome.ABORTED],
+      ]),
+    );
     expect((await h.runtime.ledger.getRun(aborted))!.run.outcomeReason).toBe('the execution was stopped: stopped by hand');
   });
 
@@ -133,7 +138,7 @@ describe("the sweeper finishes runs whose execution ended while nothing could fi
     expect(old.described).toEqual([]);
   });
 
-  it('leaves alone: an input that is no run\'s, a run another execution owns, an execution Step Functions now says is running', async () => {
+  it("leaves alone: an input that is no run's, a run another execution owns, an execution Step Functions now says is running", async () => {
     const owned = await strandedRun('owned-elsewhere');
     const running = await strandedRun('described-running');
     const executions = endedExecutions([

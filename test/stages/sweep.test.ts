@@ -145,7 +145,9 @@ describe('2. aborts past their grace', () => {
     expect(result.stopped).toContain(runId);
     const stop = stops.find((s) => s.executionArn === execution)!;
     expect(stop.error).toBe('AbortGraceExpired');
-    expect(stop.cause).toMatch(new RegExp(`^abort requested by alice at .*; the run was still PREPARING ${grace / 1000 + 1} s later \\(abort grace ${grace / 1000} s\\)`));
+    expect(stop.cause).toMatch(
+      new RegExp(`^abort requested by alice at .*; the run was still PREPARING ${grace / 1000 + 1} s later \\(abort grace ${grace / 1000} s\\)`),
+    );
     // The run itself is the reaper's to finish: the sweeper wrote nothing.
     expect((await viewOf(h, runId)).run.status).toBe(RunStatus.PREPARING);
   });
@@ -186,7 +188,9 @@ describe('3. notification claims nobody came back for', () => {
     expect((await sweepWith(executions)).notificationsResolved.filter((n) => n.runId === runId)).toEqual([]);
     await h.clock.sleep(2000);
     const result = await sweepWith(executions);
-    expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([{ runId, channel: 'webhook', policy: NotifyPolicy.atMostOnce, state: NotificationState.unknown }]);
+    expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([
+      { runId, channel: 'webhook', policy: NotifyPolicy.atMostOnce, state: NotificationState.unknown },
+    ]);
     expect(toMain()).toHaveLength(1); // the lost one only
     const view = await viewOf(h, runId);
     expect(view.notifications.webhook?.state).toBe(NotificationState.unknown);
@@ -200,7 +204,9 @@ describe('3. notification claims nobody came back for', () => {
     const runId = await senderDied('stale-at-least-once', NotifyPolicy.atLeastOnce);
     await h.clock.sleep(NOTIFY_LEASE_MS + DEFAULT_SWEEP_OPTIONS.claimGraceMs + 1000);
     const result = await sweepWith(executions);
-    expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([{ runId, channel: 'webhook', policy: NotifyPolicy.atLeastOnce, state: NotificationState.sent }]);
+    expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([
+      { runId, channel: 'webhook', policy: NotifyPolicy.atLeastOnce, state: NotificationState.sent },
+    ]);
     await sweepWith(executions);
     expect(toMain().map((r) => r.headers['idempotency-key'])).toEqual([`${runId}:SUCCEEDED`, `${runId}:SUCCEEDED`]);
     expect((await viewOf(h, runId)).notifications.webhook).toMatchObject({ state: NotificationState.sent, claims: 2 });
@@ -227,7 +233,12 @@ describe('3. notification claims nobody came back for', () => {
     const { runId } = await admitted(withWebhook(name, policy));
     await endRun(h, runId, Outcome.SUCCEEDED);
     await expect(notify(h.runtime.deps, runId)).resolves.toMatchObject({ channels: { webhook: 'sent' } });
-    const claim = await h.runtime.ledger.claimNotification(runId, 'webhook-ops', { leaseMs: NOTIFY_LEASE_MS, policy, outcome: Outcome.SUCCEEDED, holder: 'fenced-out' });
+    const claim = await h.runtime.ledger.claimNotification(runId, 'webhook-ops', {
+      leaseMs: NOTIFY_LEASE_MS,
+      policy,
+      outcome: Outcome.SUCCEEDED,
+      holder: 'fenced-out',
+    });
     expect(claim.kind).toBe('claimed');
     await h.clock.sleep(NOTIFY_LEASE_MS + DEFAULT_SWEEP_OPTIONS.claimGraceMs + 1000);
     return runId;
@@ -238,7 +249,9 @@ describe('3. notification claims nobody came back for', () => {
     const runId = await strayClaimBesideCompletedNotify('stray-at-most-once', NotifyPolicy.atMostOnce);
     const before = (await viewOf(h, runId)).stages[Stage.Notify];
     const result = await sweepWith(executions);
-    expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([{ runId, channel: 'webhook-ops', policy: NotifyPolicy.atMostOnce, state: NotificationState.unknown }]);
+    expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([
+      { runId, channel: 'webhook-ops', policy: NotifyPolicy.atMostOnce, state: NotificationState.unknown },
+    ]);
     expect(result.errors.filter((e) => e.runId === runId)).toEqual([]);
     const view = await viewOf(h, runId);
     expect(view.notifications['webhook-ops']?.state).toBe(NotificationState.unknown);
@@ -252,7 +265,11 @@ describe('3. notification claims nobody came back for', () => {
     const result = await sweepWith(executions);
     expect(result.notificationsResolved.filter((n) => n.runId === runId)).toEqual([]);
     expect(result.errors.filter((e) => e.runId === runId)).toEqual([
-      { step: 'notify', runId, error: expect.stringMatching(/^Error: channel webhook-ops holds an expired unmarked claim under atLeastOnce, but Notify is recorded completed/) },
+      {
+        step: 'notify',
+        runId,
+        error: expect.stringMatching(/^Error: channel webhook-ops holds an expired unmarked claim under atLeastOnce, but Notify is recorded completed/),
+      },
     ]);
     expect((await viewOf(h, runId)).notifications['webhook-ops']?.state).toBe(NotificationState.claimed);
     expect(new SweepIncomplete(result.errors).message).toMatch(/^the sweep finished with \d+ errors?: .*notify [0-9a-z]+: Error: channel webhook-ops/);

@@ -26,8 +26,7 @@ const poll = (runId: string) => pollUntilSettled(h, () => watch(h.runtime.deps, 
 const TEN_MINUTES = `export const options = { vus: 8, duration: '10m' };\nexport default function () {}\n`;
 const longSpec = (name: string, run = '30m') =>
   k6Spec({ name, parallelism: 2, script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run, total: '1h' } });
-const exitCodes = (runId: string) =>
-  objectsOf(h, 'Pod', runId, Role.runner).map((p) => p.status.containerStatuses?.[0]?.state?.terminated?.exitCode);
+const exitCodes = (runId: string) => objectsOf(h, 'Pod', runId, Role.runner).map((p) => p.status.containerStatuses?.[0]?.state?.terminated?.exitCode);
 
 describe('Watch', () => {
   it('polls with two list calls each, plus one live-metrics read per running runner (reads only), and records done once every runner exited 0', async () => {
@@ -77,7 +76,12 @@ describe('Watch', () => {
   it('a runner OOM-killed (exit 137) ends the test early: the others are stopped gracefully, and Watch hands over to Collect with the cause', async () => {
     const runId = newRunId();
     h.kubeSim.faults.setExitCode(137, { runId, runnerIndex: 1 });
-    const spec = k6Spec({ name: 'watch-137', parallelism: 3, script: { inline: TEN_MINUTES }, timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' } });
+    const spec = k6Spec({
+      name: 'watch-137',
+      parallelism: 3,
+      script: { inline: TEN_MINUTES },
+      timeouts: { prepare: '2m', ready: '2m', run: '30m', total: '1h' },
+    });
     const { steps } = await driveTo(h, spec, Stage.Start, { runId });
     const requests = markRequests(h);
 

@@ -27,12 +27,9 @@ const states = Object.entries(definition.States);
 const tasks = states.filter(([name, s]) => s.Type === 'Task' && name !== CRUISE_WINDOW_STATE);
 
 function successors(state: AslState): string[] {
-  return [
-    state.Next,
-    state.Default,
-    ...(state.Choices ?? []).map((c) => c.Next),
-    ...(state.Catch ?? []).map((c) => c.Next),
-  ].filter((n): n is string => n !== undefined);
+  return [state.Next, state.Default, ...(state.Choices ?? []).map((c) => c.Next), ...(state.Catch ?? []).map((c) => c.Next)].filter(
+    (n): n is string => n !== undefined,
+  );
 }
 
 describe('statemachine/run.asl.json', () => {
@@ -83,7 +80,7 @@ describe('statemachine/run.asl.json', () => {
     expect(withStageTiming(definition)).toEqual(definition);
   });
 
-  it("waits out StageBusy/NotificationInProgress without jitter, for longer than any lease the stage can meet (issue: a Task timeout became a failed run)", () => {
+  it('waits out StageBusy/NotificationInProgress without jitter, for longer than any lease the stage can meet (issue: a Task timeout became a failed run)', () => {
     for (const [name, task] of tasks) {
       const stage = task.Parameters?.stage as Stage;
       const busy = task.Retry![0]!;
@@ -125,7 +122,9 @@ describe('statemachine/run.asl.json', () => {
     for (const state of Object.values(rendered.States)) {
       if (state.Type === 'Task' && state.Resource !== START_EXECUTION_SYNC) expect(state.Resource).toBe(arn(state.Parameters?.stage as Stage));
     }
-    expect(new Set(Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : [])))).toEqual(new Set([...Object.values(Stage).map(arn), START_EXECUTION_SYNC]));
+    expect(new Set(Object.values(rendered.States).flatMap((s) => (s.Resource ? [s.Resource] : [])))).toEqual(
+      new Set([...Object.values(Stage).map(arn), START_EXECUTION_SYNC]),
+    );
     expect(renderCruiseDefinition({ stageFunctionArn: arn, limits }).States.Watch!.Resource).toBe(arn(Stage.Watch));
     // Without ARNs, the placeholders stay for the CDK app's definitionSubstitutions.
     expect(JSON.stringify(renderRunDefinition({ limits }))).toContain(stageFunctionPlaceholder(Stage.Admit));
@@ -146,7 +145,12 @@ describe('the cruise window (statemachine/cruise.asl.json) and the Task that run
   it('loops Wait → Watch → Choice while Watch answers cruising, and ends with its last answer in its output ($.step)', () => {
     expect(cruise.StartAt).toBe('WatchWait');
     expect(cruise.States.WatchWait).toMatchObject({ Type: 'Wait', SecondsPath: '$.step.nextPollSeconds', Next: 'Watch' });
-    expect(cruise.States.Watch).toMatchObject({ Type: 'Task', Next: 'WatchChoice', ResultPath: '$.step', Parameters: { stage: Stage.Watch, 'runId.$': '$.runId', 'execution.$': '$.execution' } });
+    expect(cruise.States.Watch).toMatchObject({
+      Type: 'Task',
+      Next: 'WatchChoice',
+      ResultPath: '$.step',
+      Parameters: { stage: Stage.Watch, 'runId.$': '$.runId', 'execution.$': '$.execution' },
+    });
     expect(cruise.States.WatchChoice!.Choices).toEqual([{ Variable: '$.step.phase', StringEquals: StepPhase.cruising, Next: 'WatchWait' }]);
     expect(cruise.States.WatchChoice!.Default).toBe('WindowEnded');
     expect(cruise.States.WindowEnded!.Type).toBe('Succeed');

@@ -42,8 +42,18 @@ export const FULL_CONFIG_DOCUMENT: DeployConfigInput = configDocument({
   ],
   limits: { maxRunDurationSeconds: 7200, maxPrepareSeconds: 600, maxReadySeconds: 900 },
   schedules: [
-    { name: 'nightly', expression: 'cron(0 2 * * ? *)', timeZone: 'Europe/Berlin', spec: { ...exampleSpec, name: 'nightly', cluster: { name: 'perf', namespace: 'loadtest' } } },
-    { name: 'weekly', expression: 'rate(7 days)', enabled: false, spec: { ...exampleSpec, name: 'weekly', parallelism: 2, cluster: { name: 'shared', namespace: 'lt-b' } } },
+    {
+      name: 'nightly',
+      expression: 'cron(0 2 * * ? *)',
+      timeZone: 'Europe/Berlin',
+      spec: { ...exampleSpec, name: 'nightly', cluster: { name: 'perf', namespace: 'loadtest' } },
+    },
+    {
+      name: 'weekly',
+      expression: 'rate(7 days)',
+      enabled: false,
+      spec: { ...exampleSpec, name: 'weekly', parallelism: 2, cluster: { name: 'shared', namespace: 'lt-b' } },
+    },
   ],
   alarms: { email: 'platform-team@example.com' },
   logging: { level: 'WARN', stateMachineLevel: 'ERROR', retentionDays: 30 },

@@ -56,8 +56,7 @@ export async function startHarness(clock = new VirtualClock(), options: Omit<Loc
         ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       }).result;
       const admitted = execution.history.find((e) => e.type === 'StateExited' && e.state?.name === 'Admit') as
-        | (HistoryEvent & { state: { output: { runId: string } } })
-        | undefined;
+        (HistoryEvent & { state: { output: { runId: string } } }) | undefined;
       const runId = admitted?.state.output.runId ?? name;
       const view = await runtime.ledger.getRun(runId);
       if (!view) throw new Error(`run ${runId} is not in the ledger (execution ${execution.status}: ${execution.error} ${execution.cause})`);

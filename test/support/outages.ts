@@ -50,15 +50,19 @@ export async function startOutageHarness(): Promise<OutageHarness> {
   const clock = new VirtualClock();
   const h = await startHarness(clock, { channels: { webhook: { url: `${receiver.url}/hooks/outage` } }, notifyTimeoutMs: 1000 });
   const down = new Set<OutagePart>();
-  failWhile(h.runtime.store.client, () => down.has('ledger'), () =>
-    Object.assign(new Error('getaddrinfo ENOTFOUND dynamodb.us-east-1.amazonaws.com'), { code: 'ENOTFOUND', syscall: 'getaddrinfo' }),
+  failWhile(
+    h.runtime.store.client,
+    () => down.has('ledger'),
+    () => Object.assign(new Error('getaddrinfo ENOTFOUND dynamodb.us-east-1.amazonaws.com'), { code: 'ENOTFOUND', syscall: 'getaddrinfo' }),
   );
   const api: StepFunctionsApi = await startStepFunctionsApi(h.runtime, { now: () => h.runtime.platformClock.now() });
   const client = (failing: boolean) => {
     const sfn = new SFNClient({ endpoint: api.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
     if (failing) {
-      failWhile(sfn, () => down.has('execution API'), () =>
-        Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 } }),
+      failWhile(
+        sfn,
+        () => down.has('execution API'),
+        () => Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 } }),
       );
     }
     return sfn;

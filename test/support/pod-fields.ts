@@ -20,9 +20,13 @@ export const ALL_POD_FIELDS = {
     },
   },
   topologySpreadConstraints: [
-    { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'loadplane.io/role': 'runner' } } },
+    {
+      maxSkew: 1,
+      topologyKey: 'topology.kubernetes.io/zone',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: { 'loadplane.io/role': 'runner' } },
+    },
   ],
   imagePullSecrets: [{ name: 'registry-creds' }],
   priorityClassName: 'load-low',
 };
-

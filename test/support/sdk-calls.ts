@@ -76,7 +76,14 @@ export async function analyseHandler(source: HandlerSource, root: string): Promi
   const result = await build({
     ...(typeof source === 'string'
       ? { entryPoints: [resolve(root, source)] }
-      : { stdin: { contents: wrapModuleInitializers(source.contents, source.sourcefile), sourcefile: source.sourcefile, resolveDir: root, loader: 'ts' as const } }),
+      : {
+          stdin: {
+            contents: wrapModuleInitializers(source.contents, source.sourcefile),
+            sourcefile: source.sourcefile,
+            resolveDir: root,
+            loader: 'ts' as const,
+          },
+        }),
     absWorkingDir: root,
     bundle: true,
     packages: 'external',
@@ -173,7 +180,8 @@ export function readBundle(text: string, metafile: Metafile): HandlerCode {
       if (clause?.name) bindings.set(clause.name.text, { module });
       const named = clause?.namedBindings;
       if (named && ts.isNamespaceImport(named)) bindings.set(named.name.text, { module });
-      if (named && ts.isNamedImports(named)) for (const el of named.elements) bindings.set(el.name.text, { module, imported: (el.propertyName ?? el.name).text });
+      if (named && ts.isNamedImports(named))
+        for (const el of named.elements) bindings.set(el.name.text, { module, imported: (el.propertyName ?? el.name).text });
     }
     if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)) {
       code.packages.push({ file: fileAt(statement.getStart(sf)), text: statement.moduleSpecifier.text });
@@ -234,14 +242,28 @@ export function readBundle(text: string, metafile: Metafile): HandlerCode {
 function isReference(node: ts.Identifier): boolean {
   const parent = node.parent;
   if (ts.isPropertyAccessExpression(parent) && parent.name === node) return false;
-  if ((ts.isPropertyAssignment(parent) || ts.isMethodDeclaration(parent) || ts.isPropertyDeclaration(parent) || ts.isGetAccessor(parent) || ts.isSetAccessor(parent)) && parent.name === node) {
+  if (
+    (ts.isPropertyAssignment(parent) ||
+      ts.isMethodDeclaration(parent) ||
+      ts.isPropertyDeclaration(parent) ||
+      ts.isGetAccessor(parent) ||
+      ts.isSetAccessor(parent)) &&
+    parent.name === node
+  ) {
     return false;
   }
   if (ts.isBindingElement(parent) && parent.propertyName === node) return false;
   if ((ts.isLabeledStatement(parent) || ts.isBreakOrContinueStatement(parent)) && parent.label === node) return false;
   if (ts.isImportSpecifier(parent) || ts.isImportClause(parent) || ts.isNamespaceImport(parent) || ts.isExportSpecifier(parent)) return false;
   if (ts.isDeclarationStatement(parent) && (parent as ts.DeclarationStatement).name === node) return false;
-  if ((ts.isVariableDeclaration(parent) || ts.isParameter(parent) || ts.isBindingElement(parent) || ts.isFunctionExpression(parent) || ts.isClassExpression(parent)) && parent.name === node) {
+  if (
+    (ts.isVariableDeclaration(parent) ||
+      ts.isParameter(parent) ||
+      ts.isBindingElement(parent) ||
+      ts.isFunctionExpression(parent) ||
+      ts.isClassExpression(parent)) &&
+    parent.name === node
+  ) {
     return false;
   }
   return true;

@@ -17,10 +17,7 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-type Answer =
-  | { kind: 'respond'; status: number; headers: Record<string, string>; body: string }
-  | { kind: 'hang' }
-  | { kind: 'reset' };
+type Answer = { kind: 'respond'; status: number; headers: Record<string, string>; body: string } | { kind: 'hang' } | { kind: 'reset' };
 
 export interface WebhookReceiver {
   /** `http://127.0.0.1:<port>`: append a path to make a webhook URL. */

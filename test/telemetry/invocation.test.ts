@@ -79,12 +79,12 @@ describe('an error thrown by the work', () => {
 });
 
 describe('a tracer that fails', () => {
-  it('never replaces the work\'s answer', async () => {
+  it("never replaces the work's answer", async () => {
     const telemetry = { ...captured().telemetry, tracer: brokenTracer() };
     expect(await invoke(telemetry, context, { keys, measured: true, work: async () => 42 })).toBe(42);
   });
 
-  it('never replaces the work\'s error', async () => {
+  it("never replaces the work's error", async () => {
     const telemetry = { ...captured().telemetry, tracer: brokenTracer() };
     const failure = Object.assign(new Error('store down'), { name: 'TransientStoreError' });
     expect(await invoke(telemetry, context, { keys, measured: true, work: async () => Promise.reject(failure) }).catch((e: unknown) => e)).toBe(failure);
@@ -105,14 +105,16 @@ describe('ColdStart', () => {
     const { telemetry, lines } = captured();
     for (let i = 0; i < 3; i++) await invoke(telemetry, context, { keys, measured: true, work: async () => i });
     const coldStarts = lines().filter((l) => 'ColdStart' in l);
-    expect(coldStarts).toEqual([expect.objectContaining({ ColdStart: 1, function_name: 'loadplane-stage', service: 'loadplane', runId: keys.runId, stage: keys.stage })]);
+    expect(coldStarts).toEqual([
+      expect.objectContaining({ ColdStart: 1, function_name: 'loadplane-stage', service: 'loadplane', runId: keys.runId, stage: keys.stage }),
+    ]);
     const doc = coldStarts[0] as { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> } };
     expect(doc._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [['service', 'function_name']], Metrics: [{ Name: 'ColdStart', Unit: 'Count' }] });
   });
 });
 
 describe('the API log sink', () => {
-  it('an entry with an empty or absent run id keeps the invocation\'s run id', async () => {
+  it("an entry with an empty or absent run id keeps the invocation's run id", async () => {
     const { telemetry, lines } = captured();
     const log = apiLogOn(telemetry.logger);
     await invoke(telemetry, context, {
@@ -124,7 +126,11 @@ describe('the API log sink', () => {
         log({ message: 'named', runId: 'k01named' });
       },
     });
-    const byMessage = Object.fromEntries(lines().filter((l) => l.stage === 'Api' && 'message' in l).map((l) => [l.message, l]));
+    const byMessage = Object.fromEntries(
+      lines()
+        .filter((l) => l.stage === 'Api' && 'message' in l)
+        .map((l) => [l.message, l]),
+    );
     expect(byMessage.empty).toMatchObject({ runId: 'k01fromthepath', level: 'WARN' });
     expect(byMessage.undefined).toMatchObject({ runId: 'k01fromthepath', level: 'WARN' });
     expect(byMessage.named).toMatchObject({ runId: 'k01named' });
@@ -146,7 +152,7 @@ describe('the API log sink', () => {
   });
 });
 
-describe('Metrics\' own warnings', () => {
+describe("Metrics' own warnings", () => {
   it('are JSON lines of the Logger, not console output', () => {
     const { telemetry, lines } = captured();
     telemetry.metrics.addDimension('Stage', '');

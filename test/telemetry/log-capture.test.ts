@@ -71,7 +71,13 @@ const metricDocs = () => parsed().filter((l): l is EmfDocument => '_aws' in l);
 const metricPoints = () =>
   metricDocs().flatMap((doc) =>
     doc._aws.CloudWatchMetrics.flatMap(({ Dimensions, Metrics }) =>
-      Metrics.map((m) => ({ name: m.Name, unit: m.Unit, dimensions: Object.fromEntries(Dimensions[0]!.map((d) => [d, doc[d]])), value: doc[m.Name], runId: doc.runId })),
+      Metrics.map((m) => ({
+        name: m.Name,
+        unit: m.Unit,
+        dimensions: Object.fromEntries(Dimensions[0]!.map((d) => [d, doc[d]])),
+        value: doc[m.Name],
+        runId: doc.runId,
+      })),
     ),
   );
 
@@ -101,7 +107,19 @@ describe('a whole run through the stage Lambda handler', () => {
     expect(named('Notifications')).toEqual([expect.objectContaining({ value: 1, dimensions: { service: 'loadplane', Result: 'sent' } })]);
     const durations = named('StageDuration');
     expect(new Set(durations.map((p) => p.dimensions.Stage))).toEqual(
-      new Set([Stage.Admit, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Decide, Stage.Notify, Stage.Cleanup]),
+      new Set([
+        Stage.Admit,
+        Stage.Prepare,
+        Stage.AwaitPrepared,
+        Stage.Launch,
+        Stage.AwaitReady,
+        Stage.Start,
+        Stage.Watch,
+        Stage.Collect,
+        Stage.Decide,
+        Stage.Notify,
+        Stage.Cleanup,
+      ]),
     );
     for (const p of durations) expect(p).toMatchObject({ unit: 'Milliseconds', dimensions: { service: 'loadplane', Stage: expect.any(String) } });
     expect(named('CruisePolls').length).toBeGreaterThan(0);
@@ -127,7 +145,11 @@ describe('a whole run through the stage Lambda handler', () => {
 
 describe('the other handlers', () => {
   it('the sweeper: its summary is a Sweeper line about no one run', async () => {
-    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
+    const executions: SweeperExecutions = {
+      start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }),
+      stop: async () => undefined,
+      ...NO_ENDED_EXECUTIONS,
+    };
     const sweeper = makeSweeperHandler({ telemetry, stageDeps: () => h.runtime.deps, executions });
     const result = await sweeper({}, context());
     expect(result.errors).toEqual([]);
@@ -135,9 +157,14 @@ describe('the other handlers', () => {
     expect(metricPoints().find((p) => p.name === 'StageDuration' && p.dimensions.Stage === 'Sweeper')).toBeDefined();
   });
 
-  it('the reaper: a failed execution of a finished run is the run\'s, and its lines say so', async () => {
+  it("the reaper: a failed execution of a finished run is the run's, and its lines say so", async () => {
     const reaper = makeReaperHandler({ telemetry, stageDeps: () => h.runtime.deps });
-    const detail = { executionArn: `arn:aws:states:local:000000000000:execution:loadplane-run:${run.runId}-other`, name: 'other', status: 'FAILED', input: JSON.stringify({ runId: run.runId }) };
+    const detail = {
+      executionArn: `arn:aws:states:local:000000000000:execution:loadplane-run:${run.runId}-other`,
+      name: 'other',
+      status: 'FAILED',
+      input: JSON.stringify({ runId: run.runId }),
+    };
     const result = await reaper({ 'detail-type': 'Step Functions Execution Status Change', detail }, context());
     expect(result).toMatchObject({ kind: 'ignored' });
     expect(metricPoints().find((p) => p.name === 'StageDuration' && p.dimensions.Stage === 'Reaper')).toMatchObject({ runId: run.runId });
@@ -148,43 +175,75 @@ describe('the other handlers', () => {
     const executions: SweeperExecutions = { start: async () => Promise.reject(boom), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
     const { ledger, config } = h.runtime.deps;
     const api = makeApiHandler({ telemetry, api: { ledger, config, executions, now: () => h.clock.now() } });
-    const res = await api(proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'telemetry-api' })) }), context());
+    const res = await api(
+      proxyEvent({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(k6Spec({ name: 'telemetry-api' })) }),
+      context(),
+    );
     expect(res.statusCode).toBe(202);
     const runId = (JSON.parse(res.body) as { runId: string }).runId;
-    expect(logLines().find((l) => l.stage === 'Api')).toMatchObject({ level: 'WARN', runId, route: 'POST /runs', message: expect.stringMatching(/StartExecution failed/), error: 'ServiceUnavailable' });
+    expect(logLines().find((l) => l.stage === 'Api')).toMatchObject({
+      level: 'WARN',
+      runId,
+      route: 'POST /runs',
+      message: expect.stringMatching(/StartExecution failed/),
+      error: 'ServiceUnavailable',
+    });
   });
 
   it('the API: a request that fails (500) is an ERROR line naming the run and the route', async () => {
     const before = lines.length;
     const ledger = Object.create(h.runtime.deps.ledger) as Ledger;
     ledger.getRun = async () => Promise.reject(Object.assign(new Error('store down'), { name: 'TransientStoreError' }));
-    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
+    const executions: SweeperExecutions = {
+      start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }),
+      stop: async () => undefined,
+      ...NO_ENDED_EXECUTIONS,
+    };
     const api = makeApiHandler({ telemetry, api: { ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
     const res = await api(proxyEvent({ method: 'GET', path: `/runs/${run.runId}` }), context());
     expect(res.statusCode).toBe(500);
-    const failed = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'request failed');
-    expect(failed).toEqual([expect.objectContaining({ level: 'ERROR', runId: run.runId, stage: 'Api', route: 'GET /runs/{id}', error: 'TransientStoreError' })]);
+    const failed = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.message === 'request failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ level: 'ERROR', runId: run.runId, stage: 'Api', route: 'GET /runs/{id}', error: 'TransientStoreError' }),
+    ]);
   });
 
   it("the API: the router's own error lines are the Logger's JSON lines, with the invocation's keys", async () => {
     const before = lines.length;
-    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
+    const executions: SweeperExecutions = {
+      start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }),
+      stop: async () => undefined,
+      ...NO_ENDED_EXECUTIONS,
+    };
     const api = makeApiHandler({ telemetry, api: { ledger: h.runtime.deps.ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
     // Not an API Gateway proxy event: the router says so (on its logger), the handler answers 400.
     const res = await api({ httpMethod: 'GET' } as APIGatewayProxyEvent, context());
     expect(res.statusCode).toBe(400);
-    const routerLines = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'Received an event that is not compatible with this resolver');
+    const routerLines = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.message === 'Received an event that is not compatible with this resolver');
     expect(routerLines).toEqual([expect.objectContaining({ level: 'ERROR', service: 'loadplane', runId: '-', stage: 'Api' })]);
   });
 
   it("the next invocation starts with its own keys: a sweeper line after an API request has no route and the sweeper's run id", async () => {
-    const executions: SweeperExecutions = { start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }), stop: async () => undefined, ...NO_ENDED_EXECUTIONS };
+    const executions: SweeperExecutions = {
+      start: async () => ({ kind: 'exists', executionArn: 'arn:unused' }),
+      stop: async () => undefined,
+      ...NO_ENDED_EXECUTIONS,
+    };
     const api = makeApiHandler({ telemetry, api: { ledger: h.runtime.deps.ledger, config: h.runtime.deps.config, executions, now: () => h.clock.now() } });
     expect((await api(proxyEvent({ method: 'GET', path: `/runs/${run.runId}` }), context())).statusCode).toBe(200);
     const before = lines.length;
     const sweeper = makeSweeperHandler({ telemetry, stageDeps: () => h.runtime.deps, executions });
     await sweeper({}, context());
-    const sweeperLines = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => !('_aws' in l));
+    const sweeperLines = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => !('_aws' in l));
     expect(sweeperLines.length).toBeGreaterThan(0);
     for (const line of sweeperLines) {
       expect(line, JSON.stringify(line)).not.toHaveProperty('route');
@@ -206,8 +265,13 @@ describe('a stage that fails', () => {
     // Redacted in place: the runtime logs the thrown error itself, and Step Functions' Cause carries it.
     expect(failure).toMatchObject({ name: 'TransientStoreError', message: 'the ledger at <url> is unreachable' });
     expect(failure.stack).not.toContain(HOOK_TOKEN);
-    const errors = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'ERROR');
-    expect(errors).toEqual([expect.objectContaining({ runId: run.runId, stage: Stage.Collect, error: 'TransientStoreError', detail: 'the ledger at <url> is unreachable' })]);
+    const errors = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.level === 'ERROR');
+    expect(errors).toEqual([
+      expect.objectContaining({ runId: run.runId, stage: Stage.Collect, error: 'TransientStoreError', detail: 'the ledger at <url> is unreachable' }),
+    ]);
   });
 
   it('a bare logger.info inside the work carries the run id and stage', async () => {
@@ -219,17 +283,22 @@ describe('a stage that fails', () => {
     };
     const handler = makeStageHandler({ telemetry, stageDeps: () => ({ ...h.runtime.deps, ledger }) });
     await handler({ stage: Stage.Collect, runId: run.runId }, context()).catch(() => undefined);
-    const bare = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'a line from inside the work');
+    const bare = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.message === 'a line from inside the work');
     expect(bare).toEqual([expect.objectContaining({ level: 'INFO', runId: run.runId, stage: Stage.Collect, function_request_id: expect.any(String) })]);
   });
-
 });
 
 describe('secrets and URLs', () => {
   it('no line carries the webhook URL, its path token, the signing secret or any http(s) URL', () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const needle of [receiver.url, HOOK_TOKEN, SIGNING_SECRET, 'http://', 'https://']) {
-      expect(lines.filter((l) => l.includes(needle)), needle).toEqual([]);
+      expect(
+        lines.filter((l) => l.includes(needle)),
+        needle,
+      ).toEqual([]);
     }
     // The failed stage's message did hold a URL: it was redacted, not dropped.
     expect(lines.filter((l) => l.includes('the ledger at <url> is unreachable'))).toHaveLength(1);

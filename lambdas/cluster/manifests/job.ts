@@ -26,12 +26,18 @@ export interface JobInput {
 
 export function loadplaneJob(plan: RunnerPlan, input: JobInput): V1Job {
   // A Job without a deadline would be no dead-man switch at all; the stage that builds it must know one.
-  if (input.deadlineSeconds === undefined) throw new Error(`${input.name}: the plan has no deadline for this Job (a ${input.role} Job needs its stage's timing)`);
+  if (input.deadlineSeconds === undefined)
+    throw new Error(`${input.name}: the plan has no deadline for this Job (a ${input.role} Job needs its stage's timing)`);
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     // Owned by the run's anchor (owners.ts): a Job the API server creates after Cleanup is collected.
-    metadata: { name: input.name, namespace: plan.namespace, labels: objectLabels(plan, input.role, input.index), ownerReferences: [anchorOwnerReference(plan.runId)] },
+    metadata: {
+      name: input.name,
+      namespace: plan.namespace,
+      labels: objectLabels(plan, input.role, input.index),
+      ownerReferences: [anchorOwnerReference(plan.runId)],
+    },
     spec: {
       backoffLimit: 0,
       parallelism: 1,

@@ -100,7 +100,12 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
         { name: PodVolumes.script, configMap: { name: scriptConfigMapName(plan) } },
         { name: PodVolumes.work, emptyDir: {} },
         ...(input.scriptAloneAt
-          ? [{ name: PodVolumes.scriptAlone, configMap: { name: scriptConfigMapName(plan), items: [{ key: plan.script.file, path: `simulations/${plan.script.file}` }] } }]
+          ? [
+              {
+                name: PodVolumes.scriptAlone,
+                configMap: { name: scriptConfigMapName(plan), items: [{ key: plan.script.file, path: `simulations/${plan.script.file}` }] },
+              },
+            ]
           : []),
         ...(input.writablePaths ?? []).map((_, i) => ({ name: writableVolumeName(i + 1), emptyDir: {} })),
         ...structuredClone(plan.volumes ?? []),

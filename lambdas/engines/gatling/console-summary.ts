@@ -91,7 +91,6 @@ export const GATLING_LOG_TAIL_LINES = 1000;
  */
 export const GATLING_PERCENTILE_RELATIVE_ERROR = 0.02;
 
-
 /** A row of the block: the Total, OK and KO columns; undefined where Gatling printed "-". */
 interface Row {
   total: number | undefined;

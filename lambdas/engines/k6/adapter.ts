@@ -103,10 +103,21 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<Star
   if (ctx.setup) {
     const { skip, ...call } = ctx.setup;
     // Only runners that still wait paused take data; one an earlier attempt started already has it.
-    setup = skip !== undefined ? { ran: false, skipped: skip } : await setupOnce({ ...call, cluster: ctx.cluster, namespace: ctx.namespace }, toStart.map((p) => p.name));
+    setup =
+      skip !== undefined
+        ? { ran: false, skipped: skip }
+        : await setupOnce(
+            { ...call, cluster: ctx.cluster, namespace: ctx.namespace },
+            toStart.map((p) => p.name),
+          );
     if ('failed' in setup) return { startedAt: ctx.now(), setup };
   }
-  const starts = await prepareK6StatusPatches(ctx.cluster, ctx.namespace, toStart.map((p) => p.name), { paused: false });
+  const starts = await prepareK6StatusPatches(
+    ctx.cluster,
+    ctx.namespace,
+    toStart.map((p) => p.name),
+    { paused: false },
+  );
   const sentAt = ctx.now();
   await Promise.all(starts.map((send) => tolerateUnreachable(send())));
   const startedAt = ctx.now();
@@ -121,7 +132,12 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<Star
   let pending = pods.filter((p) => !observed.has(p.index));
   for (let read = 0; read < VERIFY_READS && pending.length > 0; read++) {
     const askedAt = ctx.now();
-    const statuses = await k6StatusesTimed(ctx.cluster, ctx.namespace, pending.map((p) => p.name), ctx.now);
+    const statuses = await k6StatusesTimed(
+      ctx.cluster,
+      ctx.namespace,
+      pending.map((p) => p.name),
+      ctx.now,
+    );
     pending = pending.filter((p, i) => {
       const { status, at } = statuses[i]!;
       if (!hasStarted(k6RunnerPhase(status))) {

@@ -35,7 +35,8 @@ const ANSWER_MARGIN_MS = 10_000;
 export async function setupOnce(call: CoordinatorCall, runners: readonly string[]): Promise<SetupOutcome> {
   const { cluster, namespace, coordinator, marks } = call;
   // An earlier attempt saw setup() throw and was cut off before recording its outcome: it failed.
-  if (marks.has(SetupMark.failed)) return { ran: false, failed: 'setup: setup() failed on the coordinator (an earlier attempt of Start saw it throw); nothing was started' };
+  if (marks.has(SetupMark.failed))
+    return { ran: false, failed: 'setup: setup() failed on the coordinator (an earlier attempt of Start saw it throw); nothing was started' };
   if (!marks.has(SetupMark.done)) {
     if (marks.has(SetupMark.sent)) {
       // An earlier attempt sent it and never learnt the answer: data held means setup() returned.

@@ -60,6 +60,7 @@ export function describeK6Status(status: K6Status | undefined): string {
   if (status === undefined) return 'REST API not answering';
   if (typeof status.status !== 'number') return 'REST API answered without an execution status';
   const vus = status['vus-max'];
-  if (status.status < K6ExecutionStatus.PausedBeforeRun) return `k6 status ${status.status} (initializing VUs${typeof vus === 'number' ? `: ${vus} ready` : ''})`;
+  if (status.status < K6ExecutionStatus.PausedBeforeRun)
+    return `k6 status ${status.status} (initializing VUs${typeof vus === 'number' ? `: ${vus} ready` : ''})`;
   return `k6 status ${status.status}${status.paused === false ? ', unpaused' : ''}`;
 }

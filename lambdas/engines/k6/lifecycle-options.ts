@@ -36,7 +36,9 @@ export function k6LifecycleProblem(options: K6LifecycleOptions): string | undefi
       ? [`setupTimeout ${formatDuration(options.setupTimeoutSeconds)} is longer than the ${formatDuration(SETUP_BUDGET_SECONDS)} Start can wait for setup()`]
       : []),
     ...(!options.noTeardown && options.teardownTimeoutSeconds > TEARDOWN_BUDGET_SECONDS
-      ? [`teardownTimeout ${formatDuration(options.teardownTimeoutSeconds)} is longer than the ${formatDuration(TEARDOWN_BUDGET_SECONDS)} Cleanup can wait for teardown()`]
+      ? [
+          `teardownTimeout ${formatDuration(options.teardownTimeoutSeconds)} is longer than the ${formatDuration(TEARDOWN_BUDGET_SECONDS)} Cleanup can wait for teardown()`,
+        ]
       : []),
   ];
   if (problems.length === 0) return undefined;

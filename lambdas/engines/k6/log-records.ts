@@ -67,15 +67,14 @@ function jsonRecord(text: string): K6LogRecord | undefined {
 
 /** A Go `%q` string (logrus quotes with strconv.Quote): JSON's escapes plus `\xNN`, `\a`, `\v`. */
 function unquoteGo(quoted: string): string {
-  const json = quoted
-    .replace(/\\\\|\\x([0-9a-fA-F]{2})|\\a|\\v|\\U([0-9a-fA-F]{8})/g, (all, hex?: string, wide?: string) => {
-      if (all === '\\\\') return all;
-      if (hex) return `\\u00${hex}`;
-      if (all === '\\a') return '\\u0007';
-      if (all === '\\v') return '\\u000b';
-      const cp = Number.parseInt(wide!, 16);
-      return cp <= 0x10ffff ? JSON.stringify(String.fromCodePoint(cp)).slice(1, -1) : '\\ufffd';
-    });
+  const json = quoted.replace(/\\\\|\\x([0-9a-fA-F]{2})|\\a|\\v|\\U([0-9a-fA-F]{8})/g, (all, hex?: string, wide?: string) => {
+    if (all === '\\\\') return all;
+    if (hex) return `\\u00${hex}`;
+    if (all === '\\a') return '\\u0007';
+    if (all === '\\v') return '\\u000b';
+    const cp = Number.parseInt(wide!, 16);
+    return cp <= 0x10ffff ? JSON.stringify(String.fromCodePoint(cp)).slice(1, -1) : '\\ufffd';
+  });
   try {
     return JSON.parse(json) as string;
   } catch {

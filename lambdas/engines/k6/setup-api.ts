@@ -48,10 +48,15 @@ export async function runK6Setup(cluster: ClusterClient, namespace: string, pod:
 
 /** Each instance gets `data` (PUT /v1/setup), all sent at once; resolves when every one stored it. */
 export async function putK6SetupData(cluster: ClusterClient, namespace: string, pods: readonly string[], data: unknown): Promise<void> {
-  const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'PUT' as const, path: SETUP_PATH, body: data })));
+  const requests = await cluster.preparePodProxy(
+    pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'PUT' as const, path: SETUP_PATH, body: data })),
+  );
   const answers = await Promise.all(requests.map((send) => send()));
   const refused = answers.findIndex((a) => a.status >= 400);
-  if (refused >= 0) throw new ClusterUnavailable(`PUT /v1/setup on ${pods[refused]} answered HTTP ${answers[refused]!.status}: ${k6ErrorMessage(answers[refused]!.body, answers[refused]!.status)}`);
+  if (refused >= 0)
+    throw new ClusterUnavailable(
+      `PUT /v1/setup on ${pods[refused]} answered HTTP ${answers[refused]!.status}: ${k6ErrorMessage(answers[refused]!.body, answers[refused]!.status)}`,
+    );
 }
 
 /** Runs teardown() on the instance (POST /v1/teardown), sent once, like runK6Setup. */

@@ -93,9 +93,9 @@ const thresholdsSchema = z.record(z.string(), z.boolean());
 const metricSchema = z
   .object({ thresholds: thresholdsSchema.optional() })
   .catchall(z.unknown())
-  .transform((metric) => Object.fromEntries(Object.entries(metric).filter(([key, value]) => key === 'thresholds' || (typeof value === 'number' && Number.isFinite(value))))) as unknown as z.ZodType<
-  { thresholds?: Record<string, boolean> } & Record<string, number>
->;
+  .transform((metric) =>
+    Object.fromEntries(Object.entries(metric).filter(([key, value]) => key === 'thresholds' || (typeof value === 'number' && Number.isFinite(value)))),
+  ) as unknown as z.ZodType<{ thresholds?: Record<string, boolean> } & Record<string, number>>;
 type ExportedMetric = z.infer<typeof metricSchema>;
 const exportSchema = z
   .object({

@@ -20,11 +20,14 @@ function parseLimit(value: string): number {
 export function registerList(program: Command): void {
   const command = program.command('list').description('list runs on the REST API, newest first: id, name, status or outcome, created, reason');
   withApiOption(command)
-    .option('--status <status>', 'only runs in this status (PENDING … RUNNING, COLLECTING, or an outcome: SUCCEEDED, FAILED, THRESHOLDS_FAILED, TIMED_OUT, ABORTED)')
-    .option('--name <name>', "only runs of this spec name")
+    .option(
+      '--status <status>',
+      'only runs in this status (PENDING … RUNNING, COLLECTING, or an outcome: SUCCEEDED, FAILED, THRESHOLDS_FAILED, TIMED_OUT, ABORTED)',
+    )
+    .option('--name <name>', 'only runs of this spec name')
     .option('--limit <n>', 'runs per page (the API allows 1 to 100; default 20)', parseLimit)
     .option('--next <token>', 'the page after the one that printed this token')
-    .option('--json', 'print the API\'s RunList as JSON on stdout, nothing else')
+    .option('--json', "print the API's RunList as JSON on stdout, nothing else")
     .addHelpText('after', API_EXIT_CODES_HELP)
     .action(async (opts: ListCliOptions, cmd: Command) => {
       const target = apiTarget(cmd, opts.api);

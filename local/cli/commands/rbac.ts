@@ -39,8 +39,6 @@ config lists for the namespace (clusters[].namespaces[]: { name, serviceAccounts
 Example: loadplane rbac --namespace loadtest | kubectl apply -f -`,
     )
     .action((opts: RbacCliOptions) => {
-      process.stdout.write(
-        rbacManifestYaml({ namespaces: opts.namespace, group: opts.group, ...(opts.createNamespaces ? { createNamespaces: true } : {}) }),
-      );
+      process.stdout.write(rbacManifestYaml({ namespaces: opts.namespace, group: opts.group, ...(opts.createNamespaces ? { createNamespaces: true } : {}) }));
     });
 }

@@ -64,7 +64,8 @@ export async function saveReport(id: string, options: SaveReportOptions, io: Io 
     await writeFile(file, page, { flag: options.force ? 'w' : 'wx' });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EEXIST' ? 'exists already: give --force to overwrite it, or --out <another file>' : `cannot be written (${code ?? (err as Error).message})`;
+    const why =
+      code === 'EEXIST' ? 'exists already: give --force to overwrite it, or --out <another file>' : `cannot be written (${code ?? (err as Error).message})`;
     io.stderr.write(`loadplane: --out: ${terminalSafe(file)} ${why}\n`);
     return EXIT_CALLER_MUST_FIX;
   }
@@ -76,12 +77,17 @@ export async function saveReport(id: string, options: SaveReportOptions, io: Io 
 export function registerReport(program: Command): void {
   const command = program
     .command('report')
-    .description("save a run's report from the REST API: one self-contained HTML page (outcome, stage timeline, charts of requests/s, error rate and each runner's p95, runner results, thresholds, spec)")
+    .description(
+      "save a run's report from the REST API: one self-contained HTML page (outcome, stage timeline, charts of requests/s, error rate and each runner's p95, runner results, thresholds, spec)",
+    )
     .argument('<id>', 'the run id (as `run`, `list` and notifications give it)');
   withApiOption(command)
     .option('--out <file>', "where to write the page ('-': stdout); default <id>.html in the current directory")
     .option('--force', 'overwrite the file if it exists')
-    .addHelpText('after', `${API_EXIT_CODES_HELP}\nThe API's report link (links.report in notifications) needs SigV4 signing on AWS: this command fetches it signed.`)
+    .addHelpText(
+      'after',
+      `${API_EXIT_CODES_HELP}\nThe API's report link (links.report in notifications) needs SigV4 signing on AWS: this command fetches it signed.`,
+    )
     .action(async (id: string, opts: ReportCliOptions, cmd: Command) => {
       const target = apiTarget(cmd, opts.api);
       process.exitCode = await saveReport(id, { ...target, ...(opts.out !== undefined ? { out: opts.out } : {}), ...(opts.force ? { force: true } : {}) });

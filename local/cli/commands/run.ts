@@ -31,7 +31,8 @@ const LOCAL_RUN_LIMIT_REASON =
  * not pass between two kubectl commands.
  */
 export const MAX_KUBE_SIM_TIME_SCALE = 1000;
-const KUBE_SIM_LIMIT_REASON = "beyond it kube-sim's 0.5-1 s steps are shorter than Node's 1 ms timers and a real second of kubectl is over 16 simulated minutes";
+const KUBE_SIM_LIMIT_REASON =
+  "beyond it kube-sim's 0.5-1 s steps are shorter than Node's 1 ms timers and a real second of kubectl is over 16 simulated minutes";
 
 /** A parser of `--time-scale`: simulated seconds per real second, above 0 (below 1 slows the cluster down), at most `max`. */
 export function timeScaleParser(max: number, reason: string): (value: string) => number {
@@ -53,7 +54,7 @@ export function withLocalRunOptions(command: Command): Command {
   return withChannelOptions(
     command.option('--time-scale <x>', `kube-sim: simulated seconds per real second (at most ${MAX_LOCAL_RUN_TIME_SCALE})`, parseTimeScale, DEFAULT_TIME_SCALE),
     { webhook: 'notify this generic JSON webhook when the run ends', slack: 'notify this Slack incoming webhook when the run ends' },
-  ).option('--report <file>', 'write the run\'s report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends');
+  ).option('--report <file>', "write the run's report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends");
 }
 
 /** What every command that talks to the API says about its exit codes (docs/cli.md). */
@@ -66,7 +67,8 @@ DNS, timeout, 5xx after retries).`;
 
 /** The API's base URL (`--api`, LOADPLANE_API): http(s), no query or fragment. */
 export function parseApiUrl(value: string): string {
-  if (!URL.canParse(value)) throw new InvalidArgumentError('must be the API\'s base URL, e.g. https://<id>.execute-api.<region>.amazonaws.com/<stage> or http://127.0.0.1:8787');
+  if (!URL.canParse(value))
+    throw new InvalidArgumentError("must be the API's base URL, e.g. https://<id>.execute-api.<region>.amazonaws.com/<stage> or http://127.0.0.1:8787");
   const url = new URL(value);
   if (!/^https?:$/.test(url.protocol)) throw new InvalidArgumentError('must be an http(s) URL');
   if (url.search || url.hash) throw new InvalidArgumentError("must be the API's base URL, without a query or fragment");
@@ -83,7 +85,11 @@ export function parseIdempotencyKey(value: string): string {
 
 /** `--api <url>` on a command that talks to the API. */
 export function withApiOption(command: Command): Command {
-  return command.option('--api <url>', "the REST API's base URL (default: LOADPLANE_API); requests are SigV4-signed unless it is a local http://127.0.0.1 serve", parseApiUrl);
+  return command.option(
+    '--api <url>',
+    "the REST API's base URL (default: LOADPLANE_API); requests are SigV4-signed unless it is a local http://127.0.0.1 serve",
+    parseApiUrl,
+  );
 }
 
 /**
@@ -138,7 +144,12 @@ export function registerRun(program: Command): void {
     .option('--context <name>', 'with --local: the kubeconfig context to use (implies a real cluster)');
   withApiOption(command);
   command
-    .addOption(new Option('--follow', 'follow the run on the API to its end: stages, test progress with the live figures of the runners, results; exit by its outcome').conflicts('local'))
+    .addOption(
+      new Option(
+        '--follow',
+        'follow the run on the API to its end: stages, test progress with the live figures of the runners, results; exit by its outcome',
+      ).conflicts('local'),
+    )
     .addOption(
       new Option('--key <key>', 'the Idempotency-Key: the same key and spec again is the same run, never a second one (default: a new random key)')
         .argParser(parseIdempotencyKey)
@@ -155,8 +166,15 @@ export function registerRun(program: Command): void {
         return;
       }
       const localOnly = Object.keys(LOCAL_ONLY).filter((k) => cmd.getOptionValueSource(k) === 'cli');
-      if (localOnly.length > 0) cmd.error(`error: ${localOnly.map((k) => LOCAL_ONLY[k]).join(', ')} ${localOnly.length > 1 ? 'are options' : 'is an option'} of a local run: add --local`);
-      const target = apiTarget(cmd, opts.api, 'no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default');
+      if (localOnly.length > 0)
+        cmd.error(
+          `error: ${localOnly.map((k) => LOCAL_ONLY[k]).join(', ')} ${localOnly.length > 1 ? 'are options' : 'is an option'} of a local run: add --local`,
+        );
+      const target = apiTarget(
+        cmd,
+        opts.api,
+        'no API to submit the run to: give --api <url>, set LOADPLANE_API, or add --local to run it here on the embedded default',
+      );
       const { submitRemote } = await import('../remote-run');
       process.exitCode = await submitRemote(spec, {
         ...target,

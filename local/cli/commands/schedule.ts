@@ -61,7 +61,10 @@ export function registerSchedule(program: Command): void {
     .description('create or update a schedule (the same definition again changes nothing, and activates it if it was not)')
     .argument('<name>', "the schedule's name: lowercase letters, digits and '-', starting with a letter, at most 40 characters", parseScheduleName);
   withApiOption(put)
-    .requiredOption('--expression <expr>', 'when it fires: cron(minutes hours day-of-month month day-of-week year), rate(<n> minutes|hours|days) or at(yyyy-mm-ddThh:mm:ss)')
+    .requiredOption(
+      '--expression <expr>',
+      'when it fires: cron(minutes hours day-of-month month day-of-week year), rate(<n> minutes|hours|days) or at(yyyy-mm-ddThh:mm:ss)',
+    )
     .option('--time-zone <tz>', 'the IANA time zone cron and at are read in, e.g. Europe/Berlin (default UTC)')
     .option('--disabled', 'store it without firing it')
     .requiredOption('--spec <file>', 'the run spec each firing starts (YAML or JSON; - reads stdin)')
@@ -103,7 +106,7 @@ export function registerSchedule(program: Command): void {
     .description('delete a schedule: it fires no more; runs it started already are untouched')
     .argument('<name>', "the schedule's name", parseScheduleName);
   withApiOption(remove)
-    .option('--json', "print the deleted Schedule as JSON on stdout, nothing else")
+    .option('--json', 'print the deleted Schedule as JSON on stdout, nothing else')
     .addHelpText('after', SCHEDULE_EXIT_CODES_HELP)
     .action(async (name: string, opts: ApiCliOptions, cmd: Command) => {
       process.exitCode = await deleteScheduleRemote(name, remoteOptions(cmd, opts));
@@ -185,7 +188,14 @@ export async function listSchedulesRemote(options: ApiTarget & { json?: boolean 
     io.stdout.write('no schedules\n');
     return EXIT_OK;
   }
-  const rows = schedules.map((s) => [cell(s.name, 40), cell(s.expression, 80), cell(s.timeZone, 50), s.enabled ? 'enabled' : 'disabled', String(s.version), isoSeconds(s.updatedAt)]);
+  const rows = schedules.map((s) => [
+    cell(s.name, 40),
+    cell(s.expression, 80),
+    cell(s.timeZone, 50),
+    s.enabled ? 'enabled' : 'disabled',
+    String(s.version),
+    isoSeconds(s.updatedAt),
+  ]);
   io.stdout.write(columns([['schedule', 'expression', 'time zone', 'state', 'version', 'updated'], ...rows]).join('\n') + '\n');
   return EXIT_OK;
 }

@@ -40,7 +40,9 @@ function ledgerText(dataDir: string | undefined): string {
 
 function banner(serve: Serve, opts: ServeCliOptions, channels: string): string[] {
   const sim = serve.runtime.kubeSim;
-  const cluster = sim ? `kube-sim at ${sim.url} (time ×${serve.runtime.timeScale}: the runs' times are the cluster's)` : `kubeconfig ${opts.context ?? '(current context)'}`;
+  const cluster = sim
+    ? `kube-sim at ${sim.url} (time ×${serve.runtime.timeScale}: the runs' times are the cluster's)`
+    : `kubeconfig ${opts.context ?? '(current context)'}`;
   const lines = [
     `loadplane serve: API at ${serve.url}`,
     `  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/runs/{id}/report · GET ${serve.url}/openapi.json`,
@@ -134,7 +136,10 @@ export function registerServe(program: Command): void {
     for (const line of banner(serve, opts, describeChannels(channels))) console.log(line);
     await untilInterrupted();
     const again = () => {
-      const left = opts.dataDir === undefined ? 'runs in flight ended with it, unfinished' : `runs in flight not yet finished are kept in ${opts.dataDir} and finished when serve starts again on it`;
+      const left =
+        opts.dataDir === undefined
+          ? 'runs in flight ended with it, unfinished'
+          : `runs in flight not yet finished are kept in ${opts.dataDir} and finished when serve starts again on it`;
       console.log(`\nloadplane serve: stopped at once; ${left}`);
       process.exit(EXIT_INTERRUPTED);
     };
@@ -145,7 +150,10 @@ export function registerServe(program: Command): void {
       `\nloadplane serve: stopping${open > 0 ? `: ${count(open, 'run')} in flight stopped hard, the reaper finishing ${open === 1 ? 'it' : 'them'} ABORTED for up to ${SERVE_STOP_GRACE_MS / 1000} s (Ctrl-C again to exit now)` : ''}`,
     );
     let deadline: NodeJS.Timeout | undefined;
-    const summary = await Promise.race([serve.close(), new Promise<undefined>((resolve) => (deadline = setTimeout(() => resolve(undefined), SERVE_STOP_DEADLINE_MS)))]);
+    const summary = await Promise.race([
+      serve.close(),
+      new Promise<undefined>((resolve) => (deadline = setTimeout(() => resolve(undefined), SERVE_STOP_DEADLINE_MS))),
+    ]);
     clearTimeout(deadline);
     console.log(stoppedText(summary, opts.dataDir));
     // Whatever is left (a stage invocation the hard stop cut off waits forever) must not keep the process.

@@ -14,7 +14,10 @@ export function registerStatus(program: Command): void {
     .description("show a run on the REST API: its stages, the test's progress, results and outcome; exit 1 if it ended other than SUCCEEDED")
     .argument('<id>', 'the run id (as `run` and `list` print it)');
   withApiOption(command)
-    .option('--follow', 'follow the run to its end (stages as they complete, the test progress bar and the live figures of the runners), then its results; exit by its outcome')
+    .option(
+      '--follow',
+      'follow the run to its end (stages as they complete, the test progress bar and the live figures of the runners), then its results; exit by its outcome',
+    )
     .option('--json', 'print the Run resource as JSON on stdout (the final one with --follow), nothing else')
     .addHelpText('after', API_EXIT_CODES_HELP)
     .action(async (id: string, opts: StatusCliOptions, cmd: Command) => {

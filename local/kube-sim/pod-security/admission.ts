@@ -30,7 +30,11 @@ function warningsAt(warn: LevelVersion, metadata: ObjectMeta | undefined, spec: 
  * violates the enforced level; otherwise returns the warnings of the warn level (none when enforce
  * already checked the same level).
  */
-export function admitPod(namespaceLabels: Readonly<Record<string, string>> | undefined, podName: string, pod: { metadata?: ObjectMeta; spec: PodSpec }): string[] {
+export function admitPod(
+  namespaceLabels: Readonly<Record<string, string>> | undefined,
+  podName: string,
+  pod: { metadata?: ObjectMeta; spec: PodSpec },
+): string[] {
   const policy = namespacePolicy(namespaceLabels);
   const violations = evaluatePod(policy.enforce.level, pod.metadata, pod.spec);
   if (violations.length > 0) throw podSecurityForbidden(podName, policy.enforce, violations);
@@ -66,7 +70,11 @@ export function admitPodCreate(store: ObjectStore, namespace: string | undefined
  * The warnings for a pod controller's create or update (ValidatePodController: workloads are never
  * refused, only warned about, from the warn level, which follows enforce when unset).
  */
-export function podControllerWarnings(store: ObjectStore, namespace: string | undefined, template: { metadata?: ObjectMeta; spec?: PodSpec } | undefined): string[] {
+export function podControllerWarnings(
+  store: ObjectStore,
+  namespace: string | undefined,
+  template: { metadata?: ObjectMeta; spec?: PodSpec } | undefined,
+): string[] {
   if (!template?.spec) return [];
   const policy = namespacePolicy(labelsOfNamespace(store, namespace));
   return warningsAt(policy.warn, template.metadata, template.spec);

@@ -28,4 +28,8 @@ const seccompProfileBaseline: CheckPod = (_meta, spec) => {
   };
 };
 
-export const seccompProfileBaselineCheck: Check = { id: 'seccompProfile_baseline', level: 'baseline', versions: [{ since: 19, check: seccompProfileBaseline }] };
+export const seccompProfileBaselineCheck: Check = {
+  id: 'seccompProfile_baseline',
+  level: 'baseline',
+  versions: [{ since: 19, check: seccompProfileBaseline }],
+};

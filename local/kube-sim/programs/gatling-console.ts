@@ -39,9 +39,7 @@ export interface SimulatedLatency {
 }
 
 /** An assertion as Gatling reports it: resolved (with the value compared), or a path it could not find. */
-export type SimulatedAssertion =
-  | { message: string; ok: boolean; actual: number }
-  | { message: string; error: string };
+export type SimulatedAssertion = { message: string; ok: boolean; actual: number } | { message: string; error: string };
 
 export interface SimulatedGatlingRun {
   /** The simulation's fully qualified class name, e.g. `loadplane.BasicSimulation`. */
@@ -237,7 +235,7 @@ interface Layout {
 /** NumberHelper.RichDouble#toRank: 50 → "50th", 99.9 → "99.9th". */
 function toRank(p: number, printable: (x: number) => string): string {
   const n = Number.isInteger(p) ? p : Math.trunc(p * 100) % 100;
-  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th';
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th');
   return printable(p) + suffix;
 }
 
@@ -335,8 +333,7 @@ const LAYOUT_314: Layout = {
     high: (higher) => `OK: t >= ${higher} ms`,
     ko: 'KO',
   },
-  rangeRow: (label, count, total) =>
-    `> ${rightPad(label, 120 - 2 - 9 - 8 - 2)} ${number314(count)} ${percentage314(total === 0 ? 0 : (count / total) * 100)}`,
+  rangeRow: (label, count, total) => `> ${rightPad(label, 120 - 2 - 9 - 8 - 2)} ${number314(count)} ${percentage314(total === 0 ? 0 : (count / total) * 100)}`,
   emptyCount: 'dash',
 };
 
@@ -396,14 +393,50 @@ function globalInformationLines(run: SimulatedGatlingRun, layout: Layout): strin
   const lines = ['', '='.repeat(layout.width), layout.statusSubtitle('Global Information')];
   const counts = columns.map((c) => c?.count ?? (layout.emptyCount === 'zero' ? 0 : undefined));
   lines.push(layout.statsRow('request count', counts, 'count'));
-  lines.push(layout.statsRow(layout.label.min, each((c) => Math.round(c.latency.min)), 'int'));
-  lines.push(layout.statsRow(layout.label.max, each((c) => Math.round(c.latency.max)), 'int'));
-  lines.push(layout.statsRow(layout.label.mean, each((c) => Math.round(c.latency.mean)), 'int'));
-  lines.push(layout.statsRow(layout.label.std, each((c) => Math.round(c.latency.std)), 'int'));
+  lines.push(
+    layout.statsRow(
+      layout.label.min,
+      each((c) => Math.round(c.latency.min)),
+      'int',
+    ),
+  );
+  lines.push(
+    layout.statsRow(
+      layout.label.max,
+      each((c) => Math.round(c.latency.max)),
+      'int',
+    ),
+  );
+  lines.push(
+    layout.statsRow(
+      layout.label.mean,
+      each((c) => Math.round(c.latency.mean)),
+      'int',
+    ),
+  );
+  lines.push(
+    layout.statsRow(
+      layout.label.std,
+      each((c) => Math.round(c.latency.std)),
+      'int',
+    ),
+  );
   for (const p of percentiles) {
-    lines.push(layout.statsRow(layout.label.percentile(p), each((c) => Math.round(c.latency.percentile(p))), 'int'));
+    lines.push(
+      layout.statsRow(
+        layout.label.percentile(p),
+        each((c) => Math.round(c.latency.percentile(p))),
+        'int',
+      ),
+    );
   }
-  lines.push(layout.statsRow(layout.label.rate, each((c) => c.count / seconds), 'double'));
+  lines.push(
+    layout.statsRow(
+      layout.label.rate,
+      each((c) => c.count / seconds),
+      'double',
+    ),
+  );
 
   lines.push(layout.subtitle('Response Time Distribution'));
   const okLatency = run.okLatency ?? run.latency;

@@ -161,8 +161,7 @@ export class K6Runner implements ContainerProgram {
     if (this.argv.positionals.length !== 1) {
       // cobra's check of `k6 run`'s arguments (everything after `--` is positional): at once, no API.
       const message =
-        `accepts 1 arg(s), received ${this.argv.positionals.length}: arg should either be "-", ` +
-        'if reading script from stdin, or a path to a script file';
+        `accepts 1 arg(s), received ${this.argv.positionals.length}: arg should either be "-", ` + 'if reading script from stdin, or a path to a script file';
       this.ctx.after(QUICK_EXIT_MS, () => this.crash(message, undefined, K6_EXIT.commandLine));
       return;
     }
@@ -263,7 +262,12 @@ export class K6Runner implements ContainerProgram {
       return k6Error(404, 'Not Found', 'No metric with that ID was found', TEXT_UTF8);
     }
     if (path === '/v1/groups' && method === 'GET') {
-      const root = { type: 'groups', id: ROOT_GROUP_ID, attributes: { path: '', name: '', checks: null }, relationships: { groups: { data: [] }, parent: { data: null } } };
+      const root = {
+        type: 'groups',
+        id: ROOT_GROUP_ID,
+        attributes: { path: '', name: '', checks: null },
+        relationships: { groups: { data: [] }, parent: { data: null } },
+      };
       return { status: 200, body: { data: [root] }, contentType: TEXT_UTF8 };
     }
     if (path === '/v1/setup') {
@@ -472,17 +476,35 @@ export class K6Runner implements ContainerProgram {
       const vus = this.phase === 'running' || this.phase === 'teardown' ? this.vus : 0;
       return k6MetricsDocument(this.synthetic(undefined, []), vus, this.vus).data;
     }
-    const gauge = (id: string, value: number): K6MetricEntry => ({ type: 'metrics', id, attributes: { type: 'gauge', contains: 'default', tainted: null, sample: { value } } });
-    const zero = (id: string): K6MetricEntry => ({ type: 'metrics', id, attributes: { type: 'counter', contains: 'data', tainted: null, sample: { count: 0, rate: 0 } } });
+    const gauge = (id: string, value: number): K6MetricEntry => ({
+      type: 'metrics',
+      id,
+      attributes: { type: 'gauge', contains: 'default', tainted: null, sample: { value } },
+    });
+    const zero = (id: string): K6MetricEntry => ({
+      type: 'metrics',
+      id,
+      attributes: { type: 'counter', contains: 'data', tainted: null, sample: { count: 0, rate: 0 } },
+    });
     const entries: K6MetricEntry[] = [];
     // Recorded: a threshold's metric (submetrics too) is observed from the start, with an empty sample.
     for (const t of this.thresholds) {
       if (entries.some((e) => e.id === t.metric)) continue;
       const type = metricType(t.metric, t.expression);
       const base = baseMetric(t.metric);
-      const contains = base.startsWith('data_') ? 'data' : base === 'iteration_duration' || (base.startsWith('http_req_') && base !== 'http_req_failed') ? 'time' : 'default';
+      const contains = base.startsWith('data_')
+        ? 'data'
+        : base === 'iteration_duration' || (base.startsWith('http_req_') && base !== 'http_req_failed')
+          ? 'time'
+          : 'default';
       const sample: Record<string, number> =
-        type === 'trend' ? { avg: 0, max: 0, med: 0, min: 0, 'p(90)': 0, 'p(95)': 0 } : type === 'counter' ? { count: 0, rate: 0 } : type === 'rate' ? { rate: 0 } : { value: 0 };
+        type === 'trend'
+          ? { avg: 0, max: 0, med: 0, min: 0, 'p(90)': 0, 'p(95)': 0 }
+          : type === 'counter'
+            ? { count: 0, rate: 0 }
+            : type === 'rate'
+              ? { rate: 0 }
+              : { value: 0 };
       entries.push({ type: 'metrics', id: t.metric, attributes: { type, contains, tainted: null, sample } });
     }
     if (this.setupRanPaused) entries.push(zero('data_received'), zero('data_sent'));
@@ -521,7 +543,10 @@ export class K6Runner implements ContainerProgram {
         ctx.after(QUICK_EXIT_MS, () => {
           ctx.log(k6LogLine(ctx.now(), 'error', thrown.text, 'script exception'));
           const zero = { count: 0, rate: 0 };
-          this.printExport({ root_group: { name: '', path: '', id: ROOT_GROUP_ID, groups: {}, checks: {} }, metrics: { data_received: zero, data_sent: zero } });
+          this.printExport({
+            root_group: { name: '', path: '', id: ROOT_GROUP_ID, groups: {}, checks: {} },
+            metrics: { data_received: zero, data_sent: zero },
+          });
           this.exitNow(K6_EXIT.scriptException);
         }),
       );

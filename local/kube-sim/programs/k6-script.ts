@@ -72,8 +72,7 @@ export type K6ScriptAnalysis =
 /** `error` and `hint` are worded like k6's own log line for the failure; `exitCode` is k6's. */
 export function analyzeK6Script(source: string, path: string): K6ScriptAnalysis {
   const url = `file://${path}`;
-  const fail = (error: string, exitCode = EXIT_SCRIPT_EXCEPTION, hint = 'script exception') =>
-    ({ ok: false, error, hint, exitCode }) as const;
+  const fail = (error: string, exitCode = EXIT_SCRIPT_EXCEPTION, hint = 'script exception') => ({ ok: false, error, hint, exitCode }) as const;
   const syntax = checkK6ScriptSyntax(source, path);
   if (!syntax.ok) {
     // k6 1.x's esbuild-based analysis: "<path relative to the cwd>:<line>:<0-based column> <message>".
@@ -88,14 +87,22 @@ export function analyzeK6Script(source: string, path: string): K6ScriptAnalysis 
   }
   const options = parseOptions(source);
   if (options.invalidDuration !== undefined) {
-    return fail(`could not initialize '${path}': could not load JS test '${url}': time: invalid duration ${JSON.stringify(options.invalidDuration)}`, EXIT_INVALID_CONFIG, '');
+    return fail(
+      `could not initialize '${path}': could not load JS test '${url}': time: invalid duration ${JSON.stringify(options.invalidDuration)}`,
+      EXIT_INVALID_CONFIG,
+      '',
+    );
   }
   for (const t of options.thresholds) {
     const problem = thresholdParseError(t.expression) ?? thresholdProblem(t.metric, t.expression);
     if (problem) return fail(problem, EXIT_INVALID_CONFIG, '');
   }
   if (!options.everyScenarioHasExec && !/export\s+default\b/.test(source)) {
-    return fail("There were problems with the specified script configuration:\n\t- executor default: function 'default' not found in exports", EXIT_INVALID_CONFIG, '');
+    return fail(
+      "There were problems with the specified script configuration:\n\t- executor default: function 'default' not found in exports",
+      EXIT_INVALID_CONFIG,
+      '',
+    );
   }
   const { invalidDuration: _invalid, ...read } = options;
   return { ok: true, options: read };
@@ -145,7 +152,11 @@ export function initConsoleMessages(source: string): ConsoleMessage[] {
   for (const m of source.matchAll(CONSOLE_CALL)) {
     const open = m.index + m[0].length - 1;
     const args = literalArguments(enclosed(source, open));
-    if (args !== undefined) messages.push({ level: CONSOLE_LEVEL[m[1] as keyof typeof CONSOLE_LEVEL], msg: args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ') });
+    if (args !== undefined)
+      messages.push({
+        level: CONSOLE_LEVEL[m[1] as keyof typeof CONSOLE_LEVEL],
+        msg: args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '),
+      });
   }
   return messages;
 }
@@ -204,7 +215,7 @@ function literal(r: Reader): unknown {
     const items: unknown[] = [];
     for (;;) {
       skipSpace(r);
-      if (r.text[r.at] === ']') return r.at++, items;
+      if (r.text[r.at] === ']') return (r.at++, items);
       const item = literal(r);
       if (item === NOT_LITERAL) return NOT_LITERAL;
       items.push(item);
@@ -218,7 +229,7 @@ function literal(r: Reader): unknown {
     const object: Record<string, unknown> = {};
     for (;;) {
       skipSpace(r);
-      if (r.text[r.at] === '}') return r.at++, object;
+      if (r.text[r.at] === '}') return (r.at++, object);
       const bare = /^[A-Za-z_$][\w$]*/.exec(r.text.slice(r.at));
       let key: unknown;
       if (bare) {
@@ -265,7 +276,10 @@ function parseOptions(source: string): K6Options & { invalidDuration?: string } 
     const body = enclosed(text, stagesAt.index + stagesAt[0].length - 1);
     const these = parseStages(body);
     stages.push(...these);
-    longestStages = Math.max(longestStages, these.reduce((sum, s) => sum + s.durationMs, 0));
+    longestStages = Math.max(
+      longestStages,
+      these.reduce((sum, s) => sum + s.durationMs, 0),
+    );
     text = text.slice(0, stagesAt.index) + text.slice(stagesAt.index + stagesAt[0].length + body.length + 1);
   }
 

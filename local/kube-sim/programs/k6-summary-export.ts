@@ -130,12 +130,7 @@ export function interpolatedQuantile(points: readonly (readonly [number, number]
  * run's duration, which counters' `rate` divides by (0 → rate 0, as in k6). Throws k6's error when a
  * trend stat is one k6 refuses.
  */
-export function simulatedK6Export(
-  input: SimulatedK6Metrics,
-  trendStats: string[],
-  thresholds: SimulatedThreshold[],
-  durationMs: number,
-): SimulatedK6Export {
+export function simulatedK6Export(input: SimulatedK6Metrics, trendStats: string[], thresholds: SimulatedThreshold[], durationMs: number): SimulatedK6Export {
   const problem = trendStatsProblem(trendStats);
   if (problem) throw new Error(problem);
   const stats = [...new Set(trendStats)];
@@ -179,11 +174,7 @@ export function simulatedK6Export(
   }
   if (input.iterations > 0) {
     metrics.iterations = counter(input.iterations);
-    metrics.iteration_duration = trend(
-      input.iterations,
-      input.iterationDurationMean ?? latencyMean,
-      input.iterationDurationQuantile ?? input.latencyQuantile,
-    );
+    metrics.iteration_duration = trend(input.iterations, input.iterationDurationMean ?? latencyMean, input.iterationDurationQuantile ?? input.latencyQuantile);
   }
   if (input.dataReceivedBytes > 0) metrics.data_received = counter(input.dataReceivedBytes);
   if (input.dataSentBytes > 0) metrics.data_sent = counter(input.dataSentBytes);

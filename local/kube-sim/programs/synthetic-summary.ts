@@ -108,7 +108,14 @@ export function syntheticSummary(run: SyntheticRun): SyntheticResult {
   // through (0, min), (50, med), (90, p90), (95, p95), (99, p99), (100, max). Its percentiles are k6's
   // (TrendSink.P: linear interpolation between neighbouring samples), so the grid a runner reports is
   // one that real samples produce: the run's percentile bracket (core/percentile-bracket.ts) holds.
-  const curve: [number, number][] = [[0, round3(min)], [50, round3(median)], [90, round3(p90)], [95, round3(p95)], [99, round3(p99)], [100, round3(max)]];
+  const curve: [number, number][] = [
+    [0, round3(min)],
+    [50, round3(median)],
+    [90, round3(p90)],
+    [95, round3(p95)],
+    [99, round3(p99)],
+    [100, round3(max)],
+  ];
   const sample = (j: number) => (count === 1 ? round3(median) : interpolate((100 * j) / (count - 1), curve));
   const quantile = (p: number): number => {
     if (count === 0) return 0;
@@ -120,7 +127,17 @@ export function syntheticSummary(run: SyntheticRun): SyntheticResult {
   const latency =
     count === 0
       ? { count: 0, sum: 0, min: 0, median: 0, max: 0, p90: 0, p95: 0, p99: 0, quantile }
-      : { count, sum: round3(mean * count), min: sample(0), median: quantile(50), max: sample(count - 1), p90: quantile(90), p95: quantile(95), p99: quantile(99), quantile };
+      : {
+          count,
+          sum: round3(mean * count),
+          min: sample(0),
+          median: quantile(50),
+          max: sample(count - 1),
+          p90: quantile(90),
+          p95: quantile(95),
+          p99: quantile(99),
+          quantile,
+        };
 
   const seconds = run.elapsedMs / 1000;
   const perSecond = (n: number) => (seconds > 0 ? n / seconds : 0);

@@ -32,7 +32,12 @@ function referencing(overrides: Partial<RunnerPlan> = {}): RunnerPlan {
 
 describe('env references in the pod template', () => {
   const plan = referencing();
-  const gatling = referencing({ engine: 'gatling', image: 'ghcr.io/st-tech/gatling:latest', startAt: '2026-12-01T10:00:00.000Z', script: { kind: 'inline', file: 'S.java', content: 'class S {}' } });
+  const gatling = referencing({
+    engine: 'gatling',
+    image: 'ghcr.io/st-tech/gatling:latest',
+    startAt: '2026-12-01T10:00:00.000Z',
+    script: { kind: 'inline', file: 'S.java', content: 'class S {}' },
+  });
   const pods: Array<[string, V1Job]> = [
     ['k6 initializer', k6InitializerJob(plan)],
     ['k6 coordinator', k6CoordinatorJob(plan)],

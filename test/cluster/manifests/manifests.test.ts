@@ -182,8 +182,15 @@ describe('object names', () => {
   it('names follow lp-<runId>-<role>[-<i>]; Launch makes one Job per runner, k6 its coordinator, and nothing else (no Service)', () => {
     const plan = k6Plan({ runId: 'abc', parallelism: 2 });
     expect(k6Adapter.prepareManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['ConfigMap/lp-abc-script', 'Job/lp-abc-initializer']);
-    expect(k6Adapter.launchManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1', 'Job/lp-abc-coordinator']);
-    expect(k6Adapter.launchManifests({ ...plan, setupTeardown: 'perRunner' }).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
+    expect(k6Adapter.launchManifests(plan).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual([
+      'Job/lp-abc-runner-0',
+      'Job/lp-abc-runner-1',
+      'Job/lp-abc-coordinator',
+    ]);
+    expect(k6Adapter.launchManifests({ ...plan, setupTeardown: 'perRunner' }).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual([
+      'Job/lp-abc-runner-0',
+      'Job/lp-abc-runner-1',
+    ]);
     const gatling = gatlingPlan({ runId: 'abc', parallelism: 2 });
     expect(gatlingAdapter.prepareManifests(gatling).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['ConfigMap/lp-abc-script']);
     expect(gatlingAdapter.launchManifests(gatling).map((o) => `${o.kind}/${o.metadata!.name}`)).toEqual(['Job/lp-abc-runner-0', 'Job/lp-abc-runner-1']);
@@ -265,7 +272,10 @@ describe('pod template: the Pod Security Standard "restricted", the engine’s u
       { name: 'work', emptyDir: {} },
       ...(gatling
         ? [
-            { name: 'script-alone', configMap: { name: `lp-${k6Plan().runId}-script`, items: [{ key: expect.any(String), path: expect.stringMatching(/^simulations\/[^/]+$/) }] } },
+            {
+              name: 'script-alone',
+              configMap: { name: `lp-${k6Plan().runId}-script`, items: [{ key: expect.any(String), path: expect.stringMatching(/^simulations\/[^/]+$/) }] },
+            },
             { name: 'work-1', emptyDir: {} },
           ]
         : []),
@@ -323,7 +333,7 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
     expect(k6RunnerArgv({ ...plan, setupTeardown: 'perRunner' }, 1)).not.toContain('--no-teardown');
   });
 
-  it('k6 coordinator: runner 0\'s segment and arguments, paused, no setup or teardown of its own, no summary export; lives past the runners by the teardown budget', () => {
+  it("k6 coordinator: runner 0's segment and arguments, paused, no setup or teardown of its own, no summary export; lives past the runners by the teardown budget", () => {
     const plan = k6Plan({ parallelism: 4, arguments: ['--vus', '10', '--stage', '10s:5'] });
     const job = k6CoordinatorJob(plan);
     expect(job.metadata!.name).toBe(`lp-${plan.runId}-coordinator`);
@@ -394,18 +404,25 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
 
   it('k6 initializer: the arguments only `k6 run` knows are dropped, the ones that shape the execution kept, in order', () => {
     const user = [
-      '--vus', '10',
-      '--out', 'influxdb=http://influx:8086/k6',
+      '--vus',
+      '10',
+      '--out',
+      'influxdb=http://influx:8086/k6',
       '--out=json=/tmp/out.json',
-      '-o', 'csv=a.csv',
+      '-o',
+      'csv=a.csv',
       '--linger',
-      '-e', 'K=V',
+      '-e',
+      'K=V',
       '--no-usage-report',
       '-l',
-      '--duration', '30s',
+      '--duration',
+      '30s',
       '-ojson=b.json',
-      '--features', 'x',
-      '--stage', '10s:5',
+      '--features',
+      'x',
+      '--stage',
+      '10s:5',
     ];
     const kept = ['--vus', '10', '-e', 'K=V', '--duration', '30s', '--stage', '10s:5'];
     expect(archiveArguments(user)).toEqual(kept);
@@ -468,33 +485,27 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
     expect(container(job).ports).toBeUndefined();
   });
 
-  it.each([
-    ['$(rm -rf /); echo'],
-    ['a b c'],
-    ['`id`'],
-    ["it's \"quoted\""],
-    ['--tag=x; reboot'],
-    ['$HOME ${PATH} $1 "$@"'],
-    ['line\nbreak'],
-    ['*'],
-  ])('user argument %j stays one literal argv entry, never in the script', (arg) => {
-    const k6 = k6Plan({ arguments: ['-e', arg] });
-    const gatling = gatlingPlan({ arguments: ['-s', arg] });
-    for (const [job, flag] of [
-      [k6RunnerJob(k6, 0), '-e'],
-      [k6InitializerJob(k6), '-e'],
-      [gatlingRunnerJob(gatling, 0), '-s'],
-    ] as const) {
-      const args = container(job).args!;
-      expect(args.filter((a) => a === arg)).toHaveLength(1);
-      expect(args[args.indexOf(arg) - 1]).toBe(flag);
-      // The command is the fixed script whatever the arguments: nothing of them reaches the shell's text.
-      const command = container(job).command!;
-      expect(command.slice(0, 2)).toEqual(['sh', '-c']);
-      expect([RUNNER_SCRIPT, K6_INITIALIZER_SCRIPT]).toContain(command[2]);
-      expect(command).toHaveLength(4);
-    }
-  });
+  it.each([['$(rm -rf /); echo'], ['a b c'], ['`id`'], ['it\'s "quoted"'], ['--tag=x; reboot'], ['$HOME ${PATH} $1 "$@"'], ['line\nbreak'], ['*']])(
+    'user argument %j stays one literal argv entry, never in the script',
+    (arg) => {
+      const k6 = k6Plan({ arguments: ['-e', arg] });
+      const gatling = gatlingPlan({ arguments: ['-s', arg] });
+      for (const [job, flag] of [
+        [k6RunnerJob(k6, 0), '-e'],
+        [k6InitializerJob(k6), '-e'],
+        [gatlingRunnerJob(gatling, 0), '-s'],
+      ] as const) {
+        const args = container(job).args!;
+        expect(args.filter((a) => a === arg)).toHaveLength(1);
+        expect(args[args.indexOf(arg) - 1]).toBe(flag);
+        // The command is the fixed script whatever the arguments: nothing of them reaches the shell's text.
+        const command = container(job).command!;
+        expect(command.slice(0, 2)).toEqual(['sh', '-c']);
+        expect([RUNNER_SCRIPT, K6_INITIALIZER_SCRIPT]).toContain(command[2]);
+        expect(command).toHaveLength(4);
+      }
+    },
+  );
 });
 
 describe('env', () => {
@@ -600,7 +611,7 @@ describe('Job shape', () => {
     expect(podSpec(job).restartPolicy).toBe('Never');
   });
 
-  describe('runner Jobs are sized from what Launch knows, not the run\'s total (architecture §7)', () => {
+  describe("runner Jobs are sized from what Launch knows, not the run's total (architecture §7)", () => {
     // A 30 s k6 test with every timeout defaulted: its total is 24h20m (a 24 h test must fit).
     const spec = assertValidSpec({ name: 'short', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2 }, DEFAULT_CONFIG);
     const admittedAt = Date.UTC(2026, 10, 30, 12);
@@ -632,7 +643,7 @@ describe('Job shape', () => {
       expect(spec.timeouts.total).toBeGreaterThan(24 * 60 * 60);
     });
 
-    it('a plan without the runner deadline (Prepare\'s) builds no runner Job; one without the prepare deadline (Launch\'s) no initializer', () => {
+    it("a plan without the runner deadline (Prepare's) builds no runner Job; one without the prepare deadline (Launch's) no initializer", () => {
       const prepared = runnerPlan('run1', spec, { prepareSeconds: 600 });
       expect(k6InitializerJob(prepared).spec!.activeDeadlineSeconds).toBe(600 + JOB_DEADLINE_GRACE_SECONDS);
       expect(() => k6RunnerJob(prepared, 0)).toThrow(/lp-run1-runner-0: the plan has no deadline for this Job/);
@@ -657,7 +668,10 @@ describe('Job shape', () => {
     [{}, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1Gi' } }],
     [{ requests: { cpu: '2', memory: '4Gi' } }, { requests: { cpu: '2', memory: '4Gi' }, limits: { memory: '4Gi' } }],
     [{ limits: { cpu: '1', memory: '256Mi' } }, { requests: { cpu: '1', memory: '256Mi' }, limits: { cpu: '1', memory: '256Mi' } }],
-    [{ requests: { memory: '1Gi' }, limits: { memory: '2Gi' } }, { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } }],
+    [
+      { requests: { memory: '1Gi' }, limits: { memory: '2Gi' } },
+      { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } },
+    ],
   ])('resources %j → %j', (resources, expected) => {
     expect(container(k6RunnerJob(k6Plan({ resources }), 0)).resources).toEqual(expected);
     // Gatling's defaults are a JVM's (1 CPU, and room for two JVMs' heap and off-heap): the same rules, other numbers.
@@ -729,9 +743,18 @@ describe('Gatling', () => {
 });
 
 describe('runner pod fields (runner.volumes, affinity, …): from the spec into every pod of the run', () => {
-  const k6 = assertValidSpec({ name: 'pods', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2, runner: ALL_POD_FIELDS }, DEFAULT_CONFIG);
+  const k6 = assertValidSpec(
+    { name: 'pods', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2, runner: ALL_POD_FIELDS },
+    DEFAULT_CONFIG,
+  );
   const gatling = assertValidSpec(
-    { name: 'pods', engine: 'gatling', script: { inline: 'class A {}', filename: 'A.java' }, parallelism: 2, runner: { ...ALL_POD_FIELDS, image: 'ghcr.io/st-tech/gatling:latest' } },
+    {
+      name: 'pods',
+      engine: 'gatling',
+      script: { inline: 'class A {}', filename: 'A.java' },
+      parallelism: 2,
+      runner: { ...ALL_POD_FIELDS, image: 'ghcr.io/st-tech/gatling:latest' },
+    },
     DEFAULT_CONFIG,
   );
   const k6Run = runnerPlan('run1', k6, { prepareSeconds: 600, runSeconds: 600 });
@@ -743,13 +766,19 @@ describe('runner pod fields (runner.volumes, affinity, …): from the spec into 
     ['Gatling runner 1', gatlingRunnerJob(gatlingRun, 1)],
   ];
 
-  it.each(everyPod)('%s: the spec\'s volumes and mounts after loadplane\'s, which stay as they were', (what, job) => {
+  it.each(everyPod)("%s: the spec's volumes and mounts after loadplane's, which stay as they were", (what, job) => {
     const bare = what.startsWith('k6')
-      ? { 'k6 initializer': k6InitializerJob, 'k6 runner 1': (p: RunnerPlan) => k6RunnerJob(p, 1), 'k6 coordinator': k6CoordinatorJob }[what]!(k6Plan({ runId: 'run1' }))
+      ? { 'k6 initializer': k6InitializerJob, 'k6 runner 1': (p: RunnerPlan) => k6RunnerJob(p, 1), 'k6 coordinator': k6CoordinatorJob }[what]!(
+          k6Plan({ runId: 'run1' }),
+        )
       : gatlingRunnerJob(gatlingPlan({ runId: 'run1' }), 1);
     const own = podSpec(bare).volumes!;
     const ownMounts = container(bare).volumeMounts!;
-    expect(podSpec(job).volumes!.slice(0, own.length).map((v) => v.name)).toEqual(own.map((v) => v.name));
+    expect(
+      podSpec(job)
+        .volumes!.slice(0, own.length)
+        .map((v) => v.name),
+    ).toEqual(own.map((v) => v.name));
     expect(podSpec(job).volumes!.slice(own.length)).toEqual(ALL_POD_FIELDS.volumes);
     expect(container(job).volumeMounts).toEqual([...ownMounts, ...ALL_POD_FIELDS.volumeMounts]);
   });
@@ -762,7 +791,7 @@ describe('runner pod fields (runner.volumes, affinity, …): from the spec into 
     expect(spec.priorityClassName).toBe('load-low');
   });
 
-  it('separate: the runners get the spec\'s affinity and the one-runner-per-node term, both required', () => {
+  it("separate: the runners get the spec's affinity and the one-runner-per-node term, both required", () => {
     const userAnti = { topologyKey: 'topology.kubernetes.io/zone', labelSelector: { matchLabels: { team: 'payments' } } };
     const affinity = { ...ALL_POD_FIELDS.affinity, podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [userAnti] } };
     const plan = k6Plan({ separate: true, affinity });
@@ -779,10 +808,19 @@ describe('runner pod fields (runner.volumes, affinity, …): from the spec into 
   });
 
   it('a spec without them: none of the fields on any pod', () => {
-    const bare = runnerPlan('run1', assertValidSpec({ name: 'pods', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2 }, DEFAULT_CONFIG), { prepareSeconds: 600, runSeconds: 600 });
+    const bare = runnerPlan(
+      'run1',
+      assertValidSpec({ name: 'pods', engine: 'k6', script: { inline: 'export default function () {}' }, parallelism: 2 }, DEFAULT_CONFIG),
+      { prepareSeconds: 600, runSeconds: 600 },
+    );
     for (const job of [k6InitializerJob(bare), k6RunnerJob(bare, 0), k6CoordinatorJob(bare)]) {
       const spec = podSpec(job);
-      expect([spec.affinity, spec.topologySpreadConstraints, spec.imagePullSecrets, spec.priorityClassName]).toEqual([undefined, undefined, undefined, undefined]);
+      expect([spec.affinity, spec.topologySpreadConstraints, spec.imagePullSecrets, spec.priorityClassName]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
       expect(spec.volumes!.map((v) => v.name)).toEqual(['script', 'work']);
     }
   });

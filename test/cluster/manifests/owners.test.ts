@@ -8,14 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isAnchor, runAnchor } from '../../../lambdas/cluster/manifests/anchor';
 import { launchAdoptions, prepareObjects } from '../../../lambdas/cluster/manifests/index';
 import type { RunnerPlan } from '../../../lambdas/cluster/plan';
-import {
-  anchorOwnerReference,
-  jobOwnerReference,
-  ownerNames,
-  resolveOwners,
-  UNRESOLVED_UID,
-  withoutOwners,
-} from '../../../lambdas/cluster/manifests/owners';
+import { anchorOwnerReference, jobOwnerReference, ownerNames, resolveOwners, UNRESOLVED_UID, withoutOwners } from '../../../lambdas/cluster/manifests/owners';
 import { Engine } from '../../../lambdas/core/status';
 import { engineAdapter } from '../../../lambdas/engines';
 import { k6Plan } from '../fixtures/plan';
@@ -37,12 +30,22 @@ describe('who owns what', () => {
       controller: false,
       blockOwnerDeletion: false,
     });
-    expect(anchorOwnerReference('abc', 'u-2')).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', name: 'lp-abc-anchor', uid: 'u-2', controller: false, blockOwnerDeletion: false });
+    expect(anchorOwnerReference('abc', 'u-2')).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'lp-abc-anchor',
+      uid: 'u-2',
+      controller: false,
+      blockOwnerDeletion: false,
+    });
   });
 
   it('the anchor: an empty ConfigMap labelled with the run, owned by the Jobs it is given', () => {
     const anchor = runAnchor(plan, ['lp-abc-initializer']);
-    expect(anchor).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'lp-abc-anchor', namespace: plan.namespace, labels: { 'loadplane.io/run-id': 'abc', 'loadplane.io/role': 'anchor' } } });
+    expect(anchor).toMatchObject({
+      kind: 'ConfigMap',
+      metadata: { name: 'lp-abc-anchor', namespace: plan.namespace, labels: { 'loadplane.io/run-id': 'abc', 'loadplane.io/role': 'anchor' } },
+    });
     expect(anchor).not.toHaveProperty('data');
     expect(isAnchor(anchor)).toBe(true);
     expect(names(anchor)).toEqual(['Job lp-abc-initializer']);

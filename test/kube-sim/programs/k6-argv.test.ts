@@ -5,8 +5,20 @@ import { segmentShare } from '../../../local/kube-sim/programs/fraction';
 describe('parseK6Argv', () => {
   it('reads a k6-operator style runner command line', () => {
     const argv = parseK6Argv([
-      'k6', 'run', '--quiet', '--execution-segment=1/3:2/3', '--execution-segment-sequence=0,1/3,2/3,1',
-      '--vus', '12', '-d', '2m', '--tag', 'instance_id=1', '/loadplane/scripts/test.js', '--address=0.0.0.0:6565', '--paused',
+      'k6',
+      'run',
+      '--quiet',
+      '--execution-segment=1/3:2/3',
+      '--execution-segment-sequence=0,1/3,2/3,1',
+      '--vus',
+      '12',
+      '-d',
+      '2m',
+      '--tag',
+      'instance_id=1',
+      '/loadplane/scripts/test.js',
+      '--address=0.0.0.0:6565',
+      '--paused',
     ]);
     expect(argv).toEqual({
       subcommand: 'run',
@@ -34,7 +46,12 @@ describe('parseK6Argv', () => {
 
   it('everything after -- is positional, as cobra parses it', () => {
     const argv = parseK6Argv(['k6', 'run', '--quiet', '--', '/s/test.js', '--address=0.0.0.0:6565', '--paused']);
-    expect(argv).toMatchObject({ script: '/s/test.js', positionals: ['/s/test.js', '--address=0.0.0.0:6565', '--paused'], paused: false, address: 'localhost:6565' });
+    expect(argv).toMatchObject({
+      script: '/s/test.js',
+      positionals: ['/s/test.js', '--address=0.0.0.0:6565', '--paused'],
+      paused: false,
+      address: 'localhost:6565',
+    });
   });
 
   it('defaults: not paused, k6 listening on localhost only', () => {

@@ -6,11 +6,7 @@ const PATH = '/loadplane/scripts/test.js';
 describe('analyzeK6Script', () => {
   it.each([
     ['no options', 'export default function () {}', { stages: [], thresholds: [] }],
-    [
-      'vus and duration',
-      `export const options = { vus: 10, duration: '1m30s' };\nexport default function () {}`,
-      { vus: 10, durationMs: 90_000 },
-    ],
+    ['vus and duration', `export const options = { vus: 10, duration: '1m30s' };\nexport default function () {}`, { vus: 10, durationMs: 90_000 }],
     [
       'stages: summed duration, max target',
       `export let options = {
@@ -72,7 +68,10 @@ describe('analyzeK6Script', () => {
       exitCode: 107,
     });
     const ts = 'const n: number = 1;\nthrow new TypeError(`bad`);\nexport default function (): void {}';
-    expect(analyzeK6Script(ts, '/loadplane/scripts/test.ts')).toMatchObject({ ok: false, error: expect.stringMatching(/^TypeError: bad\n\tat file:\/\/\/loadplane\/scripts\/test\.ts:2:7/) });
+    expect(analyzeK6Script(ts, '/loadplane/scripts/test.ts')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^TypeError: bad\n\tat file:\/\/\/loadplane\/scripts\/test\.ts:2:7/),
+    });
     expect(analyzeK6Script('const n: number = 1;\nexport default function (): void {}', '/loadplane/scripts/test.ts').ok).toBe(true);
   });
 
@@ -108,7 +107,8 @@ describe('analyzeK6Script', () => {
   });
 
   it('init-code console calls with literal arguments, as k6 prints them; others not', () => {
-    const script = "console.log('config', { vus: 3, 'a-b': [1, null] });\nconsole.log('{');\nconsole.warn(\"w\", 2.5, true);\nconsole.log(`t${x}`);\nfunction f() {\n  console.log('in a function');\n}";
+    const script =
+      "console.log('config', { vus: 3, 'a-b': [1, null] });\nconsole.log('{');\nconsole.warn(\"w\", 2.5, true);\nconsole.log(`t${x}`);\nfunction f() {\n  console.log('in a function');\n}";
     expect(initConsoleMessages(script)).toEqual([
       { level: 'info', msg: 'config {"vus":3,"a-b":[1,null]}' },
       { level: 'info', msg: '{' },

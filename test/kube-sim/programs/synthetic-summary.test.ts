@@ -17,7 +17,12 @@ function run(overrides: Partial<SyntheticRun> = {}): SyntheticRun {
 describe('syntheticSummary', () => {
   it('has a latency quantile function through its own points: min at 0, median at 50, p95 at 95, max at 100, never decreasing', () => {
     const { latency } = syntheticSummary(run());
-    expect([latency.quantile(0), latency.quantile(50), latency.quantile(95), latency.quantile(100)]).toEqual([latency.min, latency.median, latency.p95, latency.max]);
+    expect([latency.quantile(0), latency.quantile(50), latency.quantile(95), latency.quantile(100)]).toEqual([
+      latency.min,
+      latency.median,
+      latency.p95,
+      latency.max,
+    ]);
     const grid = Array.from({ length: 101 }, (_, p) => latency.quantile(p));
     expect(grid.every((v, i) => i === 0 || v >= grid[i - 1]!)).toBe(true);
   });
@@ -73,8 +78,7 @@ describe('syntheticSummary', () => {
 
     // Each aggregation and operator, against this runner's own numbers.
     const { latency, requests } = passing;
-    const check = (metric: string, expression: string) =>
-      syntheticSummary(run({ thresholds: [{ metric, expression }] })).thresholds[0]!.ok;
+    const check = (metric: string, expression: string) => syntheticSummary(run({ thresholds: [{ metric, expression }] })).thresholds[0]!.ok;
     expect(check('http_req_duration', `p(95)<=${latency.p95}`)).toBe(true);
     expect(check('http_req_duration', `p(95) < ${latency.p95}`)).toBe(false);
     expect(check('http_req_duration', `max>=${latency.max}`)).toBe(true);
@@ -93,7 +97,9 @@ describe('syntheticSummary', () => {
   it('an exit-code fault wins: 99 crosses every threshold, another code is kept as is', () => {
     expect(syntheticSummary(run({ forcedExitCode: 99 })).thresholds.every((t) => !t.ok)).toBe(true);
     expect(syntheticSummary(run({ forcedExitCode: 99 })).exitCode).toBe(99);
-    expect(syntheticSummary(run({ forcedExitCode: 108, failureRate: 0.5, thresholds: [{ metric: 'http_req_failed', expression: 'rate<0.01' }] })).exitCode).toBe(108);
+    expect(
+      syntheticSummary(run({ forcedExitCode: 108, failureRate: 0.5, thresholds: [{ metric: 'http_req_failed', expression: 'rate<0.01' }] })).exitCode,
+    ).toBe(108);
   });
 
   it('no time, no requests: an all-zero trend', () => {
