@@ -88,15 +88,7 @@ function facts(model: ReportModel): Markup {
   if (model.test?.startSkew) rows.push(['runners started', describeStartSkew(model.test.startSkew)]);
   if (model.result) rows.push(['test duration (longest runner)', duration(model.result.durationMs)]);
   rows.push(['outcome decided', isoText(model.decidedAt)]);
-  return html`<dl class="facts">
-    ${rows.map(
-      ([k, v]) =>
-        html`<div>
-          <dt>${k}</dt>
-          <dd>${v}</dd>
-        </div>`,
-    )}
-  </dl>`;
+  return html`<dl class="facts">${rows.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>`;
 }
 
 function totals(model: ReportModel): Markup {
@@ -113,18 +105,8 @@ function totals(model: ReportModel): Markup {
     ['data received / sent', `${bytes(r.dataReceivedBytes)} / ${bytes(r.dataSentBytes)}`],
     ['runners reported', `${reported} of ${r.expectedRunners}${r.missingRunners.length > 0 ? ` (missing: ${r.missingRunners.join(', ')})` : ''}`],
   ];
-  return html`<dl class="facts">
-      ${rows.map(
-        ([k, v]) =>
-          html`<div>
-            <dt>${k}</dt>
-            <dd>${v}</dd>
-          </div>`,
-      )}
-    </dl>
-    <p class="note">
-      The run's percentiles lie in the bracket shown: runners' percentiles cannot be combined into one, so each runner's own is in the table below.
-    </p>`;
+  return html`<dl class="facts">${rows.map(([k, v]) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
+<p class="note">The run's percentiles lie in the bracket shown: runners' percentiles cannot be combined into one, so each runner's own is in the table below.</p>`;
 }
 
 /**
@@ -159,35 +141,11 @@ function timeline(model: ReportModel): Markup {
   const span = Math.max(1, Math.max(...stages.map((s) => s.endMs)) - origin);
   const pct = (v: number) => Math.min(100, Math.max(0, (100 * v) / span)).toFixed(2);
   return html`<table class="timeline">
-    <thead>
-      <tr>
-        <th>stage</th>
-        <th>state</th>
-        <th>attempts</th>
-        <th>started</th>
-        <th>took</th>
-        <th class="bar-cell">from the first stage's start (${duration(span)} in all)</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${stages.map(
-        (s) =>
-          html`<tr class="${s === test ? 'test' : s.state}">
-            <td>${s.stage}</td>
-            <td>${s.state}${s.error ? html`<div class="error">${s.error}</div>` : ''}</td>
-            <td>${s.attempts}</td>
-            <td>${iso(s.startMs)}</td>
-            <td>${s.ended ? duration(s.tookMs ?? s.endMs - s.startMs) : 'in progress'}</td>
-            <td class="bar-cell">
-              <div
-                class="bar ${s.state}"
-                style="margin-left:${pct(s.startMs - origin)}%;width:${Math.max(0.4, Number(pct(s.endMs - s.startMs))).toFixed(2)}%"
-              ></div>
-            </td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+<thead><tr><th>stage</th><th>state</th><th>attempts</th><th>started</th><th>took</th><th class="bar-cell">from the first stage's start (${duration(span)} in all)</th></tr></thead>
+<tbody>${stages.map(
+    (s) =>
+      html`<tr class="${s === test ? 'test' : s.state}"><td>${s.stage}</td><td>${s.state}${s.error ? html`<div class="error">${s.error}</div>` : ''}</td><td>${s.attempts}</td><td>${iso(s.startMs)}</td><td>${s.ended ? duration(s.tookMs ?? s.endMs - s.startMs) : 'in progress'}</td><td class="bar-cell"><div class="bar ${s.state}" style="margin-left:${pct(s.startMs - origin)}%;width:${Math.max(0.4, Number(pct(s.endMs - s.startMs))).toFixed(2)}%"></div></td></tr>`,
+  )}</tbody></table>`;
 }
 
 function charts(model: ReportModel): Markup {
@@ -196,32 +154,19 @@ function charts(model: ReportModel): Markup {
     return html`<p class="empty" id="no-samples">No samples: ${why}, so there is nothing to chart.</p>`;
   }
   const partial = model.series.partialPoints;
-  return html`<p class="note">
-      ${model.samples} samples, one per poll of the
-      runners${partial > 0 ? `; ${partial} of them partial (not every runner answered): no rate is drawn there` : ''}.
-    </p>
-    <figure>
-      <figcaption>Requests per second</figcaption>
-      <div class="chart" id="chart-rps"></div>
-    </figure>
-    <figure>
-      <figcaption>Error rate</figcaption>
-      <div class="chart" id="chart-errors"></div>
-    </figure>
-    <figure>
-      <figcaption>p95 request duration, per runner (each runner's own; never averaged)</figcaption>
-      ${p95Cap(model)}
-      <div class="chart" id="chart-p95"></div>
-    </figure>`;
+  return html`<p class="note">${model.samples} samples, one per poll of the runners${
+    partial > 0 ? `; ${partial} of them partial (not every runner answered): no rate is drawn there` : ''
+  }.</p>
+<figure><figcaption>Requests per second</figcaption><div class="chart" id="chart-rps"></div></figure>
+<figure><figcaption>Error rate</figcaption><div class="chart" id="chart-errors"></div></figure>
+<figure><figcaption>p95 request duration, per runner (each runner's own; never averaged)</figcaption>${p95Cap(model)}<div class="chart" id="chart-p95"></div></figure>`;
 }
 
 /** Says which runners the p95 chart leaves out, when it does (report-series.ts); the runner table has them all. */
 function p95Cap(model: ReportModel): Markup | '' {
   const { p95ByRunner, runners } = model.series;
   if (p95ByRunner.length >= runners) return '';
-  return html`<p class="note" id="p95-cap">
-    ${p95ByRunner.length} of ${runners} runners: the highest p95s (the highest peak of each runner's p95 over the test); every runner is in the table below.
-  </p>`;
+  return html`<p class="note" id="p95-cap">${p95ByRunner.length} of ${runners} runners: the highest p95s (the highest peak of each runner's p95 over the test); every runner is in the table below.</p>`;
 }
 
 function runnerTable(model: ReportModel): Markup {
@@ -229,68 +174,24 @@ function runnerTable(model: ReportModel): Markup {
   if (!r) return html`<p class="empty">No runner reported a result.</p>`;
   if (r.runners.length === 0) return html`<p class="empty">No runner reported a result (${r.expectedRunners} expected).</p>`;
   return html`<table class="runners">
-    <thead>
-      <tr>
-        <th>runner</th>
-        <th>exit code</th>
-        <th>requests</th>
-        <th>failed</th>
-        <th>error rate</th>
-        <th>iterations</th>
-        <th>p90</th>
-        <th>p95</th>
-        <th>p99</th>
-        <th>max</th>
-        <th>duration</th>
-        <th>thresholds failed</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${r.runners.map((s) => {
-        const failed = s.thresholds.filter((t) => !t.ok).length;
-        return html`<tr>
-          <td>${s.runner}</td>
-          <td>${s.exitCode}</td>
-          <td>${count(s.requests.count)}</td>
-          <td>${count(s.requests.failed)}</td>
-          <td>${percent(s.requests.count > 0 ? s.requests.failed / s.requests.count : 0)}</td>
-          <td>${count(s.iterations)}</td>
-          <td>${ms(s.latency.p90)}</td>
-          <td>${ms(s.latency.p95)}</td>
-          <td>${ms(s.latency.p99)}</td>
-          <td>${ms(s.latency.max)}</td>
-          <td>${duration(s.durationMs)}</td>
-          <td class="${failed > 0 ? 'fail' : ''}">${failed} of ${s.thresholds.length}</td>
-        </tr>`;
-      })}
-    </tbody>
-  </table>`;
+<thead><tr><th>runner</th><th>exit code</th><th>requests</th><th>failed</th><th>error rate</th><th>iterations</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>duration</th><th>thresholds failed</th></tr></thead>
+<tbody>${r.runners.map((s) => {
+    const failed = s.thresholds.filter((t) => !t.ok).length;
+    return html`<tr><td>${s.runner}</td><td>${s.exitCode}</td><td>${count(s.requests.count)}</td><td>${count(s.requests.failed)}</td><td>${percent(s.requests.count > 0 ? s.requests.failed / s.requests.count : 0)}</td><td>${count(s.iterations)}</td><td>${ms(s.latency.p90)}</td><td>${ms(s.latency.p95)}</td><td>${ms(s.latency.p99)}</td><td>${ms(s.latency.max)}</td><td>${duration(s.durationMs)}</td><td class="${failed > 0 ? 'fail' : ''}">${failed} of ${s.thresholds.length}</td></tr>`;
+  })}</tbody></table>`;
 }
 
 function thresholdList(model: ReportModel): Markup {
   if (!model.thresholds) return html`<p class="empty">Unknown: no result was collected.</p>`;
   if (model.thresholds.length === 0) return html`<p class="empty">The runners judged no thresholds.</p>`;
   return html`<table class="thresholds">
-    <thead>
-      <tr>
-        <th>metric</th>
-        <th>threshold</th>
-        <th>result</th>
-        <th>judged by runners</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${model.thresholds.map(
-        (t) =>
-          html`<tr class="${t.failedBy.length > 0 ? 'fail' : 'pass'}">
-            <td>${t.metric}</td>
-            <td><code>${t.expression}</code></td>
-            <td>${t.failedBy.length > 0 ? `fail (runner${t.failedBy.length > 1 ? 's' : ''} ${t.failedBy.join(', ')})` : 'pass'}</td>
-            <td>${t.runners.length}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+<thead><tr><th>metric</th><th>threshold</th><th>result</th><th>judged by runners</th></tr></thead>
+<tbody>${model.thresholds.map(
+    (t) =>
+      html`<tr class="${t.failedBy.length > 0 ? 'fail' : 'pass'}"><td>${t.metric}</td><td><code>${t.expression}</code></td><td>${
+        t.failedBy.length > 0 ? `fail (runner${t.failedBy.length > 1 ? 's' : ''} ${t.failedBy.join(', ')})` : 'pass'
+      }</td><td>${t.runners.length}</td></tr>`,
+  )}</tbody></table>`;
 }
 
 const STYLE = `
@@ -318,60 +219,35 @@ footer{margin-top:32px;color:#9ca3af;font-size:12px}
 export function renderReportHtml(model: ReportModel, library: ChartLibrary): string {
   const data = { series: model.series };
   const page = html`<!DOCTYPE html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy(library)}" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <title>loadplane report · ${model.name} · ${model.runId}</title>
-        <style>
-          ${raw(library.style)}${raw(STYLE)}
-        </style>
-      </head>
-      <body>
-        <header>
-          <h1>${model.name} <span class="id">${model.runId}</span></h1>
-          <div class="outcome ${tone(model)}" id="outcome">${model.outcome ?? `${model.status} (not finished)`}</div>
-          ${model.reason ? html`<p class="reason" id="reason">${model.reason}</p>` : ''}
-          ${model.result?.simulated ? html`<p class="simulated">Simulated: these numbers come from kube-sim's runner programs, not from a real ${model.engine} run.</p>` : ''}
-          ${facts(model)}
-        </header>
-        <section>
-          <h2>Totals</h2>
-          ${totals(model)}
-        </section>
-        <section>
-          <h2>Stages</h2>
-          ${timeline(model)}
-        </section>
-        <section>
-          <h2>During the test</h2>
-          ${charts(model)}
-        </section>
-        <section>
-          <h2>Runners</h2>
-          ${runnerTable(model)}
-        </section>
-        <section>
-          <h2>Thresholds</h2>
-          ${thresholdList(model)}
-        </section>
-        <section>
-          <h2>Spec</h2>
-          <pre id="spec">${model.specText}</pre>
-        </section>
-        <footer>loadplane report, made ${iso(model.generatedAt)}. This page is self-contained: it loads nothing from the network.</footer>
-        <script type="application/json" id="report-data">
-          ${raw(jsonForScript(data))}
-        </script>
-        <script>
-          ${raw(library.script)};
-        </script>
-        <script>
-          ${raw(REPORT_SCRIPT)};
-        </script>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy(library)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>loadplane report · ${model.name} · ${model.runId}</title>
+<style>${raw(library.style)}${raw(STYLE)}</style>
+</head>
+<body>
+<header>
+<h1>${model.name} <span class="id">${model.runId}</span></h1>
+<div class="outcome ${tone(model)}" id="outcome">${model.outcome ?? `${model.status} (not finished)`}</div>
+${model.reason ? html`<p class="reason" id="reason">${model.reason}</p>` : ''}
+${model.result?.simulated ? html`<p class="simulated">Simulated: these numbers come from kube-sim's runner programs, not from a real ${model.engine} run.</p>` : ''}
+${facts(model)}
+</header>
+<section><h2>Totals</h2>${totals(model)}</section>
+<section><h2>Stages</h2>${timeline(model)}</section>
+<section><h2>During the test</h2>${charts(model)}</section>
+<section><h2>Runners</h2>${runnerTable(model)}</section>
+<section><h2>Thresholds</h2>${thresholdList(model)}</section>
+<section><h2>Spec</h2><pre id="spec">${model.specText}</pre></section>
+<footer>loadplane report, made ${iso(model.generatedAt)}. This page is self-contained: it loads nothing from the network.</footer>
+<script type="application/json" id="report-data">${raw(jsonForScript(data))}</script>
+<script>${raw(library.script)}</script>
+<script>${raw(REPORT_SCRIPT)}</script>
+</body>
+</html>
+`;
   return page.html;
 }
