@@ -246,7 +246,7 @@ async function runningPods(cluster: ClusterClient, runId: string, n: number, giv
     const pods = (await cluster.listByRun('Pod', NAMESPACE, runId)) as V1Pod[];
     const runners = pods.filter((p) => p.metadata?.labels?.[Labels.role] === Role.runner);
     if (runners.length === n && runners.every((p) => p.status?.phase === 'Running')) {
-      return runners.map((p) => ({ index: Number(p.metadata!.labels![Labels.runnerIndex]), name: p.metadata!.name! }));
+      return runners.map((p) => ({ index: Number(p.metadata!.labels![Labels.runnerIndex]), name: p.metadata!.name!, cluster, namespace: NAMESPACE }));
     }
     await sleep(POLL_MS);
   }
@@ -274,8 +274,8 @@ const START: Record<Method, (sim: KubeSimProcess, setup: ClusterClient, runId: s
     // Start: a fresh invocation, a cold client.
     const cluster = createClusterClient(sim.kubeConfig());
     const { observed } = await k6.start(
-      { cluster, namespace: NAMESPACE, now: () => sim.clock.now(), startAt: undefined, exitedPods: async () => new Set() },
-      pods,
+      { now: () => sim.clock.now(), startAt: undefined, exitedPods: async () => new Set() },
+      pods.map((p) => ({ ...p, cluster })),
     );
     const measured = observed && measuredStart(observed.source, n, observed.starts);
     return { pods, ...(measured ? { measured } : {}) };

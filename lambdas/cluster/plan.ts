@@ -31,8 +31,14 @@ export interface RunnerPlan {
   engine: Engine;
   namespace: string;
   image: string;
-  /** Number of runners (N). */
+  /** Number of runners (N) of the whole run, in every cluster: the execution-segment sequence is over N. */
   parallelism: number;
+  /**
+   * The runners this plan's cluster holds (core/placements.ts): indexes `first` .. `first + runners - 1`
+   * of the run's N; `home`: the cluster of the k6 initializer and coordinator. A run in one cluster: all
+   * N, home.
+   */
+  block: { first: number; runners: number; home: boolean };
   /** One runner per node: anti-affinity between this run's runners only. */
   separate: boolean;
   /** User arguments for the engine, one argv entry each; never joined, never seen by a shell. */

@@ -16,6 +16,7 @@ import { checkK6ScriptSyntax } from './script-syntax';
 import { engineRules } from './engine-rules';
 import { MAX_SPEC_DEPTH } from './spec-text';
 import { COMMON_MOUNT_PATHS } from './runner-contract';
+import { MAX_CLUSTERS, placementsOf, type ClusterRef, type ClusterShare } from './placements';
 import {
   runnerAffinity,
   runnerImagePullSecrets,
@@ -486,13 +487,50 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     .prefault({});
 
   const firstCluster = config.allowedClusters[0]!;
-  const cluster = z
-    .strictObject({ name: z.string(), namespace: z.string() })
-    .check((ctx) => {
-      const problem = clusterProblem(ctx.value, config);
-      if (problem) ctx.issues.push({ code: 'custom', message: problem.message, input: ctx.value, path: [problem.field] });
-    })
-    .default({ name: firstCluster.name, namespace: namespaceNames(firstCluster)[0]! });
+  const defaultCluster: ClusterRef = { name: firstCluster.name, namespace: namespaceNames(firstCluster)[0]! };
+  const cluster = z.strictObject({ name: z.string(), namespace: z.string() }).check((ctx) => {
+    const problem = clusterProblem(ctx.value, config);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem.message, input: ctx.value, path: [problem.field] });
+  });
+  /** Several clusters, each with its block of the runners (placements.ts), each once. */
+  const runnersPerCluster = z.number().check((ctx) => {
+    const n = ctx.value;
+    const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: n });
+    if (!Number.isInteger(n)) add(`must be a whole number, got ${excerpt(n)}`);
+    else if (n < 1) add('must be at least 1');
+    else if (n > config.maxParallelism) add(`must be at most ${config.maxParallelism} (maxParallelism)`);
+  });
+  const clusters = z
+    .array(
+      z.strictObject({ name: z.string(), namespace: z.string(), runners: runnersPerCluster }).superRefine(
+        (entry, ctx) => {
+          const problem = clusterProblem(entry, config);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem.message, input: entry, path: [problem.field] });
+        },
+        // Whatever its share's problem: every problem at once.
+        { when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === 'name' || issue.path?.[0] === 'namespace') },
+      ),
+    )
+    .superRefine(
+      (list, ctx) => {
+        if (list.length === 0) ctx.addIssue({ code: 'custom', message: 'must name at least one cluster', input: list });
+        if (list.length > MAX_CLUSTERS)
+          ctx.addIssue({ code: 'custom', message: `must name at most ${MAX_CLUSTERS} clusters, got ${list.length}`, input: list });
+        const names = list.map((c) => (c as { name?: unknown } | undefined)?.name);
+        names.forEach((name, i) => {
+          const earlier = names.indexOf(name);
+          if (typeof name !== 'string' || earlier === i) return;
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'name'],
+            input: name,
+            message: `names cluster ${excerpt(name)} again (also clusters.${earlier}): give each cluster once, with all its runners`,
+          });
+        });
+      },
+      // The entries may have problems of their own (reported at them); the list's are checked anyway.
+      { when: (payload) => Array.isArray(payload.value) },
+    );
 
   const channel = checkedString((value) =>
     value.length <= MAX_CHANNEL_NAME_LENGTH && /^(slack|webhook)(-[a-z0-9]+)*$/.test(value)
@@ -563,7 +601,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         name,
         engine: z.enum(Engine),
         script,
-        parallelism,
+        parallelism: parallelism.optional(),
         separate: z.boolean().default(false),
         arguments: args.default([]),
         env: z
@@ -574,7 +612,8 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
           .default({}),
         envFrom: envFrom.optional(),
         runner,
-        cluster,
+        cluster: cluster.optional(),
+        clusters: clusters.optional(),
         timeouts: timeoutsSchema(config),
         notify,
         concurrency: concurrency.optional(),
@@ -592,14 +631,23 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
           message: "k6 only: Gatling's before/after hooks run in each runner's JVM; remove the field",
         });
       })
+      // How many runners, and where: checked whatever other fields' problems (so they come with them).
+      .superRefine((spec, ctx) => placementProblems(spec, config).forEach((issue) => ctx.addIssue({ code: 'custom', ...issue })), { when: () => true })
       // The runners' service account depends on where they run: checked once cluster and runner are
       // read, whatever other fields' problems (so it comes with them).
       .superRefine(
         (spec, ctx) => {
-          const problem = clusterProblem(spec.cluster, config) ? undefined : serviceAccountProblem(spec, config);
-          if (problem) ctx.addIssue({ code: 'custom', path: ['runner', 'serviceAccountName'], input: spec.runner.serviceAccountName, message: problem });
+          for (const where of clusterRefsOf(spec, defaultCluster)) {
+            const problem = clusterProblem(where, config) ? undefined : serviceAccountProblem({ cluster: where, runner: spec.runner }, config);
+            if (problem) {
+              ctx.addIssue({ code: 'custom', path: ['runner', 'serviceAccountName'], input: spec.runner.serviceAccountName, message: problem });
+              return;
+            }
+          }
         },
-        { when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === 'cluster' || issue.path?.[0] === 'runner') },
+        {
+          when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === 'cluster' || issue.path?.[0] === 'clusters' || issue.path?.[0] === 'runner'),
+        },
       )
       .check((ctx) => {
         if (ctx.value.runner.image !== undefined || config.defaultImages[ctx.value.engine] !== undefined) return;
@@ -611,13 +659,84 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         });
       })
       // `envFrom` is absent unless it names something, so a spec without it keeps its hash.
-      .transform(({ envFrom: given, ...spec }) => ({
+      .transform(({ envFrom: given, cluster: oneCluster, clusters: several, parallelism: _given, ...spec }) => ({
         ...spec,
+        ...placedFields({ cluster: oneCluster, clusters: several, parallelism: _given }, defaultCluster),
         ...(given && given.length > 0 ? { envFrom: given } : {}),
         script: 'inline' in spec.script ? { inline: spec.script.inline, filename: spec.script.filename ?? DEFAULT_K6_FILENAME } : spec.script,
         runner: { ...spec.runner, image: (spec.runner.image ?? config.defaultImages[spec.engine])! },
       }))
   );
+}
+
+// ---- where the runners run (placements.ts) ----
+
+/** The spec's placement fields as validated: `parallelism` is missing only when `clusters` gives it. */
+interface PlacementFields {
+  parallelism?: number | undefined;
+  cluster?: ClusterRef | undefined;
+  clusters?: ClusterShare[] | undefined;
+}
+
+/** Exactly one of `cluster` and `clusters` is set. */
+interface PlacedFields {
+  parallelism: number;
+  cluster?: ClusterRef;
+  clusters?: ClusterShare[];
+}
+
+/**
+ * The validated spec's own form, which validates again unchanged (a schedule's stored spec): one
+ * cluster as `cluster` with `parallelism` (a `clusters` of one entry is that run, and takes its form,
+ * so it has the same hash), several as `clusters` with `parallelism` their sum.
+ */
+function placedFields(fields: PlacementFields, defaultCluster: ClusterRef): PlacedFields {
+  const several = fields.clusters;
+  if (several && several.length > 1) return { parallelism: several.reduce((sum, c) => sum + c.runners, 0), clusters: several };
+  if (several && several.length === 1) return { parallelism: several[0]!.runners, cluster: { name: several[0]!.name, namespace: several[0]!.namespace } };
+  return { parallelism: fields.parallelism!, cluster: fields.cluster ?? defaultCluster };
+}
+
+/** The clusters and namespaces a spec's runners go to (before the transform: either field, or the default). */
+function clusterRefsOf(fields: PlacementFields, defaultCluster: ClusterRef): ClusterRef[] {
+  if (fields.clusters && fields.clusters.length > 0) return fields.clusters;
+  return [fields.cluster ?? defaultCluster];
+}
+
+/**
+ * How many runners and where, as a whole: `cluster` or `clusters`, not both; `parallelism` required
+ * with one cluster, and with several, when given, the sum of their runners, which maxParallelism
+ * bounds. Read from a value whose fields may have problems of their own (reported where they are).
+ */
+function placementProblems(value: unknown, config: DeploymentConfig): { path: string[]; message: string; input: unknown }[] {
+  const spec = value as { parallelism?: unknown; cluster?: unknown; clusters?: unknown };
+  const problems: { path: string[]; message: string; input: unknown }[] = [];
+  if (spec.cluster !== undefined && spec.clusters !== undefined) {
+    problems.push({
+      path: ['clusters'],
+      input: spec.clusters,
+      message: 'give either cluster (one cluster) or clusters (several, each with its runners), not both',
+    });
+  }
+  if (spec.clusters === undefined) {
+    if (spec.parallelism === undefined) problems.push({ path: ['parallelism'], input: undefined, message: 'required' });
+    return problems;
+  }
+  if (!Array.isArray(spec.clusters)) return problems;
+  const shares = spec.clusters.map((c) => (c as { runners?: unknown } | null)?.runners);
+  if (!shares.every((n): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1)) return problems;
+  const sum = shares.reduce((a, b) => a + b, 0);
+  if (sum > config.maxParallelism) {
+    problems.push({ path: ['clusters'], input: spec.clusters, message: `runners add up to ${sum}: at most ${config.maxParallelism} (maxParallelism)` });
+  }
+  if (typeof spec.parallelism === 'number' && spec.parallelism !== sum) {
+    problems.push({
+      path: ['parallelism'],
+      input: spec.parallelism,
+      message: `must equal the runners of clusters together (${sum}), got ${excerpt(spec.parallelism)}; or leave it out`,
+    });
+  }
+  return problems;
 }
 
 // ---- the deployment's allow-lists ----
@@ -665,15 +784,19 @@ function imageAllowListProblem(image: string, config: DeploymentConfig): string 
  * runners' service account, the image): a run validated before a deploy narrowed them is refused when
  * it is admitted. Every problem, as validateSpec reports them.
  */
-export function allowListProblems(spec: Pick<RunSpec, 'cluster' | 'runner'>, config: DeploymentConfig): Problem[] {
-  const cluster = clusterProblem(spec.cluster, config);
-  const serviceAccount = cluster ? undefined : serviceAccountProblem(spec, config);
+export function allowListProblems(spec: Pick<RunSpec, 'cluster' | 'clusters' | 'parallelism' | 'runner'>, config: DeploymentConfig): Problem[] {
+  const problems: Problem[] = [];
+  let serviceAccount: string | undefined;
+  placementsOf(spec).forEach((where, i) => {
+    const cluster = clusterProblem(where, config);
+    const at = spec.clusters ? `clusters.${i}` : 'cluster';
+    if (cluster) problems.push({ path: `${at}.${cluster.field}`, message: cluster.message });
+    else serviceAccount ??= serviceAccountProblem({ cluster: where, runner: spec.runner }, config);
+  });
+  if (serviceAccount) problems.push({ path: 'runner.serviceAccountName', message: serviceAccount });
   const image = imageAllowListProblem(spec.runner.image, config);
-  return [
-    ...(cluster ? [{ path: `cluster.${cluster.field}`, message: cluster.message }] : []),
-    ...(serviceAccount ? [{ path: 'runner.serviceAccountName', message: serviceAccount }] : []),
-    ...(image ? [{ path: 'runner.image', message: image }] : []),
-  ];
+  if (image) problems.push({ path: 'runner.image', message: image });
+  return problems;
 }
 
 /** A run spec as written by a user (durations as strings or seconds, defaults omitted). */

@@ -36,6 +36,27 @@ export interface MeasuredStart {
   resolutionMs?: number;
   /** Runners whose start was not seen (their test had already ended, or their log has no start line). */
   unseen: number[];
+  /** A run across clusters: the skew within each cluster, in the spec's order (clusterSkews); `skewMs` is the run's, across them all. */
+  clusters?: ClusterSkew[];
+}
+
+/** The start skew among one cluster's runners. */
+export interface ClusterSkew {
+  cluster: string;
+  /** Its runners' latest start minus their earliest (ms); 0 with fewer than two seen. */
+  skewMs: number;
+  /** How many of its runners were seen starting. */
+  seen: number;
+}
+
+/** Each cluster's own skew, from the runners' measured starts and the clusters' blocks of runner indexes (core/placements.ts). */
+export function clusterSkews(measured: Pick<MeasuredStart, 'runners'>, blocks: readonly { name: string; first: number; runners: number }[]): ClusterSkew[] {
+  return blocks.map((b) => {
+    const seen = Object.entries(measured.runners)
+      .filter(([index]) => Number(index) >= b.first && Number(index) < b.first + b.runners)
+      .map(([, at]) => at);
+    return { cluster: b.name, skewMs: seen.length > 1 ? Math.max(...seen) - Math.min(...seen) : 0, seen: seen.length };
+  });
 }
 
 /** The measured start of `runners` runners from what was observed of them; undefined when none was. */

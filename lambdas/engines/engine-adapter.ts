@@ -12,6 +12,7 @@ import type { EngineRules } from '../core/engine-rules';
 import type { StageMarks } from '../core/stage-marks';
 import type { ObservedStart, StartSource } from '../core/start-skew';
 import type { RunnerSummary } from '../core/summary';
+import type { PodRef } from './pod-requests';
 
 /** What Collect knows about a runner besides its log. */
 export interface RunnerFacts {
@@ -40,15 +41,12 @@ export interface LiveReading {
   p95: number | null;
 }
 
-/** A runner pod AwaitReady found ready. */
-export interface ReadyPod {
+/** A runner pod AwaitReady found ready, in its cluster (a run may span several: core/placements.ts). */
+export interface ReadyPod extends PodRef {
   index: number;
-  name: string;
 }
 
 export interface StartContext {
-  cluster: ClusterClient;
-  namespace: string;
   /** The cluster clock (epoch ms). */
   now(): number;
   /** The instant Launch fixed (engines whose runners start themselves). */
@@ -59,10 +57,10 @@ export interface StartContext {
    * setup() once per run (k6 setupTeardown perRun): run on the coordinator, its data handed to the
    * runners, before they are started; absent when each runner runs its own (or the engine has none).
    */
-  setup?: Omit<CoordinatorCall, 'cluster' | 'namespace'> & { skip?: string };
+  setup?: CoordinatorCall & { skip?: string };
 }
 
-/** A call to the run's coordinator (k6 perRun: engines/k6/coordinator.ts). */
+/** A call to the run's coordinator (k6 perRun: engines/k6/coordinator.ts), in the run's home cluster. */
 export interface CoordinatorCall {
   cluster: ClusterClient;
   namespace: string;

@@ -21,3 +21,8 @@ export function runnerJob(plan: RunnerPlan, index: number, pod: Omit<PodTemplate
     template: podTemplate(plan, { ...pod, role, index, command: shellCommand(RUNNER_SCRIPT, RUNNER_SCRIPT_NAME) }),
   });
 }
+
+/** The runner indexes a plan's cluster holds: its block of the run's N (RunnerPlan.block). */
+export function blockIndexes(plan: RunnerPlan): number[] {
+  return Array.from({ length: plan.block.runners }, (_, i) => plan.block.first + i);
+}

@@ -61,7 +61,7 @@ export async function awaitPrepared(deps: StageDeps, runId: string): Promise<Pre
   const pod = pods.filter((p) => p.role === Role.initializer).sort((a, b) => b.createdAt - a.createdAt)[0];
 
   if (job.complete && pod) {
-    const reading = readK6InspectOutput(await run.cluster.podLogTail(run.namespace, pod.name, LOG_LINES));
+    const reading = readK6InspectOutput(await run.home.client.podLogTail(run.home.namespace, pod.name, LOG_LINES));
     // Never `requirements: {}`: without them the VU and duration checks below would be skipped unseen.
     if (!reading.ok) {
       return endsRun(StepPhase.failed, Outcome.FAILED, `prepare: the k6 initializer exited 0 but its output could not be read: ${reading.problem}`);
@@ -136,7 +136,7 @@ function scriptTooLong(run: RunContext, minimumSeconds: number | undefined, tota
 async function initializerFailure(run: RunContext, jobReason: string | undefined, pod: PodFacts | undefined): Promise<string> {
   const code = pod?.exitCode;
   const how = code === undefined ? (jobReason ?? 'failed') : `exited ${code} (${describeExitCode(code, run.spec.engine)})`;
-  const log = pod ? await run.cluster.podLogTail(run.namespace, pod.name, FAILURE_LOG_LINES).catch(() => '') : '';
+  const log = pod ? await run.home.client.podLogTail(run.home.namespace, pod.name, FAILURE_LOG_LINES).catch(() => '') : '';
   // k6's own message (its last error record); else the log's last lines as they are.
   const k6Error = k6ErrorMessage(log);
   const said = k6Error !== undefined ? escapeText(k6Error, FAILURE_MESSAGE_CHARS) : log.trim().split('\n').slice(-3).join(' | ').slice(0, 1000);

@@ -16,7 +16,7 @@ import { engineAdapter } from '../engines';
 import { inBatches } from './in-batches';
 import type { StageDeps } from './deps';
 import type { LaunchRecord } from './launch';
-import { abortRequest, loadRun, outputOf, requireOutput } from './run-context';
+import { abortRequest, clusterOf, loadRun, outputOf, requireOutput } from './run-context';
 import { permanentMountFailure } from './mount-failure';
 import { runOnce } from './run-once';
 import { describeCoordinator, describeRunner, observeRunPods, readiness, Readiness, runnerList, runningAt, type RunnerView } from './runners';
@@ -89,7 +89,10 @@ export async function awaitReady(deps: StageDeps, runId: string): Promise<ReadyR
   let notReady: string[] = [];
   if (running.length + finished.length === runners.length && waitingFor.length === 0) {
     const asked = [...running, ...(coordinator ? [coordinator] : [])];
-    const answering = await inBatches(asked, (r) => engine.readiness(run.cluster, run.namespace, r.latest!.name));
+    const answering = await inBatches(asked, (r) => {
+      const at = clusterOf(run, r.index);
+      return engine.readiness(at.client, at.namespace, r.latest!.name);
+    });
     notReady = asked.flatMap((r, i) =>
       answering[i]!.ready ? [] : [`${r === coordinator ? 'coordinator' : `runner ${r.index}`}: ${answering[i]!.waitingFor ?? 'not ready'}`],
     );

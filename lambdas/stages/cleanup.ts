@@ -10,7 +10,7 @@ import { StageBusy } from '../core/errors';
 import { callerOf, holderFor } from '../ledger/stages';
 import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
-import { livePods, loadRun } from './run-context';
+import { livePods, loadRun, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
 import { teardownOnRun } from './teardown';
 import type { TeardownOutcome } from '../engines';
@@ -47,7 +47,7 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
       const keep = policy === CleanupPolicy.never || (policy === CleanupPolicy.onSuccess && run.view.run.outcome !== Outcome.SUCCEEDED);
       const teardown = await teardownOnRun(deps, run, marks, !keep);
       const done = teardown ? { teardown } : {};
-      const deleted = keep ? 0 : (await run.cluster.deleteRun(run.namespace, runId)).deleted;
+      const deleted = keep ? 0 : await deleteEverywhere(run);
       // The run's slot in its concurrency group (or its place in the queue) goes once it can generate no
       // more load: its objects deleted, or, when they are kept, no pod of it still running (a run that
       // failed on one runner, or timed out, may have others running on until their Jobs' deadline). A slot
@@ -69,4 +69,16 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
       return { policy, deleted, kept: keep, ...done };
     },
   );
+}
+
+/**
+ * The run's objects deleted in every cluster of the run at once (each cluster's anchor last: the
+ * client's deleteRun). A cluster that fails does not stop the others; its error goes up after them,
+ * so the retry finds only what is left there.
+ */
+async function deleteEverywhere(run: RunContext): Promise<number> {
+  const results = await Promise.allSettled(run.clusters.map((c) => c.client.deleteRun(c.namespace, run.runId)));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.reduce((sum, r) => sum + (r.status === 'fulfilled' ? r.value.deleted : 0), 0);
 }

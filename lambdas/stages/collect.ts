@@ -23,10 +23,10 @@ import { Outcome, RunStatus, Stage } from '../core/status';
 import { inBatches } from './in-batches';
 import { recordFinalSample } from './live-metrics';
 import type { StageDeps } from './deps';
-import { abortRequest, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
+import { abortRequest, clusterOf, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
 import { observeRunners, runnerResultFromLog, runningAt, type RunnerView } from './runners';
-import type { StartRecord } from './start';
+import { withClusterSkews, type StartRecord } from './start';
 import type { EngineAdapter } from '../engines';
 import { earlyEndNotes, type EarlyEnd } from './early-end';
 import type { WatchRecord } from './watch';
@@ -76,7 +76,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         if (pod?.exitCode === undefined) return undefined;
         let log: string;
         try {
-          log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
+          const at = clusterOf(run, r.index);
+          log = await at.client.podLogTail(at.namespace, pod.name, engine.resultLogLines);
         } catch (err) {
           // A log that is gone (pod deleted, node lost) is a runner without a result, reported as such.
           if (isRetryable(err)) throw err;
@@ -155,7 +156,8 @@ async function startsFromLogs(run: RunContext, engine: EngineAdapter, runners: R
     if (pod === undefined) return undefined;
     let head: string;
     try {
-      head = await run.cluster.podLogHead(run.namespace, pod.name, START_LOG_HEAD_BYTES, { timestamps: true });
+      const at = clusterOf(run, r.index);
+      head = await at.client.podLogHead(at.namespace, pod.name, START_LOG_HEAD_BYTES, { timestamps: true });
     } catch (err) {
       if (isRetryable(err)) throw err;
       return undefined;
@@ -165,10 +167,13 @@ async function startsFromLogs(run: RunContext, engine: EngineAdapter, runners: R
     const bounds = [start.after, startInstant].filter((t): t is number => t !== undefined && t <= start.at);
     return { runner: r.index, seenAt: start.at, ...(bounds.length > 0 ? { notBefore: Math.max(...bounds) } : {}) };
   });
-  return measuredStart(
-    StartSource.log,
-    run.spec.parallelism,
-    observed.filter((o): o is ObservedStart => o !== undefined),
+  return withClusterSkews(
+    run,
+    measuredStart(
+      StartSource.log,
+      run.spec.parallelism,
+      observed.filter((o): o is ObservedStart => o !== undefined),
+    ),
   );
 }
 

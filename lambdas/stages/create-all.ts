@@ -25,6 +25,7 @@ import type { Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { inBatches } from './in-batches';
 import type { RunContext } from './run-context';
+import type { RunCluster } from './run-clusters';
 
 /** How createAll goes about it. */
 export interface CreateOptions {
@@ -143,47 +144,39 @@ export interface CreateForRunOptions extends CreateOptions {
   outcomeAfter?: () => Promise<Outcome | undefined>;
 }
 
+/** What a stage makes in one cluster of the run, and what it adopts there (createAll's `objects` and `adopted`). */
+export interface ClusterObjects {
+  at: RunCluster;
+  objects: CreatableObject[];
+  adopted?: CreatableObject[];
+}
+
 /**
- * What Prepare and Launch call (architecture §6): create the stage's objects, then read the run again. A
+ * What Prepare and Launch call (architecture §6): create the stage's objects in each cluster of the
+ * run (every cluster at once: a run across clusters is launched in about the time of its largest
+ * part), then read the run again. A
  * stage that runs late (its create call hung past the Task timeout and the lease, a cold start after
  * a hard stop) may find that the run ended while it was creating, and Cleanup already ran: it then
  * removes what it created itself (Jobs first, their pods with them; the anchor last, when it made
  * it: what names it goes too) and says so with RunEnded, so nothing is left for a run that is over.
  * What it found there is not its own: Cleanup has it, or the run's policy keeps it, and deleting an
  * anchor it found would take kept objects with it. The check before creating is the caller's
- * (requireOpenRun), made with the read that loaded the run.
+ * (requireOpenRun), made with the read that loaded the run. A cluster whose creates fail does not
+ * stop the others: the first failure goes up once every cluster is done (the retry creates only what
+ * is missing).
  */
-export async function createForRun(
-  deps: StageDeps,
-  run: RunContext,
-  stage: Stage,
-  objects: CreatableObject[],
-  adopted: CreatableObject[] = [],
-  options: CreateForRunOptions = {},
-): Promise<void> {
-  const created: CreatableObject[] = [];
-  let failure: unknown;
-  try {
-    await createRecording(created, run.cluster, objects, adopted, options);
-  } catch (err) {
-    // A create that failed part way (an object Cleanup removed meanwhile, say) may still have made some.
-    failure = err;
-  }
+export async function createForRun(deps: StageDeps, run: RunContext, stage: Stage, parts: ClusterObjects[], options: CreateForRunOptions = {}): Promise<void> {
+  const created = parts.map(() => [] as CreatableObject[]);
+  const results = await Promise.allSettled(parts.map((part, i) => createRecording(created[i]!, part.at.client, part.objects, part.adopted ?? [], options)));
+  // A create that failed part way (an object Cleanup removed meanwhile, say) may still have made some.
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason as unknown;
   const outcome = failure === undefined && options.outcomeAfter ? await options.outcomeAfter() : (await deps.ledger.getRun(run.runId))?.run.outcome;
   if (outcome === undefined) {
     if (failure !== undefined) throw failure;
     return;
   }
   deps.log({ runId: run.runId, stage, message: `the run ended ${outcome} while this stage was creating: removing what it made` });
-  // Jobs first, then the rest, the anchor last; one failed delete does not stop the others.
-  const rank = (obj: CreatableObject) => (obj.kind === 'Job' ? 0 : isAnchor(obj) ? 2 : 1);
-  const ordered = [...created].sort((a, b) => rank(a) - rank(b));
-  const left: string[] = [];
-  for (const group of [0, 1, 2]) {
-    const batch = ordered.filter((o) => rank(o) === group);
-    const results = await Promise.allSettled(batch.map((obj) => run.cluster.deleteObject(kindOf(obj), run.namespace, obj.metadata!.name!)));
-    left.push(...batch.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`));
-  }
+  const left = (await Promise.all(parts.map((part, i) => removeCreated(part.at, created[i]!)))).flat();
   if (left.length > 0) {
     deps.log({
       runId: run.runId,
@@ -193,4 +186,17 @@ export async function createForRun(
     });
   }
   throw new RunEnded(run.runId, stage, outcome);
+}
+
+/** Deletes what a stage created in one cluster: Jobs first, then the rest, the anchor last; one failed delete does not stop the others. What is left, named. */
+async function removeCreated(at: RunCluster, created: CreatableObject[]): Promise<string[]> {
+  const rank = (obj: CreatableObject) => (obj.kind === 'Job' ? 0 : isAnchor(obj) ? 2 : 1);
+  const ordered = [...created].sort((a, b) => rank(a) - rank(b));
+  const left: string[] = [];
+  for (const group of [0, 1, 2]) {
+    const batch = ordered.filter((o) => rank(o) === group);
+    const results = await Promise.allSettled(batch.map((obj) => at.client.deleteObject(kindOf(obj), at.namespace, obj.metadata!.name!)));
+    left.push(...batch.filter((_, i) => results[i]!.status === 'rejected').map((o) => `${o.kind} ${o.metadata!.name}`));
+  }
+  return left;
 }

@@ -14,7 +14,7 @@ import { admission } from './acquire';
 import type { PreparedResult } from './await-prepared';
 import { createForRun } from './create-all';
 import type { StageDeps } from './deps';
-import { loadRun, requireOpenRun, requireOutput, type RunContext } from './run-context';
+import { listInEvery, loadRun, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { runnerPlan } from './runner-plan';
 
@@ -39,7 +39,7 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     const instant = engine.startInstant(launchedAt, run.spec.timeouts.ready);
     // A first attempt has no earlier one whose instant it must keep.
     const startAt = instant === undefined ? undefined : ((first ? undefined : await startAtOfEarlierAttempt(run)) ?? instant);
-    const plan = runnerPlan(runId, run.spec, {
+    const timing = {
       runSeconds: runnerJobDeadlineSeconds({
         launchedAt,
         readyBy,
@@ -49,10 +49,16 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
         restart: run.spec.onRunnerRestart === RunnerRestartPolicy.restart,
       }),
       ...(startAt ? { startAt } : {}),
+    };
+    // Each cluster its block of runners (and, in the home, k6's coordinator); where Prepare did not run,
+    // the adoptions make the anchor and the script ConfigMap there first.
+    const parts = run.clusters.map((at) => {
+      const plan = runnerPlan(runId, run.spec, timing, at);
+      const jobs = engine.launchManifests(plan);
+      return { at, objects: jobs, adopted: launchAdoptions(plan, jobs) };
     });
     // The status write after creating is also the read that finds a run that ended meanwhile.
-    const jobs = engine.launchManifests(plan);
-    await createForRun(deps, run, Stage.Launch, jobs, launchAdoptions(plan, jobs), { first, outcomeAfter: () => moveToLaunching(deps, runId) });
+    await createForRun(deps, run, Stage.Launch, parts, { first, outcomeAfter: () => moveToLaunching(deps, runId) });
     return { launchedAt, readyBy, ...(startAt ? { startAt } : {}) };
   });
 }
@@ -77,7 +83,8 @@ async function moveToLaunching(deps: StageDeps, runId: string): Promise<Outcome 
  * they would start apart: the Jobs are immutable, so the instant is read back from one of them.
  */
 async function startAtOfEarlierAttempt(run: RunContext): Promise<string | undefined> {
-  const jobs = (await run.cluster.listByRun('Job', run.namespace, run.runId)) as V1Job[];
+  // Any cluster's: the earlier attempt may have reached some clusters only.
+  const jobs = (await listInEvery(run, 'Job')) as V1Job[];
   for (const job of jobs) {
     const env = job.spec?.template.spec?.containers.find((c) => c.name === RUNNER_CONTAINER)?.env;
     const value = env?.find((e) => e.name === ENV_START_AT)?.value;

@@ -16,7 +16,7 @@ import type { RunnerSummary } from '../core/summary';
 import { engineAdapter, type EngineAdapter, type LiveReading } from '../engines';
 import { settledWithin } from '../engines/within-budget';
 import type { StageDeps } from './deps';
-import type { RunContext } from './run-context';
+import { clusterOf, type RunContext } from './run-context';
 import { ranToEnd, runnerResultFromLog, type RunnerView } from './runners';
 import type { StartRecord } from './start';
 
@@ -68,12 +68,7 @@ export async function recordLiveSample(
     const running = runners.filter((r) => r.latest?.phase === 'Running' && r.latest.exitCode === undefined && !r.latest.terminating);
     const finished = runners.filter((r) => ranToEnd(run.spec.engine, r.latest));
     const [read, results] = await Promise.all([
-      engine.liveMetrics(
-        run.cluster,
-        run.namespace,
-        running.map((r) => r.latest!.name),
-        budgetMs,
-      ),
+      liveMetricsEverywhere(run, engine, running, budgetMs),
       settledWithin(
         finished.map((r) => resultReading(run, engine, r).catch(() => undefined)),
         budgetMs,
@@ -96,10 +91,38 @@ export async function recordLiveSample(
   await write(deps, run.runId, sample, Stage.Watch);
 }
 
+/**
+ * The running runners' live figures, one batch per cluster, the batches at once and within the same
+ * budget; in the order of `running`.
+ */
+async function liveMetricsEverywhere(
+  run: RunContext,
+  engine: EngineAdapter,
+  running: readonly RunnerView[],
+  budgetMs: number,
+): Promise<(LiveReading | undefined)[]> {
+  const readings: (LiveReading | undefined)[] = running.map(() => undefined);
+  await Promise.all(
+    run.clusters.map(async (c) => {
+      const here = running.flatMap((r, i) => (clusterOf(run, r.index) === c ? [i] : []));
+      if (here.length === 0) return;
+      const read = await engine.liveMetrics(
+        c.client,
+        c.namespace,
+        here.map((i) => running[i]!.latest!.name),
+        budgetMs,
+      );
+      here.forEach((i, k) => (readings[i] = read[k]));
+    }),
+  );
+  return readings;
+}
+
 /** A finished runner's figures: its result from its log (undefined when it printed none). */
 async function resultReading(run: RunContext, engine: EngineAdapter, runner: RunnerView): Promise<LiveReading | undefined> {
   const pod = runner.latest!;
-  const log = await run.cluster.podLogTail(run.namespace, pod.name, engine.resultLogLines);
+  const at = clusterOf(run, runner.index);
+  const log = await at.client.podLogTail(at.namespace, pod.name, engine.resultLogLines);
   const summary = runnerResultFromLog(engine, runner.index, { ...pod, exitCode: pod.exitCode! }, log);
   return summary && readingOf(summary);
 }

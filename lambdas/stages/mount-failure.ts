@@ -7,7 +7,7 @@
  * out…`, a slow CSI driver) can pass by themselves: they are left to the deadline.
  */
 import type { PodFacts } from '../cluster/observe';
-import type { RunContext } from './run-context';
+import { clusterOfPod, type RunContext } from './run-context';
 
 /** FailedMount messages that say an object or key the pod names does not exist. */
 const PERMANENT = [/: (configmap|secret) "[^"]*" not found$/, /: configmap references non-existent config key: /];
@@ -23,7 +23,8 @@ export async function permanentMountFailure(run: RunContext, pods: readonly PodF
     .sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
   const pod = creating[0];
   if (!pod) return undefined;
-  const warnings = await run.cluster.podWarnings(run.namespace, pod.name, 'FailedMount');
+  const at = clusterOfPod(run, pod);
+  const warnings = await at.client.podWarnings(at.namespace, pod.name, 'FailedMount');
   const latest = warnings.filter((w) => w.uid === undefined || w.uid === pod.uid).at(-1);
   if (!latest || !PERMANENT.some((rule) => rule.test(latest.message))) return undefined;
   return { pod, message: latest.message };

@@ -6,7 +6,7 @@
  */
 import { Role } from '../core/runner-contract';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { ClusterClient } from '../cluster/cluster-client';
+import type { KubeObject } from '../cluster/cluster-client';
 import { jobFacts, podFacts, type JobFacts, type PodFacts } from '../cluster/observe';
 import { InvalidTransition, RunEnded, RunNotFound, StoreError } from '../core/errors';
 import type { RunSpec, RunSpecWithoutScript } from '../core/spec';
@@ -14,14 +14,17 @@ import type { Stage } from '../core/status';
 import { StageState } from '../core/status';
 import type { RunView } from '../ledger/ledger';
 import type { StageDeps } from './deps';
+import { clusterOfRunner, runClusters, type RunCluster } from './run-clusters';
 
 /** `Spec`: RunSpec when read with the script, RunSpecWithoutScript otherwise; helpers that need neither take either. */
 export interface RunContext<Spec extends RunSpec | RunSpecWithoutScript = RunSpec | RunSpecWithoutScript> {
   runId: string;
   view: RunView;
   spec: Spec;
-  namespace: string;
-  cluster: ClusterClient;
+  /** Every cluster of the run (run-clusters.ts), the home first; one for a run in one cluster. */
+  clusters: RunCluster[];
+  /** The home cluster: the k6 initializer and coordinator run there (core/placements.ts). */
+  home: RunCluster;
 }
 
 /** Every stage's read: the run without its inline script's text. */
@@ -37,7 +40,8 @@ export async function loadRun(deps: StageDeps, runId: string, options: { script?
     // Never an empty script in the ConfigMap: a run item that lost its script reference is broken.
     throw new StoreError(`ledger run ${runId}: spec.script.inline is missing (the run item names ${spec.script.filename} but holds no script)`);
   }
-  return { runId, view, spec, namespace: spec.cluster.namespace, cluster: await deps.clusterFor(spec.cluster.name) };
+  const clusters = await runClusters(deps, spec);
+  return { runId, view, spec, clusters, home: clusters[0]! };
 }
 
 /**
@@ -63,14 +67,29 @@ export function requireOutput<T>(view: RunView, stage: Stage, by: Stage): T {
   return output;
 }
 
-/** The run's Jobs, as facts (one list call). */
-export async function listJobs(run: RunContext): Promise<JobFacts[]> {
-  return (await run.cluster.listByRun('Job', run.namespace, run.runId)).map((o) => jobFacts(o as V1Job));
+/** The cluster of runner `index` (the coordinator's, -1, is the home). */
+export function clusterOf(run: RunContext, index: number): RunCluster {
+  return clusterOfRunner(run.clusters, index);
 }
 
-/** The run's pods, as facts (one list call); deleted pods are left out. */
+/** The cluster a pod of the run is in: a runner's by its index; the initializer's and coordinator's is the home. */
+export function clusterOfPod(run: RunContext, pod: Pick<PodFacts, 'role' | 'index'>): RunCluster {
+  return pod.role === Role.runner && pod.index !== undefined ? clusterOf(run, pod.index) : run.home;
+}
+
+/** The run's Jobs, as facts (one list call per cluster, all at once). */
+export async function listJobs(run: RunContext): Promise<JobFacts[]> {
+  return (await listInEvery(run, 'Job')).map((o) => jobFacts(o as V1Job));
+}
+
+/** The run's pods, as facts (one list call per cluster, all at once); deleted pods are left out. */
 export async function listPods(run: RunContext): Promise<PodFacts[]> {
-  return (await run.cluster.listByRun('Pod', run.namespace, run.runId)).map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating);
+  return (await listInEvery(run, 'Pod')).map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating);
+}
+
+/** The run's objects of `kind` in every cluster of the run, the home's first. */
+export async function listInEvery(run: RunContext, kind: 'Job' | 'Pod'): Promise<KubeObject[]> {
+  return (await Promise.all(run.clusters.map((c) => c.client.listByRun(kind, c.namespace, run.runId)))).flat();
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { V1Toleration } from '@kubernetes/client-node';
 import type { RunnerPlan, ScriptSource } from '../cluster/plan';
+import { homeOf, type Placement } from '../core/placements';
 import { setupTeardownOf, type RunSpec } from '../core/spec';
 import { CleanupPolicy } from '../core/status';
 
@@ -26,7 +27,8 @@ export interface PlanTiming {
   startAt?: string;
 }
 
-export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): RunnerPlan {
+/** `at`: the cluster the plan builds for (its namespace and block of runners); default the run's home. */
+export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming, at: Placement = homeOf(spec)): RunnerPlan {
   const script: ScriptSource =
     'inline' in spec.script
       ? { kind: 'inline', file: spec.script.filename, content: spec.script.inline }
@@ -35,9 +37,10 @@ export function runnerPlan(runId: string, spec: RunSpec, timing: PlanTiming): Ru
     runId,
     name: spec.name,
     engine: spec.engine,
-    namespace: spec.cluster.namespace,
+    namespace: at.namespace,
     image: spec.runner.image,
     parallelism: spec.parallelism,
+    block: { first: at.first, runners: at.runners, home: at.home },
     separate: spec.separate,
     arguments: spec.arguments,
     env: spec.env,

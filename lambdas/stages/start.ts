@@ -8,7 +8,7 @@
  * recorded, so Watch can tell a restarted runner from the one that was started.
  */
 import { runDeadline } from '../core/deadlines';
-import { measuredStart, type MeasuredStart } from '../core/start-skew';
+import { clusterSkews, measuredStart, type MeasuredStart } from '../core/start-skew';
 import { RunStatus, Stage } from '../core/status';
 import { engineAdapter } from '../engines';
 import { admission } from './acquire';
@@ -16,7 +16,7 @@ import type { PreparedResult } from './await-prepared';
 import type { ReadyResult } from './await-ready';
 import type { StageDeps } from './deps';
 import type { LaunchRecord } from './launch';
-import { listPods, loadRun, outputOf, requireOpenRun, requireOutput } from './run-context';
+import { clusterOf, listPods, loadRun, outputOf, requireOpenRun, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import type { RunView } from '../ledger/ledger';
 import type { SetupOutcome } from '../engines/engine-adapter';
@@ -53,10 +53,15 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
     const { deadlines } = admission(run.view, Stage.Start);
     const launch = requireOutput<LaunchRecord>(run.view, Stage.Launch, Stage.Start);
     const ready = requireOutput<ReadyResult>(run.view, Stage.AwaitReady, Stage.Start);
-    const pods = Object.entries(ready.pods ?? {}).map(([index, pod]) => ({ index: Number(index), ...pod }));
+    const pods = Object.entries(ready.pods ?? {}).map(([index, pod]) => {
+      const at = clusterOf(run, Number(index));
+      return { index: Number(index), ...pod, cluster: at.client, namespace: at.namespace };
+    });
     const prepared = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared);
     const lifecycle = prepared?.lifecycle;
     const setup = ready.coordinator && {
+      cluster: run.home.client,
+      namespace: run.home.namespace,
       coordinator: ready.coordinator.name,
       marks,
       functionTimeoutSeconds: lifecycle?.setupTimeoutSeconds ?? K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS,
@@ -65,8 +70,6 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
 
     const started = await engineAdapter(run.spec.engine).start(
       {
-        cluster: run.cluster,
-        namespace: run.namespace,
         now: deps.now,
         startAt: launch.startAt,
         exitedPods: async () => new Set((await listPods(run)).filter((p) => p.exitCode !== undefined).map((p) => p.name)),
@@ -78,7 +81,7 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
     // setup() failed: nothing was started; Watch ends the run with its reason, Cleanup deletes the runners.
     if (started.setup && 'failed' in started.setup) return { startedAt, runBy: startedAt, startedPods: {}, setup: started.setup };
 
-    const measured = observed && measuredStart(observed.source, run.spec.parallelism, observed.starts);
+    const measured = observed && withClusterSkews(run, measuredStart(observed.source, run.spec.parallelism, observed.starts));
     const requirements = prepared?.requirements;
     const expected = requirements?.expectedDurationSeconds;
     const scheduled = requirements?.scheduledDurationSeconds;
@@ -93,4 +96,10 @@ export async function start(deps: StageDeps, runId: string): Promise<StartRecord
       ...(started.setup ? { setup: started.setup } : {}),
     };
   });
+}
+
+/** A run across clusters: the measured start with each cluster's own skew beside the run's (start-skew.ts). */
+export function withClusterSkews(run: Pick<RunContext, 'clusters'>, measured: MeasuredStart | undefined): MeasuredStart | undefined {
+  if (!measured || run.clusters.length < 2) return measured;
+  return { ...measured, clusters: clusterSkews(measured, run.clusters) };
 }

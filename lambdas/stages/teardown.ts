@@ -17,7 +17,7 @@ import { K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../engines/k6/lifecycle-opt
 import type { PreparedResult } from './await-prepared';
 import type { ReadyResult } from './await-ready';
 import type { StageDeps } from './deps';
-import { listPods, outputOf, type RunContext } from './run-context';
+import { clusterOfPod, listPods, outputOf, type RunContext } from './run-context';
 import type { StartRecord } from './start';
 
 /** Whether teardown() is due: the test was started with setup() not failed, or setup() ran and Start was cut off after it. */
@@ -43,11 +43,16 @@ export async function teardownOnRun(deps: StageDeps, run: RunContext, marks: Sta
     const sentBefore = Object.values(TeardownMark).some((m) => marks.has(m));
     if (!sentBefore && !live(Role.coordinator).some((p) => p.name === coordinator.name)) return { ran: false, skipped: 'the coordinator no longer runs' };
     if (!sentBefore && deleting && engine.stopsGracefully) {
-      await Promise.all(live(Role.runner).map((p) => engine.stop(run.cluster, run.namespace, p.name).catch(() => undefined)));
+      await Promise.all(
+        live(Role.runner).map((p) => {
+          const at = clusterOfPod(run, p);
+          return engine.stop(at.client, at.namespace, p.name).catch(() => undefined);
+        }),
+      );
     }
     return engine.teardown!({
-      cluster: run.cluster,
-      namespace: run.namespace,
+      cluster: run.home.client,
+      namespace: run.home.namespace,
       coordinator: coordinator.name,
       marks,
       functionTimeoutSeconds: lifecycle?.teardownTimeoutSeconds ?? K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS,
@@ -55,7 +60,7 @@ export async function teardownOnRun(deps: StageDeps, run: RunContext, marks: Sta
   })();
   deps.log({ runId: run.runId, stage: Stage.Cleanup, message: teardownMessage(outcome) });
   // The coordinator is never unpaused: stopped now (k6 exits 103, no export), or deleted with the run.
-  if (!deleting) await engine.stop(run.cluster, run.namespace, coordinator.name).catch(() => undefined);
+  if (!deleting) await engine.stop(run.home.client, run.home.namespace, coordinator.name).catch(() => undefined);
   return outcome;
 }
 

@@ -27,7 +27,7 @@ import { Outcome, RunnerRestartPolicy, Stage } from '../core/status';
 import { engineAdapter } from '../engines';
 import { admission } from './acquire';
 import type { StageDeps } from './deps';
-import { abortRequest, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
+import { abortRequest, clusterOf, loadRun, outputOf, requireOutput, type RunContext } from './run-context';
 import { runOnce } from './run-once';
 import { recordLiveSample } from './live-metrics';
 import { earlyEnd, endedEarly, type EarlyEnd } from './early-end';
@@ -142,8 +142,21 @@ async function stopForAbort(
       `run: aborted by ${abort.by}; ${countOf(running.length, runners.length, 'runner')} did not stop and ${running.length === 1 ? 'is' : 'are'} deleted`,
     );
   }
-  await Promise.all(running.filter((r) => r.latest!.ready).map((r) => engine.stop(run.cluster, run.namespace, r.latest!.name)));
+  await stopRunners(run, running);
   return waiting(ABORT_POLL_SECONDS);
+}
+
+/** Tells every ready runner of `running` to stop, in its own cluster, all at once. */
+async function stopRunners(run: RunContext, running: RunnerView[]): Promise<void> {
+  const engine = engineAdapter(run.spec.engine);
+  await Promise.all(
+    running
+      .filter((r) => r.latest!.ready)
+      .map((r) => {
+        const at = clusterOf(run, r.index);
+        return engine.stop(at.client, at.namespace, r.latest!.name);
+      }),
+  );
 }
 
 /**
@@ -161,7 +174,7 @@ async function windDown(deps: StageDeps, run: RunContext, runners: RunnerView[],
     const ended = earlyEnd(run.spec.engine, runners, early);
     return runOnce(deps, run.runId, Stage.Watch, async (): Promise<WatchRecord> => ({ ...done(), endedEarly: ended }));
   }
-  await Promise.all(running.filter((r) => r.latest!.ready).map((r) => engine.stop(run.cluster, run.namespace, r.latest!.name)));
+  await stopRunners(run, running);
   return waiting(ABORT_POLL_SECONDS);
 }
 
@@ -206,7 +219,8 @@ async function startReplacements(run: RunContext, runners: RunnerView[], started
       if (pod.exitCode !== undefined) return { ...facts, startedAt: since };
       if (!pod.ready) return facts;
       const setupFrom = started.setup?.ran ? outputOf<ReadyResult>(run.view, Stage.AwaitReady)?.coordinator?.name : undefined;
-      if (await engineAdapter(run.spec.engine).startReplacement(run.cluster, run.namespace, pod.name, setupFrom)) return { ...facts, startedAt: since };
+      const at = clusterOf(run, r.index);
+      if (await engineAdapter(run.spec.engine).startReplacement(at.client, at.namespace, pod.name, setupFrom)) return { ...facts, startedAt: since };
       return facts;
     }),
   );

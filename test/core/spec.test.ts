@@ -217,7 +217,7 @@ describe('validateSpec: valid specs', () => {
       maxParallelism: 10,
     };
     expect(specOf(minimal(), config).cluster).toEqual({ name: 'eks-load', namespace: 'load-a' });
-    expect(specOf({ ...minimal(), cluster: { name: 'eks-other', namespace: 'x' } }, config).cluster.name).toBe('eks-other');
+    expect(specOf({ ...minimal(), cluster: { name: 'eks-other', namespace: 'x' } }, config).cluster?.name).toBe('eks-other');
     expect(problemsOf({ ...minimal(), parallelism: 11 }, config)).toEqual([{ path: 'parallelism', message: 'must be at most 10 (maxParallelism)' }]);
   });
 });

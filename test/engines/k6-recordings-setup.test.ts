@@ -104,7 +104,7 @@ describe('k6 /v1/setup and /v1/teardown as recorded (k6 1.3.0)', () => {
           }
         } else if (exchange.method === 'PUT') {
           // loadplane puts the data itself, the way k6 stores a PUT body: as is.
-          await putK6SetupData(cluster, 'ns', ['pod'], exchange.requestBody);
+          await putK6SetupData([{ cluster, namespace: 'ns', name: 'pod' }], exchange.requestBody);
           expect(asked[0]).toMatchObject({ method: 'PUT', path: '/v1/setup', body: exchange.requestBody });
           stored = { present: true, data: exchange.requestBody };
           expect(held(exchange.responseBody)).toEqual(stored);

@@ -196,8 +196,8 @@ describe('Start', () => {
     expect((await k6StatusOf(pods.find((p) => p.index === 0)!.name)).status).toBe(1);
     const requests = markRequests(h);
     const started = engineAdapter('k6').start(
-      { cluster: clusterOf(h), namespace: NAMESPACE, now: () => h.clock.now(), startAt: undefined, exitedPods: async () => new Set() },
-      pods,
+      { now: () => h.clock.now(), startAt: undefined, exitedPods: async () => new Set() },
+      pods.map((p) => ({ ...p, cluster: clusterOf(h), namespace: NAMESPACE })),
     );
     await expect(started).rejects.toMatchObject({
       name: 'ClusterUnavailable',

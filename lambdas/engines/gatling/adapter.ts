@@ -11,6 +11,7 @@ import { ENGINE_RULES } from '../../core/engine-rules';
 import { settledWithin } from '../within-budget';
 import { GATLING_LIVE_LOG_LINES, liveReadingFromGatlingLog } from './live-stats';
 import { gatlingRunnerJob } from './manifests';
+import { blockIndexes } from '../runner-job';
 import { gatlingStartFromLog } from './start-line';
 
 /** Runners start together this long after Launch (or sooner, if the ready timeout is shorter). */
@@ -26,7 +27,7 @@ export const gatlingAdapter: EngineAdapter = {
     return configMap ? [configMap] : [];
   },
   inspectsScript: false,
-  launchManifests: (plan) => Array.from({ length: plan.parallelism }, (_, i) => gatlingRunnerJob(plan, i)),
+  launchManifests: (plan) => blockIndexes(plan).map((i) => gatlingRunnerJob(plan, i)),
 
   // On a whole second: the runner script compares `date +%s` with it.
   startInstant: (launchedAt, readyTimeoutSeconds) =>

@@ -17,6 +17,7 @@ import { runnerList } from '../../core/runner-list';
 import { k6MissingResultReason } from './missing-result';
 import { setupOnce, teardownOnce } from './coordinator';
 import { k6CoordinatorJob } from './manifests';
+import { blockIndexes } from '../runner-job';
 import { SetupTeardown } from '../../core/status';
 import { k6SetupData, putK6SetupData } from './setup-api';
 
@@ -37,8 +38,8 @@ export const k6Adapter: EngineAdapter = {
   },
   inspectsScript: true,
   launchManifests: (plan) => [
-    ...Array.from({ length: plan.parallelism }, (_, i) => k6RunnerJob(plan, i)),
-    ...(plan.setupTeardown === SetupTeardown.perRun ? [k6CoordinatorJob(plan)] : []),
+    ...blockIndexes(plan).map((i) => k6RunnerJob(plan, i)),
+    ...(plan.setupTeardown === SetupTeardown.perRun && plan.block.home ? [k6CoordinatorJob(plan)] : []),
   ],
 
   startInstant: () => undefined,
@@ -85,8 +86,7 @@ const VERIFY_READS = 5;
  *    earlier attempt of the stage): Watch judges its exit code.
  */
 async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<StartResult> {
-  const names = pods.map((p) => p.name);
-  const before = await k6StatusesTimed(ctx.cluster, ctx.namespace, names, ctx.now);
+  const before = await k6StatusesTimed(pods, ctx.now);
   const phases = before.map((b) => k6RunnerPhase(b.status));
   const unready = pods.filter((_, i) => phases[i] === K6RunnerPhase.initializing || phases[i] === K6RunnerPhase.silent);
   if (unready.length > 0) {
@@ -103,21 +103,10 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<Star
   if (ctx.setup) {
     const { skip, ...call } = ctx.setup;
     // Only runners that still wait paused take data; one an earlier attempt started already has it.
-    setup =
-      skip !== undefined
-        ? { ran: false, skipped: skip }
-        : await setupOnce(
-            { ...call, cluster: ctx.cluster, namespace: ctx.namespace },
-            toStart.map((p) => p.name),
-          );
+    setup = skip !== undefined ? { ran: false, skipped: skip } : await setupOnce(call, toStart);
     if ('failed' in setup) return { startedAt: ctx.now(), setup };
   }
-  const starts = await prepareK6StatusPatches(
-    ctx.cluster,
-    ctx.namespace,
-    toStart.map((p) => p.name),
-    { paused: false },
-  );
+  const starts = await prepareK6StatusPatches(toStart, { paused: false });
   const sentAt = ctx.now();
   await Promise.all(starts.map((send) => tolerateUnreachable(send())));
   const startedAt = ctx.now();
@@ -132,12 +121,7 @@ async function startK6Runners(ctx: StartContext, pods: ReadyPod[]): Promise<Star
   let pending = pods.filter((p) => !observed.has(p.index));
   for (let read = 0; read < VERIFY_READS && pending.length > 0; read++) {
     const askedAt = ctx.now();
-    const statuses = await k6StatusesTimed(
-      ctx.cluster,
-      ctx.namespace,
-      pending.map((p) => p.name),
-      ctx.now,
-    );
+    const statuses = await k6StatusesTimed(pending, ctx.now);
     pending = pending.filter((p, i) => {
       const { status, at } = statuses[i]!;
       if (!hasStarted(k6RunnerPhase(status))) {
@@ -183,7 +167,7 @@ async function unpauseReplacement(...[cluster, namespace, pod, setupFrom]: Param
     // The data the runners were given, from the coordinator that still holds it (PUT is idempotent).
     if (setupFrom !== undefined) {
       const held = await k6SetupData(cluster, namespace, setupFrom);
-      if (held.present) await putK6SetupData(cluster, namespace, [pod], held.data);
+      if (held.present) await putK6SetupData([{ cluster, namespace, name: pod }], held.data);
     }
     return (await patchK6Status(cluster, namespace, pod, { paused: false })) < 400;
   } catch (err) {

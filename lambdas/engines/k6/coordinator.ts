@@ -27,12 +27,13 @@ import { LoadplaneError } from '../../core/errors';
 import { SetupMark, TeardownMark, type StageMarks } from '../../core/stage-marks';
 import type { CoordinatorCall, SetupOutcome, TeardownOutcome } from '../engine-adapter';
 import { k6SetupData, putK6SetupData, runK6Setup, runK6Teardown } from './setup-api';
+import type { PodRef } from '../pod-requests';
 
 /** Added to k6's own timeout for the function when waiting for its answer: the API server's and k6's part. */
 const ANSWER_MARGIN_MS = 10_000;
 
-/** Runs setup() once on the coordinator and gives its data to every runner in `runners` (pod names). */
-export async function setupOnce(call: CoordinatorCall, runners: readonly string[]): Promise<SetupOutcome> {
+/** Runs setup() once on the coordinator and gives its data to every runner in `runners` (in any cluster of the run). */
+export async function setupOnce(call: CoordinatorCall, runners: readonly PodRef[]): Promise<SetupOutcome> {
   const { cluster, namespace, coordinator, marks } = call;
   // An earlier attempt saw setup() throw and was cut off before recording its outcome: it failed.
   if (marks.has(SetupMark.failed))
@@ -62,12 +63,12 @@ export async function setupOnce(call: CoordinatorCall, runners: readonly string[
         return { ran: false, failed: `setup: setup() failed on the coordinator (${result.message})` };
       }
       await marks.mark(SetupMark.done);
-      await handOn(call, runners, result.value);
+      await handOn(runners, result.value);
       return { ran: true, data: result.value.present };
     }
   }
   const held = await k6SetupData(cluster, namespace, coordinator);
-  await handOn(call, runners, held);
+  await handOn(runners, held);
   return { ran: true, data: held.present };
 }
 
@@ -89,8 +90,8 @@ function timeoutMs(call: CoordinatorCall): number {
   return call.functionTimeoutSeconds * 1000 + ANSWER_MARGIN_MS;
 }
 
-async function handOn(call: CoordinatorCall, runners: readonly string[], held: Awaited<ReturnType<typeof k6SetupData>>): Promise<void> {
-  if (held.present && runners.length > 0) await putK6SetupData(call.cluster, call.namespace, runners, held.data);
+async function handOn(runners: readonly PodRef[], held: Awaited<ReturnType<typeof k6SetupData>>): Promise<void> {
+  if (held.present && runners.length > 0) await putK6SetupData(runners, held.data);
 }
 
 /**

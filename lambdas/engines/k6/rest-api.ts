@@ -11,6 +11,7 @@ import { K6_API_PORT } from '../../core/runner-contract';
 import type { LiveReading } from '../engine-adapter';
 import { settledWithin } from '../within-budget';
 import { liveReadingFromK6Metrics } from './live-reading';
+import { preparePodRequests, type PodRef } from '../pod-requests';
 
 const STATUS_PATH = '/v1/status';
 const METRICS_PATH = '/v1/metrics';
@@ -44,9 +45,9 @@ export async function k6Status(cluster: ClusterClient, namespace: string, pod: s
 }
 
 /** Each runner's status, all asked at once, each with the time (`now`, the cluster clock) its answer came back. */
-export async function k6StatusesTimed(cluster: ClusterClient, namespace: string, pods: readonly string[], now: () => number): Promise<TimedK6Status[]> {
+export async function k6StatusesTimed(pods: readonly PodRef[], now: () => number): Promise<TimedK6Status[]> {
   if (pods.length === 0) return [];
-  const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'GET' as const, path: STATUS_PATH })));
+  const requests = await preparePodRequests(pods, () => ({ port: K6_API_PORT, method: 'GET', path: STATUS_PATH }));
   return Promise.all(requests.map(async (send) => ({ status: await statusFrom(send), at: now() })));
 }
 
@@ -97,14 +98,9 @@ export async function patchK6Status(cluster: ClusterClient, namespace: string, p
  * The same PATCH to every runner, prepared and not sent: each returned function sends one (and
  * resolves to the pod's HTTP status) and does nothing else first.
  */
-export async function prepareK6StatusPatches(
-  cluster: ClusterClient,
-  namespace: string,
-  pods: readonly string[],
-  attributes: K6StatusChange,
-): Promise<(() => Promise<number>)[]> {
+export async function prepareK6StatusPatches(pods: readonly PodRef[], attributes: K6StatusChange): Promise<(() => Promise<number>)[]> {
   const body = statusDocument(attributes);
-  const requests = await cluster.preparePodProxy(pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'PATCH' as const, path: STATUS_PATH, body })));
+  const requests = await preparePodRequests(pods, () => ({ port: K6_API_PORT, method: 'PATCH', path: STATUS_PATH, body }));
   return requests.map((send) => async () => (await send()).status);
 }
 

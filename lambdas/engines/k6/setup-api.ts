@@ -19,6 +19,7 @@ import type { ClusterClient } from '../../cluster/cluster-client';
 import { K6_API_PORT } from '../../core/runner-contract';
 import { escapeText } from '../../core/excerpt';
 import { ClusterUnavailable } from '../../core/errors';
+import { preparePodRequests, type PodRef } from '../pod-requests';
 
 const SETUP_PATH = '/v1/setup';
 const TEARDOWN_PATH = '/v1/teardown';
@@ -47,15 +48,13 @@ export async function runK6Setup(cluster: ClusterClient, namespace: string, pod:
 }
 
 /** Each instance gets `data` (PUT /v1/setup), all sent at once; resolves when every one stored it. */
-export async function putK6SetupData(cluster: ClusterClient, namespace: string, pods: readonly string[], data: unknown): Promise<void> {
-  const requests = await cluster.preparePodProxy(
-    pods.map((pod) => ({ namespace, pod, port: K6_API_PORT, method: 'PUT' as const, path: SETUP_PATH, body: data })),
-  );
+export async function putK6SetupData(pods: readonly PodRef[], data: unknown): Promise<void> {
+  const requests = await preparePodRequests(pods, () => ({ port: K6_API_PORT, method: 'PUT', path: SETUP_PATH, body: data }));
   const answers = await Promise.all(requests.map((send) => send()));
   const refused = answers.findIndex((a) => a.status >= 400);
   if (refused >= 0)
     throw new ClusterUnavailable(
-      `PUT /v1/setup on ${pods[refused]} answered HTTP ${answers[refused]!.status}: ${k6ErrorMessage(answers[refused]!.body, answers[refused]!.status)}`,
+      `PUT /v1/setup on ${pods[refused]!.name} answered HTTP ${answers[refused]!.status}: ${k6ErrorMessage(answers[refused]!.body, answers[refused]!.status)}`,
     );
 }
 
