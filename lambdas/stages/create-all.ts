@@ -67,8 +67,22 @@ async function createRecording(
   adopted: CreatableObject[],
   options: CreateOptions,
 ): Promise<void> {
+  const found = await survey(cluster, objects, adopted, options);
+  if (found) await createMissing(created, cluster, found);
+}
+
+/** What one cluster holds of a stage's objects, by one list call per kind, before anything is created. */
+interface Survey {
+  objects: CreatableObject[];
+  adopted: CreatableObject[];
+  namespace: string;
+  present: Map<string, KubeObject>;
+}
+
+/** Lists what a stage's objects' kinds already hold (undefined: the stage makes nothing here). */
+async function survey(cluster: ClusterClient, objects: CreatableObject[], adopted: CreatableObject[], options: CreateOptions): Promise<Survey | undefined> {
   const all = [...objects, ...adopted];
-  if (all.length === 0) return;
+  if (all.length === 0) return undefined;
   const { namespace, runId } = runOf(all);
 
   // What to list: on a retry every kind involved; on a first attempt only what an earlier stage made
@@ -82,6 +96,13 @@ async function createRecording(
   for (const kind of kinds) {
     for (const item of await cluster.listByRun(kind, namespace, runId)) present.set(keyOf(kind, item.metadata?.name), item);
   }
+  return { objects, adopted, namespace, present };
+}
+
+/** Creates what the survey did not find, in createAll's order, and adds the owners the anchor and adopted objects lack. */
+async function createMissing(created: CreatableObject[], cluster: ClusterClient, found: Survey): Promise<void> {
+  const { objects, adopted, namespace, present } = found;
+  const all = [...objects, ...adopted];
   const uids = new Map<string, string>();
   for (const [key, item] of present) if (item.metadata?.uid) uids.set(key, item.metadata.uid);
   const uidOf = (kind: string, name: string) => uids.get(keyOf(kind, name));
@@ -161,13 +182,17 @@ export interface ClusterObjects {
  * it: what names it goes too) and says so with RunEnded, so nothing is left for a run that is over.
  * What it found there is not its own: Cleanup has it, or the run's policy keeps it, and deleting an
  * anchor it found would take kept objects with it. The check before creating is the caller's
- * (requireOpenRun), made with the read that loaded the run. A cluster whose creates fail does not
- * stop the others: the first failure goes up once every cluster is done (the retry creates only what
- * is missing).
+ * (requireOpenRun), made with the read that loaded the run. Every cluster's lists come first, so a
+ * cluster that cannot be reached fails the attempt before it creates anywhere; a cluster whose creates
+ * fail does not stop the others: the first failure goes up once every cluster is done (the retry
+ * creates only what is missing).
  */
 export async function createForRun(deps: StageDeps, run: RunContext, stage: Stage, parts: ClusterObjects[], options: CreateForRunOptions = {}): Promise<void> {
   const created = parts.map(() => [] as CreatableObject[]);
-  const results = await Promise.allSettled(parts.map((part, i) => createRecording(created[i]!, part.at.client, part.objects, part.adopted ?? [], options)));
+  // Every cluster is reached (its lists) before anything is created in any: a cluster that cannot be
+  // reached fails the stage with nothing made elsewhere by this attempt.
+  const surveys = await Promise.all(parts.map((part) => survey(part.at.client, part.objects, part.adopted ?? [], options)));
+  const results = await Promise.allSettled(parts.map((part, i) => (surveys[i] ? createMissing(created[i]!, part.at.client, surveys[i]) : Promise.resolve())));
   // A create that failed part way (an object Cleanup removed meanwhile, say) may still have made some.
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')?.reason as unknown;
   const outcome = failure === undefined && options.outcomeAfter ? await options.outcomeAfter() : (await deps.ledger.getRun(run.runId))?.run.outcome;

@@ -30,6 +30,7 @@ import {
 } from '../engine/local-execution';
 import { startKubeSim, type KubeSim } from '../kube-sim';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded-store';
+import { localClusterNames } from './local-clusters';
 
 export interface LocalRuntimeOptions {
   config?: DeploymentConfig;
@@ -52,6 +53,14 @@ export interface LocalRuntimeOptions {
    * timeouts, retries and leases keep real time, as on AWS.
    */
   externalCluster?: { kubeConfig: KubeConfig; clock: SimTime };
+  /**
+   * Several clusters (local-clusters.ts: kube-sim, kube-sim-2, …), for runs across clusters: `clusters`
+   * kube-sims in this process on the runtime's clock (default 1), or, with `externalCluster`, these
+   * further clusters running elsewhere on clocks of the same scale and origin (the first is
+   * `externalCluster`). The config must allow their names (withLocalClusters).
+   */
+  clusters?: number;
+  moreExternalClusters?: KubeConfig[];
   /** Stage log lines (default: dropped). */
   log?: (event: StageLogEvent) => void;
   /** Webhook URLs (and signing secrets) by channel name, e.g. from `--webhook-url`. Never logged. */
@@ -74,8 +83,10 @@ export interface LocalRuntime {
   readonly deps: StageDeps;
   readonly ledger: Ledger;
   readonly store: EmbeddedStore;
-  /** Present when the runtime simulates the cluster. */
+  /** Present when the runtime simulates the cluster: the first (`kube-sim`). */
   readonly kubeSim?: KubeSim;
+  /** Every simulated cluster, in the order of localClusterNames (empty for a real or external cluster). */
+  readonly kubeSims: KubeSim[];
   /** Simulated seconds per real second; undefined on a virtual clock. */
   readonly timeScale: number | undefined;
   /** The cluster's clock (kube-sim's, the stages' `now`). */
@@ -128,23 +139,27 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const clock = options.externalCluster?.clock ?? options.clock ?? new ScaledClock(useKubeconfig ? 1 : (options.timeScale ?? 1));
   const platformClock = options.externalCluster ? new ScaledClock(1) : (options.clock ?? new ScaledClock(1));
   const store = await startEmbeddedStore(options.dataDir !== undefined ? { dataDir: options.dataDir } : {});
-  let kubeSim: KubeSim | undefined;
+  const kubeSims: KubeSim[] = [];
   try {
-    kubeSim = fileConfig ? undefined : await startKubeSim({ clock });
+    if (!fileConfig) for (let i = 0; i < (options.clusters ?? 1); i++) kubeSims.push(await startKubeSim({ clock }));
   } catch (err) {
+    await Promise.all(kubeSims.map((sim) => sim.close()));
     await store.close();
     throw err;
   }
-  const kubeConfig = fileConfig ?? kubeSim!.kubeConfig();
-  // Locally there is one cluster: every allow-listed cluster name resolves to it.
+  const kubeSim = kubeSims[0];
+  const kubeConfigs = fileConfig ? [fileConfig, ...(options.moreExternalClusters ?? [])] : kubeSims.map((sim) => sim.kubeConfig());
   const random = options.random ?? Math.random;
   // Retry waits of the Kubernetes calls are the platform's time; each call's timeout stays real (a socket's).
-  const cluster = createClusterClient(kubeConfig, { sleep: (ms) => platformClock.sleep(ms), random });
+  const clients = kubeConfigs.map((kc) => createClusterClient(kc, { sleep: (ms) => platformClock.sleep(ms), random }));
+  // Each local cluster by its name (local-clusters.ts); with one cluster, every allow-listed name resolves to it.
+  const names = localClusterNames(clients.length);
+  const clusterFor = async (name: string) => clients[names.indexOf(name)] ?? clients[0]!;
   const ledger = new Ledger({ client: store.client, tableName: store.tableName, clock: () => platformClock.now() });
   const deps: StageDeps = {
     ledger,
     config,
-    clusterFor: async () => cluster,
+    clusterFor,
     now: () => clock.now(),
     newOwner: () => randomUUID(),
     log: options.log ?? (() => undefined),
@@ -155,7 +170,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ...(options.reportUrl ? { reportUrl: options.reportUrl } : {}),
       // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim, in this
       // process or an external one (whose clock `clock` is, with its timeScale).
-      ...(kubeSim || options.externalCluster
+      ...(kubeSims.length > 0 || options.externalCluster
         ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } }
         : {}),
     },
@@ -174,6 +189,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     ledger,
     store,
     ...(kubeSim ? { kubeSim } : {}),
+    kubeSims,
     timeScale,
     clock,
     platformClock,
@@ -209,7 +225,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     abort: (runId, by) => ledger.requestAbort(runId, by, clock.now()),
     reap: (change) => platformClock.actor(() => reapAsEventBridgeWould(deps, platformClock, change)),
     close: async () => {
-      await kubeSim?.close();
+      await Promise.all(kubeSims.map((sim) => sim.close()));
       if (options.externalCluster) platformClock.close();
       else if (!options.clock) {
         clock.close();

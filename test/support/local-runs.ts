@@ -31,7 +31,7 @@ export interface Harness {
   clock: VirtualClock;
   /** Starts an execution with `input` (default `{ spec }`) named `name` (default a new run id) and waits for it. */
   run(spec: RunSpecInput, options?: { name?: string; input?: Record<string, unknown>; onEvent?: (e: HistoryEvent) => void }): Promise<FinishedRun>;
-  /** Objects still labelled with the run in kube-sim, by kind. */
+  /** Objects still labelled with the run in kube-sim (every one, when the runtime has several), by kind. */
   leftovers(runId: string): Record<string, number>;
   close(): Promise<void>;
 }
@@ -66,7 +66,7 @@ export async function startHarness(clock = new VirtualClock(), options: Omit<Loc
       const selector = `loadplane.io/run-id=${runId}`;
       const counts: Record<string, number> = {};
       for (const kind of ['Job', 'Pod', 'Service', 'ConfigMap'] as const) {
-        const n = kubeSim.list(kind, undefined, selector).length;
+        const n = runtime.kubeSims.reduce((sum, sim) => sum + sim.list(kind, undefined, selector).length, 0);
         if (n > 0) counts[kind] = n;
       }
       return counts;

@@ -1,0 +1,29 @@
+/**
+ * Several simulated clusters locally (`--clusters N`): kube-sim, kube-sim-2, … kube-sim-N, each a
+ * kube-sim of its own (its own server, objects and kubelet), so a run across clusters
+ * (core/placements.ts) is exercised as on EKS: every stage reaches each cluster over HTTP. The
+ * deployment config allows each of them with the namespaces (and service accounts) of its first
+ * allowed cluster.
+ */
+import type { DeploymentConfig } from '../../lambdas/core/config';
+import { MAX_CLUSTERS } from '../../lambdas/core/placements';
+
+/** The name of the first local cluster, as the default config and the examples name it. */
+export const FIRST_LOCAL_CLUSTER = 'kube-sim';
+
+/** Most local clusters: as many as one run may span. */
+export const MAX_LOCAL_CLUSTERS = MAX_CLUSTERS;
+
+/** `kube-sim`, `kube-sim-2`, … for `count` clusters. */
+export function localClusterNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => (i === 0 ? FIRST_LOCAL_CLUSTER : `${FIRST_LOCAL_CLUSTER}-${i + 1}`));
+}
+
+/** `config` allowing the local clusters 2..count as it allows its first cluster (unchanged for one). */
+export function withLocalClusters(config: DeploymentConfig, count: number): DeploymentConfig {
+  const [first] = config.allowedClusters;
+  const names = localClusterNames(count);
+  const missing = names.filter((name) => !config.allowedClusters.some((c) => c.name === name));
+  if (!first || missing.length === 0) return config;
+  return { ...config, allowedClusters: [...config.allowedClusters, ...missing.map((name) => ({ ...first, name }))] };
+}

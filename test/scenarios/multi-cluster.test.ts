@@ -1,0 +1,206 @@
+/**
+ * One run across three clusters (core/placements.ts): three kube-sims, each its own API server,
+ * objects and kubelet, reached over HTTP like three EKS clusters. One start, one outcome, one
+ * notification, each cluster holding its block of the one segment sequence, nothing left anywhere.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
+import { Role } from '../../lambdas/core/runner-contract';
+import { Outcome, Stage } from '../../lambdas/core/status';
+import type { RunSpecInput } from '../../lambdas/core/spec';
+import type { CollectRecord } from '../../lambdas/stages/collect';
+import { outputOf } from '../../lambdas/stages/run-context';
+import type { StartRecord } from '../../lambdas/stages/start';
+import type { HistoryEvent } from '../../local/engine/local-execution';
+import type { KubeSim } from '../../local/kube-sim';
+import { localClusterNames, withLocalClusters } from '../../local/runtime/local-clusters';
+import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+
+const [EAST, WEST, EU] = localClusterNames(3) as [string, string, string];
+const NAMESPACE = 'loadplane';
+/** 2 + 1 + 3 runners: blocks 0–1, 2, 3–5 of one sequence of 6. */
+const CLUSTERS = [
+  { name: EAST, namespace: NAMESPACE, runners: 2 },
+  { name: WEST, namespace: NAMESPACE, runners: 1 },
+  { name: EU, namespace: NAMESPACE, runners: 3 },
+];
+
+let h: Harness;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+  h = await startHarness(undefined, {
+    clusters: 3,
+    config: withLocalClusters(DEFAULT_CONFIG, 3),
+    channels: { webhook: { url: `${receiver.url}/hooks/multi` } },
+  });
+});
+afterAll(async () => {
+  await h.close();
+  await receiver.close();
+});
+beforeEach(() => {
+  receiver.reset();
+  for (const sim of h.runtime.kubeSims) sim.faults.clear();
+});
+
+const sims = (): Record<string, KubeSim> => Object.fromEntries(h.runtime.kubeSims.map((sim, i) => [localClusterNames(3)[i]!, sim]));
+
+/** What each cluster held when Start began: its runner Jobs' indexes and k6 segments, and which roles it had. */
+interface Snapshot {
+  runners: { index: number; segment?: string; sequence?: string }[];
+  roles: string[];
+  configMaps: string[];
+}
+
+/** Runs `spec` and snapshots every cluster as Start is entered (Cleanup removes everything afterwards). */
+async function runAcross(spec: RunSpecInput) {
+  const seen: Record<string, Snapshot> = {};
+  const onEvent = (e: HistoryEvent) => {
+    if (e.type !== 'StateEntered' || e.state?.name !== 'Start' || Object.keys(seen).length > 0) return;
+    for (const [name, sim] of Object.entries(sims())) {
+      const jobs = sim.list('Job', NAMESPACE).filter((j) => j.metadata.labels['loadplane.io/run-id'] !== undefined);
+      const arg = (job: { spec: { template: { spec: { containers: { args?: string[] }[] } } } }, flag: string) =>
+        job.spec.template.spec.containers[0]!.args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+      seen[name] = {
+        runners: jobs
+          .filter((j) => j.metadata.labels['loadplane.io/role'] === Role.runner)
+          .map((j) => {
+            const segment = arg(j, 'execution-segment');
+            const sequence = arg(j, 'execution-segment-sequence');
+            return {
+              index: Number(j.metadata.labels['loadplane.io/runner-index']),
+              ...(segment ? { segment } : {}),
+              ...(sequence ? { sequence } : {}),
+            };
+          })
+          .sort((a, b) => a.index - b.index),
+        roles: [...new Set(jobs.map((j) => j.metadata.labels['loadplane.io/role'] as string))].sort(),
+        configMaps: sim
+          .list('ConfigMap', NAMESPACE)
+          .map((c) => c.metadata.labels?.['loadplane.io/role'])
+          .filter(Boolean)
+          .sort(),
+      };
+    }
+  };
+  const finished = await h.run(spec, { onEvent });
+  return { ...finished, seen };
+}
+
+describe('a k6 run across three clusters', () => {
+  it('succeeds with each cluster running its block of one segment sequence, one notification and nothing left anywhere', async () => {
+    const { runId, execution, view, seen } = await runAcross(
+      k6Spec({ name: 'regions', parallelism: undefined, cluster: undefined, clusters: CLUSTERS, notify: { channels: ['webhook'] } }),
+    );
+    expect(execution.status).toBe('SUCCEEDED');
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+
+    // Sequence 0,1/6,…,1 for all; blocks in the listed order.
+    const sequence = '0,1/6,2/6,3/6,4/6,5/6,1';
+    const runner = (index: number, from: string, to: string) => ({ index, segment: `${from}:${to}`, sequence });
+    expect(seen[EAST]!.runners).toEqual([runner(0, '0', '1/6'), runner(1, '1/6', '2/6')]);
+    expect(seen[WEST]!.runners).toEqual([runner(2, '2/6', '3/6')]);
+    expect(seen[EU]!.runners).toEqual([runner(3, '3/6', '4/6'), runner(4, '4/6', '5/6'), runner(5, '5/6', '1')]);
+    // The initializer and the coordinator run once, at home; every cluster has its anchor and the script.
+    expect(seen[EAST]!.roles).toEqual(['coordinator', 'initializer', 'runner']);
+    expect(seen[WEST]!.roles).toEqual(['runner']);
+    expect(seen[EU]!.roles).toEqual(['runner']);
+    for (const name of [EAST, WEST, EU]) expect(seen[name]!.configMaps).toEqual(['anchor', 'script']);
+
+    // One start: every runner of every cluster measured, with each cluster's own skew beside the run's.
+    const measured = outputOf<StartRecord>(view, Stage.Start)!.measured!;
+    expect(Object.keys(measured.runners).map(Number)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(measured.clusters?.map((c) => [c.cluster, c.seen])).toEqual([
+      [EAST, 2],
+      [WEST, 1],
+      [EU, 3],
+    ]);
+    for (const c of measured.clusters!) expect(c.skewMs).toBeLessThanOrEqual(measured.skewMs);
+
+    // Every runner's result, from its own cluster's log.
+    expect(outputOf<CollectRecord>(view, Stage.Collect)!.result.runners.map((r) => r.runner)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(receiver.requests).toHaveLength(1);
+    expect(JSON.parse(receiver.requests[0]!.body.toString())).toMatchObject({ runId, outcome: 'SUCCEEDED' });
+    expect(h.leftovers(runId)).toEqual({});
+  });
+});
+
+describe('a Gatling run across three clusters', () => {
+  it('succeeds with each cluster running its block, one notification and nothing left anywhere', async () => {
+    const { runId, execution, view, seen } = await runAcross(
+      gatlingSpec({
+        name: 'gatling-regions',
+        parallelism: undefined,
+        cluster: undefined,
+        clusters: CLUSTERS,
+        notify: { channels: ['webhook'] },
+      } as Partial<RunSpecInput>),
+    );
+    expect(execution.status).toBe('SUCCEEDED');
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+    expect(seen[EAST]!.runners.map((r) => r.index)).toEqual([0, 1]);
+    expect(seen[WEST]!.runners.map((r) => r.index)).toEqual([2]);
+    expect(seen[EU]!.runners.map((r) => r.index)).toEqual([3, 4, 5]);
+    expect(outputOf<CollectRecord>(view, Stage.Collect)!.result.runners.map((r) => r.runner)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(receiver.requests).toHaveLength(1);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+});
+
+describe('a cluster that fails', () => {
+  it('down at Launch: the run fails naming it, with one notification, and what was made elsewhere is removed', async () => {
+    for (const sim of h.runtime.kubeSims) sim.clearRequestLog();
+    sims()[EU]!.faults.setErrorRate(1, 503);
+    const { runId, execution, view } = await h.run(
+      k6Spec({
+        name: 'eu-down',
+        parallelism: undefined,
+        cluster: undefined,
+        clusters: CLUSTERS,
+        notify: { channels: ['webhook'] },
+        timeouts: { prepare: '2m', ready: '10m', run: '5m', total: '6h' },
+      }),
+    );
+    expect(execution.status).not.toBe('SUCCEEDED');
+    expect(view.run.outcome).toBe(Outcome.FAILED);
+    expect(view.run.outcomeReason).toMatch(new RegExp(`cluster ${EU}: `));
+    expect(receiver.requests).toHaveLength(1);
+    const left = (sim: KubeSim) =>
+      ['Job', 'Pod', 'ConfigMap'].reduce((n, kind) => n + sim.list(kind as 'Job', undefined, `loadplane.io/run-id=${runId}`).length, 0);
+    expect(left(sims()[EAST]!)).toBe(0);
+    expect(left(sims()[WEST]!)).toBe(0);
+    // Every request to the cluster that was down was refused: nothing was made there.
+    expect(left(sims()[EU]!)).toBe(0);
+    // At once: within Launch's retries, long before the ready deadline (10 minutes) would have ended it.
+    expect(Date.parse(view.run.decidedAt!) - Date.parse(view.run.createdAt)).toBeLessThan(5 * 60_000);
+    // Launch reached for every cluster before creating in any: no runner Job was ever made elsewhere
+    // (the home's one Job is Prepare's initializer).
+    const jobPosts = (sim: KubeSim) => sim.requestLog.filter((r) => r.method === 'POST' && r.path.endsWith('/jobs')).length;
+    expect(jobPosts(sims()[EAST]!)).toBe(1);
+    expect(jobPosts(sims()[WEST]!)).toBe(0);
+  });
+
+  it('lost mid-test under onRunnerRestart fail: the run fails naming it, one notification, and once it is back nothing is left', async () => {
+    const west = sims()[WEST]!;
+    let lostAt: number | undefined;
+    const onEvent = (e: HistoryEvent) => {
+      if (lostAt !== undefined || e.type !== 'StateEntered' || e.state?.name !== 'Watch') return;
+      lostAt = h.clock.now();
+      west.faults.setErrorRate(1, 503);
+      // Back after 10 minutes: the reaper's Cleanup, retried meanwhile, then removes what it holds.
+      h.clock.at(lostAt + 10 * 60_000, () => west.faults.clear());
+    };
+    const { runId, view } = await h.run(
+      k6Spec({ name: 'west-lost', parallelism: undefined, cluster: undefined, clusters: CLUSTERS, notify: { channels: ['webhook'] } }),
+      { onEvent },
+    );
+    expect(lostAt).toBeDefined();
+    expect(view.run.outcome).toBe(Outcome.FAILED);
+    expect(view.run.outcomeReason).toMatch(new RegExp(`cluster ${WEST}: `));
+    expect(receiver.requests).toHaveLength(1);
+    expect(JSON.parse(receiver.requests[0]!.body.toString())).toMatchObject({ runId, outcome: 'FAILED' });
+    expect(h.leftovers(runId)).toEqual({});
+  });
+});
