@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { ApiRequest, ApiResponse, StreamSink } from './api-request';
 import { ApiStatusError, failureStatus, injectedFailure } from './api-status';
+import { TOO_MANY_REQUESTS_TEXT, type ThrottleRejection } from './api-throttle';
 import type { FaultSettings } from './faults';
 import type { Router } from './router';
 import type { SimClock } from './sim-clock';
@@ -22,6 +23,8 @@ export interface RequestLogEntry {
   at: number;
   /** Simulated epoch ms when the response was sent. */
   simAt: number;
+  /** Why the API throttle (faults.setThrottle) answered 429, when it did. */
+  throttled?: ThrottleRejection;
 }
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -69,7 +72,8 @@ export class ApiServer {
     if (this.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.faults.latencyMs));
     const method = req.method ?? 'GET';
     const request: ApiRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body: body ?? '' };
-    const response = body === undefined ? tooLarge() : this.respond(request);
+    const response: ApiResponse & { throttled?: ThrottleRejection } = body === undefined ? tooLarge() : this.respond(request);
+    const throttled = response.throttled;
     // Served, its answer lost (faults.dropNextResponses): the connection closes without a response.
     const dropped = this.faults.takeResponseDrop(method, url.pathname);
     if (dropped) res.destroy();
@@ -84,14 +88,28 @@ export class ApiServer {
       status: dropped ? 0 : response.status,
       at: Date.now(),
       simAt: this.clock.now(),
+      ...(throttled ? { throttled } : {}),
     });
   }
 
-  private respond(request: ApiRequest): ApiResponse {
+  private respond(request: ApiRequest): ApiResponse & { throttled?: ThrottleRejection } {
     try {
       const injected = this.faults.takeRequestFailure(request.method, request.path);
       if (injected !== undefined) throw injectedFailure(injected, RETRY_AFTER_SECONDS);
-      return this.router.route(request);
+      const admission = this.faults.throttle?.admit(request.method, request.path, request.query, this.clock.now());
+      if (admission?.outcome === 'rejected') {
+        // As the APF filter answers (tooManyRequests → http.Error): plain text, not a Status.
+        return {
+          status: 429,
+          body: TOO_MANY_REQUESTS_TEXT,
+          contentType: 'text/plain; charset=utf-8',
+          headers: { ...admission.headers, 'Retry-After': String(admission.retryAfterSeconds), 'X-Content-Type-Options': 'nosniff' },
+          throttled: admission.reason,
+        };
+      }
+      const response = this.router.route(request);
+      // The filter sets the matched UIDs before the handler runs: they are on every answer it let through.
+      return admission?.outcome === 'admitted' ? { ...response, headers: { ...admission.headers, ...response.headers } } : response;
     } catch (err) {
       if (err instanceof ApiStatusError) return { status: err.status.code, body: err.status, headers: err.headers };
       this.onError(err);

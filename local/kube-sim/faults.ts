@@ -4,6 +4,7 @@
  * over its annotations; among programmatic faults, the latest one set wins.
  */
 import { Role, SimAnnotations } from '../../lambdas/core/runner-contract';
+import { ApiThrottle, emptyThrottleStats, throttleSettings, type CountStored, type ThrottleOverrides, type ThrottleStats } from './api-throttle';
 import { parseDuration } from './go-duration';
 import type { KindName } from './kinds';
 import { podIdentity } from './programs/pod-identity';
@@ -44,6 +45,14 @@ export interface Faults {
   setRandomSeed(seed: number): void;
   /** Real milliseconds added before every response (0 = none). */
   setLatency(ms: number): void;
+  /**
+   * From now on the API server throttles as API Priority and Fairness does (api-throttle.ts): seats
+   * and bounded queues for loadplane's priority level, 429 with Retry-After beyond them. 'eks-standard'
+   * (or `{}`) is a standard EKS control plane's global-default level; overrides change its fields.
+   * Seats and queues start empty; clearThrottle() or clear() turns it off.
+   */
+  setThrottle(settings: 'eks-standard' | ThrottleOverrides): void;
+  clearThrottle(): void;
   /** Runner pods that match exit with `code` (k6: 99 thresholds failed, 107 script error, 108 abort, 137 OOM). */
   setExitCode(code: number, match: PodMatch): void;
   /**
@@ -95,6 +104,8 @@ type PodFault =
 export interface FaultActions {
   restartPod(namespace: string, podName: string): void;
   deleteObject(kind: KindName, namespace: string, name: string): void;
+  /** Stored objects of a resource, cluster-wide (the throttle's list cost). */
+  countStored: CountStored;
 }
 
 export class FaultSettings implements Faults {
@@ -104,6 +115,10 @@ export class FaultSettings implements Faults {
   private random = mulberry32(DEFAULT_FAULT_SEED);
   private podFaults: PodFault[] = [];
   latencyMs = 0;
+  /** The API throttle while one is set. */
+  throttle: ApiThrottle | undefined;
+  /** What every throttle set on this kube-sim has done, added up (never reset: readers take differences). */
+  readonly throttleStats: ThrottleStats = emptyThrottleStats();
 
   constructor(private readonly actions: FaultActions) {}
 
@@ -137,6 +152,14 @@ export class FaultSettings implements Faults {
 
   setLatency(ms: number): void {
     this.latencyMs = Math.max(0, ms);
+  }
+
+  setThrottle(settings: 'eks-standard' | ThrottleOverrides): void {
+    this.throttle = new ApiThrottle(throttleSettings(settings === 'eks-standard' ? {} : settings), this.actions.countStored, this.throttleStats);
+  }
+
+  clearThrottle(): void {
+    this.throttle = undefined;
   }
 
   setExitCode(code: number, match: PodMatch): void {
@@ -173,6 +196,7 @@ export class FaultSettings implements Faults {
     this.responseDrops = [];
     this.podFaults = [];
     this.latencyMs = 0;
+    this.throttle = undefined;
     this.errorRates = [];
     this.random = mulberry32(DEFAULT_FAULT_SEED);
   }

@@ -7,11 +7,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_CONFIG, namespaceNames } from '../../lambdas/core/config';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { ApiServer, type RequestLogEntry } from './api-server';
+import type { ThrottleStats } from './api-throttle';
 import { FaultSettings, type Faults } from './faults';
 import { EventRecorder } from './event-recorder';
 import { startGarbageCollector } from './garbage-collector';
 import { JobController } from './job-controller';
-import { KINDS, type KindName } from './kinds';
+import { KINDS, kindByPlural, type KindName } from './kinds';
 import { Kubelet } from './kubelet';
 import { parseLabelSelector } from './label-selector';
 import { POD_SECURITY_LABELS } from './pod-security';
@@ -23,6 +24,8 @@ import type { SimTime } from '../clock/sim-time';
 import { Scheduler } from './sim-clock';
 
 export type { Faults, InjectedStatus, PodMatch, RequestMatch } from './faults';
+export type { ThrottleOverrides, ThrottleSettings, ThrottleStats } from './api-throttle';
+export { EKS_STANDARD_THROTTLE } from './api-throttle';
 export type { RequestLogEntry } from './api-server';
 export type { KindName } from './kinds';
 
@@ -46,6 +49,8 @@ export interface KubeSim {
   readonly requestLog: readonly RequestLogEntry[];
   clearRequestLog(): void;
   readonly faults: Faults;
+  /** What the API throttle (`faults.setThrottle`) has done since kube-sim started: counts only grow. */
+  throttleStats(): ThrottleStats;
   /** Simulated epoch ms (the clock's). */
   now(): number;
   /** A @kubernetes/client-node KubeConfig pointing at this server (skipTLSVerify, a dummy token). */
@@ -103,6 +108,10 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
       if (!store.get(kind, ns, name)) throw new ClusterNotFound(`${kind} ${namespace}/${name} not found`, 404);
       store.delete(kind, ns, name, 'Background');
     },
+    countStored: (group, plural) => {
+      const info = kindByPlural(group, plural);
+      return info ? store.count(info.kind) : 0;
+    },
   });
   const events = new EventRecorder(store, scheduler);
   const kubelet = new Kubelet(store, scheduler, faults, events);
@@ -126,6 +135,7 @@ export async function startKubeSim(opts: KubeSimOptions = {}): Promise<KubeSim> 
       server.requestLog.length = 0;
     },
     faults,
+    throttleStats: () => ({ ...faults.throttleStats }),
     now: () => clock.now(),
     kubeConfig: () => kubeSimKubeConfig(url),
     list: (kind, namespace, labelSelector) => store.list(kind, namespace, parseLabelSelector(labelSelector)),

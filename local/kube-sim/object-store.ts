@@ -190,6 +190,13 @@ export class ObjectStore {
     return out.sort(byNamespaceAndName).map((obj) => structuredClone(obj));
   }
 
+  /** How many objects of a kind are stored, all namespaces (no copy made). */
+  count(kind: KindName): number {
+    let n = 0;
+    for (const _ of this.index.inScope(kind, undefined)) n++;
+    return n;
+  }
+
   /**
    * What `list(kind, namespace)` gives, kept to the objects whose ownerReferences name `ownerUid`
    * (controller or not): what the garbage collector and the Job controller look for.
