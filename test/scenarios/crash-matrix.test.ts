@@ -14,6 +14,10 @@
  * Each must end in one outcome, exactly one notification and nothing left on the cluster. Time is the
  * harness's VirtualClock: leases expire and Tasks time out in simulated time, whatever the machine.
  *
+ * The stages that act on every cluster of a run (Launch, AwaitReady, Start, Watch, Collect, Cleanup)
+ * are attacked again on a run across three clusters (three kube-sims, core/placements.ts): nothing may
+ * be left on any of them.
+ *
  * Watch is attacked a second time inside a cruise window (a child execution, architecture §3.6): a
  * poll there takes no lease, so its crash is the invocation dying after its work (its answer lost),
  * its hang an answer that comes after the window's Task timed out.
@@ -25,6 +29,8 @@ import { Outcome, Stage } from '../../lambdas/core/status';
 import type { Ledger } from '../../lambdas/ledger/ledger';
 import type { StageDeps } from '../../lambdas/stages/deps';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
+import { DEFAULT_CONFIG } from '../../lambdas/core/config';
+import { localClusterNames, withLocalClusters } from '../../local/runtime/local-clusters';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -141,7 +147,12 @@ async function invokeStage(deps: StageDeps, payload: unknown): Promise<unknown> 
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  h = await startHarness(undefined, { channels: { webhook: { url: `${receiver.url}/hooks/matrix` } }, invokeStage });
+  h = await startHarness(undefined, {
+    channels: { webhook: { url: `${receiver.url}/hooks/matrix` } },
+    invokeStage,
+    clusters: 3,
+    config: withLocalClusters(DEFAULT_CONFIG, 3),
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -175,11 +186,26 @@ describe('crash matrix: every stage × every boundary → one outcome, one notif
   it.each(cases)('%s × %s', async (stage, boundary) => runCase(stage, boundary));
 });
 
+/** The stages that act on every cluster of the run. */
+const SPANNING_STAGES = [Stage.Launch, Stage.AwaitReady, Stage.Start, Stage.Watch, Stage.Collect, Stage.Cleanup];
+const spanningCases = Object.values(Boundary).flatMap((boundary) => SPANNING_STAGES.map((stage) => [stage, boundary] as const));
+
+describe('crash matrix across three clusters: every spanning stage × every boundary → one outcome, one notification, nothing left anywhere', () => {
+  it.each(spanningCases)('%s × %s', async (stage, boundary) => runCase(stage, boundary, { across: true }));
+});
+
 describe('crash matrix: Watch in a cruise window × every boundary → one outcome, one notification, nothing left', () => {
   it.each(Object.values(Boundary))('Watch (window poll) × %s', async (boundary) => runCase(Stage.Watch, boundary, { inWindow: true }));
 });
 
-async function runCase(stage: Stage, boundary: Boundary, options: { inWindow?: boolean } = {}): Promise<void> {
+/** A run across the three clusters: 1 + 1 + 1 runners. */
+const ACROSS = {
+  parallelism: undefined,
+  cluster: undefined,
+  clusters: localClusterNames(3).map((name) => ({ name, namespace: 'loadplane', runners: 1 })),
+};
+
+async function runCase(stage: Stage, boundary: Boundary, options: { inWindow?: boolean; across?: boolean } = {}): Promise<void> {
   const runId = newRunId();
   const attack: Attack = { stage, boundary, fired: false, ...(options.inWindow ? { skip: WINDOW_POLL_SKIP } : {}) };
   attacks.set(runId, attack);
@@ -187,7 +213,8 @@ async function runCase(stage: Stage, boundary: Boundary, options: { inWindow?: b
   const groupName = `crash-${boundary.replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`;
   const group = stage === Stage.Acquire ? { concurrency: { group: groupName, limit: 1 } } : {};
   const long = options.inWindow ? { script: { inline: FIVE_MINUTES } } : {};
-  const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group, ...long } as Parameters<typeof k6Spec>[0]);
+  const where = options.across ? ACROSS : {};
+  const spec = k6Spec({ name: 'crash-matrix', parallelism: 2, notify: { channels: ['webhook'] }, ...group, ...long, ...where } as Parameters<typeof k6Spec>[0]);
   // Admit is invoked before startExecution returns: the stop comes right after.
   attack.stop = () => queueMicrotask(() => execution.stop());
   const execution = h.runtime.startExecution({ name: runId, input: { spec, source: 'local' } });
@@ -207,7 +234,7 @@ async function runCase(stage: Stage, boundary: Boundary, options: { inWindow?: b
   const deliveries = receiver.requests.length;
   const expected = boundary === Boundary.late && UNDECIDED_STAGES.includes(stage) ? Outcome.ABORTED : Outcome.SUCCEEDED;
   console.log(
-    `crash matrix: ${stage.padEnd(13)} × ${boundary.padEnd(26)} → ${view.run.outcome}, ${deliveries} notification, ` +
+    `crash matrix${options.across ? ' (3 clusters)' : ''}: ${stage.padEnd(13)} × ${boundary.padEnd(26)} → ${view.run.outcome}, ${deliveries} notification, ` +
       `leftovers ${JSON.stringify(leftovers)}, execution ${result.status}${result.reaped ? ` (reaper: ${JSON.stringify(result.reaped)})` : ''}`,
   );
 
