@@ -87,6 +87,19 @@ export async function listPods(run: RunContext): Promise<PodFacts[]> {
   return (await listInEvery(run, 'Pod')).map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating);
 }
 
+/**
+ * The run's pods in the clusters that answer (deleted ones left out), for best-effort work that must
+ * not wait for a cluster that is down: stopping runners before teardown() (Cleanup deletes what is
+ * left, in every cluster it can reach).
+ */
+export async function listReachablePods(run: RunContext): Promise<PodFacts[]> {
+  const answers = await Promise.allSettled(run.clusters.map((c) => c.client.listByRun('Pod', c.namespace, run.runId)));
+  return answers
+    .flatMap((a) => (a.status === 'fulfilled' ? a.value : []))
+    .map((o) => podFacts(o as V1Pod))
+    .filter((p) => !p.terminating);
+}
+
 /** The run's objects of `kind` in every cluster of the run, the home's first. */
 export async function listInEvery(run: RunContext, kind: 'Job' | 'Pod'): Promise<KubeObject[]> {
   return (await Promise.all(run.clusters.map((c) => c.client.listByRun(kind, c.namespace, run.runId)))).flat();

@@ -4,13 +4,16 @@
  * pure rules the poll stages judge a runner by: where it stands before Start, and which exit codes
  * mean its test ran to the end.
  */
-import { isStuck, type JobFacts, type PodFacts } from '../cluster/observe';
 import { describeExitCode, exitRanToEnd } from '../core/outcome-rules';
 import type { RunnerSummary } from '../core/summary';
 import type { EngineAdapter } from '../engines';
 import { Role, SIMULATED_OUTPUT_MARKER } from '../core/runner-contract';
 import { Engine, RunnerRestartPolicy } from '../core/status';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import { isStuck, jobFacts, podFacts, type JobFacts, type PodFacts } from '../cluster/observe';
+import { isRetryable } from '../core/errors';
 import { listJobs, listPods, type RunContext } from './run-context';
+import type { RunCluster } from './run-clusters';
 import { hasCoordinator } from '../core/spec';
 
 export interface RunnerView {
@@ -23,6 +26,45 @@ export interface RunnerView {
 
 export async function observeRunners(run: RunContext): Promise<RunnerView[]> {
   return (await observeRunPods(run)).runners;
+}
+
+/** A cluster of the run whose API server did not answer Watch's lists (after the client's retries). */
+export interface LostCluster {
+  cluster: RunCluster;
+  /** The error, as the client named it (`cluster west: list Pod …: HTTP 503 …`). */
+  error: string;
+}
+
+/**
+ * The runners as far as the clusters answer (onRunnerRestart: restart, architecture §3.6): a cluster
+ * whose lists fail with a retryable error is lost for this poll, and its runners are left out (their
+ * views have no Job and no pods: the caller must not judge them); any other failure goes up.
+ */
+export async function observeReachableRunners(run: RunContext): Promise<{ runners: RunnerView[]; lost: LostCluster[] }> {
+  const answers = await Promise.allSettled(
+    run.clusters.map(async (c) => {
+      const [jobs, pods] = await Promise.all([c.client.listByRun('Job', c.namespace, run.runId), c.client.listByRun('Pod', c.namespace, run.runId)]);
+      return {
+        jobs: jobs.map((o) => jobFacts(o as V1Job)),
+        pods: pods.map((o) => podFacts(o as V1Pod)).filter((p) => !p.terminating),
+      };
+    }),
+  );
+  const lost: LostCluster[] = [];
+  answers.forEach((a, i) => {
+    if (a.status === 'fulfilled') return;
+    if (!isRetryable(a.reason)) throw a.reason;
+    lost.push({ cluster: run.clusters[i]!, error: (a.reason as Error).message });
+  });
+  const reached = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  return {
+    runners: runnerViews(
+      run,
+      reached.flatMap((r) => r.jobs),
+      reached.flatMap((r) => r.pods),
+    ),
+    lost,
+  };
 }
 
 /**

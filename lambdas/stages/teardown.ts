@@ -17,7 +17,7 @@ import { K6_DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../engines/k6/lifecycle-opt
 import type { PreparedResult } from './await-prepared';
 import type { ReadyResult } from './await-ready';
 import type { StageDeps } from './deps';
-import { clusterOfPod, listPods, outputOf, type RunContext } from './run-context';
+import { clusterOfPod, listReachablePods, outputOf, type RunContext } from './run-context';
 import type { StartRecord } from './start';
 
 /** Whether teardown() is due: the test was started with setup() not failed, or setup() ran and Start was cut off after it. */
@@ -35,7 +35,7 @@ export async function teardownOnRun(deps: StageDeps, run: RunContext, marks: Sta
   const coordinator = outputOf<ReadyResult>(run.view, Stage.AwaitReady)?.coordinator;
   if (!coordinator || !teardownDue(run)) return undefined;
   const lifecycle = outputOf<PreparedResult>(run.view, Stage.AwaitPrepared)?.lifecycle;
-  const pods = await listPods(run);
+  const pods = await listReachablePods(run);
   const live = (role: string) => pods.filter((p) => p.role === role && p.phase === 'Running' && p.exitCode === undefined);
   const outcome = await (async (): Promise<TeardownOutcome> => {
     if (lifecycle?.noTeardown) return { ran: false, skipped: "the script's options or arguments say noTeardown" };

@@ -31,7 +31,8 @@ import { abortRequest, clusterOf, loadRun, outputOf, requireOutput, type RunCont
 import { runOnce } from './run-once';
 import { recordLiveSample } from './live-metrics';
 import { earlyEnd, endedEarly, type EarlyEnd } from './early-end';
-import { describeRunner, observeRunners, ranToEnd, runnerList, type RunnerView } from './runners';
+import { describeRunner, observeReachableRunners, observeRunners, ranToEnd, runnerList, type LostCluster, type RunnerView } from './runners';
+import { describeBlock } from '../core/placements';
 import type { ReadyResult } from './await-ready';
 import type { StartRecord } from './start';
 
@@ -53,8 +54,12 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   // setup() once per run failed at Start: no runner was started; the run ends with k6's message.
   if (started.setup && 'failed' in started.setup) return endsRun(StepPhase.failed, Outcome.FAILED, started.setup.failed);
   const { deadlines } = admission(run.view, Stage.Watch);
-  const runners = await observeRunners(run);
+  const restart = run.spec.onRunnerRestart === RunnerRestartPolicy.restart;
+  // Under `fail` a cluster that does not answer fails the poll (its retries, then the run, naming it);
+  // under `restart` its runners may come back, so the run waits for it (lostClusters).
+  const { runners, lost } = restart ? await observeReachableRunners(run) : { runners: await observeRunners(run), lost: [] };
   const abort = abortRequest(run);
+  if (lost.length > 0) return waitForLostClusters(run, runners, lost, started, deps.now(), abort);
   if (abort) return stopForAbort(deps, run, runners, started, abort);
 
   const failure = runnerFailure(run, runners, started);
@@ -102,6 +107,36 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   if (window.nextPollSeconds < cruise) return waiting(window.nextPollSeconds);
   if (startsCruiseWindow(now - started.startedAt, cruise)) return waiting(cruise);
   return cruising(cruise);
+}
+
+/** How often Watch looks again for a cluster it lost (onRunnerRestart: restart). */
+const LOST_CLUSTER_POLL_SECONDS = 15;
+
+/**
+ * `onRunnerRestart: restart` and a cluster whose API server does not answer: its runners may be
+ * running on, or be replaced once it is back (Watch then starts the replacements as for an evicted
+ * pod), so Watch polls until the cluster answers, up to the run deadline, which ends the run
+ * TIMED_OUT naming the cluster. No live sample meanwhile: the run's figures would be short of its
+ * runners there.
+ */
+function waitForLostClusters(
+  run: RunContext,
+  runners: RunnerView[],
+  lost: LostCluster[],
+  started: StartRecord,
+  now: number,
+  abort: { by: string } | undefined,
+): StepResult {
+  const clusters = lost.map((l) => `${describeBlock(l.cluster)}: ${l.error}`).join('; ');
+  // Its runners cannot be told to stop: the abort ends the run now, and Cleanup (or the sweeper, once the cluster answers) deletes them.
+  if (abort) return endsRun(StepPhase.aborted, Outcome.ABORTED, `run: aborted by ${abort.by}; a cluster of the run is unreachable (${clusters})`);
+  if (now < started.runBy) return waiting(LOST_CLUSTER_POLL_SECONDS);
+  const missing = lost.flatMap((l) => runners.filter((r) => clusterOf(run, r.index) === l.cluster).map((r) => r.index));
+  return endsRun(
+    StepPhase.timed_out,
+    Outcome.TIMED_OUT,
+    `run: ${countOf(missing.length, runners.length, 'runner')} not seen at the run deadline, their cluster unreachable (${clusters}); onRunnerRestart is restart, so the run waited for it`,
+  );
 }
 
 /** "; extended for runner 1's replacement, up to the run's total deadline" when replacements moved the deadline. */

@@ -16,6 +16,13 @@ import type { KubeSim } from '../../local/kube-sim';
 import { localClusterNames, withLocalClusters } from '../../local/runtime/local-clusters';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
+import { sweep } from '../../lambdas/stages/sweep';
+
+/** No run of this file is waiting for the sweeper to start it. */
+const neverStarted = async (): Promise<never> => {
+  throw new Error('the sweeper started an execution');
+};
 
 const [EAST, WEST, EU] = localClusterNames(3) as [string, string, string];
 const NAMESPACE = 'loadplane';
@@ -201,6 +208,78 @@ describe('a cluster that fails', () => {
     expect(view.run.outcomeReason).toMatch(new RegExp(`cluster ${WEST}: `));
     expect(receiver.requests).toHaveLength(1);
     expect(JSON.parse(receiver.requests[0]!.body.toString())).toMatchObject({ runId, outcome: 'FAILED' });
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
+  /** A 5-minute test, so a cluster can be lost and come back while it runs. */
+  const FIVE_MINUTES = `export const options = { vus: 6, duration: '5m' };\nexport default function () {}\n`;
+
+  /** Loses WEST at Watch's first poll, back after `backAfterMs` (the clock's, simulated). */
+  function loseWest(backAfterMs: number): { onEvent: (e: HistoryEvent) => void; lostAt: () => number | undefined } {
+    const west = sims()[WEST]!;
+    let lostAt: number | undefined;
+    return {
+      lostAt: () => lostAt,
+      onEvent: (e) => {
+        if (lostAt !== undefined || e.type !== 'StateEntered' || e.state?.name !== 'Watch') return;
+        lostAt = h.clock.now();
+        west.faults.setErrorRate(1, 503);
+        h.clock.at(lostAt + backAfterMs, () => west.faults.clear());
+      },
+    };
+  }
+
+  it('lost mid-test under onRunnerRestart restart: the run waits for it and, with it back, succeeds', async () => {
+    const loss = loseWest(3 * 60_000);
+    const { runId, view } = await h.run(
+      k6Spec({
+        name: 'west-back',
+        parallelism: undefined,
+        cluster: undefined,
+        clusters: CLUSTERS,
+        onRunnerRestart: 'restart',
+        script: { inline: FIVE_MINUTES },
+        notify: { channels: ['webhook'] },
+      }),
+      { onEvent: loss.onEvent },
+    );
+    expect(loss.lostAt()).toBeDefined();
+    expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
+    expect(outputOf<CollectRecord>(view, Stage.Collect)!.result.runners.map((r) => r.runner)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(receiver.requests).toHaveLength(1);
+    expect(h.leftovers(runId)).toEqual({});
+  });
+
+  it('lost past the run deadline under restart: TIMED_OUT naming the cluster and its runners, and once it is back nothing is left', async () => {
+    const loss = loseWest(25 * 60_000);
+    const { runId, view } = await h.run(
+      k6Spec({
+        name: 'west-gone',
+        parallelism: undefined,
+        cluster: undefined,
+        clusters: CLUSTERS,
+        onRunnerRestart: 'restart',
+        script: { inline: FIVE_MINUTES },
+        notify: { channels: ['webhook'] },
+      }),
+      { onEvent: loss.onEvent },
+    );
+    expect(view.run.outcome).toBe(Outcome.TIMED_OUT);
+    expect(view.run.outcomeReason).toMatch(
+      new RegExp(
+        `^run: 1 of 6 runners not seen at the run deadline, their cluster unreachable \\(${WEST} \\(runner 2\\): cluster ${WEST}: .*\\); onRunnerRestart is restart, so the run waited for it$`,
+      ),
+    );
+    expect(receiver.requests).toHaveLength(1);
+    // Cleanup reached every cluster but the lost one; once it answers, the sweeper deletes what it holds.
+    const west = (kind: 'Job' | 'Pod' | 'ConfigMap') => sims()[WEST]!.list(kind, NAMESPACE, `loadplane.io/run-id=${runId}`).length;
+    expect(west('Job')).toBe(1);
+    const swept = await h.clock.actor(async () => {
+      await h.clock.sleep(Math.max(0, loss.lostAt()! + 25 * 60_000 + 1000 - h.clock.now()));
+      return sweep({ ...h.runtime.deps, executions: { ...NO_ENDED_EXECUTIONS, start: neverStarted, stop: async () => undefined } }, { cleanupGraceMs: 0 });
+    });
+    expect(swept.objectsDeleted.find((d) => d.runId === runId)?.count).toBeGreaterThan(0);
+    await h.clock.actor(() => h.clock.sleep(5_000)); // the garbage collector takes what named the anchor
     expect(h.leftovers(runId)).toEqual({});
   });
 });
