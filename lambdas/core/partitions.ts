@@ -33,22 +33,25 @@ export const PARTITIONS: readonly Partition[] = [
 /** The shape of any region name (`eu-west-1`, `us-gov-west-1`, `cn-north-1`), before its partition is looked up. */
 export const REGION_SHAPE = /^[a-z]{2,4}(-[a-z]+)+-\d+$/;
 
-/** The partition `region` is in, or undefined for a name no partition has. */
+/**
+ * The partition `region` is in; undefined only for a name not shaped like a region. A region no
+ * partition's pattern matches is `aws`'s, as the SDK resolves it (util-endpoints `partition()` falls
+ * back to `aws`): a commercial region of a new prefix works before this table knows it.
+ */
 export function partitionOf(region: string): Partition | undefined {
-  return PARTITIONS.find((p) => p.regionPattern.test(region));
+  if (!REGION_SHAPE.test(region)) return undefined;
+  return PARTITIONS.find((p) => p.regionPattern.test(region)) ?? PARTITIONS[0];
 }
 
-/** Why `region` is not a usable region name, or undefined when it is. */
+/** Why `region` is not a region name, or undefined when it is one. */
 export function regionProblem(region: string): string | undefined {
-  if (!REGION_SHAPE.test(region)) return `must be an AWS region such as eu-west-1, got ${JSON.stringify(region.slice(0, 40))}`;
-  if (!partitionOf(region)) return `is not a region of any AWS partition (${PARTITIONS.map((p) => p.id).join(', ')})`;
-  return undefined;
+  return REGION_SHAPE.test(region) ? undefined : `must be an AWS region such as eu-west-1, got ${JSON.stringify(region.slice(0, 40))}`;
 }
 
-/** The regional STS endpoint host of `region`, as aws-iam-authenticator expects it in a token. Throws for an unknown region. */
+/** The regional STS endpoint host of `region`, as aws-iam-authenticator expects it in a token. Throws for a name that is no region. */
 export function stsHost(region: string): string {
   const partition = partitionOf(region);
-  if (!partition) throw new Error(`region ${JSON.stringify(region)} is in no known AWS partition: cannot name its STS endpoint`);
+  if (!partition) throw new Error(`${JSON.stringify(region.slice(0, 40))} is not an AWS region: cannot name its STS endpoint`);
   return `sts.${region}.${partition.dnsSuffix}`;
 }
 

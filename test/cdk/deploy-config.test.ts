@@ -224,14 +224,14 @@ describe('clusters in other regions and accounts', () => {
       clusters: [
         { name: 'a', region: 'Frankfurt', namespaces: ['lt'] },
         { name: 'b', roleArn: 'arn:aws:iam::210987654321:user/alice', namespaces: ['lt'] },
-        { name: 'c', eksName: 'bad name', region: 'xx-west-1', namespaces: ['lt'] },
+        { name: 'c', eksName: 'bad name', region: 'eu-west', namespaces: ['lt'] },
       ],
     });
     expect(problems).toEqual([
       'clusters.0.region: must be an AWS region such as eu-west-1, got "Frankfurt"',
       'clusters.1.roleArn: must be an IAM role ARN (arn:<partition>:iam::<12-digit account>:role/<name>), got "arn:aws:iam::210987654321:user/alice"',
       'clusters.2.eksName: must be an EKS cluster name (letters, digits, - and _, at most 100)',
-      'clusters.2.region: is not a region of any AWS partition (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-iso-e, aws-iso-f, aws-eusc)',
+      'clusters.2.region: must be an AWS region such as eu-west-1, got "eu-west"',
     ]);
   });
 

@@ -97,14 +97,14 @@ describe('EKS token', () => {
     },
   );
 
-  it('a region of no known partition is refused, naming it, before anything is signed', async () => {
+  it('a name that is no region is refused, naming it, before anything is signed', async () => {
     let asked = 0;
     const credentials = async () => {
       asked++;
       return CREDS;
     };
-    await expect(presignEksToken({ clusterName: 'a', region: 'xx-nowhere-1', credentials }, SIGNING_DATE)).rejects.toThrow(
-      'region "xx-nowhere-1" is in no known AWS partition: cannot name its STS endpoint',
+    await expect(presignEksToken({ clusterName: 'a', region: 'sts.evil.example/', credentials }, SIGNING_DATE)).rejects.toThrow(
+      '"sts.evil.example/" is not an AWS region: cannot name its STS endpoint',
     );
     expect(asked).toBe(0);
   });

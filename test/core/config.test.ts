@@ -79,7 +79,7 @@ describe('deployment config', () => {
   it('a bad region, EKS name or role, or a role of another partition than the region, is named with every other problem', () => {
     const clusters = [
       { name: 'a', region: 'Frankfurt', namespaces: ['lt'] },
-      { name: 'b', region: 'xx-west-1', eksName: 'has space', namespaces: ['lt'] },
+      { name: 'b', region: 'eu-west', eksName: 'has space', namespaces: ['lt'] },
       { name: 'c', roleArn: 'arn:aws:iam::123:role/short', namespaces: ['lt'] },
       { name: 'd', region: 'cn-north-1', roleArn: 'arn:aws:iam::123456789012:role/lp', namespaces: ['lt'] },
     ];
@@ -87,7 +87,7 @@ describe('deployment config', () => {
       'LOADPLANE_CONFIG is invalid: ' +
         [
           'allowedClusters.0.region: must be an AWS region such as eu-west-1, got "Frankfurt"',
-          'allowedClusters.1.region: is not a region of any AWS partition (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-iso-e, aws-iso-f, aws-eusc)',
+          'allowedClusters.1.region: must be an AWS region such as eu-west-1, got "eu-west"',
           'allowedClusters.1.eksName: must be an EKS cluster name (letters, digits, - and _, at most 100)',
           'allowedClusters.2.roleArn: must be an IAM role ARN (arn:<partition>:iam::<12-digit account>:role/<name>), got "arn:aws:iam::123:role/short"',
           "allowedClusters.3.roleArn: is a role of partition aws, but the cluster's region cn-north-1 is in aws-cn",

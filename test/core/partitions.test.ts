@@ -22,8 +22,12 @@ describe('partitionOf', () => {
     expect(partitionOf(region)).toMatchObject({ id, dnsSuffix });
   });
 
-  it.each(['xx-west-1', 'eu-west', 'EU-WEST-1', 'cn-north', 'us-gov', 'aws-global', ''])('%j is in no partition', (region) => {
+  it.each(['eu-west', 'EU-WEST-1', 'cn-north', 'us-gov', 'aws-global', 'eu_west_1', ''])('%j is no region, so in no partition', (region) => {
     expect(partitionOf(region)).toBeUndefined();
+  });
+
+  it("a region of a prefix no partition lists is aws's, as the SDK resolves it", () => {
+    expect(partitionOf('xy-central-1')).toMatchObject({ id: 'aws', dnsSuffix: 'amazonaws.com' });
   });
 });
 
@@ -36,12 +40,11 @@ describe('stsHost', () => {
 });
 
 describe('regionProblem', () => {
-  it('names the shape for a non-region, the partitions for an unknown prefix, nothing for a region', () => {
+  it('names the shape for a non-region, nothing for a region', () => {
     expect(regionProblem('Frankfurt')).toBe('must be an AWS region such as eu-west-1, got "Frankfurt"');
-    expect(regionProblem('xx-west-1')).toBe(
-      'is not a region of any AWS partition (aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-iso-e, aws-iso-f, aws-eusc)',
-    );
+    expect(regionProblem('eu-west')).toBe('must be an AWS region such as eu-west-1, got "eu-west"');
     expect(regionProblem('cn-northwest-1')).toBeUndefined();
+    expect(regionProblem('xy-central-1')).toBeUndefined();
   });
 });
 
