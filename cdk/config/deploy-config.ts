@@ -12,7 +12,18 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { DEFAULT_CONFIG, deploymentConfigSchema, namespaceNames, withDefaults, type DeploymentConfig } from '../../lambdas/core/config';
+import {
+  awsRegion,
+  DEFAULT_CONFIG,
+  deploymentConfigSchema,
+  eksClusterName,
+  iamRoleArn,
+  namespaceNames,
+  placementProblems,
+  withDefaults,
+  type DeploymentConfig,
+} from '../../lambdas/core/config';
+import { parseRoleArn } from '../../lambdas/core/partitions';
 import { FINISH_PHASES_SECONDS, stateMachineTimeoutSeconds } from '../../lambdas/core/deadlines';
 import { SpecInvalid } from '../../lambdas/core/errors';
 import { describeValue, escapeText, excerpt } from '../../lambdas/core/excerpt';
@@ -120,16 +131,47 @@ const namespaceEntry = z.union(
 );
 
 const cluster = z.strictObject({
-  /** The EKS cluster's name (it exists already; the stack does not create clusters). */
-  name: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'must be an EKS cluster name (letters, digits, - and _, at most 100)'),
+  /**
+   * The name specs use for the cluster: its EKS name, or an alias of it with eksName (two regions may
+   * each have a cluster of the same EKS name). The stack does not create clusters.
+   */
+  name: eksClusterName,
+  /** The cluster's name in EKS, when `name` is an alias (default: name). */
+  eksName: eksClusterName.optional(),
+  /** The cluster's region (default: the stack's). DescribeCluster and the EKS token go there. */
+  region: awsRegion.optional(),
+  /**
+   * A role the functions assume to reach the cluster, for a cluster of another account: it needs
+   * eks:DescribeCluster on the cluster, trusts the stack's two roles, and the cluster maps it to the
+   * loadplane-control-plane group (docs/deploy.md, "Clusters in other regions and accounts").
+   */
+  roleArn: iamRoleArn.optional(),
   /** Namespaces runs may use there (a name, or `{ name, serviceAccounts }`): the control plane gets RBAC in these only. */
   namespaces: z.array(namespaceEntry).min(1, 'must name at least one namespace'),
   /**
    * Create the EKS access entry that maps the control plane's roles into the cluster (needs the
    * cluster's authentication mode API or API_AND_CONFIG_MAP). `false`: the cluster's admins map them.
+   * Only for a cluster of the stack's own account and region (CloudFormation creates an access entry
+   * in the stack's region only): the default there is true; elsewhere it is false and may not be set
+   * true (the stack outputs the commands that create it).
    */
-  accessEntry: z.boolean().default(true),
+  accessEntry: z.boolean().optional(),
 });
+
+type ClusterEntry = z.output<typeof cluster>;
+
+/**
+ * Whether the stack can map its roles into the cluster itself: the cluster is in the stack's account
+ * (no role to assume) and region (none named, or env.region's). Anything else is mapped by hand.
+ */
+export function inStackAccountAndRegion(c: Pick<ClusterEntry, 'region' | 'roleArn'>, stackRegion: string | undefined): boolean {
+  return c.roleArn === undefined && (c.region === undefined || c.region === stackRegion);
+}
+
+/** Whether the stack creates the cluster's access entries: its own account and region, and accessEntry not false. */
+export function createsAccessEntry(c: Pick<ClusterEntry, 'region' | 'roleArn' | 'accessEntry'>, stackRegion: string | undefined): boolean {
+  return inStackAccountAndRegion(c, stackRegion) && c.accessEntry !== false;
+}
 
 const schedule = z.strictObject({
   /**
@@ -175,13 +217,14 @@ export const deployConfigSchema = z
     env: z
       .strictObject({
         account: awsId('a 12-digit AWS account id', /^\d{12}$/).optional(),
-        region: awsId('an AWS region such as eu-west-1', /^[a-z]{2}(-[a-z]+)+-\d+$/).optional(),
+        region: awsRegion.optional(),
       })
       .optional(),
     clusters: z.array(cluster).min(1, 'must name at least one cluster'),
     /**
      * Place the functions that reach the clusters in these subnets (for a private cluster endpoint).
-     * The subnets need a way to DynamoDB, EKS, Secrets Manager and Step Functions (NAT or VPC endpoints; the EKS token is presigned, no STS call); the cluster must allow 443 from the security groups.
+     * The subnets need a way to DynamoDB, EKS, Secrets Manager and Step Functions (NAT or VPC endpoints; the EKS token is presigned, no STS call), and STS
+     * for a cluster's roleArn (AssumeRole); the cluster must allow 443 from the security groups.
      */
     vpc: z
       .strictObject({
@@ -305,9 +348,36 @@ export const deployConfigSchema = z
   .check((ctx) => {
     const c = ctx.value;
     const seen = new Set<string>();
+    // One EKS cluster is one entry: two would create the same access entries twice (CloudFormation fails).
+    const placed = new Map<string, number>();
+    const stackRegion = c.env?.region;
     c.clusters.forEach((cl, i) => {
-      if (seen.has(cl.name)) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'name'], message: `names ${excerpt(cl.name)} twice`, input: cl.name });
+      const twice = seen.has(cl.name);
+      if (twice) ctx.issues.push({ code: 'custom', path: ['clusters', i, 'name'], message: `names ${excerpt(cl.name)} twice`, input: cl.name });
       seen.add(cl.name);
+      for (const { path, message } of placementProblems(cl, stackRegion))
+        ctx.issues.push({ code: 'custom', path: ['clusters', i, path], message, input: cl[path] });
+      const account = cl.roleArn === undefined ? "the stack's account" : `account ${parseRoleArn(cl.roleArn)?.account}`;
+      const region = cl.region ?? stackRegion ?? "the stack's region";
+      const where = `${excerpt(cl.eksName ?? cl.name)} in ${region}, ${account}`;
+      const first = placed.get(where);
+      if (first === undefined) placed.set(where, i);
+      else if (!twice)
+        ctx.issues.push({ code: 'custom', path: ['clusters', i], message: `is the same EKS cluster as clusters.${first} (${where})`, input: cl });
+      if (cl.accessEntry === true && !inStackAccountAndRegion(cl, stackRegion)) {
+        const why =
+          cl.roleArn !== undefined
+            ? 'the functions reach it as roleArn, which its own account maps'
+            : stackRegion === undefined
+              ? 'it names a region and env.region is not set, so the stack cannot tell it is its own'
+              : `it is in ${cl.region}, not the stack's region ${stackRegion}`;
+        ctx.issues.push({
+          code: 'custom',
+          path: ['clusters', i, 'accessEntry'],
+          message: `cannot be true: the stack creates access entries only in its own account and region, and ${why} (leave accessEntry out; docs/deploy.md says what to create by hand)`,
+          input: true,
+        });
+      }
       const namespaces = namespaceNames(cl);
       namespaces.forEach((n, j) => {
         if (namespaces.indexOf(n) !== j)
@@ -437,7 +507,14 @@ function problemsOf(issues: readonly z.core.$ZodIssue[], keyOf: (path: readonly 
 function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; problems: string[] } {
   const limits = Object.fromEntries(Object.entries(c.limits).filter(([, v]) => v !== undefined));
   const merged = withDefaults({
-    allowedClusters: c.clusters.map(({ name, namespaces }) => ({ name, namespaces })),
+    allowedClusters: c.clusters.map(({ name, namespaces, region, eksName, roleArn }) => ({
+      name,
+      namespaces,
+      // Only what is set, so a cluster of the stack's own region costs LOADPLANE_CONFIG no bytes more than before.
+      ...(region !== undefined ? { region } : {}),
+      ...(eksName !== undefined && eksName !== name ? { eksName } : {}),
+      ...(roleArn !== undefined ? { roleArn } : {}),
+    })),
     allowedImagePrefixes: c.images.allowedPrefixes,
     defaultImages: c.images.defaults,
     ...limits,

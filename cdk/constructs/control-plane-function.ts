@@ -18,7 +18,7 @@ import { Construct } from 'constructs';
 import type { DeployConfig } from '../config/deploy-config';
 import { HANDLER_ENTRIES, LAMBDA_ARCHITECTURE, LAMBDA_BUNDLING, LAMBDA_RUNTIME, REPO_ROOT, type HandlerKind } from '../function-bundling';
 import type { LedgerTable } from './ledger-table';
-import { describeClustersStatement, grantChannelSecretsRead, ledgerStatements } from './permissions';
+import { assumeClusterRolesStatement, describeClustersStatement, grantChannelSecretsRead, ledgerStatements } from './permissions';
 
 /** Memory of the functions that talk to the clusters: CPU for building and reading 100s of objects. */
 export const CLUSTER_FUNCTION_MEMORY_MIB = 1024;
@@ -110,7 +110,8 @@ function tracingPolicy(role: Role): Policy {
 
 /**
  * The role of functions that reach the clusters (the stages and the reaper; the sweeper): the ledger,
- * DescribeCluster on the configured clusters, the channel secrets (they run Notify), and with a VPC
+ * DescribeCluster on the configured clusters of the stack's account (in their regions), AssumeRole
+ * of the clusters' roleArns, the channel secrets (they run Notify), and with a VPC
  * the network-interface policy their functions are created after. The access entries map it.
  */
 export function clusterFunctionRole(
@@ -119,12 +120,9 @@ export function clusterFunctionRole(
 ): { role: Role; vpcAccess?: Policy } {
   const role = new Role(scope, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
   for (const statement of ledgerStatements(props.ledger)) role.addToPrincipalPolicy(statement);
-  role.addToPrincipalPolicy(
-    describeClustersStatement(
-      scope,
-      props.config.clusters.map((c) => c.name),
-    ),
-  );
+  for (const statement of [describeClustersStatement(scope, props.config.clusters), assumeClusterRolesStatement(props.config.clusters)]) {
+    if (statement) role.addToPrincipalPolicy(statement);
+  }
   grantChannelSecretsRead(role, props.config);
   return { role, ...(props.config.vpc ? { vpcAccess: grantNetworkInterfaces(scope, role) } : {}) };
 }

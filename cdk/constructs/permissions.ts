@@ -59,13 +59,27 @@ export function queueSendKeyStatement(keyArn: string): PolicyStatement {
   });
 }
 
-/** lambdas/cluster/eks-endpoint.ts: DescribeClusterCommand, for the configured clusters only. */
-export function describeClustersStatement(scope: Construct, clusterNames: string[]): PolicyStatement {
+/**
+ * lambdas/cluster/eks-endpoint.ts: DescribeClusterCommand, on the configured clusters the functions
+ * describe as themselves: those of the stack's account, each in its own region (its EKS name). A
+ * cluster reached through a roleArn is described as that role (lambdas/cluster/eks-clusters.ts), so
+ * the stack's roles get nothing on it but the AssumeRole below. Undefined when no cluster needs it.
+ */
+export function describeClustersStatement(scope: Construct, clusters: DeployConfig['clusters']): PolicyStatement | undefined {
   const stack = Stack.of(scope);
-  return new PolicyStatement({
-    actions: ['eks:DescribeCluster'],
-    resources: clusterNames.map((name) => stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: name })),
-  });
+  const resources = clusters
+    .filter((c) => c.roleArn === undefined)
+    .map((c) => stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.eksName ?? c.name, ...(c.region ? { region: c.region } : {}) }));
+  return resources.length === 0 ? undefined : new PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [...new Set(resources)] });
+}
+
+/**
+ * lambdas/cluster/eks-clusters.ts: fromTemporaryCredentials (STS AssumeRole) of each cluster's
+ * roleArn, and no other role. Undefined when no cluster names one.
+ */
+export function assumeClusterRolesStatement(clusters: DeployConfig['clusters']): PolicyStatement | undefined {
+  const roles = [...new Set(clusters.flatMap((c) => (c.roleArn === undefined ? [] : [c.roleArn])))];
+  return roles.length === 0 ? undefined : new PolicyStatement({ actions: ['sts:AssumeRole'], resources: roles });
 }
 
 /**

@@ -2,10 +2,17 @@
  * EKS bearer tokens, as `aws eks get-token` makes them: a presigned STS GetCallerIdentity URL whose
  * signature covers the header `x-k8s-aws-id: <cluster>`, so the token is good for that cluster only.
  * The API server accepts a token for 15 minutes after signing; one is reused until a minute before that.
+ *
+ * The URL is the regional STS endpoint of the cluster's region in its partition
+ * (`sts.<region>.<suffix>`: `amazonaws.com`, `amazonaws.com.cn` in aws-cn, …), signed for that region:
+ * aws-iam-authenticator makes its tokens with an STS client of the region it is given, and the API
+ * server accepts a host of that form whose suffix is its partition's (pkg/token/token.go,
+ * verifySTSHostnameFormat); the global `sts.amazonaws.com` only in `aws`, so it is never used.
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { stsHost } from '../core/partitions';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -25,7 +32,9 @@ export const TOKEN_LIFETIME_MS = 15 * 60_000;
 export const TOKEN_REFRESH_MARGIN_MS = 60_000;
 
 export interface EksTokenOptions {
+  /** The cluster's name in EKS (the header's value). */
   clusterName: string;
+  /** The cluster's region: the token is signed for it, at its partition's STS host. */
   region: string;
   credentials: CredentialsProvider;
   /** Epoch milliseconds; injected so tests control signing dates and expiry. */
@@ -34,7 +43,7 @@ export interface EksTokenOptions {
 
 /** Signs one token: `k8s-aws-v1.` + base64url (no padding) of the presigned URL. */
 export async function presignEksToken(opts: EksTokenOptions, signingDate: Date): Promise<string> {
-  const host = `sts.${opts.region}.amazonaws.com`;
+  const host = stsHost(opts.region);
   const signer = new SignatureV4({ credentials: opts.credentials, region: opts.region, service: 'sts', sha256: Sha256 });
   const signed = await signer.presign(
     new HttpRequest({

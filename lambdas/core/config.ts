@@ -3,6 +3,7 @@
  * This is the only module that reads `process.env`; everything else receives a DeploymentConfig.
  */
 import * as z from 'zod';
+import { parseRoleArn, partitionOf, regionProblem } from './partitions';
 import { NotifyPolicy } from './status';
 
 /** The service account a runner pod gets when its spec names none: the namespace's own. */
@@ -17,13 +18,98 @@ export const DEFAULT_SERVICE_ACCOUNT = 'default';
 const namespaceAllowance = z.union([z.string().min(1), z.object({ name: z.string().min(1), serviceAccounts: z.array(z.string().min(1)).min(1) })]);
 export type NamespaceAllowance = z.infer<typeof namespaceAllowance>;
 
-const clusterAllowance = z.object({
-  /** EKS cluster name (or, locally, a kubeconfig context / `kube-sim`). */
-  name: z.string().min(1),
-  /** Namespaces runs may use in that cluster. */
-  namespaces: z.array(namespaceAllowance).min(1),
+/** An EKS cluster's name as EKS allows it. */
+export const eksClusterName = z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'must be an EKS cluster name (letters, digits, - and _, at most 100)');
+
+/** A region of a known partition (lambdas/core/partitions.ts). */
+export const awsRegion = z.string().check((ctx) => {
+  const problem = regionProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
 });
+
+/** An IAM role ARN of a known partition. */
+export const iamRoleArn = z.string().check((ctx) => {
+  if (!parseRoleArn(ctx.value)) {
+    ctx.issues.push({
+      code: 'custom',
+      message: `must be an IAM role ARN (arn:<partition>:iam::<12-digit account>:role/<name>), got ${JSON.stringify(ctx.value.slice(0, 80))}`,
+      input: ctx.value,
+    });
+  }
+});
+
+/**
+ * Where an allowed cluster is, beyond its name: its region (default: the stack's), its name in EKS
+ * when the spec's name is an alias (two regions may each have a cluster called `perf`), and the role
+ * the functions assume to reach a cluster of another account.
+ */
+export interface ClusterPlacement {
+  /** The cluster's region; absent: the stack's own. */
+  region?: string;
+  /** The cluster's name in EKS; absent: `name`. */
+  eksName?: string;
+  /** A role (usually of the cluster's account) the functions assume for DescribeCluster and the EKS token. */
+  roleArn?: string;
+}
+
+/**
+ * What is wrong with a cluster's placement given the stack's region (when known): a partition is a
+ * world of its own (credentials of one cannot assume a role or sign a token of another), so the
+ * cluster's region, the role's ARN and the stack's region must all be in one partition.
+ */
+export function placementProblems(cluster: ClusterPlacement, stackRegion?: string): Array<{ path: 'region' | 'roleArn'; message: string }> {
+  const problems: Array<{ path: 'region' | 'roleArn'; message: string }> = [];
+  const stackPartition = stackRegion === undefined ? undefined : partitionOf(stackRegion)?.id;
+  const regionPartition = cluster.region === undefined ? stackPartition : partitionOf(cluster.region)?.id;
+  if (cluster.region !== undefined && stackPartition !== undefined && regionPartition !== undefined && regionPartition !== stackPartition) {
+    problems.push({
+      path: 'region',
+      message: `is in partition ${regionPartition}, but the stack's region ${stackRegion} is in ${stackPartition}: the functions cannot reach another partition`,
+    });
+  }
+  const role = cluster.roleArn === undefined ? undefined : parseRoleArn(cluster.roleArn);
+  if (role && regionPartition !== undefined && role.partition !== regionPartition) {
+    problems.push({
+      path: 'roleArn',
+      message: `is a role of partition ${role.partition}, but the cluster's region ${cluster.region ?? stackRegion} is in ${regionPartition}`,
+    });
+  }
+  return problems;
+}
+
+const clusterAllowance = z
+  .object({
+    /** The name specs use: the EKS cluster's (or its alias, with eksName), or locally a kubeconfig context / `kube-sim`. */
+    name: z.string().min(1),
+    /** Namespaces runs may use in that cluster. */
+    namespaces: z.array(namespaceAllowance).min(1),
+    region: awsRegion.optional(),
+    eksName: eksClusterName.optional(),
+    roleArn: iamRoleArn.optional(),
+  })
+  .check((ctx) => {
+    for (const { path, message } of placementProblems(ctx.value)) ctx.issues.push({ code: 'custom', path: [path], message, input: ctx.value[path] });
+  });
 export type ClusterAllowance = z.infer<typeof clusterAllowance>;
+
+/** An allowed cluster where the functions find it: its region, its EKS name and the role to assume, if any. */
+export interface ClusterLocation {
+  /** The allow-list's (and the spec's) name. */
+  name: string;
+  eksName: string;
+  region: string;
+  roleArn?: string;
+}
+
+/** Where `cluster` is, for functions running in `stackRegion`. */
+export function clusterLocation(cluster: ClusterAllowance, stackRegion: string): ClusterLocation {
+  return {
+    name: cluster.name,
+    eksName: cluster.eksName ?? cluster.name,
+    region: cluster.region ?? stackRegion,
+    ...(cluster.roleArn !== undefined ? { roleArn: cluster.roleArn } : {}),
+  };
+}
 
 /** The names of a cluster's allowed namespaces, in the config's order. */
 export function namespaceNames(cluster: ClusterAllowance): string[] {

@@ -1,16 +1,17 @@
 /**
  * What the Lambdas that run stages work with (the stage, the reaper, the sweeper), built on their
- * first invocation: EKS access per cluster (endpoint cached, token reused until shortly before it
- * expires) and the Notify stage's deps (notify-deps.ts), over the ledger and config of
+ * first invocation: EKS access per allowed cluster, in its region and through its role if it names
+ * one (eks-clusters.ts: endpoint cached, token reused until shortly before it expires), and the
+ * Notify stage's deps (notify-deps.ts), over the ledger and config of
  * ledger-deps.ts. Each invocation gets its own lease owner ids. The API never reaches the clusters:
  * its bundle has none of this.
  */
-import { EKSClient } from '@aws-sdk/client-eks';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { createClusterClient, type ClusterClient } from '../cluster/cluster-client';
-import { describeClusterEndpoint } from '../cluster/eks-endpoint';
+import { EksClusters, type EksClustersOptions } from '../cluster/eks-clusters';
 import { eksKubeConfig } from '../cluster/eks-kubeconfig';
-import { EksTokenSource } from '../cluster/eks-token';
+import { clusterLocation } from '../core/config';
+import { ClusterNotFound } from '../core/errors';
 import type { StageDeps } from '../stages/deps';
 import { traceClient } from '../telemetry/telemetry';
 import type { LedgerDeps } from './ledger-deps';
@@ -31,17 +32,24 @@ export interface ClusterFunctionDeps {
   stageDeps(context: InvocationContext): StageDepsWithoutLog;
 }
 
-export function createClusterFunctionDeps(tracer: Tracer, ledgerDeps: LedgerDeps): ClusterFunctionDeps {
+/**
+ * `eks` is for tests only: the AWS SDK's endpoints and base credentials (the SDK is the boundary;
+ * there is no local EKS or STS). On Lambda the functions' region and role are the SDK's defaults.
+ */
+export function createClusterFunctionDeps(
+  tracer: Tracer,
+  ledgerDeps: LedgerDeps,
+  eks: Omit<EksClustersOptions, 'stackRegion' | 'wrap'> = {},
+): ClusterFunctionDeps {
   const { ledger, config, region } = ledgerDeps;
-  const eks = traceClient(tracer, new EKSClient({ region }));
-  const tokens = new Map<string, EksTokenSource>();
+  const clusters = new EksClusters({ ...eks, stackRegion: region, wrap: (client) => traceClient(tracer, client) });
   const notify = createNotifyDeps(tracer, ledgerDeps);
 
+  // A spec names its cluster by the allow-list's name; the entry says where that cluster is.
   async function clusterFor(name: string): Promise<ClusterClient> {
-    const { endpoint, caData } = await describeClusterEndpoint(eks, name);
-    let source = tokens.get(name);
-    if (!source) tokens.set(name, (source = new EksTokenSource({ clusterName: name, region, credentials: eks.config.credentials })));
-    return createClusterClient(eksKubeConfig({ endpoint, caData, token: await source.token() }));
+    const entry = config.allowedClusters.find((c) => c.name === name);
+    if (!entry) throw new ClusterNotFound(`cluster ${name} is not on the deployment's allow-list (allowedClusters)`);
+    return createClusterClient(eksKubeConfig(await clusters.access(clusterLocation(entry, region))));
   }
 
   return {

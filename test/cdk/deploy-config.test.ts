@@ -74,7 +74,7 @@ describe('the example config', () => {
 
   it('loads, with its schedule spec read from the file next to it', () => {
     expect(example.stackName).toBe('loadplane');
-    expect(example.clusters).toEqual([{ name: 'perf-cluster', namespaces: ['loadtest'], accessEntry: true }]);
+    expect(example.clusters).toEqual([{ name: 'perf-cluster', namespaces: ['loadtest'] }]);
     expect(example.schedules).toHaveLength(1);
     const [nightly] = example.schedules;
     expect(nightly).toMatchObject({ name: 'nightly-smoke', expression: 'cron(0 2 * * ? *)', timeZone: 'Europe/Berlin', enabled: true });
@@ -192,11 +192,88 @@ describe("clusters[].namespaces: the runners' service accounts", () => {
   });
 });
 
+describe('clusters in other regions and accounts', () => {
+  const ROLE = 'arn:aws:iam::210987654321:role/loadplane-access';
+
+  it('region, eksName and roleArn reach the functions only where set; the same EKS name in two regions is two clusters under two names', () => {
+    const config = checkDeployConfig(
+      configDocument({
+        env: { region: 'eu-west-1' },
+        clusters: [
+          { name: 'perf', namespaces: ['loadtest'] },
+          { name: 'perf-us', eksName: 'perf', region: 'us-east-1', namespaces: ['loadtest'] },
+          { name: 'partner', region: 'eu-central-1', roleArn: ROLE, namespaces: ['loadtest'] },
+          { name: 'same', eksName: 'same', region: 'eu-west-1', namespaces: ['loadtest'] },
+        ],
+      }),
+      'test config',
+      dir,
+    );
+    expect(config.runtime.allowedClusters).toEqual([
+      { name: 'perf', namespaces: ['loadtest'] },
+      { name: 'perf-us', eksName: 'perf', region: 'us-east-1', namespaces: ['loadtest'] },
+      { name: 'partner', region: 'eu-central-1', roleArn: ROLE, namespaces: ['loadtest'] },
+      // An eksName equal to the name says nothing: it is left out of the functions' config.
+      { name: 'same', region: 'eu-west-1', namespaces: ['loadtest'] },
+    ]);
+    expect(readBack(config).allowedClusters).toEqual(config.runtime.allowedClusters);
+  });
+
+  it('every malformed region, role ARN and EKS name at once, each naming its field', () => {
+    const problems = problemsOf({
+      clusters: [
+        { name: 'a', region: 'Frankfurt', namespaces: ['lt'] },
+        { name: 'b', roleArn: 'arn:aws:iam::210987654321:user/alice', namespaces: ['lt'] },
+        { name: 'c', eksName: 'bad name', region: 'eu-west', namespaces: ['lt'] },
+      ],
+    });
+    expect(problems).toEqual([
+      'clusters.0.region: must be an AWS region such as eu-west-1, got "Frankfurt"',
+      'clusters.1.roleArn: must be an IAM role ARN (arn:<partition>:iam::<12-digit account>:role/<name>), got "arn:aws:iam::210987654321:user/alice"',
+      'clusters.2.eksName: must be an EKS cluster name (letters, digits, - and _, at most 100)',
+      'clusters.2.region: must be an AWS region such as eu-west-1, got "eu-west"',
+    ]);
+  });
+
+  it('once every value is well formed, every placement problem at once: partitions, access entries it cannot create, one EKS cluster twice', () => {
+    const problems = problemsOf({
+      env: { region: 'eu-west-1' },
+      clusters: [
+        { name: 'd', region: 'cn-north-1', namespaces: ['lt'] },
+        { name: 'e', roleArn: 'arn:aws-cn:iam::210987654321:role/lp', namespaces: ['lt'] },
+        { name: 'f', region: 'us-east-1', accessEntry: true, namespaces: ['lt'] },
+        { name: 'g', roleArn: ROLE, accessEntry: true, namespaces: ['lt'] },
+        { name: 'h', eksName: 'f', region: 'us-east-1', namespaces: ['lt'] },
+        { name: 'i', eksName: 'g', roleArn: ROLE, namespaces: ['lt'] },
+      ],
+    });
+    expect(problems).toEqual([
+      "clusters.0.region: is in partition aws-cn, but the stack's region eu-west-1 is in aws: the functions cannot reach another partition",
+      "clusters.1.roleArn: is a role of partition aws-cn, but the cluster's region eu-west-1 is in aws",
+      "clusters.2.accessEntry: cannot be true: the stack creates access entries only in its own account and region, and it is in us-east-1, not the stack's region eu-west-1 (leave accessEntry out; docs/deploy.md says what to create by hand)",
+      'clusters.3.accessEntry: cannot be true: the stack creates access entries only in its own account and region, and the functions reach it as roleArn, which its own account maps (leave accessEntry out; docs/deploy.md says what to create by hand)',
+      'clusters.4: is the same EKS cluster as clusters.2 ("f" in us-east-1, the stack\'s account)',
+      'clusters.5: is the same EKS cluster as clusters.3 ("g" in eu-west-1, account 210987654321)',
+    ]);
+  });
+
+  it('without env.region a cluster that names a region cannot be told to be the stack’s: accessEntry true is refused, saying so', () => {
+    expect(problemsOf(configDocument({ clusters: [{ name: 'x', region: 'eu-west-1', accessEntry: true, namespaces: ['lt'] }] }))).toEqual([
+      'clusters.0.accessEntry: cannot be true: the stack creates access entries only in its own account and region, and it names a region and env.region is not set, so the stack cannot tell it is its own (leave accessEntry out; docs/deploy.md says what to create by hand)',
+    ]);
+  });
+
+  it('a config written before clusters had a place loads unchanged, with the same runtime config', () => {
+    const config = checkDeployConfig(configDocument({ clusters: [{ name: 'perf', namespaces: ['loadtest'], accessEntry: false }] }), 'test config', dir);
+    expect(config.runtime.allowedClusters).toEqual([{ name: 'perf', namespaces: ['loadtest'] }]);
+  });
+});
+
 describe('defaults', () => {
   it('a config naming only its clusters gets every documented default', () => {
     const config = checkDeployConfig(configDocument(), 'test config', dir);
     expect(config.stackName).toBe('loadplane');
-    expect(config.clusters).toEqual([{ name: 'perf', namespaces: ['loadtest'], accessEntry: true }]);
+    expect(config.clusters).toEqual([{ name: 'perf', namespaces: ['loadtest'] }]);
     expect(config.logging).toEqual({ level: 'INFO', stateMachineLevel: 'ALL', retentionDays: 365 });
     expect(config.api).toEqual({ rateLimit: 10, burstLimit: 20, cloudWatchRole: true, allowedPrincipals: [] });
     expect(config.sweeper).toEqual({ everyMinutes: 5 });

@@ -74,6 +74,25 @@ const COMMAND_ACTIONS: Record<string, Record<string, string>> = {
   },
 };
 
+/**
+ * SDK exports that send a request of their own when called: credential providers. A cluster of
+ * another account is reached with the credentials of a role assumed through fromTemporaryCredentials
+ * (lambdas/cluster/eks-clusters.ts), which sends STS AssumeRole.
+ */
+const PROVIDER_ACTIONS: Record<string, Record<string, string>> = {
+  '@aws-sdk/credential-providers': { fromTemporaryCredentials: 'sts:AssumeRole' },
+};
+
+/**
+ * Actions the code sends only for some deployments, and which then are granted only to those: the
+ * AssumeRole of a cluster's roleArn (none named: nothing to assume), DescribeCluster as the functions
+ * themselves (only clusters of their own account; the others are described as their role).
+ */
+const DEPLOYMENT_GATED_ACTIONS: Record<string, (config: DeployConfig) => boolean> = {
+  'sts:AssumeRole': (config) => config.clusters.some((c) => c.roleArn !== undefined),
+  'eks:DescribeCluster': (config) => config.clusters.some((c) => c.roleArn === undefined),
+};
+
 /** SDK exports that are neither commands, clients nor error classes, and send nothing. */
 const NO_REQUEST_HELPERS: Record<string, Record<string, string>> = {
   '@aws-sdk/util-dynamodb': { unmarshall: 'converts a DynamoDB attribute map to plain values' },
@@ -109,6 +128,11 @@ const PACKAGES: Record<string, string> = {
  */
 const EKS_TOKEN_FILE = 'lambdas/cluster/eks-token.ts';
 const SIGNING_PACKAGES = new Set(['@smithy/signature-v4', '@smithy/protocol-http', '@aws-crypto/sha256-js']);
+
+/** Files that may name AWS endpoint hosts, and why (they send nothing). */
+const AWS_HOST_FILES: Record<string, string> = {
+  'lambdas/core/partitions.ts': "the partitions' DNS suffixes, data only: the EKS token's STS host is built from them (eks-token.ts)",
+};
 
 /** Files that send raw HTTP, and to what (never an AWS endpoint). */
 const RAW_HTTP_FILES: Record<string, string> = {
@@ -149,7 +173,7 @@ function loadModule(module: string): Promise<Record<string, unknown> | undefined
 async function classify(use: SdkUse): Promise<Classified> {
   const where = `${use.module} ${use.name} (${use.file})`;
   if (use.name === '*') return { kind: 'rejected', why: `${where}: a namespace import passed around whole; its uses cannot be read` };
-  const action = COMMAND_ACTIONS[use.module]?.[use.name];
+  const action = COMMAND_ACTIONS[use.module]?.[use.name] ?? PROVIDER_ACTIONS[use.module]?.[use.name];
   if (action) return { kind: 'command', action };
   if (use.name.endsWith('Command')) return { kind: 'rejected', why: `${where}: a command with no IAM action in COMMAND_ACTIONS` };
   if (NO_REQUEST_HELPERS[use.module]?.[use.name]) return { kind: 'no-request' };
@@ -192,7 +216,8 @@ async function callsOf(code: HandlerCode): Promise<HandlerCalls> {
     } else if (!module.startsWith('node:')) problems.push(`${file}: package ${module} is not classified (PACKAGES)`);
   }
   for (const { file, text } of code.globals) problems.push(`${file}: uses ${text}`);
-  for (const { file, text } of code.awsHosts) if (file !== EKS_TOKEN_FILE) problems.push(`${file}: names an AWS endpoint host (${JSON.stringify(text)})`);
+  for (const { file, text } of code.awsHosts)
+    if (file !== EKS_TOKEN_FILE && AWS_HOST_FILES[file] === undefined) problems.push(`${file}: names an AWS endpoint host (${JSON.stringify(text)})`);
   for (const { file, text } of code.dynamicLoads) problems.push(`${file}: loads code the bundle cannot follow: ${text}`);
   return { actions, problems };
 }
@@ -410,7 +435,14 @@ type Scope = { resources: string[]; condition?: unknown };
  */
 const RESOURCE_SCOPES: Record<string, (ctx: ScopeContext, role: LambdaRole) => Scope | Scope[]> = {
   'dynamodb:*': (ctx) => ({ resources: ledgerArns(ctx) }),
-  'eks:DescribeCluster': (ctx) => ({ resources: ctx.config.clusters.map((c) => arn('eks', `cluster/${c.name}`)) }),
+  // The clusters of the stack's account, each in its own region and by its EKS name; none reached through a role.
+  'eks:DescribeCluster': (ctx) => ({
+    resources: ctx.config.clusters
+      .filter((c) => c.roleArn === undefined)
+      .map((c) => arn('eks', `cluster/${c.eksName ?? c.name}`).replace('${AWS::Region}', c.region ?? '${AWS::Region}')),
+  }),
+  // Exactly the roles the clusters name.
+  'sts:AssumeRole': (ctx) => ({ resources: ctx.config.clusters.flatMap((c) => (c.roleArn ? [c.roleArn] : [])) }),
   'secretsmanager:GetSecretValue': (ctx) => ({ resources: [arn('secretsmanager', `secret:${ctx.config.notify.secretPrefix}*`)] }),
   'kms:Decrypt': (ctx, role) => [
     // Only a role that reads the channel secrets decrypts them.
@@ -454,8 +486,18 @@ const STACKS: Array<{ name: string; synthed: SynthedStack; roles: LambdaRole[]; 
 // The full config is what exercises the scoping of the optional grants: a VPC, a KMS key, a secret prefix and clusters of its own.
 {
   const full = STACKS[1]!.synthed.config;
-  if (!full.vpc || !full.notify.secretsKmsKeyArn || full.notify.secretPrefix === STACKS[0]!.synthed.config.notify.secretPrefix || full.clusters.length < 2) {
-    throw new Error("test fixture: the full config needs a vpc, a KMS key, a secret prefix other than the example's and two clusters");
+  if (
+    !full.vpc ||
+    !full.notify.secretsKmsKeyArn ||
+    full.notify.secretPrefix === STACKS[0]!.synthed.config.notify.secretPrefix ||
+    full.clusters.length < 2 ||
+    !full.clusters.some((c) => c.region) ||
+    !full.clusters.some((c) => c.roleArn) ||
+    STACKS[0]!.synthed.config.clusters.some((c) => c.roleArn)
+  ) {
+    throw new Error(
+      "test fixture: the full config needs a vpc, a KMS key, a secret prefix other than the example's, two clusters, one in another region and one through a role (the example none)",
+    );
   }
   if (STACKS.slice(0, 2).some((x) => x.synthed.config.encryption.customerManagedKey) || !STACKS[2]!.synthed.config.encryption.customerManagedKey) {
     throw new Error('test fixture: the example and the full config leave encryption.customerManagedKey off, the third stack turns it on');
@@ -463,7 +505,7 @@ const STACKS: Array<{ name: string; synthed: SynthedStack; roles: LambdaRole[]; 
 }
 
 /** Actions that only the Lambda roles (the code's) may have: the channel secrets, their key, the clusters, the ledger, the API's schedules. */
-const CODE_ONLY_ACTIONS = /^(secretsmanager|kms|eks|dynamodb|scheduler):|^iam:PassRole$/;
+const CODE_ONLY_ACTIONS = /^(secretsmanager|kms|eks|dynamodb|scheduler):|^iam:PassRole$|^sts:AssumeRole$/;
 
 let code: Record<HandlerKind, HandlerCode>;
 let calls: Record<HandlerKind, HandlerCalls>;
@@ -477,6 +519,7 @@ beforeAll(async () => {
 /** The actions a role's handlers need, with those the deployment implies. */
 function calledActions(kinds: HandlerKind[], config: DeployConfig): Set<string> {
   const actions = new Set(kinds.flatMap((k) => [...calls[k].actions]));
+  for (const action of [...actions]) if (DEPLOYMENT_GATED_ACTIONS[action]?.(config) === false) actions.delete(action);
   for (const action of [...actions]) for (const implied of IMPLIED_ACTIONS[action]?.(config) ?? []) actions.add(implied);
   return actions;
 }

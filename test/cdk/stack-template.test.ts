@@ -251,8 +251,8 @@ beforeAll(() => {
   requireFixture(fu.notify.secretsKmsKeyArn !== undefined, 'the full config names a KMS key for the channel secrets');
   requireFixture(fu.schedules.some((s) => s.enabled) && fu.schedules.some((s) => !s.enabled), 'the full config has an enabled and a disabled schedule');
   requireFixture(
-    fu.clusters.some((c) => c.accessEntry) && fu.clusters.some((c) => !c.accessEntry),
-    'the full config has a cluster with an access entry and one without',
+    fu.clusters.some((c) => c.accessEntry === false) && fu.clusters.some((c) => c.region) && fu.clusters.some((c) => c.roleArn) && fu.env === undefined,
+    'the full config has a cluster without an access entry, one in another region and one through a role, and names no env',
   );
   requireFixture(
     ex.sweeper.everyMinutes === 5 && fu.sweeper.everyMinutes === 15,
@@ -886,11 +886,18 @@ describe.each(both)("the API's schedules (%s)", (_, view) => {
   });
 });
 
-describe.each(both)('cluster access (%s)', (_, view) => {
-  it('maps the stage role and the sweeper role into each cluster with an access entry (none into one without), with the control-plane group only', () => {
+/**
+ * The EKS names of the clusters each stack maps its roles into itself: the example's one cluster; of
+ * the full config's, `perf` only (`shared` has accessEntry: false, `perf-us` is in another region and
+ * `partner` is reached through a role, which the stack cannot map).
+ */
+const ACCESS_ENTRY_CLUSTERS: Record<string, string[]> = { 'example config': ['perf-cluster'], 'full config': ['perf'] };
+
+describe.each(both)('cluster access (%s)', (name, view) => {
+  it('maps the stage role and the sweeper role into each cluster of its account and region with an access entry (none into one without), with the control-plane group only', () => {
     const v = view();
     const roles = [v.roleOf(v.stageFunction(Stage.Admit)), v.roleOf(v.sweeperFunction)];
-    const expected = v.config.clusters.filter((c) => c.accessEntry).flatMap((c) => roles.map((r) => `${c.name} {${r}.Arn}`));
+    const expected = ACCESS_ENTRY_CLUSTERS[name]!.flatMap((c) => roles.map((r) => `${c} {${r}.Arn}`));
     const entries = v.ofType('AWS::EKS::AccessEntry');
     expect(entries.map(([, e]) => `${String(e.Properties.ClusterName)} ${flat(e.Properties.PrincipalArn)}`).sort()).toEqual(expected.sort());
     for (const [, e] of entries) {
@@ -898,6 +905,57 @@ describe.each(both)('cluster access (%s)', (_, view) => {
       expect(e.Properties.KubernetesGroups).toEqual([CONTROL_PLANE_GROUP]);
       expect(e.Properties.AccessPolicies).toBeUndefined();
     }
+  });
+});
+
+describe('cluster access elsewhere (full config)', () => {
+  it('outputs the access-entry commands for a cluster of another region (both stack roles) and of another account (its role), and RBAC for every cluster', () => {
+    const v = full();
+    const outputs = v.synthed.template.toJSON().Outputs as Record<string, { Value: unknown; Description?: string }>;
+    const byPrefix = (prefix: string) =>
+      Object.fromEntries(
+        Object.entries(outputs)
+          .filter(([id]) => id.startsWith(`ClusterAccess${prefix}`))
+          .map(([, o]) => [o.Description, flat(o.Value)]),
+      );
+    const [stagesRole, sweeperRole] = [v.roleOf(v.stageFunction(Stage.Admit)), v.roleOf(v.sweeperFunction)];
+    const entry = (region: string, cluster: string, principal: string) =>
+      `aws eks create-access-entry --region ${region} --cluster-name ${cluster} --principal-arn ${principal} --type STANDARD --kubernetes-groups loadplane-control-plane`;
+    expect(byPrefix('AccessEntry')).toEqual({
+      'Access entries for cluster perf-us (perf in us-east-1, another region): run with credentials of this account': `${entry('us-east-1', 'perf', `{${stagesRole}.Arn}`)} && ${entry('us-east-1', 'perf', `{${sweeperRole}.Arn}`)}`,
+      "Access entry for cluster partner (partner in eu-central-1): run with credentials of the cluster's account": entry(
+        'eu-central-1',
+        'partner',
+        'arn:aws:iam::210987654321:role/loadplane-access',
+      ),
+    });
+    expect(Object.values(byPrefix('Rbac')).sort()).toEqual(
+      [
+        'npx loadplane rbac --namespace loadtest | kubectl apply -f -',
+        'npx loadplane rbac --namespace lt-a --namespace lt-b | kubectl apply -f -',
+        'npx loadplane rbac --namespace loadtest | kubectl apply -f -',
+        'npx loadplane rbac --namespace loadtest | kubectl apply -f -',
+      ].sort(),
+    );
+  });
+
+  it('grants DescribeCluster on the clusters of its account in their own regions, and AssumeRole of the other account’s role only', () => {
+    const v = full();
+    const role = v.roleOf(v.sweeperFunction);
+    const statements = v
+      .ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Array<{ Action: unknown; Resource: unknown }> }).Statement);
+    const resourcesOf = (action: string) =>
+      statements.filter((s) => ([] as unknown[]).concat(s.Action).includes(action)).flatMap((s) => ([] as unknown[]).concat(s.Resource).map((r) => flat(r)));
+    expect(resourcesOf('eks:DescribeCluster').sort()).toEqual(
+      [
+        'arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:cluster/perf',
+        'arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:cluster/shared',
+        'arn:<AWS::Partition>:eks:us-east-1:<AWS::AccountId>:cluster/perf',
+      ].sort(),
+    );
+    expect(resourcesOf('sts:AssumeRole')).toEqual(['arn:aws:iam::210987654321:role/loadplane-access']);
   });
 });
 

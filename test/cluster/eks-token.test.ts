@@ -27,14 +27,19 @@ function uriEncode(s: string): string {
 }
 
 /** SigV4 query-string signing by hand (docs.aws.amazon.com "Create a signed AWS API request"). */
-function expectedSignature(creds: AwsCredentials, region: string, cluster: string, date: Date): { signature: string; params: Record<string, string> } {
+function expectedSignature(
+  creds: AwsCredentials,
+  region: string,
+  host: string,
+  cluster: string,
+  date: Date,
+): { signature: string; params: Record<string, string> } {
   const amzDate = date
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d{3}/, '');
   const shortDate = amzDate.slice(0, 8);
   const scope = `${shortDate}/${region}/sts/aws4_request`;
-  const host = `sts.${region}.amazonaws.com`;
   const params: Record<string, string> = {
     Action: 'GetCallerIdentity',
     Version: '2011-06-15',
@@ -66,21 +71,42 @@ function expectedSignature(creds: AwsCredentials, region: string, cluster: strin
 }
 
 describe('EKS token', () => {
+  // The STS hosts per partition, as the AWS docs' endpoint tables and aws-iam-authenticator's
+  // GetSTSPartitionDomain name them: China's suffix is amazonaws.com.cn, GovCloud's amazonaws.com.
   it.each([
-    ['long-term credentials', CREDS, 'us-east-1', 'prod-load'],
-    ['session credentials', SESSION_CREDS, 'eu-west-1', 'team.cluster_2'],
-  ])('with %s: the signature equals an independent SigV4 presign, and the URL carries exactly the expected query', async (_, creds, region, cluster) => {
-    const token = await presignEksToken({ clusterName: cluster, region, credentials: async () => creds }, SIGNING_DATE);
-    const url = decode(token);
-    const { signature, params } = expectedSignature(creds, region, cluster, SIGNING_DATE);
+    ['long-term credentials', CREDS, 'us-east-1', 'sts.us-east-1.amazonaws.com', 'prod-load'],
+    ['session credentials', SESSION_CREDS, 'eu-west-1', 'sts.eu-west-1.amazonaws.com', 'team.cluster_2'],
+    ['session credentials in aws-cn', SESSION_CREDS, 'cn-north-1', 'sts.cn-north-1.amazonaws.com.cn', 'prod-load'],
+    ['session credentials in aws-cn, Ningxia', SESSION_CREDS, 'cn-northwest-1', 'sts.cn-northwest-1.amazonaws.com.cn', 'prod-load'],
+    ['long-term credentials in aws-us-gov', CREDS, 'us-gov-west-1', 'sts.us-gov-west-1.amazonaws.com', 'prod-load'],
+  ])(
+    'with %s (%s): the signature equals an independent SigV4 presign, and the URL carries exactly the expected query',
+    async (_, creds, region, host, cluster) => {
+      const token = await presignEksToken({ clusterName: cluster, region, credentials: async () => creds }, SIGNING_DATE);
+      const url = decode(token);
+      const { signature, params } = expectedSignature(creds, region, host, cluster, SIGNING_DATE);
 
-    expect(url.protocol).toBe('https:');
-    expect(url.host).toBe(`sts.${region}.amazonaws.com`);
-    expect(url.pathname).toBe('/');
-    const query = Object.fromEntries(url.searchParams);
-    expect(query).toEqual({ ...params, 'X-Amz-Signature': signature });
-    expect(query['X-Amz-SignedHeaders']!.split(';')).toContain('x-k8s-aws-id');
-    expect(query['x-k8s-aws-id']).toBeUndefined(); // signed as a header, not hoisted into the query
+      expect(url.protocol).toBe('https:');
+      expect(url.host).toBe(host);
+      expect(url.searchParams.get('X-Amz-Credential')).toBe(`${creds.accessKeyId}/20261201/${region}/sts/aws4_request`);
+      expect(url.pathname).toBe('/');
+      const query = Object.fromEntries(url.searchParams);
+      expect(query).toEqual({ ...params, 'X-Amz-Signature': signature });
+      expect(query['X-Amz-SignedHeaders']!.split(';')).toContain('x-k8s-aws-id');
+      expect(query['x-k8s-aws-id']).toBeUndefined(); // signed as a header, not hoisted into the query
+    },
+  );
+
+  it('a name that is no region is refused, naming it, before anything is signed', async () => {
+    let asked = 0;
+    const credentials = async () => {
+      asked++;
+      return CREDS;
+    };
+    await expect(presignEksToken({ clusterName: 'a', region: 'sts.evil.example/', credentials }, SIGNING_DATE)).rejects.toThrow(
+      '"sts.evil.example/" is not an AWS region: cannot name its STS endpoint',
+    );
+    expect(asked).toBe(0);
   });
 
   it('a different cluster name gives a different signature (the header is signed)', async () => {

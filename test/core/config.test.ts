@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, loadConfig, loadLedgerSettings } from '../../lambdas/core/config';
+import { clusterLocation, DEFAULT_CONFIG, loadConfig, loadLedgerSettings } from '../../lambdas/core/config';
 import { validateSpec } from '../../lambdas/core/spec';
 import { NotifyPolicy } from '../../lambdas/core/status';
 
@@ -58,5 +58,40 @@ describe('deployment config', () => {
       endpoint: 'http://127.0.0.1:1',
       region: 'eu-west-1',
     });
+  });
+
+  it('an allowed cluster may name its region, its EKS name and a role; where it is follows from them, the stack region by default', () => {
+    const role = 'arn:aws:iam::210987654321:role/loadplane-access';
+    const config = loadConfig({
+      LOADPLANE_CONFIG: JSON.stringify({
+        allowedClusters: [
+          { name: 'perf', namespaces: ['lt'] },
+          { name: 'perf-us', eksName: 'perf', region: 'us-east-1', roleArn: role, namespaces: ['lt'] },
+        ],
+      }),
+    });
+    expect(config.allowedClusters.map((c) => clusterLocation(c, 'eu-west-1'))).toEqual([
+      { name: 'perf', eksName: 'perf', region: 'eu-west-1' },
+      { name: 'perf-us', eksName: 'perf', region: 'us-east-1', roleArn: role },
+    ]);
+  });
+
+  it('a bad region, EKS name or role, or a role of another partition than the region, is named with every other problem', () => {
+    const clusters = [
+      { name: 'a', region: 'Frankfurt', namespaces: ['lt'] },
+      { name: 'b', region: 'eu-west', eksName: 'has space', namespaces: ['lt'] },
+      { name: 'c', roleArn: 'arn:aws:iam::123:role/short', namespaces: ['lt'] },
+      { name: 'd', region: 'cn-north-1', roleArn: 'arn:aws:iam::123456789012:role/lp', namespaces: ['lt'] },
+    ];
+    expect(() => loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ allowedClusters: clusters }) })).toThrow(
+      'LOADPLANE_CONFIG is invalid: ' +
+        [
+          'allowedClusters.0.region: must be an AWS region such as eu-west-1, got "Frankfurt"',
+          'allowedClusters.1.region: must be an AWS region such as eu-west-1, got "eu-west"',
+          'allowedClusters.1.eksName: must be an EKS cluster name (letters, digits, - and _, at most 100)',
+          'allowedClusters.2.roleArn: must be an IAM role ARN (arn:<partition>:iam::<12-digit account>:role/<name>), got "arn:aws:iam::123:role/short"',
+          "allowedClusters.3.roleArn: is a role of partition aws, but the cluster's region cn-north-1 is in aws-cn",
+        ].join('; '),
+    );
   });
 });

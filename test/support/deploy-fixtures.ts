@@ -19,12 +19,17 @@ export function configDocument(overrides: Partial<DeployConfigInput> = {}): Depl
 
 const exampleSpec = parseYaml(readFileSync(EXAMPLE_SPEC_FILE, 'utf8')) as Record<string, unknown>;
 
+/** The role the full config's cluster of another account is reached through. */
+export const FULL_CONFIG_CLUSTER_ROLE_ARN = 'arn:aws:iam::210987654321:role/loadplane-access';
+
 export const FULL_CONFIG_KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
 /**
  * Every optional part of the deployment config switched on or away from its default: a VPC (two
  * subnets, two security groups), a KMS key and a prefix of its own for the channel secrets, a default
- * channel, at-least-once notification by default, two clusters (one without an access entry), custom
+ * channel, at-least-once notification by default, four clusters (one with an access entry, one
+ * without, one of another region under an alias of the first one's EKS name, one of another account
+ * and region through a role), custom
  * limits, two schedules (one disabled), an alarm email, logging at WARN / ERROR for 30 days, API
  * throttling of its own without API Gateway's account-level CloudWatch role, a 15-minute sweep.
  * The one config the template, cdk-nag and IAM tests share besides the example.
@@ -39,6 +44,8 @@ export const FULL_CONFIG_DOCUMENT: DeployConfigInput = configDocument({
   clusters: [
     { name: 'perf', namespaces: ['loadtest'] },
     { name: 'shared', namespaces: ['lt-a', 'lt-b'], accessEntry: false },
+    { name: 'perf-us', eksName: 'perf', region: 'us-east-1', namespaces: ['loadtest'] },
+    { name: 'partner', region: 'eu-central-1', roleArn: FULL_CONFIG_CLUSTER_ROLE_ARN, namespaces: ['loadtest'] },
   ],
   limits: { maxRunDurationSeconds: 7200, maxPrepareSeconds: 600, maxReadySeconds: 900 },
   schedules: [
