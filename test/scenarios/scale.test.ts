@@ -11,27 +11,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
-import { Outcome, Stage } from '../../lambdas/core/status';
+import { Outcome } from '../../lambdas/core/status';
 import { ITEM_LIMIT_BYTES } from '../../lambdas/ledger/item-size';
 import { collectedResult } from '../../lambdas/stages/collect';
-import { largestItem, runItems, sizeTable, type SizedItem } from '../support/ledger-items';
+import { largestItem, runItems, sizeTable, watchPollReadBytes } from '../support/ledger-items';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 
 const RUNNERS = Number(process.env.SCALE_RUNNERS ?? 300);
 /** Gatling's runners take kube-sim longer (a compile each, a log read at Start and Collect): a third as many. */
 const GATLING_RUNNERS = Number(process.env.SCALE_GATLING_RUNNERS ?? Math.ceil(RUNNERS / 3));
-
-/** The stages recorded before Watch: every Watch poll's getRun reads their items (and chunks) and the run item. */
-const BEFORE_WATCH: readonly Stage[] = [Stage.Admit, Stage.Acquire, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start];
-
-/** What a Watch poll's getRun reads: the run item and the items of the stages before Watch (script chunks are not read). */
-function readPerPoll(items: readonly SizedItem[]): number {
-  const read = items.filter(
-    (i) => i.pk.startsWith('run#') && (i.sk === 'run' || BEFORE_WATCH.some((s) => i.sk === `stage#${s}` || i.sk.startsWith(`stage#${s}#`))),
-  );
-  return read.reduce((n, i) => n + i.bytes, 0);
-}
 
 let h: Harness;
 beforeAll(async () => {
@@ -69,7 +58,7 @@ describe('a run of many runners', () => {
 
       const items = await runItems(h.runtime.store.client, h.runtime.store.tableName, runId);
       const largest = largestItem(items);
-      const perPoll = readPerPoll(items);
+      const perPoll = watchPollReadBytes(items);
       console.log(
         `${engine}, ${runners} runners: ${realMs} ms real, ${h.kubeSim.requestLog.length - requestsBefore} Kubernetes calls; ` +
           `largest item ${largest.sk} ${largest.bytes} B; a Watch poll's getRun reads ${perPoll} B\n${sizeTable(items)}`,

@@ -4,6 +4,7 @@
  * against the 400 KB item limit (lambdas/ledger/item-size.ts).
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Stage } from '../../lambdas/core/status';
 import { itemBytes } from '../../lambdas/ledger/item-size';
 import { runPk } from '../../lambdas/ledger/keys';
 import { samplesPk } from '../../lambdas/ledger/samples';
@@ -58,4 +59,18 @@ export function sizeTable(items: readonly SizedItem[]): string {
     kinds.set(kind, { count: entry.count + 1, largest: Math.max(entry.largest, bytes), total: entry.total + bytes });
   }
   return [...kinds.entries()].map(([kind, k]) => `${kind}: ${k.count} × ≤ ${k.largest} B (${k.total} B)`).join('\n');
+}
+
+/** The stages recorded before Watch: every Watch poll's getRun reads their items (and output chunks) and the run item. */
+const BEFORE_WATCH: readonly Stage[] = [Stage.Admit, Stage.Acquire, Stage.Prepare, Stage.AwaitPrepared, Stage.Launch, Stage.AwaitReady, Stage.Start];
+
+/**
+ * What one Watch poll's getRun reads of a run, from its items after the run: the run item and the
+ * items of the stages before Watch with their output chunks (getRun reads no script chunks).
+ */
+export function watchPollReadBytes(items: readonly SizedItem[]): number {
+  const read = items.filter(
+    (i) => i.pk.startsWith('run#') && (i.sk === 'run' || BEFORE_WATCH.some((s) => i.sk === `stage#${s}` || i.sk.startsWith(`stage#${s}#`))),
+  );
+  return read.reduce((n, i) => n + i.bytes, 0);
 }
