@@ -1,9 +1,13 @@
 /**
- * Scale: one run each at parallelism 100, 200 and 500 (above the default maxParallelism of 100: the
- * figure's deployment config raises it), a 60-second k6 test at time scale 10 (6 s real: longer than
- * Launch, AwaitReady and Start take in real time at 500 runners), so Watch polls it several times. What grows with N: Launch's time (it creates N Jobs), Watch's Kubernetes
- * API calls and wall time per poll (two list calls whose answers hold N Jobs and N pods), and
- * Collect's (N log reads). Per-runner columns show where something grows faster than N.
+ * Scale: one run each at parallelism 100, 200, 500 and 1,000 (above the default maxParallelism of 100:
+ * the figure's deployment config raises it to 1,000, the most a deployment may allow), a 60-second k6
+ * test at time scale 10 (6 s real: longer than Launch, AwaitReady and Start take in real time at 500
+ * runners), so Watch polls it several times. What grows with N: Launch's time (it creates N Jobs),
+ * Watch's Kubernetes API calls and wall time per poll (two list calls whose answers hold N Jobs and N
+ * pods, and N live reads), Collect's (N log reads), and the ledger's records (Collect's keeps every
+ * runner's summary): after each run every item the ledger wrote for it is read back raw and measured
+ * by DynamoDB's size rules (test/support/ledger-items.ts), against the 400 KB item limit. Per-runner
+ * columns show where something grows faster than N.
  *
  * kube-sim runs in its own process (bench-runs.ts); its request log, read after the run, is split by
  * the Task state whose span each request fell in (its response time against the states' wallAt, both
@@ -13,12 +17,14 @@
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import type { Cell, Figure } from '../figure';
 import { round } from '../stats';
+import { ITEM_LIMIT_BYTES } from '../../lambdas/ledger/item-size';
+import { largestItem, runItems, watchPollReadBytes } from '../../test/support/ledger-items';
 import { startBenchRuntime, type BenchRun } from '../support/bench-runs';
 import { measuredRun, runFailure, splitRun } from './overhead';
 
 const TIME_SCALE = 10;
 const TEST_SECONDS = 60;
-const LARGEST = 500;
+const LARGEST = 1_000;
 
 /** The deployment the figure runs: the defaults, with room for the largest run. */
 const CONFIG: DeploymentConfig = { ...DEFAULT_CONFIG, maxParallelism: LARGEST };
@@ -64,6 +70,8 @@ const COLUMNS = [
   'Cleanup ms',
   'API calls / run',
   'submit → outcome ms',
+  'largest ledger item B',
+  'ledger B / Watch poll',
   'fails',
 ];
 
@@ -71,11 +79,12 @@ export const scale: Figure = {
   name: 'scale',
   title: `Scale: one ${TEST_SECONDS}-second k6 run at parallelism 100 to ${LARGEST} (real ms; kube-sim at time scale ${TIME_SCALE})`,
   async run({ quick }) {
-    const sizes = quick ? [100, 200] : [100, 200, LARGEST];
+    const sizes = quick ? [100, 200] : [100, 200, 500, LARGEST];
     const bench = await startBenchRuntime({ timeScale: TIME_SCALE, runtime: { config: CONFIG } });
     const rows: Array<Record<string, Cell>> = [];
     const perRunner: Array<{ n: number; launch: number; watch: number; collect: number }> = [];
     const failures: string[] = [];
+    const largestItems: string[] = [];
     let left = 0;
     try {
       for (const n of sizes) {
@@ -92,6 +101,11 @@ export const scale: Figure = {
           const watch = polls > 0 && split.tasks.Watch !== undefined ? split.tasks.Watch / polls : undefined;
           const collect = split.tasks.Collect;
           const ms = (value: number | undefined, digits = 0) => (value === undefined ? null : round(value, digits));
+          const items = await runItems(bench.runtime.store.client, bench.runtime.store.tableName, run.runId);
+          const largest = largestItem(items);
+          largestItems.push(
+            `parallelism ${n}: largest ledger item ${largest.sk.replace(/#output#[0-9a-f]{64}#/, '#output#…#')} (${largest.bytes} B of ${ITEM_LIMIT_BYTES})`,
+          );
           if (failure === undefined) perRunner.push({ n, launch: launch! / n, watch: (watch ?? 0) / n, collect: collect! / n });
           else failures.push(`parallelism ${n}: fails: ${failureText(failure)}`);
           rows.push({
@@ -105,6 +119,8 @@ export const scale: Figure = {
             'Cleanup ms': ms(split.tasks.Cleanup),
             'API calls / run': counts.apiCalls,
             'submit → outcome ms': round(split.outcomeMs),
+            'largest ledger item B': largest.bytes,
+            'ledger B / Watch poll': watchPollReadBytes(items),
             fails: failure === undefined ? null : failureText(failure),
           });
           left += await bench.objectsLeft();
@@ -133,6 +149,8 @@ export const scale: Figure = {
         `One run per parallelism (k6BenchSpec, ${TEST_SECONDS} s test, prepare and ready timeouts 1 h), ${failures.length === 0 ? 'every run SUCCEEDED' : 'the runs not listed under fails SUCCEEDED (execution and outcome)'}; deployment config: the defaults with maxParallelism ${LARGEST}. kube-sim in its own process; ${left === 0 ? 'no loadplane object was left in the cluster' : `${left} objects left in the cluster`}.`,
         `Time scale ${TIME_SCALE}: the test lasts ${(TEST_SECONDS * 1000) / TIME_SCALE} ms real; kube-sim's ~1 s scheduling and container start are ${1000 / TIME_SCALE} ms each. Stage times are the Task states' real ms without the Waits taken inside them (overhead.ts, splitRun); Watch ms / poll is Watch's total over its invocations.`,
         'API calls per Task state: kube-sim requests whose response time falls in one of its visits; Watch polls: invocations of the Watch Task (entries and Task retries).',
+        `Ledger: every item of the run's partitions read back raw after the run, sized by DynamoDB's rules (DynamoDB's limit: ${ITEM_LIMIT_BYTES} B an item); ledger B / Watch poll: what one Watch poll's getRun reads (the run item and the items of the stages before Watch, output chunks included: an output over 16 KiB is stored gzipped in chunk items, architecture §4).`,
+        ...largestItems,
         "fails: why the row's run did not succeed (the Task state that failed for good, its error, the recorded outcome); its other columns are what was measured before it failed (empty: that state never completed). Per-runner growth compares succeeded rows only.",
         ...failures,
         ...growth,

@@ -123,6 +123,13 @@ export function allowedServiceAccounts(cluster: ClusterAllowance, namespace: str
   return typeof entry === 'string' ? [DEFAULT_SERVICE_ACCOUNT] : entry.serviceAccounts;
 }
 
+/**
+ * The most runners a deployment may allow one run: a 1,000-runner run (k6 with its full percentile
+ * grid, and Gatling) was measured to keep every ledger item below DynamoDB's 400 KB
+ * (test/ledger/run-scale.test.ts, test/scenarios/scale.test.ts).
+ */
+export const MAX_PARALLELISM_LIMIT = 1_000;
+
 export const deploymentConfigSchema = z
   .object({
     /** Clusters and namespaces runs may target. */
@@ -138,8 +145,15 @@ export const deploymentConfigSchema = z
      * the deployment names one (there is no official Gatling image): a Gatling spec then names its own.
      */
     defaultImages: z.object({ k6: z.string().min(1), gatling: z.string().min(1).optional() }),
-    /** Most runners one run may ask for. */
-    maxParallelism: z.number().int().positive(),
+    /**
+     * Most runners one run may ask for, MAX_PARALLELISM_LIMIT at most: the largest run whose ledger
+     * records were measured to fit DynamoDB's 400 KB item limit (architecture §4).
+     */
+    maxParallelism: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_PARALLELISM_LIMIT, `must be at most ${MAX_PARALLELISM_LIMIT} (the most runners one run's ledger records are measured to hold)`),
     /**
      * Longest test, in seconds: the run phase (Start to the runners' end), a spec's `timeouts.run` at most.
      * The phases before it have limits of their own, so a test of this length fits in a run (architecture §6).

@@ -125,6 +125,31 @@ const stageItemSchema = z.object({
 });
 export type StageItem = z.infer<typeof stageItemSchema>;
 
+export const outputRefSchema = z.object({
+  /** Hex SHA-256 of the output's JSON text (UTF-8): names its chunk items and checks their reassembly. */
+  sha256: z.string(),
+  /** How the chunks hold it (stage-output.ts OUTPUT_ENCODING). */
+  encoding: z.string(),
+  /** The JSON text's bytes, and the encoded bytes the chunks hold together. */
+  jsonBytes: z.number(),
+  bytes: z.number(),
+  chunks: z.number(),
+});
+export type OutputRef = z.infer<typeof outputRefSchema>;
+
+/** The stage item as stored: a large output is held in chunk items (stage-output.ts), referenced here. */
+const storedStageItemSchema = stageItemSchema.extend({ outputRef: outputRefSchema.optional() });
+export type StoredStageItem = z.infer<typeof storedStageItemSchema>;
+
+const outputChunkSchema = z.object({
+  stage: z.enum(Stage),
+  sha256: z.string(),
+  index: z.number(),
+  /** Binary: part of the encoded output, cut anywhere. */
+  data: z.instanceof(Uint8Array),
+});
+export type OutputChunk = z.infer<typeof outputChunkSchema>;
+
 /**
  * Why a channel with a `when` spoke or kept quiet, recorded by the first caller with its claim (or as
  * the `suppressed` item): every later caller follows it. Absent: the channel always speaks.
@@ -182,5 +207,15 @@ export function parser<T>(schema: z.ZodType<T>, what: string) {
 export const parseStoredRunItem = parser(storedRunItemSchema, 'run');
 export const parseScriptChunk = parser(scriptChunkSchema, 'script chunk');
 export const parseRunSummary = parser(runSummarySchema, 'run summary');
-export const parseStageItem = parser(stageItemSchema, 'stage');
+export const parseStoredStageItem = parser(storedStageItemSchema, 'stage');
+export const parseOutputChunk = parser(outputChunkSchema, 'stage output chunk');
+
+/**
+ * A stage item as errors carry it (StageBusy, StageOwnershipLost): its state, owner and lease; a
+ * chunked output is not read for it (stage-output.ts), so it comes without one.
+ */
+export function parseStageItem(raw: Record<string, unknown>): StageItem {
+  const { outputRef: _ref, ...stage } = parseStoredStageItem(raw);
+  return stage;
+}
 export const parseNotificationItem = parser(notificationItemSchema, 'notification');

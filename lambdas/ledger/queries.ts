@@ -6,17 +6,22 @@ import {
   parseNotificationItem,
   parseRunSummary,
   parseScriptChunk,
-  parseStageItem,
+  parseOutputChunk,
   parseStoredRunItem,
+  parseStoredStageItem,
   type NotificationItem,
+  type OutputChunk,
   type RunItem,
   type RunSummary,
   type ScriptChunk,
   type StageItem,
   type StoredRunItem,
+  type StoredStageItem,
 } from './items';
 import { NOTIFY_SK_PREFIX, RUN_SK, SCRIPT_SK_PREFIX, STAGE_SK_PREFIX, previousBucket, runPk, timeBucket } from './keys';
 import { decodeByNameToken, decodeByStatusToken, decodeByTimeToken, encodeToken } from './next-token';
+import { isOutputChunkSk } from './stage-output';
+import { withOutput } from './stages';
 import { queryAll, queryPage, isoNow, type LedgerContext, type RawItem } from './store';
 import { RunIndex } from './table';
 
@@ -65,7 +70,7 @@ export interface GetRunOptions {
 /**
  * Sort keys outside the chunks, as two key-condition ranges of the run's partition: below `script#`
  * and from `script$` ('#' + 1) on, which together hold every other item (notify#… < run < script#…
- * < stage#…). One Query takes one sort-key range, and a FilterExpression would still read the chunks
+ * < stage#…, each stage's output chunks right after it: stage-output.ts). One Query takes one sort-key range, and a FilterExpression would still read the chunks
  * (and pay for them: a filter applies after the read), so the partition is read as two Queries.
  */
 const BELOW_SCRIPT = { KeyConditionExpression: '#pk = :pk AND #sk < :script', script: SCRIPT_SK_PREFIX };
@@ -101,20 +106,24 @@ export async function getRun(ctx: LedgerContext, runId: string, options: GetRunO
 
   let stored: StoredRunItem | undefined;
   const chunks: ScriptChunk[] = [];
+  const outputChunks: OutputChunk[] = [];
+  const stages: StoredStageItem[] = [];
   const view: Omit<RunView, 'run'> = { stages: {}, notifications: {} };
   for (const item of items) {
     const sk = String(item.sk);
     if (sk === RUN_SK) stored = parseStoredRunItem(item);
     else if (sk.startsWith(SCRIPT_SK_PREFIX)) chunks.push(parseScriptChunk(item));
-    else if (sk.startsWith(STAGE_SK_PREFIX)) {
-      const stage = parseStageItem(item);
-      view.stages[stage.stage] = stage;
-    } else if (sk.startsWith(NOTIFY_SK_PREFIX)) {
+    else if (isOutputChunkSk(sk)) outputChunks.push(parseOutputChunk(item));
+    else if (sk.startsWith(STAGE_SK_PREFIX)) stages.push(parseStoredStageItem(item));
+    else if (sk.startsWith(NOTIFY_SK_PREFIX)) {
       const notification = parseNotificationItem(item);
       view.notifications[notification.channel] = notification;
     }
   }
-  return stored && { run: options.script ? restoreRun(stored, chunks) : withoutScript(stored), ...view };
+  if (!stored) return undefined;
+  // Large outputs are put back from their chunks (stage-output.ts), read in the same Queries.
+  for (const stage of await Promise.all(stages.map((s) => withOutput(ctx, operation, s, outputChunks)))) view.stages[stage.stage] = stage;
+  return { run: options.script ? restoreRun(stored, chunks) : withoutScript(stored), ...view };
 }
 
 export async function listRuns(ctx: LedgerContext, input: ListRunsInput = {}): Promise<ListRunsPage> {

@@ -14,9 +14,10 @@
  */
 import { StageBusy, StageOwnershipLost, type FailureRecord, type Holder } from '../core/errors';
 import { StageState, type Stage } from '../core/status';
-import { parseStageItem, stageErrorSchema, type StageItem } from './items';
+import { parseStageItem, parseStoredStageItem, stageErrorSchema, type OutputChunk, type StageItem, type StoredStageItem } from './items';
 import { ownersLiveAttempt, stageBeginnable } from './conditions';
 import { expiresAt, stageKey } from './keys';
+import { loadOutput, putOutputChunks, storedOutput } from './stage-output';
 import { MAX_ATTEMPTS, conditionalUpdate, isoNow, type LedgerContext } from './store';
 
 export type BeginStageResult =
@@ -91,8 +92,9 @@ export async function beginStage(ctx: LedgerContext, runId: string, stage: Stage
       };
     }
     if (!begin.current) continue;
+    const stored = parseStoredStageItem(begin.current);
+    if (stored.state === StageState.completed) return { kind: 'completed', output: (await withOutput(ctx, operation, stored)).output };
     current = parseStageItem(begin.current);
-    if (current.state === StageState.completed) return { kind: 'completed', output: current.output };
     if (current.state !== StageState.in_progress) continue;
     if (current.owner !== owner) {
       if (current.leaseUntil >= nowMs) {
@@ -141,24 +143,40 @@ export async function markStage(ctx: LedgerContext, runId: string, stage: Stage,
   throw new StageOwnershipLost(runId, stage, write.current && parseStageItem(write.current));
 }
 
-/** Records the output. Completing again by the same owner is fine and returns what was recorded first. */
+/**
+ * The stage item with its output put back: inline as stored, or from its chunk items (stage-output.ts),
+ * taken from `known` when they hold them (a partition read, or the chunks a write has in hand).
+ */
+export async function withOutput(ctx: LedgerContext, operation: string, stored: StoredStageItem, known: readonly OutputChunk[] = []): Promise<StageItem> {
+  const { outputRef, ...stage } = stored;
+  if (!outputRef) return stage;
+  return { ...stage, output: await loadOutput(ctx, operation, stored.runId, stored.stage, outputRef, known) };
+}
+
+/**
+ * Records the output. Completing again by the same owner is fine and returns what was recorded first.
+ * A large output's chunks are written first (stage-output.ts): the completion names them.
+ */
 export async function completeStage(ctx: LedgerContext, runId: string, stage: Stage, owner: string, output: unknown): Promise<CompleteStageResult> {
-  const write = await conditionalUpdate(ctx, `completeStage ${runId} ${stage}`, {
+  const operation = `completeStage ${runId} ${stage}`;
+  const stored = storedOutput(stage, output);
+  const known = 'ref' in stored ? stored.chunks : [];
+  if ('ref' in stored) await putOutputChunks(ctx, runId, stored.chunks, expiresAt(ctx.now()));
+  const write = await conditionalUpdate(ctx, operation, {
     key: stageKey(runId, stage),
-    update: 'SET #state = :completed, #output = :output, #endedAt = :now',
+    update: `SET #state = :completed, ${'ref' in stored ? '#outputRef = :outputRef' : '#output = :output'}, #endedAt = :now`,
     condition: ownersLiveAttempt(owner),
     values: {
       ':completed': StageState.completed,
-      // undefined would drop the placeholder from the request; null keeps "completed, no output".
-      ':output': output ?? null,
+      ...('ref' in stored ? { ':outputRef': stored.ref } : { ':output': stored.inline }),
       ':now': isoNow(ctx),
     },
     returnValues: 'ALL_NEW',
   });
-  if (write.ok) return { kind: 'completed', stage: parseStageItem(write.attributes) };
-  const current = write.current && parseStageItem(write.current);
-  if (current?.state === StageState.completed && current.owner === owner) return { kind: 'completed', stage: current };
-  throw new StageOwnershipLost(runId, stage, current);
+  if (write.ok) return { kind: 'completed', stage: await withOutput(ctx, operation, parseStoredStageItem(write.attributes), known) };
+  const current = write.current && parseStoredStageItem(write.current);
+  if (current?.state === StageState.completed && current.owner === owner) return { kind: 'completed', stage: await withOutput(ctx, operation, current, known) };
+  throw new StageOwnershipLost(runId, stage, write.current && parseStageItem(write.current));
 }
 
 /** Records the failure so that a later begin retries the stage. Failing again by the same owner is fine. */

@@ -51,6 +51,11 @@ describe('deployment config', () => {
     expect(() => loadConfig({ LOADPLANE_CONFIG: raw })).toThrow(message);
   });
 
+  it('maxParallelism may be raised to 1,000 runners and no further, the error naming the field and the limit', () => {
+    expect(loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ maxParallelism: 1000 }) }).maxParallelism).toBe(1000);
+    expect(() => loadConfig({ LOADPLANE_CONFIG: JSON.stringify({ maxParallelism: 1001 }) })).toThrow(/maxParallelism: must be at most 1000\b/);
+  });
+
   it('reads ledger settings, with an endpoint only when one is set', () => {
     expect(loadLedgerSettings({})).toEqual({ tableName: 'loadplane', endpoint: undefined, region: 'us-east-1' });
     expect(loadLedgerSettings({ LOADPLANE_TABLE: 't', LOADPLANE_DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', AWS_REGION: 'eu-west-1' })).toEqual({
