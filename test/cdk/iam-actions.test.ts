@@ -95,7 +95,10 @@ const DEPLOYMENT_GATED_ACTIONS: Record<string, (config: DeployConfig) => boolean
 
 /** SDK exports that are neither commands, clients nor error classes, and send nothing. */
 const NO_REQUEST_HELPERS: Record<string, Record<string, string>> = {
-  '@aws-sdk/util-dynamodb': { unmarshall: 'converts a DynamoDB attribute map to plain values' },
+  '@aws-sdk/util-dynamodb': {
+    unmarshall: 'converts a DynamoDB attribute map to plain values',
+    marshall: 'converts plain values to a DynamoDB attribute map (the ledger sizes an item by it)',
+  },
 };
 
 /** Packages the handlers may use that make no AWS API call: why. */
