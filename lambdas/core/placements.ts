@@ -59,11 +59,6 @@ export function homeOf(spec: PlacedSpec): Placement {
   return placementsOf(spec)[0]!;
 }
 
-/** Whether the run spans more than one cluster. */
-export function spansClusters(spec: PlacedSpec): boolean {
-  return placementsOf(spec).length > 1;
-}
-
 /** The cluster of runner `index` (the coordinator, index -1, is the home's). */
 export function placementOfRunner(placements: readonly Placement[], index: number): Placement {
   if (index < 0) return placements[0]!;

@@ -492,17 +492,10 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     const problem = clusterProblem(ctx.value, config);
     if (problem) ctx.issues.push({ code: 'custom', message: problem.message, input: ctx.value, path: [problem.field] });
   });
-  /** Several clusters, each with its block of the runners (placements.ts), each once. */
-  const runnersPerCluster = z.number().check((ctx) => {
-    const n = ctx.value;
-    const add = (message: string) => ctx.issues.push({ code: 'custom', message, input: n });
-    if (!Number.isInteger(n)) add(`must be a whole number, got ${excerpt(n)}`);
-    else if (n < 1) add('must be at least 1');
-    else if (n > config.maxParallelism) add(`must be at most ${config.maxParallelism} (maxParallelism)`);
-  });
+  /** Several clusters, each with its block of the runners (placements.ts), each once; a share is checked as parallelism is. */
   const clusters = z
     .array(
-      z.strictObject({ name: z.string(), namespace: z.string(), runners: runnersPerCluster }).superRefine(
+      z.strictObject({ name: z.string(), namespace: z.string(), runners: parallelism }).superRefine(
         (entry, ctx) => {
           const problem = clusterProblem(entry, config);
           if (problem) ctx.addIssue({ code: 'custom', message: problem.message, input: entry, path: [problem.field] });

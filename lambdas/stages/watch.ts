@@ -56,7 +56,7 @@ export async function watch(deps: StageDeps, runId: string): Promise<StepResult>
   const { deadlines } = admission(run.view, Stage.Watch);
   const restart = run.spec.onRunnerRestart === RunnerRestartPolicy.restart;
   // Under `fail` a cluster that does not answer fails the poll (its retries, then the run, naming it);
-  // under `restart` its runners may come back, so the run waits for it (lostClusters).
+  // under `restart` its runners may come back, so the run waits for it (waitForLostClusters).
   const { runners, lost } = restart ? await observeReachableRunners(run) : { runners: await observeRunners(run), lost: [] };
   const abort = abortRequest(run);
   if (lost.length > 0) return waitForLostClusters(run, runners, lost, started, deps.now(), abort);

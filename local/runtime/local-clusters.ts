@@ -6,13 +6,9 @@
  * allowed cluster.
  */
 import type { DeploymentConfig } from '../../lambdas/core/config';
-import { MAX_CLUSTERS } from '../../lambdas/core/placements';
 
 /** The name of the first local cluster, as the default config and the examples name it. */
 export const FIRST_LOCAL_CLUSTER = 'kube-sim';
-
-/** Most local clusters: as many as one run may span. */
-export const MAX_LOCAL_CLUSTERS = MAX_CLUSTERS;
 
 /** `kube-sim`, `kube-sim-2`, … for `count` clusters. */
 export function localClusterNames(count: number): string[] {

@@ -52,6 +52,10 @@ beforeEach(() => {
   for (const sim of h.runtime.kubeSims) sim.faults.clear();
 });
 
+/** A k6 spec across CLUSTERS that notifies the webhook; `extra` replaces top-level fields. */
+const acrossSpec = (name: string, extra: Partial<RunSpecInput> = {}): RunSpecInput =>
+  k6Spec({ name, parallelism: undefined, cluster: undefined, clusters: CLUSTERS, notify: { channels: ['webhook'] }, ...extra });
+
 const sims = (): Record<string, KubeSim> => Object.fromEntries(h.runtime.kubeSims.map((sim, i) => [localClusterNames(3)[i]!, sim]));
 
 /** What each cluster held when Start began: its runner Jobs' indexes and k6 segments, and which roles it had. */
@@ -98,9 +102,7 @@ async function runAcross(spec: RunSpecInput) {
 
 describe('a k6 run across three clusters', () => {
   it('succeeds with each cluster running its block of one segment sequence, one notification and nothing left anywhere', async () => {
-    const { runId, execution, view, seen } = await runAcross(
-      k6Spec({ name: 'regions', parallelism: undefined, cluster: undefined, clusters: CLUSTERS, notify: { channels: ['webhook'] } }),
-    );
+    const { runId, execution, view, seen } = await runAcross(acrossSpec('regions'));
     expect(execution.status).toBe('SUCCEEDED');
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
 
@@ -156,20 +158,32 @@ describe('a Gatling run across three clusters', () => {
   });
 });
 
+/** A 5-minute test, so a cluster can be lost and come back while it runs. */
+const FIVE_MINUTES = `export const options = { vus: 6, duration: '5m' };\nexport default function () {}\n`;
+
+/** Loses WEST at Watch's first poll, back after `backAfterMs` (the clock's, simulated). */
+function loseWest(backAfterMs: number): { onEvent: (e: HistoryEvent) => void; lostAt: () => number | undefined } {
+  const west = sims()[WEST]!;
+  let lostAt: number | undefined;
+  return {
+    lostAt: () => lostAt,
+    onEvent: (e) => {
+      if (lostAt !== undefined || e.type !== 'StateEntered' || e.state?.name !== 'Watch') return;
+      lostAt = h.clock.now();
+      west.faults.setErrorRate(1, 503);
+      h.clock.at(lostAt + backAfterMs, () => west.faults.clear());
+    },
+  };
+}
+
+/** onRunnerRestart restart, and a test long enough to lose a cluster and get it back while it runs. */
+const RESTART_FIVE_MINUTES: Partial<RunSpecInput> = { onRunnerRestart: 'restart', script: { inline: FIVE_MINUTES } };
+
 describe('a cluster that fails', () => {
   it('down at Launch: the run fails naming it, with one notification, and what was made elsewhere is removed', async () => {
     for (const sim of h.runtime.kubeSims) sim.clearRequestLog();
     sims()[EU]!.faults.setErrorRate(1, 503);
-    const { runId, execution, view } = await h.run(
-      k6Spec({
-        name: 'eu-down',
-        parallelism: undefined,
-        cluster: undefined,
-        clusters: CLUSTERS,
-        notify: { channels: ['webhook'] },
-        timeouts: { prepare: '2m', ready: '10m', run: '5m', total: '6h' },
-      }),
-    );
+    const { runId, execution, view } = await h.run(acrossSpec('eu-down', { timeouts: { prepare: '2m', ready: '10m', run: '5m', total: '6h' } }));
     expect(execution.status).not.toBe('SUCCEEDED');
     expect(view.run.outcome).toBe(Outcome.FAILED);
     expect(view.run.outcomeReason).toMatch(new RegExp(`cluster ${EU}: `));
@@ -190,20 +204,10 @@ describe('a cluster that fails', () => {
   });
 
   it('lost mid-test under onRunnerRestart fail: the run fails naming it, one notification, and once it is back nothing is left', async () => {
-    const west = sims()[WEST]!;
-    let lostAt: number | undefined;
-    const onEvent = (e: HistoryEvent) => {
-      if (lostAt !== undefined || e.type !== 'StateEntered' || e.state?.name !== 'Watch') return;
-      lostAt = h.clock.now();
-      west.faults.setErrorRate(1, 503);
-      // Back after 10 minutes: the reaper's Cleanup, retried meanwhile, then removes what it holds.
-      h.clock.at(lostAt + 10 * 60_000, () => west.faults.clear());
-    };
-    const { runId, view } = await h.run(
-      k6Spec({ name: 'west-lost', parallelism: undefined, cluster: undefined, clusters: CLUSTERS, notify: { channels: ['webhook'] } }),
-      { onEvent },
-    );
-    expect(lostAt).toBeDefined();
+    // Back after 10 minutes: the reaper's Cleanup, retried meanwhile, then removes what it holds.
+    const loss = loseWest(10 * 60_000);
+    const { runId, view } = await h.run(acrossSpec('west-lost'), { onEvent: loss.onEvent });
+    expect(loss.lostAt()).toBeDefined();
     expect(view.run.outcome).toBe(Outcome.FAILED);
     expect(view.run.outcomeReason).toMatch(new RegExp(`cluster ${WEST}: `));
     expect(receiver.requests).toHaveLength(1);
@@ -211,38 +215,9 @@ describe('a cluster that fails', () => {
     expect(h.leftovers(runId)).toEqual({});
   });
 
-  /** A 5-minute test, so a cluster can be lost and come back while it runs. */
-  const FIVE_MINUTES = `export const options = { vus: 6, duration: '5m' };\nexport default function () {}\n`;
-
-  /** Loses WEST at Watch's first poll, back after `backAfterMs` (the clock's, simulated). */
-  function loseWest(backAfterMs: number): { onEvent: (e: HistoryEvent) => void; lostAt: () => number | undefined } {
-    const west = sims()[WEST]!;
-    let lostAt: number | undefined;
-    return {
-      lostAt: () => lostAt,
-      onEvent: (e) => {
-        if (lostAt !== undefined || e.type !== 'StateEntered' || e.state?.name !== 'Watch') return;
-        lostAt = h.clock.now();
-        west.faults.setErrorRate(1, 503);
-        h.clock.at(lostAt + backAfterMs, () => west.faults.clear());
-      },
-    };
-  }
-
   it('lost mid-test under onRunnerRestart restart: the run waits for it and, with it back, succeeds', async () => {
     const loss = loseWest(3 * 60_000);
-    const { runId, view } = await h.run(
-      k6Spec({
-        name: 'west-back',
-        parallelism: undefined,
-        cluster: undefined,
-        clusters: CLUSTERS,
-        onRunnerRestart: 'restart',
-        script: { inline: FIVE_MINUTES },
-        notify: { channels: ['webhook'] },
-      }),
-      { onEvent: loss.onEvent },
-    );
+    const { runId, view } = await h.run(acrossSpec('west-back', RESTART_FIVE_MINUTES), { onEvent: loss.onEvent });
     expect(loss.lostAt()).toBeDefined();
     expect(view.run.outcome).toBe(Outcome.SUCCEEDED);
     expect(outputOf<CollectRecord>(view, Stage.Collect)!.result.runners.map((r) => r.runner)).toEqual([0, 1, 2, 3, 4, 5]);
@@ -252,18 +227,7 @@ describe('a cluster that fails', () => {
 
   it('lost past the run deadline under restart: TIMED_OUT naming the cluster and its runners, and once it is back nothing is left', async () => {
     const loss = loseWest(25 * 60_000);
-    const { runId, view } = await h.run(
-      k6Spec({
-        name: 'west-gone',
-        parallelism: undefined,
-        cluster: undefined,
-        clusters: CLUSTERS,
-        onRunnerRestart: 'restart',
-        script: { inline: FIVE_MINUTES },
-        notify: { channels: ['webhook'] },
-      }),
-      { onEvent: loss.onEvent },
-    );
+    const { runId, view } = await h.run(acrossSpec('west-gone', RESTART_FIVE_MINUTES), { onEvent: loss.onEvent });
     expect(view.run.outcome).toBe(Outcome.TIMED_OUT);
     expect(view.run.outcomeReason).toMatch(
       new RegExp(
