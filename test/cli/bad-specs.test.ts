@@ -225,6 +225,16 @@ describe('bad-spec corpus through the CLI', () => {
     expect(Object.keys(EXPECTED).filter((f) => !fixtures.includes(f))).toEqual([]);
   });
 
+  it.runIf(process.platform === 'linux')("measures the child's own peak, not the parent's RSS at fork (which getrusage's maxRSS keeps)", async () => {
+    // This worker holds 300 MB while the child runs: a peak taken from getrusage would report it.
+    const held = Buffer.alloc(300 * 1024 * 1024, 1);
+    const outcome = await loadplane(['--version']);
+    expect(held[held.length - 1]).toBe(1);
+    expect(outcome.code).toBe(0);
+    expect(outcome.maxRssMb).toBeGreaterThan(10);
+    expect(outcome.maxRssMb).toBeLessThan(200);
+  });
+
   it.concurrent.each(fixtures)('validate %s', async (file) => {
     expectRefused(await loadplane(['validate', join(FIXTURES, file)]), EXPECTED[file] ?? [], file, 'validate');
   });
