@@ -39,7 +39,7 @@ import { runnerPlan } from '../../lambdas/stages/runner-plan';
 import { mulberry32, seedFromText } from '../../local/kube-sim/seeded-random';
 import type { Figure } from '../figure';
 import { median, round } from '../stats';
-import { startKubeSimProcess, type KubeSimProcess } from '../support/kube-sim-process';
+import { startKubeSimProcess, type KubeSimProcess } from '../../local/kube-sim/process';
 
 const NAMESPACE = 'loadplane';
 /** Real ms kube-sim adds to every request while a method runs (a network hop to the API server). */

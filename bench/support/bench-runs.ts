@@ -1,6 +1,6 @@
 /**
  * Whole runs for the figures: the local runtime (real ASL in the local engine, the stages, embedded
- * dynalite) against kube-sim in its own process (kube-sim-process.ts), with a webhook channel whose
+ * dynalite) against kube-sim in its own process (local/kube-sim/process.ts), with a webhook channel whose
  * deliveries are counted per run, and counters at the boundaries the bill is made of: Lambda
  * invocations (the engine's handler), ledger requests (the DynamoDB client's middleware), Kubernetes
  * API calls (kube-sim's request log).
@@ -13,7 +13,7 @@ import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-exe
 import { isReadCommand } from './ledger-requests';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver';
-import { startKubeSimProcess, type KubeSimProcess } from './kube-sim-process';
+import { startKubeSimProcess, type KubeSimProcess } from '../../local/kube-sim/process';
 
 export interface Counters {
   invocations: number;

@@ -1,14 +1,14 @@
 /**
- * The child half of kube-sim-process.ts: kube-sim in a process of its own, on a ScaledClock whose
+ * The child half of process.ts: kube-sim in a process of its own, on a ScaledClock whose
  * scale and origin the parent gives (so the parent's clock reads the same time), answering the
  * parent's requests over the IPC channel. Not for use on its own.
  */
 import { readFileSync } from 'node:fs';
-import { ScaledClock } from '../../local/clock/scaled-clock';
-import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
-import type { ChildReply, ChildRequest, KubeSimProcessOptions } from './kube-sim-process';
+import { ScaledClock } from '../clock/scaled-clock';
+import { startKubeSim, type KubeSim } from './index';
+import type { ChildReply, ChildRequest, KubeSimProcessOptions } from './process';
 
-const options = JSON.parse(process.env.LOADPLANE_BENCH_KUBE_SIM ?? '{}') as Required<Pick<KubeSimProcessOptions, 'timeScale'>> & { origin: number };
+const options = JSON.parse(process.env.LOADPLANE_KUBE_SIM_PROCESS ?? '{}') as Required<Pick<KubeSimProcessOptions, 'timeScale'>> & { origin: number };
 const clock = new ScaledClock(options.timeScale, Date.now, (err) => console.error('kube-sim: a timer failed:', err), options.origin);
 const sim: KubeSim = await startKubeSim({ clock });
 

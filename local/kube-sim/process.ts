@@ -1,14 +1,15 @@
 /**
- * kube-sim in its own process (the issue's rule for every figure that involves the network): the
- * bench's own work (the control plane under test) and the simulated cluster do not share an event
- * loop, so a figure measures what crosses the wire. Both sides run on a ScaledClock of the same
- * scale and origin, so they read the same simulated time.
+ * kube-sim in its own process: the control plane (bench's figures, `--clusters N` locally) and the
+ * simulated cluster do not share an event loop, so what is measured or watched crosses the wire as
+ * on EKS. Both sides run on a ScaledClock of the same scale and origin, so they read the same
+ * simulated time. The child is process-child.ts, run with tsx (a dev dependency, as `npm start`
+ * needs): from the CLI bundle too, whose import.meta.url names this source file.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ScaledClock } from '../../local/clock/scaled-clock';
-import { kubeSimKubeConfig, type RequestLogEntry } from '../../local/kube-sim/index';
+import { ScaledClock } from '../clock/scaled-clock';
+import { kubeSimKubeConfig, type RequestLogEntry } from './index';
 
 export interface KubeSimProcessOptions {
   /** Simulated seconds per real second (default 1). */
@@ -43,14 +44,14 @@ export interface KubeSimProcess {
   close(): Promise<void>;
 }
 
-const CHILD = fileURLToPath(new URL('./kube-sim-child.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('./process-child.ts', import.meta.url));
 
 export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): Promise<KubeSimProcess> {
   const timeScale = options.timeScale ?? 1;
   const origin = Date.now();
   const child: ChildProcess = fork(CHILD, [], {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, LOADPLANE_BENCH_KUBE_SIM: JSON.stringify({ timeScale, origin }) },
+    env: { ...process.env, LOADPLANE_KUBE_SIM_PROCESS: JSON.stringify({ timeScale, origin }) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -73,6 +74,7 @@ export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): 
   });
   const call = <T>(request: ChildRequest) =>
     new Promise<T>((resolve, reject) => {
+      if (!child.connected) return reject(new Error(`kube-sim process: closed (exit ${child.exitCode ?? child.signalCode ?? 'pending'})`));
       const id = nextId++;
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       child.send({ id, request });
