@@ -6,9 +6,12 @@
  * which keeps the container waiting in CreateContainerConfigError (kubelet.ts); an optional one is
  * skipped (its variable is not set).
  *
- * Not simulated: `$(VAR)` expansion in values, fieldRef / resourceFieldRef (an empty value), service
- * links (KUBERNETES_SERVICE_HOST, …).
+ * An `env[].value` has its `$(VAR)` references expanded with the variables set before it
+ * (env-expansion.ts); values from `valueFrom` and `envFrom` are taken as they are.
+ *
+ * Not simulated: fieldRef / resourceFieldRef (an empty value), service links (KUBERNETES_SERVICE_HOST, …).
  */
+import { expandVariables } from './env-expansion';
 import type { ObjectStore } from './object-store';
 import { secretValue } from './secrets';
 import type { ConfigMap, Container, Pod, Secret } from './wire-types';
@@ -41,7 +44,7 @@ export function containerEnvironment(store: ObjectStore, pod: Pod, container: Co
   for (const variable of container.env ?? []) {
     const source = variable.valueFrom;
     if (variable.value || !source) {
-      env.set(variable.name, variable.value ?? '');
+      env.set(variable.name, expandVariables(variable.value ?? '', (name) => env.get(name)));
       continue;
     }
     if (source.configMapKeyRef) {

@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import { ClusterNotFound } from '../../lambdas/core/errors';
 import { badRequest, notFound, serviceUnavailable } from './api-status';
 import { containerEnvironment } from './container-env';
+import { expandVariables } from './env-expansion';
 import { mountVolumes, storeVolumeObjects } from './pod-volumes';
 import { SOURCES, type EventRecorder } from './event-recorder';
 import type { FaultSettings } from './faults';
@@ -249,7 +250,14 @@ export class Kubelet {
       const env = environments[i]!.env;
       cr.env = env.ok ? env.env : new Map();
       cr.startedAt = startedAt;
-      cr.program = selectProgram(this.context(rt, cr, running, container, mount.ok ? mount.files : new Map()));
+      // The process sees its command and args with `$(VAR)` expanded from its environment, as the kubelet passes them.
+      const lookup = (name: string) => cr.env?.get(name);
+      const started = {
+        ...container,
+        ...(container.command ? { command: container.command.map((c) => expandVariables(c, lookup)) } : {}),
+        ...(container.args ? { args: container.args.map((a) => expandVariables(a, lookup)) } : {}),
+      };
+      cr.program = selectProgram(this.context(rt, cr, running, started, mount.ok ? mount.files : new Map()));
       cr.program.start();
     }
     // An eviction fault counts from the containers' start, so "evicted 5 min into the test" holds for

@@ -34,6 +34,8 @@ export interface K6Argv {
   /** `--no-teardown`: teardown() does not run at the end (POST /v1/teardown may run it). */
   noTeardown: boolean;
   segment?: ExecutionSegment;
+  /** `--execution-segment-sequence` as written (checked against the segment when the run starts: segmentInSequence). */
+  segmentSequence?: string;
   /** Each `-o/--out` value, in order (k6-outputs.ts reads them with K6_OUT). */
   outputs: string[];
   /** `-q/--quiet`: no banner, the execution description only at debug level. */
@@ -175,6 +177,9 @@ function apply(result: K6Argv, name: string, value: string | undefined): void {
     case 'execution-segment':
       result.segment = parseSegment(value);
       return;
+    case 'execution-segment-sequence':
+      if (value !== undefined) result.segmentSequence = value;
+      return;
     case 'out':
       if (value !== undefined) result.outputs.push(value);
       return;
@@ -194,4 +199,35 @@ export function parseSegment(text: string | undefined): ExecutionSegment | undef
   const start = parseFraction(a || '0');
   const end = parseFraction(b || '1');
   return start && end ? { start, end } : undefined;
+}
+
+/** Go's big.Rat RatString: lowest terms, an integer without `/1`. */
+function ratString(f: Fraction): string {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const d = gcd(f.num, f.den) || 1;
+  return f.den / d === 1 ? String(f.num / d) : `${f.num / d}/${f.den / d}`;
+}
+
+const sameFraction = (a: Fraction, b: Fraction) => a.num * b.den === b.num * a.den;
+
+/**
+ * Why k6 refuses `--execution-segment-sequence` with this segment, or undefined when it does not: every
+ * entry a fraction, increasing, and the segment's ends two consecutive entries (lib/execution_segment.go
+ * FindSegmentPosition: "couldn't find segment … in sequence …"). The membership message is k6's; the
+ * wording for an unparsable sequence and the exit code are not recorded (unverified).
+ */
+export function segmentSequenceProblem(sequence: string, segment: ExecutionSegment | undefined): string | undefined {
+  const entries = sequence.split(',').map((entry) => parseFraction(entry));
+  const parsed = entries.filter((f): f is Fraction => f !== undefined);
+  const increasing = parsed.every((f, i) => i === 0 || f.num * parsed[i - 1]!.den > parsed[i - 1]!.num * f.den);
+  if (parsed.length !== entries.length || parsed.length < 2 || !increasing) {
+    return `invalid argument "${sequence}" for "--execution-segment-sequence" flag: not an increasing list of fractions`;
+  }
+  const from = segment?.start ?? { num: 0, den: 1 };
+  const to = segment?.end ?? { num: 1, den: 1 };
+  const at = parsed.findIndex((f) => sameFraction(f, from));
+  if (at === -1 || at + 1 >= parsed.length || !sameFraction(parsed[at + 1]!, to)) {
+    return `couldn't find segment ${ratString(from)}:${ratString(to)} in sequence ${sequence}`;
+  }
+  return undefined;
 }

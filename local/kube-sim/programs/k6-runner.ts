@@ -32,7 +32,7 @@ import type { PodIdentity } from './pod-identity';
 import { metricType, ROOT_GROUP_ID, simulatedK6Export, trendStatsFromArgv } from './k6-summary-export';
 import { baseMetric } from './k6-thresholds';
 import { segmentShare, type Fraction } from './fraction';
-import type { K6Argv } from './k6-argv';
+import { segmentSequenceProblem, type K6Argv } from './k6-argv';
 import { k6LogLine, k6LogRecordLine } from './k6-log';
 import { k6Outputs, outputLine, type K6Output } from './k6-outputs';
 import { k6MetricsDocument, type K6MetricEntry } from './k6-metrics';
@@ -163,6 +163,11 @@ export class K6Runner implements ContainerProgram {
       const message =
         `accepts 1 arg(s), received ${this.argv.positionals.length}: arg should either be "-", ` + 'if reading script from stdin, or a path to a script file';
       this.ctx.after(QUICK_EXIT_MS, () => this.crash(message, undefined, K6_EXIT.commandLine));
+      return;
+    }
+    const sequenceProblem = this.argv.segmentSequence === undefined ? undefined : segmentSequenceProblem(this.argv.segmentSequence, this.argv.segment);
+    if (sequenceProblem !== undefined) {
+      this.ctx.after(QUICK_EXIT_MS, () => this.crash(sequenceProblem, undefined, K6_EXIT.commandLine));
       return;
     }
     this.ctx.after(REST_API_UP_MS, () => this.init());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseK6Argv, parseSegment } from '../../../local/kube-sim/programs/k6-argv';
+import { parseK6Argv, parseSegment, segmentSequenceProblem } from '../../../local/kube-sim/programs/k6-argv';
 import { segmentShare } from '../../../local/kube-sim/programs/fraction';
 
 describe('parseK6Argv', () => {
@@ -35,8 +35,25 @@ describe('parseK6Argv', () => {
       quiet: true,
       verbose: false,
       segment: { start: { num: 1, den: 3 }, end: { num: 2, den: 3 } },
+      segmentSequence: '0,1/3,2/3,1',
       positionals: ['/loadplane/scripts/test.js'],
     });
+  });
+
+  it.each([
+    ['0,1/4,2/4,3/4,1', '1/4:2/4', undefined],
+    ['0,1/4,2/4,3/4,1', '0:1/4', undefined],
+    ['0,1/4,2/4,3/4,1', '3/4:1', undefined],
+    ['0,0.5,1', '1/2:1', undefined],
+    ['0,1/4,2/4,3/4,1', '1/4:3/4', "couldn't find segment 1/4:3/4 in sequence 0,1/4,2/4,3/4,1"],
+    ['0,1/3,2/3,1', '1/4:2/4', "couldn't find segment 1/4:1/2 in sequence 0,1/3,2/3,1"],
+    ['0,1/2', '1/2:1', "couldn't find segment 1/2:1 in sequence 0,1/2"],
+    ['0,1/2,1', undefined, "couldn't find segment 0:1 in sequence 0,1/2,1"],
+    ['$(LOADPLANE_K6_SEGMENT_SEQUENCE)', '0:1/2', 'invalid argument "$(LOADPLANE_K6_SEGMENT_SEQUENCE)" for "--execution-segment-sequence" flag: not an increasing list of fractions'],
+    ['0,2/3,1/3,1', '0:2/3', 'invalid argument "0,2/3,1/3,1" for "--execution-segment-sequence" flag: not an increasing list of fractions'],
+    ['1', '0:1', 'invalid argument "1" for "--execution-segment-sequence" flag: not an increasing list of fractions'],
+  ])('sequence %s with segment %s: %s', (sequence, segment, problem) => {
+    expect(segmentSequenceProblem(sequence, parseSegment(segment))).toBe(problem);
   });
 
   it('reads --linger / -l, --no-setup, --no-teardown', () => {
