@@ -112,6 +112,8 @@ export interface EngineAdapter extends EngineRules {
   readonly inspectsScript: boolean;
   /** Launch's objects: one Job per runner (k6: and the coordinator), each owned by the run's anchor. */
   launchManifests(plan: RunnerPlan): V1Job[];
+  /** What the run's anchor ConfigMap holds for the pods to read (cluster/manifests/anchor.ts); the same for every stage and cluster. */
+  anchorData?(plan: RunnerPlan): Record<string, string>;
 
   /**
    * The common instant (ISO 8601 UTC) the runners start themselves at, fixed at Launch; undefined when

@@ -55,7 +55,7 @@ export async function launch(deps: StageDeps, runId: string): Promise<LaunchReco
     const parts = run.clusters.map((at) => {
       const plan = runnerPlan(runId, run.spec, timing, at);
       const jobs = engine.launchManifests(plan);
-      return { at, objects: jobs, adopted: launchAdoptions(plan, jobs) };
+      return { at, objects: jobs, adopted: launchAdoptions(plan, jobs, engine.anchorData?.(plan)) };
     });
     // The status write after creating is also the read that finds a run that ended meanwhile.
     await createForRun(deps, run, Stage.Launch, parts, { first, outcomeAfter: () => moveToLaunching(deps, runId) });

@@ -28,7 +28,9 @@ export async function prepare(deps: StageDeps, runId: string): Promise<StepResul
     const plan = runnerPlan(runId, run.spec, { prepareSeconds: jobDeadlineSeconds(now, deadlines.prepareBy) });
     const engine = engineAdapter(run.spec.engine);
     // The home cluster only: the initializer inspects the script once; Launch brings the script to the others.
-    await createForRun(deps, run, Stage.Prepare, [{ at: run.home, objects: prepareObjects(plan, engine.prepareManifests(plan)) }], { first });
+    await createForRun(deps, run, Stage.Prepare, [{ at: run.home, objects: prepareObjects(plan, engine.prepareManifests(plan), engine.anchorData?.(plan)) }], {
+      first,
+    });
     return engine.inspectsScript ? waiting(FIRST_POLL_SECONDS) : done();
   });
 }

@@ -44,7 +44,10 @@ export function containerEnvironment(store: ObjectStore, pod: Pod, container: Co
   for (const variable of container.env ?? []) {
     const source = variable.valueFrom;
     if (variable.value || !source) {
-      env.set(variable.name, expandVariables(variable.value ?? '', (name) => env.get(name)));
+      env.set(
+        variable.name,
+        expandVariables(variable.value ?? '', (name) => env.get(name)),
+      );
       continue;
     }
     if (source.configMapKeyRef) {

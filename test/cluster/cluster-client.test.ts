@@ -90,7 +90,7 @@ function eventually<T>(check: () => Promise<T | undefined>, what: string): Promi
 
 /** Prepare's objects for the plan, as the stage makes them: the run's anchor, then what its engine's adapter builds. */
 function prepareManifests(p: RunnerPlan) {
-  return prepareObjects(p, engineAdapter(p.engine).prepareManifests(p));
+  return prepareObjects(p, engineAdapter(p.engine).prepareManifests(p), engineAdapter(p.engine).anchorData?.(p));
 }
 /** Launch's objects (the runner Jobs). */
 function launchManifests(p: RunnerPlan) {
@@ -98,7 +98,7 @@ function launchManifests(p: RunnerPlan) {
 }
 /** What Launch adopts: the anchor (owned by the runner Jobs too from then on) and the script ConfigMap. */
 function adoptions(p: RunnerPlan) {
-  return launchAdoptions(p, launchManifests(p));
+  return launchAdoptions(p, launchManifests(p), engineAdapter(p.engine).anchorData?.(p));
 }
 /** The plan's script ConfigMap on its own, without its owner (the anchor), for the create mechanics. */
 function scriptCm(p: RunnerPlan): V1ConfigMap {

@@ -6,6 +6,7 @@
  * before it only, a valueFrom value taken as it is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeletLiteral } from '../../lambdas/cluster/manifests/pod-template';
 import { expandVariables } from '../../local/kube-sim/env-expansion';
 import type { KubeSim } from '../../local/kube-sim/index';
 import {
@@ -58,6 +59,25 @@ describe('expandVariables', () => {
   });
 });
 
+describe("loadplane's escape (pod-template.ts kubeletLiteral) against this expansion", () => {
+  it('every string over $ ( ) and letters comes back as written, whatever variables are defined', () => {
+    // A seeded walk over short strings of the characters that matter: all 6^6 of length 6 would be 46,656; 5,000 random ones of length 1–12.
+    let seed = 7;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const alphabet = ['$', '(', ')', 'A', 'B', '_'];
+    const defined = (name: string) => (name === 'A' || name === 'B' || name === '' ? 'X' : undefined);
+    for (let i = 0; i < 5_000; i++) {
+      const text = Array.from({ length: 1 + Math.floor(next() * 12) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+      expect(expandVariables(kubeletLiteral(text), defined), JSON.stringify(text)).toBe(text);
+    }
+  });
+
+  it('leaves a string without $( or $$ unchanged (scripts stay readable), and doubles only the $ that starts one', () => {
+    expect(kubeletLiteral('echo $HOME ${PATH} $1 "$@" $')).toBe('echo $HOME ${PATH} $1 "$@" $');
+    expect(kubeletLiteral('$(A) $$ $((1 + 2))')).toBe('$$(A) $$$ $$((1 + 2))');
+  });
+});
+
 describe('a pod: what the started process sees', () => {
   let sim: KubeSim;
   beforeAll(async () => {
@@ -71,7 +91,15 @@ describe('a pod: what the started process sees', () => {
     const runId = newRunId('exp');
     const name = `lp-${runId}-runner-0`;
     await createConfigMap(sim, scriptConfigMap(runId, SCRIPT));
-    const argv = ['k6', 'run', '--execution-segment=0:1/2', `--execution-segment-sequence=${sequence}`, '/loadplane/scripts/test.js', '--address=0.0.0.0:6565', '--paused'];
+    const argv = [
+      'k6',
+      'run',
+      '--execution-segment=0:1/2',
+      `--execution-segment-sequence=${sequence}`,
+      '/loadplane/scripts/test.js',
+      '--address=0.0.0.0:6565',
+      '--paused',
+    ];
     const job = runnerJob({ runId, name, engine: 'k6', role: 'runner', index: 0, engineArgv: argv });
     job.spec.template.spec.containers[0].env = env;
     await createJob(sim, job);

@@ -23,6 +23,7 @@ import { dispatchStage } from '../../lambdas/stages/dispatch';
 import type { SweeperExecutions } from '../../lambdas/core/executions';
 import { Labels, Role } from '../../lambdas/core/runner-contract';
 import { sweep } from '../../lambdas/stages/sweep';
+import { SEGMENT_SEQUENCE_KEY } from '../../lambdas/engines/k6/manifests';
 import { NO_ENDED_EXECUTIONS } from '../support/executions-double';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { ABSENT_OWNER_COLLECTION_MS } from '../../local/kube-sim/garbage-collector';
@@ -165,7 +166,7 @@ describe('a create the API server executes after the client gave up, and after C
     expect(h.leftovers(runId)).toEqual({});
   });
 
-  it("the one create nothing collects: the anchor's own, Prepare's first request, is an empty ConfigMap with no owner and no pod; a sweep removes it", async () => {
+  it("the one create nothing collects: the anchor's own, Prepare's first request, is a ConfigMap with no owner and no pod (only the run's segment sequence); a sweep removes it", async () => {
     const runId = newRunId();
     proxied.set(runId, [Stage.Prepare]);
     proxy.hold({ method: 'POST', pathIncludes: CONFIGMAPS, bodyIncludes: body(`lp-${runId}-anchor`) });
@@ -178,7 +179,7 @@ describe('a create the API server executes after the client gave up, and after C
     expect(h.leftovers(runId)).toEqual({ ConfigMap: 1 });
     const [anchor] = h.kubeSim.list('ConfigMap', 'loadplane', `${Labels.runId}=${runId}`);
     expect(anchor.metadata.ownerReferences).toBeUndefined();
-    expect(anchor.data).toBeUndefined();
+    expect(anchor.data).toEqual({ [SEGMENT_SEQUENCE_KEY]: '0,1/2,1' });
 
     // On AWS (and under `serve`) the sweeper deletes a finished run's objects after its grace.
     const executions: SweeperExecutions = { start: () => Promise.reject(new Error('nothing to start')), stop: () => Promise.resolve(), ...NO_ENDED_EXECUTIONS };

@@ -13,6 +13,7 @@ import { outputOf } from '../../lambdas/stages/run-context';
 import type { StartRecord } from '../../lambdas/stages/start';
 import type { HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
+import { expandVariables } from '../../local/kube-sim/env-expansion';
 import { localClusterNames, withLocalClusters } from '../../local/runtime/local-clusters';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -72,8 +73,14 @@ async function runAcross(spec: RunSpecInput) {
     if (e.type !== 'StateEntered' || e.state?.name !== 'Start' || Object.keys(seen).length > 0) return;
     for (const [name, sim] of Object.entries(sims())) {
       const jobs = sim.list('Job', NAMESPACE).filter((j) => j.metadata.labels['loadplane.io/run-id'] !== undefined);
-      const arg = (job: { spec: { template: { spec: { containers: { args?: string[] }[] } } } }, flag: string) =>
-        job.spec.template.spec.containers[0]!.args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+      // The argument as k6 receives it: the kubelet expands `$(VAR)` from the container's environment
+      // (the sequence comes from the anchor ConfigMap of this cluster).
+      const arg = (job: { metadata: { name: string }; spec: { template: { spec: { containers: { args?: string[] }[] } } } }, flag: string) => {
+        const [pod] = sim.list('Pod', NAMESPACE, `job-name=${job.metadata.name}`);
+        const env = pod && sim.containerEnvironment(NAMESPACE, pod.metadata.name);
+        const given = job.spec.template.spec.containers[0]!.args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+        return given === undefined ? undefined : expandVariables(given, (name) => env?.get(name));
+      };
       seen[name] = {
         runners: jobs
           .filter((j) => j.metadata.labels['loadplane.io/role'] === Role.runner)

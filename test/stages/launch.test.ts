@@ -12,6 +12,10 @@ import { ENV_START_AT, ENV_START_AT_EPOCH, Labels, MANAGED_BY, Role } from '../.
 import { Outcome, RunStatus, Stage, StageState } from '../../lambdas/core/status';
 import { GATLING_START_LEAD_SECONDS } from '../../lambdas/engines/gatling/adapter';
 import { RUNNER_SCRIPT } from '../../lambdas/engines/pod-scripts';
+import { expandVariables } from '../../local/kube-sim/env-expansion';
+
+/** A command as the kubelet passes it to the container (its `$(VAR)` expansion; the script defines no variable of its own). */
+const asStarted = (command: string[]) => command.map((c) => expandVariables(c, () => undefined));
 import { launch, type LaunchRecord } from '../../lambdas/stages/launch';
 import { gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { createdOnly, driveTo, endRun, markRequests, objectsOf, viewOf } from './stage-fixture';
@@ -44,7 +48,7 @@ describe('Launch', () => {
       // The dead-man switch: what is known at Launch (ready deadline + run timeout) plus grace.
       expect(job.spec.activeDeadlineSeconds).toBe(2 * 60 + 5 * 60 + JOB_DEADLINE_GRACE_SECONDS);
       const { command, args } = job.spec.template.spec.containers[0] as { command: string[]; args: string[] };
-      expect(command).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
+      expect(asStarted(command)).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
       expect(args.slice(0, 2)).toEqual(['k6', 'run']);
       expect(args).toContain('--paused');
       expect(args).toContain(`--execution-segment=${segment(i, 3)}`);
@@ -94,7 +98,7 @@ describe('Launch', () => {
     expect(jobs.map((job) => envOf(job, ENV_START_AT))).toEqual([record.startAt, record.startAt, record.startAt]);
     const epoch = String(Date.parse(record.startAt!) / 1000);
     expect(jobs.map((job) => envOf(job, ENV_START_AT_EPOCH))).toEqual([epoch, epoch, epoch]);
-    for (const job of jobs) expect(job.spec.template.spec.containers[0].command).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
+    for (const job of jobs) expect(asStarted(job.spec.template.spec.containers[0].command)).toEqual(['sh', '-c', RUNNER_SCRIPT, 'loadplane-runner']);
     expect(objectsOf(h, 'Service', runId)).toEqual([]);
   });
 

@@ -57,7 +57,8 @@ describe('Prepare', () => {
     expect(configMap.metadata.labels).toMatchObject({ [Labels.runId]: runId, [Labels.role]: Role.script });
     expect(Object.values(configMap.data)).toEqual([SCRIPT]);
     expect(anchor.metadata.name).toBe(`lp-${runId}-anchor`);
-    expect(anchor.data).toBeUndefined();
+    // It holds what every runner pod reads and no pod spec repeats: k6's execution-segment sequence (parallelism 4 here: see the plan).
+    expect(anchor.data).toEqual({ 'k6-execution-segment-sequence': '0,1/4,2/4,3/4,1' });
     // The Job and the ConfigMap are the anchor's: a late create of either, after Cleanup deleted it, is collected.
     expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: anchor.metadata.name, uid: anchor.metadata.uid })]);
     expect(configMap.metadata.ownerReferences).toEqual(job.metadata.ownerReferences);

@@ -22,9 +22,9 @@ function jobNames(objects: readonly CreatableObject[]): string[] {
   return objects.filter((o) => o.kind === 'Job').map((o) => o.metadata!.name!);
 }
 
-/** Prepare: the run's anchor, owned by the stage's Jobs, then the engine's objects. */
-export function prepareObjects(plan: RunnerPlan, engineObjects: readonly CreatableObject[]): CreatableObject[] {
-  return [runAnchor(plan, jobNames(engineObjects)), ...engineObjects];
+/** Prepare: the run's anchor (with the engine's `anchorData`), owned by the stage's Jobs, then the engine's objects. */
+export function prepareObjects(plan: RunnerPlan, engineObjects: readonly CreatableObject[], anchorData?: Record<string, string>): CreatableObject[] {
+  return [runAnchor(plan, jobNames(engineObjects), anchorData), ...engineObjects];
 }
 
 /**
@@ -33,7 +33,7 @@ export function prepareObjects(plan: RunnerPlan, engineObjects: readonly Creatab
  * well, and the script ConfigMap (inline scripts only). createAll adds the owners the anchor lacks, or
  * makes either again if it is gone (its initializer was deleted, and the anchor with it).
  */
-export function launchAdoptions(plan: RunnerPlan, launchJobs: readonly V1Job[]): V1ConfigMap[] {
+export function launchAdoptions(plan: RunnerPlan, launchJobs: readonly V1Job[], anchorData?: Record<string, string>): V1ConfigMap[] {
   const configMap = scriptConfigMap(plan);
-  return [runAnchor(plan, jobNames(launchJobs)), ...(configMap ? [configMap] : [])];
+  return [runAnchor(plan, jobNames(launchJobs), anchorData), ...(configMap ? [configMap] : [])];
 }

@@ -8,11 +8,19 @@
  * The spec's pod fields (runner.volumes and volumeMounts after loadplane's, affinity, spread
  * constraints, pull secrets, priority class) go on every pod; spec validation keeps them off
  * loadplane's volumes and paths and within "restricted" (core/runner-pod-fields.ts).
+ *
+ * The kubelet expands `$(NAME)` in a container's command, args and env values (Kubernetes'
+ * expansion rules: `$$` is a literal `$`), so the command, every argument and every env value rendered
+ * here is escaped: a user's reaches the process as written, and so does the engine's script (its
+ * `/proc/$$/cmdline` reached sh as `/proc/$/cmdline` before). The one expansion loadplane wants is explicit
+ * (ArgWithVariable): an argument too long to repeat in every pod of a large run is read from the run's
+ * anchor ConfigMap into a variable (anchorEnv) and referenced from the argument.
  */
 import type { V1Affinity, V1EnvFromSource, V1EnvVar, V1EnvVarSource, V1PodTemplateSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { Labels, PodVolumes, RUNNER_CONTAINER, Role, SCRIPT_MOUNT_PATH, WORK_DIR, writableVolumeName } from '../../core/runner-contract';
 import type { EnvFrom, EnvReference, RunnerPlan } from '../plan';
 import { objectLabels } from './labels';
+import { anchorName } from './owners';
 import { scriptConfigMapName } from './script-configmap';
 
 export interface PodTemplateInput {
@@ -22,9 +30,11 @@ export interface PodTemplateInput {
   /** The engine's sh script: `['sh', '-c', script, name]`. */
   command: string[];
   /** The engine's argv, the script's positional parameters: never seen by a shell. */
-  args: string[];
+  args: PodArg[];
   /** LOADPLANE_* variables for this pod; they override user env of the same name. */
   loadplaneEnv: Record<string, string>;
+  /** LOADPLANE_* variables read from a key of the run's anchor ConfigMap (variable → key): their values stay out of the pod spec. */
+  anchorEnv?: Record<string, string>;
   /** The non-root uid of the engine's image. */
   runAsUser: number;
   ports?: { name: string; containerPort: number }[];
@@ -39,6 +49,27 @@ export interface PodTemplateInput {
   scriptAloneAt?: string;
   /** More writable emptyDirs the engine needs outside WORK_DIR (mount paths). */
   writablePaths?: string[];
+}
+
+/** An argument as written, or one that ends in a variable of the container's environment. */
+export type PodArg = string | ArgWithVariable;
+
+/** `before` as written, then the value of `variable` (the kubelet's `$(variable)`). */
+export interface ArgWithVariable {
+  before: string;
+  variable: string;
+}
+
+/**
+ * `text` as the kubelet passes it on unchanged: a `$` it would read as the start of `$$` or `$(` is
+ * doubled (its expansion reads `$$` as one `$`); any other `$` it leaves alone, so scripts stay readable.
+ */
+export function kubeletLiteral(text: string): string {
+  return text.replace(/\$(?=[$(])/g, '$$$$');
+}
+
+function renderArg(arg: PodArg): string {
+  return typeof arg === 'string' ? kubeletLiteral(arg) : `${kubeletLiteral(arg.before)}$(${arg.variable})`;
 }
 
 export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTemplateSpec {
@@ -72,9 +103,9 @@ export function podTemplate(plan: RunnerPlan, input: PodTemplateInput): V1PodTem
         {
           name: RUNNER_CONTAINER,
           image: plan.image,
-          command: input.command,
-          args: input.args,
-          env: podEnv(plan.env, input.loadplaneEnv),
+          command: input.command.map(kubeletLiteral),
+          args: input.args.map(renderArg),
+          env: podEnv(plan, input.loadplaneEnv, input.anchorEnv ?? {}),
           ...(plan.envFrom && plan.envFrom.length > 0 ? { envFrom: plan.envFrom.map(podEnvFrom) } : {}),
           resources: resources(plan, input.defaultRequests),
           ...(input.ports ? { ports: input.ports.map((p) => ({ ...p, protocol: 'TCP' })) } : {}),
@@ -150,13 +181,16 @@ export function separateRunnersAffinity(runId: string): V1Affinity {
 }
 
 /**
- * The spec's env, then loadplane's (which replace the spec's of the same name); a reference becomes
- * `valueFrom`, resolved by the kubelet: its value is never in the pod spec. Explicit `env` entries win
- * over `envFrom` in Kubernetes, so loadplane's own variables always do.
+ * The spec's env, then loadplane's (which replace the spec's of the same name), then loadplane's from
+ * the anchor; a reference becomes `valueFrom`, resolved by the kubelet: its value is never in the pod
+ * spec. Explicit `env` entries win over `envFrom` in Kubernetes, so loadplane's own variables always do.
  */
-function podEnv(user: Record<string, string | EnvReference>, loadplane: Record<string, string>): V1EnvVar[] {
-  return Object.entries({ ...user, ...loadplane }).map(([name, value]) =>
-    typeof value === 'string' ? { name, value } : { name, valueFrom: envVarSource(value) },
+function podEnv(plan: RunnerPlan, loadplane: Record<string, string>, fromAnchor: Record<string, string>): V1EnvVar[] {
+  const anchor = Object.fromEntries(
+    Object.entries(fromAnchor).map(([name, key]): [string, EnvReference] => [name, { configMapKeyRef: { name: anchorName(plan.runId), key } }]),
+  );
+  return Object.entries({ ...plan.env, ...loadplane, ...anchor }).map(([name, value]) =>
+    typeof value === 'string' ? { name, value: kubeletLiteral(value) } : { name, valueFrom: envVarSource(value) },
   );
 }
 

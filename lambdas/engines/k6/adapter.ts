@@ -10,7 +10,7 @@ import type { EngineAdapter, ReadyPod, SetupOutcome, StartContext, StartResult }
 import { describeK6Status, hasStarted, K6RunnerPhase, k6RunnerPhase } from './execution-status';
 import { STOPPED_THROUGH_API_EXIT_CODE } from '../../core/k6-exit-codes';
 import { ENGINE_RULES } from '../../core/engine-rules';
-import { k6InitializerJob, k6RunnerJob } from './manifests';
+import { k6AnchorData, k6InitializerJob, k6RunnerJob } from './manifests';
 import { k6LiveReadings, k6Status, k6StatusesTimed, patchK6Status, prepareK6StatusPatches } from './rest-api';
 import { parseK6ResultLine, runnerSummaryFromK6Export } from './summary-export';
 import { runnerList } from '../../core/runner-list';
@@ -37,6 +37,7 @@ export const k6Adapter: EngineAdapter = {
     return [...(configMap ? [configMap] : []), k6InitializerJob(plan)];
   },
   inspectsScript: true,
+  anchorData: k6AnchorData,
   launchManifests: (plan) => [
     ...blockIndexes(plan).map((i) => k6RunnerJob(plan, i)),
     ...(plan.setupTeardown === SetupTeardown.perRun && plan.block.home ? [k6CoordinatorJob(plan)] : []),

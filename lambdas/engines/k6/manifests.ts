@@ -32,7 +32,7 @@ import {
 import { loadplaneJob } from '../../cluster/manifests/job';
 import { SetupTeardown } from '../../core/status';
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
-import { podTemplate } from '../../cluster/manifests/pod-template';
+import { podTemplate, type PodArg } from '../../cluster/manifests/pod-template';
 import type { RunnerPlan } from '../../cluster/plan';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../pod-scripts';
 import { runnerJob } from '../runner-job';
@@ -94,8 +94,23 @@ export function k6InitializerJob(plan: RunnerPlan): V1Job {
   });
 }
 
+/** The anchor's key holding the run's `--execution-segment-sequence`, and the variable its pods read it into. */
+export const SEGMENT_SEQUENCE_KEY = 'k6-execution-segment-sequence';
+export const ENV_SEGMENT_SEQUENCE = 'LOADPLANE_K6_SEGMENT_SEQUENCE';
+
+/**
+ * The sequence is one entry per runner boundary (about 9 KB at 1,000 runners): in every pod's args it
+ * made every list of the run's pods and Jobs grow with N² (15 MB a list at 1,000). It is kept once per
+ * cluster in the run's anchor; each pod reads it into ENV_SEGMENT_SEQUENCE and its argument refers to it.
+ */
+export function k6AnchorData(plan: RunnerPlan): Record<string, string> {
+  return { [SEGMENT_SEQUENCE_KEY]: executionSegmentSequence(plan.parallelism) };
+}
+
+const K6_ANCHOR_ENV = { [ENV_SEGMENT_SEQUENCE]: SEGMENT_SEQUENCE_KEY };
+
 /** `k6 run` of runner `index` (paused, its segment, the REST API); the coordinator's when `index` is Role.coordinator. */
-export function k6RunnerArgv(plan: RunnerPlan, index: number | typeof Role.coordinator): string[] {
+export function k6RunnerArgv(plan: RunnerPlan, index: number | typeof Role.coordinator): PodArg[] {
   const coordinator = index === Role.coordinator;
   // The coordinator initializes runner 0's share of the VUs: a configuration every runner already
   // runs, so it cannot fail where they pass (an override such as --vus 1 --iterations 1 would, for a
@@ -108,7 +123,7 @@ export function k6RunnerArgv(plan: RunnerPlan, index: number | typeof Role.coord
     'run',
     '--quiet',
     `--execution-segment=${executionSegment(segment, plan.parallelism)}`,
-    `--execution-segment-sequence=${executionSegmentSequence(plan.parallelism)}`,
+    { before: '--execution-segment-sequence=', variable: ENV_SEGMENT_SEQUENCE },
     ...(coordinator ? withoutOutputs(plan.arguments) : plan.arguments),
     scriptPath(plan),
     `--address=0.0.0.0:${K6_API_PORT}`,
@@ -140,6 +155,7 @@ export function k6CoordinatorJob(plan: RunnerPlan): V1Job {
       args: k6RunnerArgv(plan, role),
       // K6_OUT empty is no output at all (k6's envconfig reads an empty list), whatever the spec's env says.
       loadplaneEnv: { ...K6_ENV, ...COORDINATOR_ENV, ...loadplaneEnv(plan, 0) },
+      anchorEnv: K6_ANCHOR_ENV,
       runAsUser: K6_UID,
       defaultRequests: K6_DEFAULT_REQUESTS,
       ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],
@@ -151,6 +167,7 @@ export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {
   return runnerJob(plan, index, {
     args: k6RunnerArgv(plan, index),
     loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
+    anchorEnv: K6_ANCHOR_ENV,
     runAsUser: K6_UID,
     defaultRequests: K6_DEFAULT_REQUESTS,
     ports: [{ name: 'k6-api', containerPort: K6_API_PORT }],

@@ -4,7 +4,7 @@
  * value; loadplane's own variables stay explicit `env` entries (which win over `envFrom` in Kubernetes);
  * the k6 initializer hands the pod's environment to `k6 archive` only when something is referenced.
  */
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { RunnerPlan } from '../../../lambdas/cluster/plan';
 import { ENV_ARCHIVE, ENV_RESULT_FILE, ENV_START_AT } from '../../../lambdas/core/runner-contract';
@@ -52,7 +52,15 @@ describe('env references in the pod template', () => {
       { name: 'API_TOKEN', valueFrom: { secretKeyRef: { name: 'api-token', key: 'token' } } },
       { name: 'REGION', valueFrom: { configMapKeyRef: { name: 'settings', key: 'region', optional: true } } },
     ]);
-    expect(c.env!.slice(3).every((e) => e.value !== undefined && e.valueFrom === undefined)).toBe(true);
+    // loadplane's own: values, but k6's segment sequence, read from the run's anchor.
+    const anchorRead = (e: V1EnvVar) => e.valueFrom?.configMapKeyRef?.name?.endsWith('-anchor') === true;
+    expect(c.env!.slice(3).every((e) => (e.value !== undefined && e.valueFrom === undefined) || anchorRead(e))).toBe(true);
+    expect(
+      c
+        .env!.slice(3)
+        .filter(anchorRead)
+        .map((e) => e.name),
+    ).toEqual(/^k6 (runner|coordinator)/.test(_role) ? ['LOADPLANE_K6_SEGMENT_SEQUENCE'] : []);
     expect(c.env!.slice(3).some((e) => e.name.startsWith('LOADPLANE_'))).toBe(true);
     expect(c.envFrom).toEqual([{ secretRef: { name: 'shop-creds' } }, { prefix: 'SHOP_', configMapRef: { name: 'shop-settings', optional: true } }]);
   });

@@ -2,7 +2,7 @@
  * What the engines' adapters build (lambdas/engines): names, labels, the restricted pod template, the
  * fixed sh script as the command and the engine's argv as the args, Job shape, the script mount.
  */
-import type { V1Job, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Container, V1Job, V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { JOB_DEADLINE_GRACE_SECONDS } from '../../../lambdas/cluster/manifests/job';
 import { scriptConfigMap } from '../../../lambdas/cluster/manifests/script-configmap';
@@ -30,7 +30,18 @@ import { GATLING_UID, gatlingRunnerArgv, gatlingRunnerJob } from '../../../lambd
 import { engineAdapter, ENGINES } from '../../../lambdas/engines/index';
 import { archiveArguments } from '../../../lambdas/engines/k6/archive-arguments';
 import { k6Adapter } from '../../../lambdas/engines/k6/adapter';
-import { K6_UID, k6CoordinatorJob, k6InitializerArgs, k6InitializerJob, k6RunnerArgv, k6RunnerJob } from '../../../lambdas/engines/k6/manifests';
+import {
+  ENV_SEGMENT_SEQUENCE,
+  K6_UID,
+  k6AnchorData,
+  k6CoordinatorJob,
+  k6InitializerArgs,
+  k6InitializerJob,
+  k6RunnerArgv,
+  k6RunnerJob,
+  SEGMENT_SEQUENCE_KEY,
+} from '../../../lambdas/engines/k6/manifests';
+import { expandVariables } from '../../../local/kube-sim/env-expansion';
 import { TEARDOWN_BUDGET_SECONDS } from '../../../lambdas/core/stage-timing';
 import { K6_SUMMARY_TREND_STATS, k6SummaryFlags } from '../../../lambdas/engines/k6/summary-export';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../../lambdas/engines/pod-scripts';
@@ -57,12 +68,32 @@ function gatlingPlan(overrides: Partial<RunnerPlan> = {}): RunnerPlan {
 function podSpec(job: V1Job): V1PodSpec {
   return job.spec!.template.spec!;
 }
-function container(job: V1Job) {
+/** The container as written in the Job. */
+function rawContainer(job: V1Job): V1Container {
   return podSpec(job).containers[0]!;
+}
+/**
+ * The container as its process starts (the kubelet's `$(VAR)` expansion of env values, command and
+ * args, kube-sim's env-expansion.ts): what the engine receives. Variables read through valueFrom (the
+ * anchor's segment sequence) are not resolved here, so their references stay as written.
+ */
+function container(job: V1Job): V1Container {
+  const raw = rawContainer(job);
+  const vars = new Map<string, string>();
+  const env = (raw.env ?? []).map((e) => {
+    if (e.value === undefined) return e;
+    const value = expandVariables(e.value, (name) => vars.get(name));
+    vars.set(e.name, value);
+    return { ...e, value };
+  });
+  const expand = (list?: string[]) => list?.map((a) => expandVariables(a, (name) => vars.get(name)));
+  return { ...raw, env, ...(raw.command ? { command: expand(raw.command) } : {}), ...(raw.args ? { args: expand(raw.args) } : {}) };
 }
 function env(job: V1Job): Record<string, string | undefined> {
   return Object.fromEntries((container(job).env ?? []).map((e) => [e.name, e.value]));
 }
+/** k6's sequence argument as the pod spec holds it: a reference to the variable the anchor's key fills. */
+const SEQUENCE_ARG = `--execution-segment-sequence=$(${ENV_SEGMENT_SEQUENCE})`;
 /** matchLabels semantics: every selector label equals the pod's. */
 function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -109,6 +140,8 @@ describe('ENGINES: one adapter per engine', () => {
     stoppedExitCode: { k6: 'number', gatling: 'undefined' },
     // Optional: engines with a coordinator running teardown() once per run (k6).
     teardown: { k6: 'function', gatling: 'undefined' },
+    // Optional: engines whose pods read data from the run's anchor (k6: its execution-segment sequence).
+    anchorData: { k6: 'function', gatling: 'undefined' },
   } as const satisfies Record<keyof EngineAdapter, 'number' | 'object' | 'function' | 'boolean' | Record<Engine, 'function' | 'number' | 'undefined'>>;
 
   it('has an adapter for every value of Engine, and no other', () => {
@@ -308,7 +341,7 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
       'run',
       '--quiet',
       '--execution-segment=1/4:2/4',
-      '--execution-segment-sequence=0,1/4,2/4,3/4,1',
+      SEQUENCE_ARG,
       '--vus',
       '10',
       '--duration',
@@ -326,7 +359,15 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
       '--summary-export=/tmp/loadplane-summary.json',
       `--summary-trend-stats=${K6_SUMMARY_TREND_STATS}`,
     ]);
-    expect(container(job).args).toEqual(k6RunnerArgv(plan, 1));
+    expect(rawContainer(job).args).toContain(SEQUENCE_ARG);
+    expect(k6RunnerArgv(plan, 1)).toContainEqual({ before: '--execution-segment-sequence=', variable: ENV_SEGMENT_SEQUENCE });
+    // The sequence is the anchor's, read into the variable: once per cluster, not once per pod.
+    expect(rawContainer(job).env).toContainEqual({
+      name: ENV_SEGMENT_SEQUENCE,
+      valueFrom: { configMapKeyRef: { name: `lp-${plan.runId}-anchor`, key: SEGMENT_SEQUENCE_KEY } },
+    });
+    expect(k6AnchorData(plan)).toEqual({ [SEGMENT_SEQUENCE_KEY]: '0,1/4,2/4,3/4,1' });
+    expect(JSON.stringify(job)).not.toContain('0,1/4,2/4');
     expect(container(job).ports).toEqual([{ name: 'k6-api', containerPort: K6_API_PORT, protocol: 'TCP' }]);
     // perRunner: k6's own way, each runner runs them.
     expect(k6RunnerArgv({ ...plan, setupTeardown: 'perRunner' }, 1)).not.toContain('--no-setup');
@@ -345,7 +386,7 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
       'run',
       '--quiet',
       '--execution-segment=0:1/4',
-      '--execution-segment-sequence=0,1/4,2/4,3/4,1',
+      SEQUENCE_ARG,
       '--vus',
       '10',
       '--stage',
@@ -485,27 +526,36 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
     expect(container(job).ports).toBeUndefined();
   });
 
-  it.each([['$(rm -rf /); echo'], ['a b c'], ['`id`'], ['it\'s "quoted"'], ['--tag=x; reboot'], ['$HOME ${PATH} $1 "$@"'], ['line\nbreak'], ['*']])(
-    'user argument %j stays one literal argv entry, never in the script',
-    (arg) => {
-      const k6 = k6Plan({ arguments: ['-e', arg] });
-      const gatling = gatlingPlan({ arguments: ['-s', arg] });
-      for (const [job, flag] of [
-        [k6RunnerJob(k6, 0), '-e'],
-        [k6InitializerJob(k6), '-e'],
-        [gatlingRunnerJob(gatling, 0), '-s'],
-      ] as const) {
-        const args = container(job).args!;
-        expect(args.filter((a) => a === arg)).toHaveLength(1);
-        expect(args[args.indexOf(arg) - 1]).toBe(flag);
-        // The command is the fixed script whatever the arguments: nothing of them reaches the shell's text.
-        const command = container(job).command!;
-        expect(command.slice(0, 2)).toEqual(['sh', '-c']);
-        expect([RUNNER_SCRIPT, K6_INITIALIZER_SCRIPT]).toContain(command[2]);
-        expect(command).toHaveLength(4);
-      }
-    },
-  );
+  it.each([
+    ['$(rm -rf /); echo'],
+    ['a b c'],
+    ['`id`'],
+    ['it\'s "quoted"'],
+    ['--tag=x; reboot'],
+    ['$HOME ${PATH} $1 "$@"'],
+    ['line\nbreak'],
+    ['*'],
+    // Variables the pod defines: the kubelet would expand them, were they not escaped.
+    ['$(LOADPLANE_RUN_ID)'],
+    ['$$(LOADPLANE_RUN_ID) $$ $'],
+  ])('user argument %j stays one literal argv entry, never in the script', (arg) => {
+    const k6 = k6Plan({ arguments: ['-e', arg] });
+    const gatling = gatlingPlan({ arguments: ['-s', arg] });
+    for (const [job, flag] of [
+      [k6RunnerJob(k6, 0), '-e'],
+      [k6InitializerJob(k6), '-e'],
+      [gatlingRunnerJob(gatling, 0), '-s'],
+    ] as const) {
+      const args = container(job).args!;
+      expect(args.filter((a) => a === arg)).toHaveLength(1);
+      expect(args[args.indexOf(arg) - 1]).toBe(flag);
+      // The command is the fixed script whatever the arguments: nothing of them reaches the shell's text.
+      const command = container(job).command!;
+      expect(command.slice(0, 2)).toEqual(['sh', '-c']);
+      expect([RUNNER_SCRIPT, K6_INITIALIZER_SCRIPT]).toContain(command[2]);
+      expect(command).toHaveLength(4);
+    }
+  });
 });
 
 describe('env', () => {
@@ -519,7 +569,26 @@ describe('env', () => {
       { name: 'XDG_CACHE_HOME', value: '/tmp/.cache' },
       { name: 'LOADPLANE_RUNNER_INDEX', value: '3' },
       { name: 'LOADPLANE_RUNNER_COUNT', value: '5' },
+      // The run's execution-segment sequence, from the anchor (its args refer to it).
+      { name: ENV_SEGMENT_SEQUENCE, valueFrom: { configMapKeyRef: { name: 'lp-r1-anchor', key: SEGMENT_SEQUENCE_KEY } } },
     ]);
+  });
+
+  it.each([
+    ['runner', RUNNER_SCRIPT, k6RunnerJob(k6Plan({}), 0)],
+    ['initializer', K6_INITIALIZER_SCRIPT, k6InitializerJob(k6Plan({}))],
+  ])('the %s script reaches sh as written, its $$ and $(( included', (_name, script, job) => {
+    expect(container(job).command![2]).toBe(script);
+    // The kubelet reads $$ as one $ and $(NAME) as a variable: written unescaped, /proc/$$/cmdline reached sh as /proc/$/cmdline.
+    if (script.includes('$$')) expect(rawContainer(job).command![2]).not.toBe(script);
+  });
+
+  it('env values reach the process as written: a $( or $$ the kubelet would read is escaped in the spec', () => {
+    const plan = k6Plan({ runId: 'r1', env: { A: '$(LOADPLANE_RUN_ID)', B: 'cost: $5, $$ and $', C: 'plain' } });
+    const job = k6RunnerJob(plan, 0);
+    expect(env(job)).toMatchObject({ A: '$(LOADPLANE_RUN_ID)', B: 'cost: $5, $$ and $', C: 'plain' });
+    const raw = Object.fromEntries((rawContainer(job).env ?? []).map((e) => [e.name, e.value]));
+    expect(raw).toMatchObject({ A: '$$(LOADPLANE_RUN_ID)', B: 'cost: $5, $$$ and $', C: 'plain' });
   });
 
   it('k6 initializer: the archive path', () => {

@@ -49,7 +49,11 @@ describe('parseK6Argv', () => {
     ['0,1/3,2/3,1', '1/4:2/4', "couldn't find segment 1/4:1/2 in sequence 0,1/3,2/3,1"],
     ['0,1/2', '1/2:1', "couldn't find segment 1/2:1 in sequence 0,1/2"],
     ['0,1/2,1', undefined, "couldn't find segment 0:1 in sequence 0,1/2,1"],
-    ['$(LOADPLANE_K6_SEGMENT_SEQUENCE)', '0:1/2', 'invalid argument "$(LOADPLANE_K6_SEGMENT_SEQUENCE)" for "--execution-segment-sequence" flag: not an increasing list of fractions'],
+    [
+      '$(LOADPLANE_K6_SEGMENT_SEQUENCE)',
+      '0:1/2',
+      'invalid argument "$(LOADPLANE_K6_SEGMENT_SEQUENCE)" for "--execution-segment-sequence" flag: not an increasing list of fractions',
+    ],
     ['0,2/3,1/3,1', '0:2/3', 'invalid argument "0,2/3,1/3,1" for "--execution-segment-sequence" flag: not an increasing list of fractions'],
     ['1', '0:1', 'invalid argument "1" for "--execution-segment-sequence" flag: not an increasing list of fractions'],
   ])('sequence %s with segment %s: %s', (sequence, segment, problem) => {
