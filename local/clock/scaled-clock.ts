@@ -24,6 +24,11 @@ export class ScaledClock implements SimTime {
     this.realOrigin = realOrigin;
   }
 
+  /** The real instant (epoch ms) at which simulated and real time agree. */
+  get origin(): number {
+    return this.realOrigin;
+  }
+
   now(): number {
     return this.realOrigin + (this.realNow() - this.realOrigin) * this.timeScale;
   }

@@ -14,6 +14,11 @@ import { kubeSimKubeConfig, type RequestLogEntry } from './index';
 export interface KubeSimProcessOptions {
   /** Simulated seconds per real second (default 1). */
   timeScale?: number;
+  /**
+   * The real instant (epoch ms) at which its clock and real time agree (default: now). Clusters given
+   * the same scale and origin read the same simulated time, as NTP keeps EKS clusters' clocks.
+   */
+  origin?: number;
 }
 
 export type ChildRequest =
@@ -48,7 +53,7 @@ const CHILD = fileURLToPath(new URL('./process-child.ts', import.meta.url));
 
 export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): Promise<KubeSimProcess> {
   const timeScale = options.timeScale ?? 1;
-  const origin = Date.now();
+  const origin = options.origin ?? Date.now();
   const child: ChildProcess = fork(CHILD, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, LOADPLANE_KUBE_SIM_PROCESS: JSON.stringify({ timeScale, origin }) },
