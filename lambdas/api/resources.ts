@@ -108,6 +108,16 @@ export const runResourceSchema = runSummaryResourceSchema
             }),
             runners: z.record(z.string(), z.string()).meta({ description: 'Runner index → when it was seen to start (cluster clock)' }),
             unseen: z.array(z.number().int()).meta({ description: 'Runners whose start was not seen' }),
+            clusters: z
+              .array(
+                z.object({
+                  cluster: z.string(),
+                  skewMs: z.number().meta({ description: "Its runners' latest start minus their earliest (ms); 0 with fewer than two seen" }),
+                  seen: z.number().int().meta({ description: 'How many of its runners were seen starting' }),
+                }),
+              )
+              .optional()
+              .meta({ description: "A run across clusters: the skew within each cluster, in the spec's order (skewMs is the run's, across them all)" }),
             summary: z.string(),
           })
           .optional()

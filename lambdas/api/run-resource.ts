@@ -94,6 +94,7 @@ function startSkewResource(m: MeasuredStart) {
     source: m.source,
     runners: Object.fromEntries(Object.entries(m.runners).map(([i, at]) => [i, iso(at)])),
     unseen: m.unseen,
+    ...(m.clusters ? { clusters: m.clusters } : {}),
     summary: describeStartSkew(m),
   };
 }

@@ -84,7 +84,8 @@ export function describeStartSkew(measured: MeasuredStart): string {
   const count = Object.keys(measured.runners).length;
   const within = measured.resolutionMs !== undefined ? `measured to within ${formatMs(measured.resolutionMs)}, ` : '';
   const unseen = measured.unseen.length > 0 ? `; ${measured.unseen.length} not seen starting` : '';
-  return `start skew ${formatMs(measured.skewMs)} across ${count} ${count === 1 ? 'runner' : 'runners'} (${within}${SOURCE_TEXT[measured.source]}${unseen})`;
+  const clusters = measured.clusters?.length ? `; within each cluster: ${measured.clusters.map((c) => `${c.cluster} ${formatMs(c.skewMs)}`).join(', ')}` : '';
+  return `start skew ${formatMs(measured.skewMs)} across ${count} ${count === 1 ? 'runner' : 'runners'} (${within}${SOURCE_TEXT[measured.source]}${unseen})${clusters}`;
 }
 
 function formatMs(ms: number): string {

@@ -122,13 +122,15 @@ export async function connect(target: ApiTarget, io: Io = processIo, seen?: Serv
  * deployment's allow-lists and limits, which this machine does not know (LOADPLANE_CONFIG describes
  * the embedded default's). So everything the same everywhere is checked here — YAML/JSON, fields,
  * types, names, durations, the script's syntax — and the deployment-specific rules are left open
- * (the spec's own cluster and service account allowed, any image, no limits): a spec the API would accept is never
+ * (the spec's own clusters and service account allowed, any image, no limits): a spec the API would accept is never
  * refused here, and the API names the same paths for the rest (400, exit 2).
  */
 export function precheckConfig(base: DeploymentConfig, input: unknown): DeploymentConfig {
   const open = Number.MAX_SAFE_INTEGER;
-  const cluster = (input as { cluster?: { name?: unknown; namespace?: unknown } } | null)?.cluster;
-  const own = typeof cluster?.name === 'string' && typeof cluster.namespace === 'string' ? [{ name: cluster.name, namespaces: [cluster.namespace] }] : [];
+  // The spec's own clusters: `cluster`, or every entry of `clusters` (a run across clusters).
+  const spec = input as { cluster?: unknown; clusters?: unknown } | null;
+  const named = [spec?.cluster, ...(Array.isArray(spec?.clusters) ? spec.clusters : [])] as ({ name?: unknown; namespace?: unknown } | null | undefined)[];
+  const own = named.flatMap((c) => (typeof c?.name === 'string' && typeof c.namespace === 'string' ? [{ name: c.name, namespaces: [c.namespace] }] : []));
   // Any service account the spec names (the deployment's per-namespace allow-list is the API's).
   const account = (input as { runner?: { serviceAccountName?: unknown } } | null)?.runner?.serviceAccountName;
   const serviceAccounts = [DEFAULT_SERVICE_ACCOUNT, ...(typeof account === 'string' ? [account] : [])];

@@ -18,6 +18,8 @@ import { Outcome, Stage } from '../../lambdas/core/status';
 import { readCruiseDefinition, readRunDefinition, taskStage } from '../../statemachine/run-definition';
 import { runReportFile } from '../../lambdas/report/run-report';
 import { startLocalRuntime } from '../runtime/local-runtime';
+import { localClusterNames, spreadOverLocalClusters, withLocalClusters } from '../runtime/local-clusters';
+import { MAX_CLUSTERS } from '../../lambdas/core/placements';
 import { localChannels, type LocalChannelFlags } from './local-channels';
 import { createProgress, terminalSafe } from './progress';
 import { formatResultTable } from './result-table';
@@ -32,6 +34,10 @@ export interface RunLocalOptions extends LocalChannelFlags {
   label?: string;
   /** Write the run's report page here when it ends (the ledger is gone with the process). */
   report?: string;
+  /** `--clusters`: this many kube-sims (kube-sim, kube-sim-2, …), each in a process of its own. */
+  clusters?: number;
+  /** `npm start`: spread the spec's runners over the clusters (local-clusters.ts spreadOverLocalClusters). */
+  spreadOverClusters?: boolean;
 }
 
 export const EXIT_RUN_NOT_SUCCEEDED = 1;
@@ -74,10 +80,34 @@ function taskStates(): Record<string, { stage: string; resultKey?: string }> {
   );
 }
 
+/**
+ * The spec names local clusters beyond those simulated (`kube-sim-3` without `--clusters 3`): the
+ * line that says how to simulate them, else undefined.
+ */
+export function clustersHint(problems: readonly { message: string }[], simulated: number): string | undefined {
+  const wanted = problems.flatMap((p) => {
+    const n = /cluster "kube-sim-(\d+)" is not on the allow-list/.exec(p.message)?.[1];
+    return n !== undefined && Number(n) > simulated && Number(n) <= MAX_CLUSTERS ? [Number(n)] : [];
+  });
+  if (wanted.length === 0) return undefined;
+  const n = Math.max(...wanted);
+  return `hint: kube-sim-2 … kube-sim-${MAX_CLUSTERS} are simulated clusters: add --clusters ${n} to run kube-sim … kube-sim-${n}`;
+}
+
+/** Where the run's runners go, for the first lines: every simulated cluster's URL, or the kubeconfig context. */
+function describeLocalClusters(runtime: { clusterUrls: string[]; timeScale: number | undefined }, context: string | undefined): string {
+  const urls = runtime.clusterUrls;
+  if (urls.length === 0) return `cluster: kubeconfig context ${context ?? '(current)'}`;
+  const time = `time ×${runtime.timeScale}; kubectl --server ${urls[0]} get jobs -A`;
+  if (urls.length === 1) return `cluster: kube-sim at ${urls[0]} (${time})`;
+  const names = localClusterNames(urls.length);
+  return `clusters: ${urls.map((url, i) => `${names[i]} at ${url}`).join(', ')} (each its own process; ${time})`;
+}
+
 export async function runLocal(specFile: string, options: RunLocalOptions): Promise<number> {
   const label = options.label ?? specFile;
   const channels = localChannels(options);
-  const loaded = loadConfig();
+  const loaded = withLocalClusters(loadConfig(), options.clusters ?? 1);
   // Channels given for a local run are notified for every run, whatever the spec lists.
   const config = {
     ...loaded,
@@ -87,23 +117,26 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
   if (!checked.ok) {
     console.error(`${terminalSafe(label)} is invalid:`);
     for (const p of checked.problems) console.error(`${p.path}: ${p.message}`);
+    const hint = clustersHint(checked.problems, options.clusters ?? 1);
+    if (hint) console.error(hint);
     return EXIT_SPEC_INVALID;
   }
-  const spec = checked.spec;
+  const spec = options.spreadOverClusters ? spreadOverLocalClusters(checked.spec, options.clusters ?? 1) : checked.spec;
   const runtime = await startLocalRuntime({
     config,
     timeScale: options.timeScale,
     channels,
+    ...(options.clusters !== undefined ? { clusters: options.clusters, clusterProcesses: true } : {}),
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
     ...(options.context ? { context: options.context } : {}),
   });
   try {
     const runId = newRunId();
-    const target = runtime.kubeSim
-      ? `kube-sim at ${runtime.kubeSim.url} (time ×${runtime.timeScale}; kubectl --server ${runtime.kubeSim.url} get jobs -A)`
-      : `kubeconfig context ${options.context ?? '(current)'}`;
-    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${count(spec.parallelism, 'runner')}) from ${terminalSafe(label)}`);
-    console.log(`  state machine: statemachine/run.asl.json (local engine) · ledger: embedded DynamoDB (dynalite) · cluster: ${target}`);
+    const where = spec.clusters ? ` over ${spec.clusters.map((c) => `${c.name} ${c.runners}`).join(', ')}` : '';
+    console.log(`loadplane: run ${runId}: ${spec.name} (${spec.engine}, ${count(spec.parallelism, 'runner')}${where}) from ${terminalSafe(label)}`);
+    console.log(
+      `  state machine: statemachine/run.asl.json (local engine) · ledger: embedded DynamoDB (dynalite) · ${describeLocalClusters(runtime, options.context)}`,
+    );
     const execution = runtime.startExecution({
       name: runId,
       // Admit validates it again, as it does every execution's input: the CLI's check is for fast feedback.

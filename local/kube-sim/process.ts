@@ -6,7 +6,8 @@
  * needs): from the CLI bundle too, whose import.meta.url names this source file.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ScaledClock } from '../clock/scaled-clock';
 import { kubeSimKubeConfig, type RequestLogEntry } from './index';
@@ -50,12 +51,14 @@ export interface KubeSimProcess {
 }
 
 const CHILD = fileURLToPath(new URL('./process-child.ts', import.meta.url));
+/** tsx's loader by its absolute URL: `--import tsx` would resolve from the working directory, which may be anywhere. */
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export async function startKubeSimProcess(options: KubeSimProcessOptions = {}): Promise<KubeSimProcess> {
   const timeScale = options.timeScale ?? 1;
   const origin = options.origin ?? Date.now();
   const child: ChildProcess = fork(CHILD, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', TSX],
     env: { ...process.env, LOADPLANE_KUBE_SIM_PROCESS: JSON.stringify({ timeScale, origin }) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -6,6 +6,7 @@
  * allowed cluster.
  */
 import type { DeploymentConfig } from '../../lambdas/core/config';
+import type { RunSpec } from '../../lambdas/core/spec';
 
 /** The name of the first local cluster, as the default config and the examples name it. */
 export const FIRST_LOCAL_CLUSTER = 'kube-sim';
@@ -22,4 +23,19 @@ export function withLocalClusters(config: DeploymentConfig, count: number): Depl
   const missing = names.filter((name) => !config.allowedClusters.some((c) => c.name === name));
   if (!first || missing.length === 0) return config;
   return { ...config, allowedClusters: [...config.allowedClusters, ...missing.map((name) => ({ ...first, name }))] };
+}
+
+/**
+ * `spec` with its runners spread over the local clusters (`npm start -- --clusters N`): one block each,
+ * in order, the first blocks one larger when they do not divide evenly, in the namespace of its
+ * cluster; over `parallelism` clusters when there are fewer runners than clusters. One cluster: `spec`.
+ */
+export function spreadOverLocalClusters(spec: RunSpec, count: number): RunSpec {
+  const used = Math.min(count, spec.parallelism);
+  if (used < 2) return spec;
+  const namespace = (spec.cluster ?? spec.clusters![0]!).namespace;
+  const base = Math.floor(spec.parallelism / used);
+  const clusters = localClusterNames(used).map((name, i) => ({ name, namespace, runners: base + (i < spec.parallelism % used ? 1 : 0) }));
+  const { cluster: _one, ...rest } = spec;
+  return { ...rest, clusters };
 }

@@ -29,8 +29,9 @@ import {
   type LocalExecution,
 } from '../engine/local-execution';
 import { startKubeSim, type KubeSim } from '../kube-sim';
+import { startKubeSimProcess, type KubeSimProcess } from '../kube-sim/process';
 import { startEmbeddedStore, type EmbeddedStore } from '../store/embedded-store';
-import { localClusterNames } from './local-clusters';
+import { localClusterNames, withLocalClusters } from './local-clusters';
 
 export interface LocalRuntimeOptions {
   config?: DeploymentConfig;
@@ -57,9 +58,17 @@ export interface LocalRuntimeOptions {
    * Several clusters (local-clusters.ts: kube-sim, kube-sim-2, …), for runs across clusters: `clusters`
    * kube-sims in this process on the runtime's clock (default 1), or, with `externalCluster`, these
    * further clusters running elsewhere on clocks of the same scale and origin (the first is
-   * `externalCluster`). The config must allow their names (withLocalClusters).
+   * `externalCluster`). Simulated ones are allowed as the config's first cluster (withLocalClusters);
+   * external ones the config must allow.
    */
   clusters?: number;
+  /**
+   * With `clusters`: each kube-sim in a process of its own (local/kube-sim/process.ts, `--clusters N`),
+   * all on ScaledClocks of `timeScale` and one origin, so no cluster shares an event loop with the
+   * control plane or another cluster, as on EKS. Not with a `clock` (a virtual clock cannot cross
+   * processes). The runtime starts and closes them.
+   */
+  clusterProcesses?: boolean;
   moreExternalClusters?: KubeConfig[];
   /** Stage log lines (default: dropped). */
   log?: (event: StageLogEvent) => void;
@@ -85,8 +94,10 @@ export interface LocalRuntime {
   readonly store: EmbeddedStore;
   /** Present when the runtime simulates the cluster: the first (`kube-sim`). */
   readonly kubeSim?: KubeSim;
-  /** Every simulated cluster, in the order of localClusterNames (empty for a real or external cluster). */
+  /** Every simulated cluster in this process, in the order of localClusterNames (empty for a real or external cluster). */
   readonly kubeSims: KubeSim[];
+  /** The API server URL of every cluster the runtime started (in this process or its own), in the order of localClusterNames. */
+  readonly clusterUrls: string[];
   /** Simulated seconds per real second; undefined on a virtual clock. */
   readonly timeScale: number | undefined;
   /** The cluster's clock (kube-sim's, the stages' `now`). */
@@ -131,24 +142,34 @@ async function reapAsEventBridgeWould(deps: StageDeps, platform: SimTime, change
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
-  const config = options.config ?? DEFAULT_CONFIG;
   const useKubeconfig = options.kubeconfig !== undefined || options.context !== undefined;
+  // Simulated clusters are allowed as the config's first cluster is (local-clusters.ts).
+  const config = withLocalClusters(options.config ?? DEFAULT_CONFIG, useKubeconfig || options.externalCluster ? 1 : (options.clusters ?? 1));
   // Read first: a missing file or context fails before anything is started.
   const fileConfig = useKubeconfig ? kubeConfigFromFile(options.kubeconfig, options.context) : options.externalCluster?.kubeConfig;
   // A real cluster keeps real time; kube-sim runs on the given clock or a sped-up wall clock.
+  if (options.clusterProcesses && options.clock) throw new Error('clusterProcesses needs a ScaledClock of its own: not with a clock');
   const clock = options.externalCluster?.clock ?? options.clock ?? new ScaledClock(useKubeconfig ? 1 : (options.timeScale ?? 1));
+  const ownClusterClock = !options.externalCluster && !options.clock;
   const platformClock = options.externalCluster ? new ScaledClock(1) : (options.clock ?? new ScaledClock(1));
   const store = await startEmbeddedStore(options.dataDir !== undefined ? { dataDir: options.dataDir } : {});
   const kubeSims: KubeSim[] = [];
+  const processes: KubeSimProcess[] = [];
+  const closeClusters = () => Promise.all([...kubeSims.map((sim) => sim.close()), ...processes.map((p) => p.close())]);
   try {
-    if (!fileConfig) for (let i = 0; i < (options.clusters ?? 1); i++) kubeSims.push(await startKubeSim({ clock }));
+    for (let i = 0; !fileConfig && i < (options.clusters ?? 1); i++) {
+      if (options.clusterProcesses)
+        processes.push(await startKubeSimProcess({ timeScale: clock.timeScale ?? 1, ...(clock instanceof ScaledClock ? { origin: clock.origin } : {}) }));
+      else kubeSims.push(await startKubeSim({ clock }));
+    }
   } catch (err) {
-    await Promise.all(kubeSims.map((sim) => sim.close()));
+    await closeClusters();
     await store.close();
     throw err;
   }
   const kubeSim = kubeSims[0];
-  const kubeConfigs = fileConfig ? [fileConfig, ...(options.moreExternalClusters ?? [])] : kubeSims.map((sim) => sim.kubeConfig());
+  const started = [...kubeSims, ...processes];
+  const kubeConfigs = fileConfig ? [fileConfig, ...(options.moreExternalClusters ?? [])] : started.map((sim) => sim.kubeConfig());
   const random = options.random ?? Math.random;
   // Retry waits of the Kubernetes calls are the platform's time; each call's timeout stays real (a socket's).
   const clients = kubeConfigs.map((kc) => createClusterClient(kc, { sleep: (ms) => platformClock.sleep(ms), random }));
@@ -170,7 +191,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ...(options.reportUrl ? { reportUrl: options.reportUrl } : {}),
       // The message's times are the stages' (`now`, the cluster's clock): simulated on kube-sim, in this
       // process or an external one (whose clock `clock` is, with its timeScale).
-      ...(kubeSims.length > 0 || options.externalCluster
+      ...(started.length > 0 || options.externalCluster
         ? { clock: { kind: 'simulated' as const, ...(clock.timeScale !== undefined ? { timeScale: clock.timeScale } : {}) } }
         : {}),
     },
@@ -190,6 +211,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     store,
     ...(kubeSim ? { kubeSim } : {}),
     kubeSims,
+    clusterUrls: started.map((sim) => sim.url),
     timeScale,
     clock,
     platformClock,
@@ -225,9 +247,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     abort: (runId, by) => ledger.requestAbort(runId, by, clock.now()),
     reap: (change) => platformClock.actor(() => reapAsEventBridgeWould(deps, platformClock, change)),
     close: async () => {
-      await Promise.all(kubeSims.map((sim) => sim.close()));
+      await closeClusters();
       if (options.externalCluster) platformClock.close();
-      else if (!options.clock) {
+      else if (ownClusterClock) {
         clock.close();
         platformClock.close();
       }

@@ -45,7 +45,7 @@ export const DEFAULT_STOP_GRACE_MS = 10_000;
 
 export interface ServeOptions extends Pick<
   LocalRuntimeOptions,
-  'clock' | 'timeScale' | 'kubeconfig' | 'context' | 'channels' | 'log' | 'random' | 'invokeStage' | 'dataDir'
+  'clock' | 'timeScale' | 'kubeconfig' | 'context' | 'channels' | 'log' | 'random' | 'invokeStage' | 'dataDir' | 'clusters' | 'clusterProcesses'
 > {
   /** 0 (default) picks a free port. */
   port?: number;
@@ -163,6 +163,8 @@ export async function startServe(options: ServeOptions = {}): Promise<Serve> {
     ...(options.channels ? { channels: options.channels } : {}),
     ...(options.random ? { random: options.random } : {}),
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    ...(options.clusters !== undefined ? { clusters: options.clusters } : {}),
+    ...(options.clusterProcesses !== undefined ? { clusterProcesses: options.clusterProcesses } : {}),
   });
   let stepFunctions: StepFunctionsApi | undefined;
   let server: Server | undefined;

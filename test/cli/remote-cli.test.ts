@@ -306,6 +306,17 @@ describe('failures, and their exit codes', () => {
     expect(await runsNamed('not-allowed')).toEqual([]);
   }, 60_000);
 
+  it("a run across clusters is checked against the deployment's allow-list by the API, not refused by the CLI (which does not know it): exit 2, naming the cluster, nothing created", async () => {
+    const across = 'clusters:\n  - { name: kube-sim, namespace: loadplane, runners: 2 }\n  - { name: eks-eu, namespace: load, runners: 2 }\n';
+    const file = specFile('across-not-allowed', '30s', (t) =>
+      t.replace('parallelism: 4\n', '').replace('cluster:\n  name: kube-sim\n  namespace: loadplane\n', across),
+    );
+    const outcome = await loadplane(['run', file]);
+    expect(outcome).toMatchObject({ code: 2, stdout: '' });
+    expect(outcome.errors).toEqual(['loadplane: clusters.1.name: cluster "eks-eu" is not on the allow-list (allowed clusters: kube-sim)']);
+    expect(await runsNamed('across-not-allowed')).toEqual([]);
+  }, 60_000);
+
   it("a service account the deployment does not allow is the API's to refuse (the CLI does not know the deployment's allow-list): exit 2, nothing created", async () => {
     const file = specFile('sa-not-allowed', '30s', (t) => t.replace('runner:\n', 'runner:\n  serviceAccountName: k6-s3-reader\n'));
     const outcome = await loadplane(['run', file]);

@@ -3,7 +3,7 @@
  * the resolution the widest bracket of one runner's start, and runners never seen are named.
  */
 import { describe, expect, it } from 'vitest';
-import { describeStartSkew, measuredStart, StartSource } from '../../lambdas/core/start-skew';
+import { clusterSkews, describeStartSkew, measuredStart, StartSource } from '../../lambdas/core/start-skew';
 
 describe('measuredStart', () => {
   it('spread of the sightings, widest bracket, unseen runners listed', () => {
@@ -33,5 +33,29 @@ describe('measuredStart', () => {
   it('one runner: no skew', () => {
     const m = measuredStart(StartSource.k6Status, 1, [{ runner: 0, seenAt: 7, notBefore: 5 }])!;
     expect(describeStartSkew(m)).toBe("start skew 0 ms across 1 runner (measured to within 2 ms, from k6's status)");
+  });
+
+  it("a run across clusters: the skew within each cluster after the run's, in the spec's order", () => {
+    const m = measuredStart(StartSource.k6Status, 5, [
+      { runner: 0, seenAt: 1_000, notBefore: 995 },
+      { runner: 1, seenAt: 1_004, notBefore: 995 },
+      { runner: 2, seenAt: 1_030, notBefore: 1_020 },
+      { runner: 3, seenAt: 1_012, notBefore: 1_010 },
+      { runner: 4, seenAt: 1_019, notBefore: 1_010 },
+    ])!;
+    const blocks = [
+      { name: 'eks-us', first: 0, runners: 2 },
+      { name: 'eks-eu', first: 2, runners: 1 },
+      { name: 'eks-ap', first: 3, runners: 2 },
+    ];
+    const across = { ...m, clusters: clusterSkews(m, blocks) };
+    expect(across.clusters).toEqual([
+      { cluster: 'eks-us', skewMs: 4, seen: 2 },
+      { cluster: 'eks-eu', skewMs: 0, seen: 1 },
+      { cluster: 'eks-ap', skewMs: 7, seen: 2 },
+    ]);
+    expect(describeStartSkew(across)).toBe(
+      "start skew 30 ms across 5 runners (measured to within 10 ms, from k6's status); within each cluster: eks-us 4 ms, eks-eu 0 ms, eks-ap 7 ms",
+    );
   });
 });

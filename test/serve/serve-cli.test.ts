@@ -157,6 +157,27 @@ describe('serve notifies', () => {
   }, 90_000);
 });
 
+describe('serve --clusters', () => {
+  it('--clusters 3: the banner names each kube-sim process; a run across them succeeds, each cluster with its skew; every kube-sim stops with serve', async () => {
+    const serve = await spawnServe(['--clusters', '3']);
+    const urls = [...serve.stdout().matchAll(/(kube-sim(?:-\d+)?) at (http:\/\/127\.0\.0\.1:\d+)/g)].map((m) => [m[1], m[2]!] as const);
+    expect(urls.map(([name]) => name)).toEqual(['kube-sim', 'kube-sim-2', 'kube-sim-3']);
+    expect(serve.stdout()).toContain('(each its own process; time ×100');
+    const runId = await submit(serve.url, join(REPO, 'examples/k6-regions.yaml'));
+    const run = await ended(serve.url, runId);
+    expect(run.outcome).toBe('SUCCEEDED');
+    expect(run.test?.startSkew?.summary).toMatch(/; within each cluster: kube-sim \d+ ms, kube-sim-2 \d+ ms, kube-sim-3 \d+ ms$/);
+    expect(run.test?.startSkew?.clusters).toEqual(
+      ['kube-sim', 'kube-sim-2', 'kube-sim-3'].map((cluster) => ({ cluster, skewMs: expect.any(Number), seen: 2 })),
+    );
+    // Every kube-sim answers while serve runs, and none once it stopped.
+    for (const [, url] of urls) expect((await fetch(`${url}/version`)).status).toBe(200);
+    serve.child.kill('SIGINT');
+    expect(await serve.exit).toEqual({ code: 0, signal: null });
+    for (const [, url] of urls) await expect(fetch(`${url}/version`)).rejects.toThrow();
+  }, 90_000);
+});
+
 describe('serve stops', () => {
   it('one Ctrl-C with a run in flight ends the process within its deadline, saying the run ended with serve', async () => {
     const serve = await spawnServe([]);

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../../lambdas/api/idempotency-key';
 import { loadCliSettings } from '../../../lambdas/core/config';
+import { MAX_CLUSTERS } from '../../../lambdas/core/placements';
 import { withChannelOptions } from '../local-channels';
 import type { RunLocalOptions } from '../run-local';
 
@@ -49,12 +50,52 @@ export const parseTimeScale = timeScaleParser(MAX_LOCAL_RUN_TIME_SCALE, LOCAL_RU
 /** `--time-scale` of `loadplane kube-sim`. */
 export const parseKubeSimTimeScale = timeScaleParser(MAX_KUBE_SIM_TIME_SCALE, KUBE_SIM_LIMIT_REASON);
 
+/** `--clusters <n>`: how many simulated clusters, 1 to MAX_CLUSTERS (a run spans at most that many). */
+export function parseClusterCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CLUSTERS)
+    throw new InvalidArgumentError(
+      `must be a whole number from 1 to ${MAX_CLUSTERS} (the most clusters one run may span), got ${JSON.stringify(value.slice(0, 20))}`,
+    );
+  return n;
+}
+
+/** `--clusters <n>` on a command that runs kube-sim (`run --local`, `start`, `serve`). */
+export function withClustersOption(command: Command, what: string): Command {
+  return command.option(
+    '--clusters <n>',
+    `simulate n clusters, kube-sim, kube-sim-2, … (each kube-sim in a process of its own, on one clock), ${what} (1-${MAX_CLUSTERS})`,
+    parseClusterCount,
+  );
+}
+
+/**
+ * `--clusters` simulates clusters: with a real one (`--kubeconfig`, `--context`) it is a usage error.
+ * The clusters of a real run across clusters are the deployment's (docs/deploy.md).
+ */
+export function refuseClustersWithKubeconfig(command: Command, opts: { clusters?: number; kubeconfig?: string; context?: string }): void {
+  const real = opts.kubeconfig !== undefined ? '--kubeconfig' : opts.context !== undefined ? '--context' : undefined;
+  if (opts.clusters !== undefined && real)
+    command.error(`error: option '--clusters <n>' cannot be used with option '${real}': --clusters simulates clusters with kube-sim`);
+}
+
 /** Options of every command that runs a test locally (`run --local`, `start`). */
-export function withLocalRunOptions(command: Command): Command {
-  return withChannelOptions(
-    command.option('--time-scale <x>', `kube-sim: simulated seconds per real second (at most ${MAX_LOCAL_RUN_TIME_SCALE})`, parseTimeScale, DEFAULT_TIME_SCALE),
-    { webhook: 'notify this generic JSON webhook when the run ends', slack: 'notify this Slack incoming webhook when the run ends' },
-  ).option('--report <file>', "write the run's report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends");
+export function withLocalRunOptions(
+  command: Command,
+  clustersHelp = "for a spec whose clusters name them (spec's clusters: [{ name: kube-sim-2, … }])",
+): Command {
+  return withClustersOption(
+    withChannelOptions(
+      command.option(
+        '--time-scale <x>',
+        `kube-sim: simulated seconds per real second (at most ${MAX_LOCAL_RUN_TIME_SCALE})`,
+        parseTimeScale,
+        DEFAULT_TIME_SCALE,
+      ),
+      { webhook: 'notify this generic JSON webhook when the run ends', slack: 'notify this Slack incoming webhook when the run ends' },
+    ).option('--report <file>', "write the run's report page (self-contained HTML: charts, per-runner table, thresholds) to this file when it ends"),
+    clustersHelp,
+  );
 }
 
 /** What every command that talks to the API says about its exit codes (docs/cli.md). */
@@ -119,6 +160,7 @@ const LOCAL_ONLY: Record<string, string> = {
   webhookUrl: '--webhook-url',
   slackWebhookUrl: '--slack-webhook-url',
   report: '--report',
+  clusters: '--clusters',
   kubeconfig: '--kubeconfig',
   context: '--context',
 };
@@ -160,6 +202,7 @@ export function registerRun(program: Command): void {
     .action(async (spec: string, opts: RunCliOptions, cmd: Command) => {
       if (opts.local) {
         if (opts.api !== undefined) cmd.error("error: option '--api <url>' cannot be used with option '--local'");
+        refuseClustersWithKubeconfig(cmd, opts);
         // Loaded only when a run starts: the engine, the AWS SDK, dynalite and kube-sim are most of the CLI.
         const { runLocal } = await import('../run-local');
         process.exitCode = await runLocal(spec, opts);

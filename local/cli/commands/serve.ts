@@ -5,7 +5,8 @@ import { untilInterrupted } from '../interrupted';
 import { describeChannels, localChannels, withChannelOptions, type LocalChannelFlags } from '../local-channels';
 import type { Serve, StopSummary } from '../../serve/serve';
 import { parsePort } from './kube-sim';
-import { DEFAULT_TIME_SCALE, parseTimeScale } from './run';
+import { DEFAULT_TIME_SCALE, parseTimeScale, refuseClustersWithKubeconfig, withClustersOption } from './run';
+import { localClusterNames } from '../../runtime/local-clusters';
 
 function parseDeliveries(value: string): number {
   const n = Number(value);
@@ -29,6 +30,7 @@ interface ServeCliOptions extends LocalChannelFlags {
   kubeconfig?: string;
   context?: string;
   dataDir?: string;
+  clusters?: number;
 }
 
 /** Where runs and schedules are kept, in the banner's words. */
@@ -39,16 +41,22 @@ function ledgerText(dataDir: string | undefined): string {
 }
 
 function banner(serve: Serve, opts: ServeCliOptions, channels: string): string[] {
-  const sim = serve.runtime.kubeSim;
-  const cluster = sim
-    ? `kube-sim at ${sim.url} (time ×${serve.runtime.timeScale}: the runs' times are the cluster's)`
-    : `kubeconfig ${opts.context ?? '(current context)'}`;
+  const urls = serve.runtime.clusterUrls;
+  const time = `time ×${serve.runtime.timeScale}: the runs' times are the cluster's`;
+  const cluster =
+    urls.length === 0
+      ? `cluster: kubeconfig ${opts.context ?? '(current context)'}`
+      : urls.length === 1
+        ? `cluster: kube-sim at ${urls[0]} (${time})`
+        : `clusters: ${localClusterNames(urls.length)
+            .map((name, i) => `${name} at ${urls[i]}`)
+            .join(', ')} (each its own process; ${time})`;
   const lines = [
     `loadplane serve: API at ${serve.url}`,
     `  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/runs/{id}/report · GET ${serve.url}/openapi.json`,
     `  PUT|GET|DELETE ${serve.url}/schedules/{name} · GET ${serve.url}/schedules (fired by the local scheduler on the wall clock${opts.scheduleDeliveries > 1 ? `, each time ×${opts.scheduleDeliveries}` : ''})`,
     `  Step Functions API: ${serve.stepFunctions.endpoint} (state machine ${serve.stepFunctions.stateMachineArn})`,
-    `  ledger: ${ledgerText(opts.dataDir)} · cluster: ${cluster}`,
+    `  ledger: ${ledgerText(opts.dataDir)} · ${cluster}`,
     channels
       ? `  notifications: ${channels}, for runs whose spec lists the channel in notify.channels`
       : '  notifications: no channel has a URL (--webhook-url, --slack-webhook-url, or LOADPLANE_WEBHOOK_URL, LOADPLANE_SLACK_WEBHOOK_URL): nothing is sent',
@@ -99,17 +107,18 @@ export function registerServe(program: Command): void {
     .option('--time-scale <x>', 'kube-sim: simulated seconds per real second (at most 100); schedules keep the wall clock', parseTimeScale, DEFAULT_TIME_SCALE)
     .option('--data-dir <dir>', 'keep runs and schedules in this directory across restarts (default: in memory, gone when serve stops)')
     .option('--kubeconfig <file>', 'target the cluster of this kubeconfig instead of kube-sim')
-    .option('--context <name>', 'the kubeconfig context to use (implies a real cluster)')
-    .option(
-      '--schedule-deliveries <n>',
-      'deliver each schedule fire time n times at once, as EventBridge Scheduler may (1-10): still one run per time',
-      parseDeliveries,
-      1,
-    );
+    .option('--context <name>', 'the kubeconfig context to use (implies a real cluster)');
+  withClustersOption(command, 'for specs whose clusters name them').option(
+    '--schedule-deliveries <n>',
+    'deliver each schedule fire time n times at once, as EventBridge Scheduler may (1-10): still one run per time',
+    parseDeliveries,
+    1,
+  );
   withChannelOptions(command, {
     webhook: 'the URL of the channel `webhook`: runs whose spec lists it are notified there',
     slack: 'the Slack incoming webhook of the channel `slack`: runs whose spec lists it are notified there',
-  }).action(async (given: ServeCliOptions) => {
+  }).action(async (given: ServeCliOptions, cmd: Command) => {
+    refuseClustersWithKubeconfig(cmd, given);
     // Said as an absolute path: the lines that name it are read from anywhere.
     const opts = given.dataDir === undefined ? given : { ...given, dataDir: resolve(given.dataDir) };
     const channels = localChannels(opts);
@@ -126,6 +135,7 @@ export function registerServe(program: Command): void {
         ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
         ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
         ...(opts.context !== undefined ? { context: opts.context } : {}),
+        ...(opts.clusters !== undefined ? { clusters: opts.clusters, clusterProcesses: true } : {}),
       });
     } catch (err) {
       if ((err as Error).name !== 'DataDirInUse') throw err;

@@ -15,8 +15,9 @@ const EXAMPLE_SPEC = fileURLToPath(new URL('../../../examples/k6-smoke.yaml', im
 export function registerStart(program: Command): void {
   withLocalRunOptions(
     program.command('start').description('run examples/k6-smoke.yaml locally on the embedded default (kube-sim, embedded DynamoDB, local state machine)'),
+    'with its runners spread over them: one run across clusters',
   ).action(async (opts: RunLocalOptions) => {
     const { runLocal } = await import('../run-local');
-    process.exitCode = await runLocal(EXAMPLE_SPEC, { ...opts, label: relative(REPO_ROOT, EXAMPLE_SPEC) });
+    process.exitCode = await runLocal(EXAMPLE_SPEC, { ...opts, label: relative(REPO_ROOT, EXAMPLE_SPEC), spreadOverClusters: true });
   });
 }
