@@ -135,7 +135,7 @@ function distinct(values: number[]): number[] {
   return values.filter((v, i) => i === 0 || v !== values[i - 1]);
 }
 
-/** The k6 error messages kube-sim reproduces word for word, from a log (stderr lines). */
+/** The k6 error messages kube-sim reproduces word for word, with their hints, from a log (stderr lines). */
 const REPRODUCED_MESSAGE =
   /^(test aborted: |test marked as failed: |test run was marked as failed$|test run stopped from REST API$|test run was aborted because k6 received a 'terminated' signal$|failed to handle the end-of-test summary$|Error executing setup$|Error: setup failed on purpose|accepts 1 arg\(s\))/;
 function k6Messages(log: string): string[] {
@@ -145,7 +145,9 @@ function k6Messages(log: string): string[] {
     const m = /msg=("(?:[^"\\]|\\.)*")/.exec(line);
     if (!m) continue;
     const msg = JSON.parse(m[1]!) as string;
-    if (REPRODUCED_MESSAGE.test(msg)) out.push(msg);
+    // The hint too: k6 gives one only for some errors (a script exception), never for a command-line one.
+    const hint = /hint=("(?:[^"\\]|\\.)*")/.exec(line)?.[1];
+    if (REPRODUCED_MESSAGE.test(msg)) out.push(hint ? `${msg} (hint ${JSON.parse(hint) as string})` : msg);
   }
   return out;
 }

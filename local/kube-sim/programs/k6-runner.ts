@@ -190,7 +190,7 @@ export class K6Runner implements ContainerProgram {
     const analysis = analyzeK6Script(source, path);
     if (!analysis.ok) return this.crash(analysis.error, analysis.hint, analysis.exitCode);
     if (ctx.exitCodeFault === K6_EXIT.scriptException) {
-      return this.crash(`TypeError: simulated script exception (kube-sim exit-code fault) at file://${path}`);
+      return this.crash(`TypeError: simulated script exception (kube-sim exit-code fault) at file://${path}`, 'script exception');
     }
     // Outputs are made after the test is loaded and before the REST API is up (internal/cmd/run.go).
     const outputs = k6Outputs(argv.outputs, (name) => ctx.env(name), STOCK_IMAGE.test(ctx.container.image ?? ''));
@@ -806,10 +806,11 @@ export class K6Runner implements ContainerProgram {
   }
 
   /**
-   * k6 dies before its REST API is up: error line, exit 107 (or the code given). No summary line: k6
-   * wrote no summary export, so the runner script prints none (lambdas/engines/pod-scripts.ts).
+   * k6 dies before its REST API is up: error line (with a hint only when given: k6 has none for a
+   * command-line error, recorded in exit-double-dash), exit 107 (or the code given). No summary line:
+   * k6 wrote no summary export, so the runner script prints none (lambdas/engines/pod-scripts.ts).
    */
-  private crash(message: string, hint: string | undefined = 'script exception', exitCode: number = K6_EXIT.scriptException): void {
+  private crash(message: string, hint: string | undefined, exitCode: number = K6_EXIT.scriptException): void {
     this.ctx.log(k6LogLine(this.ctx.now(), 'error', message, hint));
     this.exitNow(exitCode);
   }
