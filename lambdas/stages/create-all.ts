@@ -10,8 +10,10 @@
  * on its 409), and one that is ours is "exists".
  *
  * Order (manifests/owners.ts): the anchor first, without owners (every other object names it, so
- * needs its uid, and the Jobs that will own it do not exist yet); then the Jobs; then the rest; last
- * the stage's Jobs are added as owners of the anchor (one read and one PATCH).
+ * needs its uid, and the Jobs that will own it do not exist yet); then the rest (the script
+ * ConfigMap), before the Jobs whose pods mount it, so no pod waits on a volume that is still to come
+ * (mount-failure.ts ends a run on a ConfigMap not found); then the Jobs; last the stage's Jobs are
+ * added as owners of the anchor (one read and one PATCH).
  * Requests go a bounded number at a time (inBatches), so a run of hundreds of runners does not flood
  * the API server.
  */
@@ -120,11 +122,11 @@ async function createMissing(created: CreatableObject[], cluster: ClusterClient,
   const rest = all.filter((o) => o !== anchor && !isPresent(o));
   const resolved = (obj: CreatableObject) => create(resolveOwners(obj, uidOf));
   await inBatches(
-    rest.filter((o) => o.kind === 'Job'),
+    rest.filter((o) => o.kind !== 'Job'),
     resolved,
   );
   await inBatches(
-    rest.filter((o) => o.kind !== 'Job'),
+    rest.filter((o) => o.kind === 'Job'),
     resolved,
   );
 

@@ -1,8 +1,9 @@
 /**
  * A pod that waits in ContainerCreating because a volume cannot be mounted: the kubelet's volume
  * manager says why only in Warning `FailedMount` events, never in the pod's status
- * (pkg/kubelet/volumemanager; messages from pkg/volume/configmap). A missing ConfigMap, Secret or key
- * never mounts by waiting longer, so the poll stages end the run at once with the event's message
+ * (pkg/kubelet/volumemanager; messages from pkg/volume/configmap). loadplane creates what its pods
+ * mount before their Jobs (create-all.ts), so a missing ConfigMap, Secret or key is the spec's or was
+ * deleted, and never mounts by waiting longer: the poll stages end the run at once with the event's message
  * instead of at their deadline. Other FailedMount messages (`failed to sync configmap cache: timed
  * out…`, a slow CSI driver) can pass by themselves: they are left to the deadline.
  */

@@ -27,7 +27,7 @@ import type { RunnerSummary } from '../../lambdas/core/summary';
 import { engineAdapter } from '../../lambdas/engines';
 import { createAll as createStageObjects } from '../../lambdas/stages/create-all';
 import type { KubeSim } from '../../local/kube-sim/index';
-import { closeKubeSim, eventually as eventuallyInSimTime, startVirtualKubeSim } from '../kube-sim/helpers';
+import { closeKubeSim, eventually as eventuallyInSimTime, simSleep, startVirtualKubeSim } from '../kube-sim/helpers';
 import { k6Plan } from './fixtures/plan';
 
 const NAMESPACE = 'loadplane';
@@ -203,6 +203,23 @@ describe('createAll creates only what is missing', () => {
     expect(requestsSince(again)).toHaveLength(2);
   });
 
+  it("where Prepare did not run (a run's other cluster), Launch makes the anchor and the script ConfigMap before any Job, so no pod waits for its volume", async () => {
+    const p = plan({ parallelism: 3 });
+    const before = sim.requestLog.length;
+    await createStageObjects(client, launchManifests(p), adoptions(p));
+    expect(requestsSince(before, 'POST')).toEqual([
+      `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
+      `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
+      ...launchManifests(p).map(() => `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`),
+    ]);
+    await simSleep(sim, 5_000);
+    const pods = sim.list('Pod', NAMESPACE, `${Labels.runId}=${p.runId}`);
+    expect(pods.length).toBe(launchManifests(p).length);
+    expect(sim.list('Event', NAMESPACE).filter((e) => e.reason === 'FailedMount' && pods.some((pod) => pod.metadata.name === e.involvedObject.name))).toEqual(
+      [],
+    );
+  });
+
   it('an injected 500 on a create is retried inside the call: one extra POST, and the stage does not fail', async () => {
     const p = plan({ parallelism: 3 });
     await createStageObjects(client, prepareManifests(p));
@@ -240,14 +257,14 @@ describe('ownership: the anchor owns every other object of the run, every Job of
   };
   const ownerNamesOf = (o: V1ConfigMap | V1Job | undefined) => (o?.metadata?.ownerReferences ?? []).map((r) => r.name).sort();
 
-  it('Prepare: the anchor first (no owner yet), then the initializer and the script ConfigMap owned by it, then the initializer owns the anchor', async () => {
+  it('Prepare: the anchor first (no owner yet), then the script ConfigMap the initializer mounts and the initializer, owned by it, then the initializer owns the anchor', async () => {
     const p = plan();
     const before = sim.requestLog.length;
     await createStageObjects(client, prepareManifests(p), [], { first: true });
     expect(requestsSince(before).filter((r) => !r.startsWith('GET'))).toEqual([
       `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
-      `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
       `POST /api/v1/namespaces/${NAMESPACE}/configmaps`,
+      `POST /apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
       `PATCH /api/v1/namespaces/${NAMESPACE}/configmaps/lp-${p.runId}-anchor`,
     ]);
     // A first attempt lists nothing: nothing of the run exists yet; the one read is addOwners'.

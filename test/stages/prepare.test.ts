@@ -32,11 +32,11 @@ describe('Prepare', () => {
     const step = await prepare(h.runtime.deps, runId);
 
     expect(step).toEqual({ phase: StepPhase.waiting, nextPollSeconds: 2 });
-    // The anchor first (the others name it as their owner), then the Job, the ConfigMap, and the Job made owner of the anchor.
+    // The anchor first (the others name it as their owner), then the script ConfigMap the Job's pod mounts, the Job, and the Job made owner of the anchor.
     expect(requests.writes().map((r) => `${r.method} ${r.path.split('/').pop()}`)).toEqual([
       'POST configmaps',
-      'POST jobs',
       'POST configmaps',
+      'POST jobs',
       `PATCH lp-${runId}-anchor`,
     ]);
 

@@ -2,8 +2,8 @@
  * Ownership of a run's objects (owners.ts, architecture §7). Each engine's adapter builds the objects of
  * Prepare and Launch (lambdas/engines); the stage adds the run's anchor, which owns all of them and
  * is owned by every Job of the run. createAll creates only what is missing, so a retried stage
- * converges on the same set: the anchor first (the others need its uid), then the Jobs, then the
- * rest, and last the stage's Jobs as owners of the anchor.
+ * converges on the same set: the anchor first (the others need its uid), then the rest (what the
+ * pods mount), then the Jobs, and last the stage's Jobs as owners of the anchor.
  *
  * - Prepare makes the anchor, owned by the initializer Job (k6) or, for Gatling, by nothing until
  *   Launch: the one moment the run has an object without an owner. It carries the run's labels, so

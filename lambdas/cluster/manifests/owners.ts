@@ -15,8 +15,8 @@
  *
  * A reference needs the owner's uid, which only the API server knows once the owner exists. The pure
  * builders name the owner and leave the uid empty; createAll (stages/create-all.ts) creates the
- * anchor first (without owners: its Jobs come next), then the Jobs, then the rest, filling the uids in
- * with resolveOwners, and last adds the stage's Jobs as owners of the anchor.
+ * anchor first (without owners: its Jobs come later), then the rest (what the pods mount), then the
+ * Jobs, filling the uids in with resolveOwners, and last adds the stage's Jobs as owners of the anchor.
  */
 import type { V1ConfigMap, V1Job, V1OwnerReference } from '@kubernetes/client-node';
 import { objectName, Role } from '../../core/runner-contract';
