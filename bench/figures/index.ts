@@ -2,6 +2,7 @@
 import type { Figure } from '../figure';
 import { badInput } from './bad-input';
 import { bundles } from './bundles';
+import { clusters } from './clusters';
 import { cliStartup } from './cli-startup';
 import { concurrency } from './concurrency';
 import { overhead } from './overhead';
@@ -9,4 +10,4 @@ import { perRun } from './per-run';
 import { scale } from './scale';
 import { startSkew } from './start-skew';
 
-export const FIGURES: Figure[] = [startSkew, overhead, perRun, concurrency, bundles, scale, cliStartup, badInput];
+export const FIGURES: Figure[] = [startSkew, overhead, perRun, concurrency, bundles, scale, clusters, cliStartup, badInput];

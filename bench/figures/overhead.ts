@@ -104,12 +104,17 @@ export async function countedRun(bench: BenchRuntime, parallelism: number, durat
   return measured;
 }
 
-/** One run with its counts, whatever it ended with (see runFailure). */
-export async function measuredRun(bench: BenchRuntime, parallelism: number, durationSeconds: number): Promise<{ run: BenchRun; counts: RunCounts }> {
-  const before = { ...bench.counters, api: await bench.cluster.requestCount() };
-  const run = await bench.run({ ...k6BenchSpec({ parallelism, durationSeconds }), timeouts: SLACK_TIMEOUTS });
+/** One run with its counts, whatever it ended with (see runFailure); `clusters`: spread over that many of the bench's clusters. */
+export async function measuredRun(
+  bench: BenchRuntime,
+  parallelism: number,
+  durationSeconds: number,
+  options: { clusters?: number } = {},
+): Promise<{ run: BenchRun; counts: RunCounts }> {
+  const before = { ...bench.counters, api: await bench.requestCount() };
+  const run = await bench.run({ ...k6BenchSpec({ parallelism, durationSeconds, ...options }), timeouts: SLACK_TIMEOUTS });
   const counts = {
-    apiCalls: (await bench.cluster.requestCount()) - before.api,
+    apiCalls: (await bench.requestCount()) - before.api,
     ledgerReads: bench.counters.ledgerReads - before.ledgerReads,
     ledgerWrites: bench.counters.ledgerWrites - before.ledgerWrites,
     invocations: bench.counters.invocations - before.invocations,

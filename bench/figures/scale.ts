@@ -22,21 +22,21 @@ import { largestItem, runItems, watchPollReadBytes } from '../../test/support/le
 import { startBenchRuntime, type BenchRun } from '../support/bench-runs';
 import { measuredRun, runFailure, splitRun } from './overhead';
 
-const TIME_SCALE = 10;
-const TEST_SECONDS = 60;
-const LARGEST = 1_000;
+export const TIME_SCALE = 10;
+export const TEST_SECONDS = 60;
+export const LARGEST = 1_000;
 
 /** The deployment the figure runs: the defaults, with room for the largest run. */
-const CONFIG: DeploymentConfig = { ...DEFAULT_CONFIG, maxParallelism: LARGEST };
+export const CONFIG: DeploymentConfig = { ...DEFAULT_CONFIG, maxParallelism: LARGEST };
 
-interface Span {
+export interface Span {
   name: string;
   from: number;
   to: number;
 }
 
 /** Each Task state visit's span, on the wall clock (Date.now(), as kube-sim logs requests). */
-function taskSpans(run: BenchRun): Span[] {
+export function taskSpans(run: BenchRun): Span[] {
   const spans: Span[] = [];
   let open: { name: string; at: number } | undefined;
   for (const e of run.events) {
@@ -50,8 +50,13 @@ function taskSpans(run: BenchRun): Span[] {
   return spans;
 }
 
+/** The requests of `log` answered during a visit of the Task state `name` (1 ms either side: `at` is whole ms). */
+export function requestsIn<T extends { at: number }>(log: readonly T[], spans: readonly Span[], name: string): T[] {
+  return log.filter((r) => spans.some((s) => s.name === name && r.at >= s.from - 1 && r.at <= s.to + 1));
+}
+
 /** The error's message, with what a known limit means. */
-function failureText(message: string): string {
+export function failureText(message: string): string {
   // DynamoDB's message for an item over its 400 KB limit (dynalite answers with the same text).
   const itemLimit = /Item size (to update )?has exceeded the maximum allowed size/.test(message)
     ? " — a ledger record exceeds DynamoDB's 400 KB item limit"
@@ -95,7 +100,7 @@ export const scale: Figure = {
           const log = await bench.cluster.requestLog();
           const split = splitRun(run, TIME_SCALE);
           const spans = taskSpans(run);
-          const callsIn = (name: string) => log.filter((r) => spans.some((s) => s.name === name && r.at >= s.from - 1 && r.at <= s.to + 1)).length;
+          const callsIn = (name: string) => requestsIn(log, spans, name).length;
           const polls = split.visits.Watch ?? 0;
           const launch = split.tasks.Launch;
           const watch = polls > 0 && split.tasks.Watch !== undefined ? split.tasks.Watch / polls : undefined;

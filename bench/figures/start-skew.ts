@@ -24,7 +24,7 @@
  *   starts late on its own, so its skew follows the spread of the VU-init delays.
  * kube-sim runs in its own process, 5 ms (real) added to every request while a method runs.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createClusterClient, type ClusterClient } from '../../lambdas/cluster/cluster-client';
 import { scriptConfigMap } from '../../lambdas/cluster/manifests/script-configmap';
@@ -40,6 +40,7 @@ import { mulberry32, seedFromText } from '../../local/kube-sim/seeded-random';
 import type { Figure } from '../figure';
 import { median, round } from '../stats';
 import { startKubeSimProcess, type KubeSimProcess } from '../../local/kube-sim/process';
+import { send, withAgent } from '../support/keep-alive-http';
 
 const NAMESPACE = 'loadplane';
 /** Real ms kube-sim adds to every request while a method runs (a network hop to the API server). */
@@ -303,15 +304,6 @@ const START: Record<Method, (sim: KubeSimProcess, setup: ClusterClient, runId: s
   },
 };
 
-async function withAgent<T>(work: (agent: http.Agent) => Promise<T>): Promise<T> {
-  const agent = new http.Agent({ keepAlive: true });
-  try {
-    return await work(agent);
-  } finally {
-    agent.destroy();
-  }
-}
-
 interface K6StatusAttributes {
   status?: number;
   paused?: boolean;
@@ -349,18 +341,6 @@ async function k6Status(url: string, agent: http.Agent): Promise<K6StatusAttribu
 async function patch(url: string, agent: http.Agent): Promise<void> {
   const res = await send('PATCH', url, agent, START_BODY);
   if (res.status !== 200) throw new Error(`PATCH ${url}: HTTP ${res.status}`);
-}
-
-function send(method: string, url: string, agent: http.Agent, body?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, ...(body ? { headers: { 'Content-Type': 'application/json' } } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** First to last unpause of the run's runners, in kube-sim's request log (real ms). */

@@ -23,6 +23,8 @@ export interface RequestLogEntry {
   at: number;
   /** Simulated epoch ms when the response was sent. */
   simAt: number;
+  /** Bytes of the response body: all of it, or a stream's first chunk (what it writes later is not counted); 0 when dropped. */
+  bytes: number;
   /** Why the API throttle (faults.setThrottle) answered 429, when it did. */
   throttled?: ThrottleRejection;
 }
@@ -76,9 +78,10 @@ export class ApiServer {
     const throttled = response.throttled;
     // Served, its answer lost (faults.dropNextResponses): the connection closes without a response.
     const dropped = this.faults.takeResponseDrop(method, url.pathname);
+    let bytes = 0;
     if (dropped) res.destroy();
-    else if (response.stream) writeStream(res, response, response.stream);
-    else if (!res.destroyed) write(res, response);
+    else if (response.stream) bytes = writeStream(res, response, response.stream);
+    else if (!res.destroyed) bytes = write(res, response);
     // A stream is logged when it starts (its status is sent then).
     this.requestLog.push({
       method,
@@ -88,6 +91,7 @@ export class ApiServer {
       status: dropped ? 0 : response.status,
       at: Date.now(),
       simAt: this.clock.now(),
+      bytes,
       ...(throttled ? { throttled } : {}),
     });
   }
@@ -135,8 +139,8 @@ function tooLarge(): ApiResponse {
   return { status: 413, body: failureStatus(413, 'RequestEntityTooLarge', 'the request body is too large') };
 }
 
-/** Sends the head and the first chunk, then lets `stream` write until it (or the client) ends it. */
-function writeStream(res: ServerResponse, response: ApiResponse, stream: (sink: StreamSink) => void): void {
+/** Sends the head and the first chunk, then lets `stream` write until it (or the client) ends it; returns the first chunk's bytes. */
+function writeStream(res: ServerResponse, response: ApiResponse, stream: (sink: StreamSink) => void): number {
   const cleanups: (() => void)[] = [];
   let closed = false;
   const close = () => {
@@ -158,6 +162,7 @@ function writeStream(res: ServerResponse, response: ApiResponse, stream: (sink: 
     },
   };
   res.on('close', close);
+  let bytes = 0;
   if (res.destroyed) {
     close();
   } else {
@@ -170,18 +175,23 @@ function writeStream(res: ServerResponse, response: ApiResponse, stream: (sink: 
     res.flushHeaders();
     const first = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
     if (first !== '') res.write(first);
+    bytes = Buffer.byteLength(first);
   }
   stream(sink);
+  return bytes;
 }
 
-function write(res: ServerResponse, response: ApiResponse): void {
+/** Sends the whole response; returns its body's bytes. */
+function write(res: ServerResponse, response: ApiResponse): number {
   const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
   // contentType '' = no Content-Type header (a proxied program that sent none, as k6's empty answers).
   const contentType = response.contentType ?? 'application/json';
+  const bytes = Buffer.byteLength(text);
   res.writeHead(response.status, {
     ...(contentType === '' ? {} : { 'Content-Type': contentType }),
-    'Content-Length': Buffer.byteLength(text),
+    'Content-Length': bytes,
     ...response.headers,
   });
   res.end(text);
+  return bytes;
 }

@@ -284,16 +284,17 @@ describe('deletion', () => {
 });
 
 describe('request log', () => {
-  it('records method, path, query and status of every request; clearRequestLog empties it', async () => {
+  it('records method, path, query, status and body bytes of every request; clearRequestLog empties it', async () => {
     sim.clearRequestLog();
-    await http(sim, 'GET', `/api/v1/namespaces/${NS}/pods?labelSelector=a%3Db`);
-    await http(sim, 'GET', `/api/v1/namespaces/${NS}/configmaps/missing`);
+    const list = await http(sim, 'GET', `/api/v1/namespaces/${NS}/pods?labelSelector=a%3Db`);
+    const missing = await http(sim, 'GET', `/api/v1/namespaces/${NS}/configmaps/missing`);
     expect(sim.requestLog.map(({ method, path, query, status }) => ({ method, path, query, status }))).toEqual([
       { method: 'GET', path: `/api/v1/namespaces/${NS}/pods`, query: { labelSelector: 'a=b' }, status: 200 },
       { method: 'GET', path: `/api/v1/namespaces/${NS}/configmaps/missing`, query: {}, status: 404 },
     ]);
     expect(sim.requestLog[0]!.url).toBe(`/api/v1/namespaces/${NS}/pods?labelSelector=a%3Db`);
     expect(sim.requestLog[1]!.simAt).toBeGreaterThanOrEqual(sim.requestLog[0]!.simAt);
+    expect(sim.requestLog.map((r) => r.bytes)).toEqual([Buffer.byteLength(list.text), Buffer.byteLength(missing.text)]);
     sim.clearRequestLog();
     expect(sim.requestLog).toEqual([]);
   });
