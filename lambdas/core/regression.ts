@@ -1,0 +1,95 @@
+/**
+ * A run against its baseline, figure by figure: is it worse by more than the spec's limit? A
+ * percentile is known only as a bracket [lo, hi] that holds the run's exact value (aggregate.ts), and
+ * so is the baseline's: the ratio of the two exact values lies in [lo / baseline.hi, hi / baseline.lo].
+ * So a regression is **certain** only when the brackets are apart by more than the limit (the run's lo
+ * above the baseline's hi × (1 + limit)): width alone never makes one. It is **possible** when the
+ * exact values may be apart by more than the limit (hi above baseline.lo × (1 + limit)); a possible
+ * regression is reported and never fails a run. Means, error rates and request rates are exact.
+ * A figure the baseline cannot judge (no samples, no requests) is `unknown`, with why.
+ */
+import type { RunResult } from './aggregate';
+import type { Bracket } from './percentile-bracket';
+
+/** The figures a spec may limit. */
+export const REGRESSION_FIGURES = ['p90', 'p95', 'p99', 'mean', 'errorRate', 'requestRate'] as const;
+export type RegressionFigure = (typeof REGRESSION_FIGURES)[number];
+
+/**
+ * How much worse each figure may get. Latencies (p90, p95, p99, mean) and requestRate: a fraction
+ * of the baseline's (0.1: 10 % slower, or 10 % fewer requests a second). errorRate: percentage
+ * points (0.5: from 1 % to more than 1.5 %).
+ */
+export type RegressionLimits = Partial<Record<RegressionFigure, number>>;
+
+export type Verdict = 'certain' | 'possible' | 'none' | 'unknown';
+
+export interface FigureComparison {
+  figure: RegressionFigure;
+  verdict: Verdict;
+  /** The run's value (a bracket for a percentile). */
+  run: number | Bracket;
+  baseline: number | Bracket;
+  limit: number;
+  /** Why a figure is `unknown`. */
+  why?: string;
+}
+
+/** The figures of a result that a comparison reads (a stored summary has them too). */
+export type ComparedResult = Pick<RunResult, 'requests' | 'failedRequests' | 'errorRate' | 'durationMs' | 'latency'>;
+
+/** Requests a second over the run's duration (the longest runner's); undefined for a run without requests or duration. */
+export function requestRate(result: ComparedResult): number | undefined {
+  return result.requests > 0 && result.durationMs > 0 ? result.requests / (result.durationMs / 1000) : undefined;
+}
+
+/** Each limited figure of `run` against `baseline`, in REGRESSION_FIGURES order. */
+export function compareToBaseline(run: ComparedResult, baseline: ComparedResult, limits: RegressionLimits): FigureComparison[] {
+  return REGRESSION_FIGURES.flatMap((figure) => {
+    const limit = limits[figure];
+    return limit === undefined ? [] : [compareFigure(figure, run, baseline, limit)];
+  });
+}
+
+function compareFigure(figure: RegressionFigure, run: ComparedResult, baseline: ComparedResult, limit: number): FigureComparison {
+  switch (figure) {
+    case 'p90':
+    case 'p95':
+    case 'p99':
+      return percentile(figure, run.latency[figure], baseline.latency[figure], run.latency.count, baseline.latency.count, limit);
+    case 'mean':
+      return exactHigher(figure, run.latency.mean, baseline.latency.mean, limit, baseline.latency.count > 0 && run.latency.count > 0, 'no latency samples');
+    case 'errorRate': {
+      const known = run.requests > 0 && baseline.requests > 0;
+      const worse = run.errorRate - baseline.errorRate > limit / 100;
+      return { figure, run: run.errorRate, baseline: baseline.errorRate, limit, ...(known ? { verdict: worse ? 'certain' : 'none' } : unknown('no requests')) };
+    }
+    case 'requestRate': {
+      const [mine, theirs] = [requestRate(run), requestRate(baseline)];
+      if (mine === undefined || theirs === undefined) return { figure, run: mine ?? 0, baseline: theirs ?? 0, limit, ...unknown('no requests') };
+      return { figure, run: mine, baseline: theirs, limit, verdict: mine < theirs * (1 - limit) ? 'certain' : 'none' };
+    }
+  }
+}
+
+function unknown(why: string): { verdict: 'unknown'; why: string } {
+  return { verdict: 'unknown', why };
+}
+
+function percentile(figure: RegressionFigure, run: Bracket, baseline: Bracket, runCount: number, baselineCount: number, limit: number): FigureComparison {
+  const base = { figure, run, baseline, limit };
+  if (runCount === 0 || baselineCount === 0) return { ...base, ...unknown('no latency samples') };
+  // A baseline at 0 ms: any slower run is "infinitely" slower; a ratio says nothing there.
+  if (baseline.lo <= 0) return { ...base, ...unknown("the baseline's bracket starts at 0 ms") };
+  const factor = 1 + limit;
+  if (run.lo > baseline.hi * factor) return { ...base, verdict: 'certain' };
+  if (run.hi > baseline.lo * factor) return { ...base, verdict: 'possible' };
+  return { ...base, verdict: 'none' };
+}
+
+function exactHigher(figure: RegressionFigure, run: number, baseline: number, limit: number, known: boolean, why: string): FigureComparison {
+  const base = { figure, run, baseline, limit };
+  if (!known) return { ...base, ...unknown(why) };
+  if (baseline <= 0) return { ...base, ...unknown("the baseline's value is 0") };
+  return { ...base, verdict: run > baseline * (1 + limit) ? 'certain' : 'none' };
+}
