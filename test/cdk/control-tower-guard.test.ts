@@ -123,6 +123,7 @@ it('synthesized for a concrete account, every Lambda permission for a service pa
   for (const p of permissions) expect(p.Properties.SourceAccount).toBe('123456789012');
 });
 
+// Two synths and two cfn-guard passes: 30 s was not enough beside the whole suite and two CPU hogs.
 it('a deployment that keeps logs under 365 days has that finding acknowledged, naming its setting; the default keeps 365', () => {
   const short = synthFromDocument(configDocument({ logging: { retentionDays: 30 } }));
   expect(short.config.logging.retentionDays).toBe(30);
@@ -134,4 +135,4 @@ it('a deployment that keeps logs under 365 days has that finding acknowledged, n
   // Without its acknowledgement, the same template fails.
   const strict = new AcknowledgedCfnGuard(guardAcknowledgements(synthStack().config)).validate(context(templateFile('short-retention-strict', short)));
   expect(findings(strict).filter((f) => f.startsWith('cloudwatch_log_group_retention_period_check')).length).toBeGreaterThan(0);
-});
+}, 120_000);
