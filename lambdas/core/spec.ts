@@ -17,6 +17,9 @@ import { engineRules } from './engine-rules';
 import { MAX_SPEC_DEPTH } from './spec-text';
 import { COMMON_MOUNT_PATHS } from './runner-contract';
 import { MAX_CLUSTERS, placementsOf, type ClusterRef, type ClusterShare } from './placements';
+import { REGRESSION_FIGURES, type RegressionFigure } from './regression';
+import { LAST_SUCCEEDED, regressionLimitProblem } from './regression-limits';
+import { isValidRunId } from './run-id';
 import {
   runnerAffinity,
   runnerImagePullSecrets,
@@ -535,6 +538,31 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
     error: (issue) =>
       `must be a channel name (slack, webhook, slack-<suffix>, webhook-<suffix>) or { name, when: ${Object.values(NotifyWhen).join(' | ')} }, got ${describeValue(issue.input)}`,
   });
+  /** What the run is compared with, and how much worse each figure may get (core/regression.ts). */
+  const limitOf = (figure: RegressionFigure) =>
+    z.string().check((ctx) => {
+      const problem = regressionLimitProblem(figure, ctx.value);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+    });
+  const baseline = z.strictObject({
+    run: z
+      .string()
+      .check((ctx) => {
+        if (ctx.value !== LAST_SUCCEEDED && !isValidRunId(ctx.value))
+          ctx.issues.push({
+            code: 'custom',
+            message: `must be ${JSON.stringify(LAST_SUCCEEDED)} (the newest SUCCEEDED run of this name) or a run id`,
+            input: ctx.value,
+          });
+      })
+      .default(LAST_SUCCEEDED),
+    limits: z
+      .strictObject(Object.fromEntries(REGRESSION_FIGURES.map((f) => [f, limitOf(f).optional()])) as Record<RegressionFigure, z.ZodOptional<z.ZodString>>)
+      .check((ctx) => {
+        if (Object.values(ctx.value).every((v) => v === undefined))
+          ctx.issues.push({ code: 'custom', message: `must limit at least one of ${REGRESSION_FIGURES.join(', ')}`, input: ctx.value });
+      }),
+  });
   const notify = z
     .strictObject({
       channels: z
@@ -613,6 +641,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         cleanup: z.enum(CleanupPolicy).default(CleanupPolicy.always),
         onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
         setupTeardown: z.enum(SetupTeardown).optional(),
+        baseline: baseline.optional(),
         labels: userLabels.default({}),
       })
       .check((ctx) => {

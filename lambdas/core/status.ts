@@ -25,6 +25,8 @@ export const Outcome = {
   SUCCEEDED: 'SUCCEEDED',
   FAILED: 'FAILED',
   THRESHOLDS_FAILED: 'THRESHOLDS_FAILED',
+  /** The runners passed, and a figure is certainly worse than the baseline's by more than the spec's limit (core/regression.ts). */
+  REGRESSED: 'REGRESSED',
   TIMED_OUT: 'TIMED_OUT',
   ABORTED: 'ABORTED',
   /** The run's concurrency group was busy and its spec says `whenBusy: skip` (or `reject`, for a run not started by the API). */
@@ -58,6 +60,7 @@ export const RUN_STATUS_RANK: Readonly<Record<RunStatus, number>> = {
   SUCCEEDED: 100,
   FAILED: 100,
   THRESHOLDS_FAILED: 100,
+  REGRESSED: 100,
   TIMED_OUT: 100,
   ABORTED: 100,
   SKIPPED: 100,

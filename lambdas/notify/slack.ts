@@ -23,6 +23,7 @@ const OUTCOME_LOOK: Record<Outcome, { emoji: string; word: string }> = {
   [Outcome.SUCCEEDED]: { emoji: ':white_check_mark:', word: 'Succeeded' },
   [Outcome.FAILED]: { emoji: ':x:', word: 'Failed' },
   [Outcome.THRESHOLDS_FAILED]: { emoji: ':warning:', word: 'Thresholds failed' },
+  [Outcome.REGRESSED]: { emoji: ':chart_with_downwards_trend:', word: 'Regressed' },
   [Outcome.TIMED_OUT]: { emoji: ':hourglass:', word: 'Timed out' },
   [Outcome.ABORTED]: { emoji: ':octagonal_sign:', word: 'Aborted' },
   [Outcome.SKIPPED]: { emoji: ':fast_forward:', word: 'Skipped' },

@@ -28,6 +28,7 @@ import { runOnceReading } from './run-once';
 import { observeRunners, runnerResultFromLog, runningAt, type RunnerView } from './runners';
 import { withClusterSkews, type StartRecord } from './start';
 import type { EngineAdapter } from '../engines';
+import { afterComparison, compareWithBaseline, type RegressionRecord } from './baseline';
 import { earlyEndNotes, type EarlyEnd } from './early-end';
 import type { WatchRecord } from './watch';
 
@@ -38,6 +39,8 @@ export interface CollectRecord extends StepResult {
   result: RunResult;
   /** Engines whose runners start themselves (Gatling): each runner's start as its log shows it (measuredStartOf reads it). */
   measuredStart?: MeasuredStart;
+  /** The spec's `baseline`: the comparison with it (baseline.ts). */
+  regression?: RegressionRecord;
 }
 
 /** The run's collected result, as recorded (an older record's shape read as today's), or undefined before Collect. */
@@ -50,6 +53,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
   const {
     result: _result,
     measuredStart: _measured,
+    regression: _regression,
     ...verdict
   } = await runOnceReading<CollectRecord, RunContext>(
     deps,
@@ -111,11 +115,18 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       const stopped = abort !== undefined && runningAt(runners, abort.at).length > 0;
       // A runner ended the test early (Watch's record, early-end.ts): the outcome is why it ended.
       const ended = outputOf<WatchRecord>(run.view, Stage.Watch)?.endedEarly;
-      const { outcome, reason } = stopped
+      const decided = stopped
         ? { outcome: Outcome.ABORTED, reason: `aborted by ${abort.by}; partial results from ${countOf(result.runners.length, run.spec.parallelism, 'runner')}` }
         : ended
           ? earlyEndDecision(ended, result, noResult, run.spec.parallelism)
           : withLateAbort(outcomeFromRunners(result, noResult), abort);
+      // A run with a baseline whose runners produced a result: compared figure by figure (baseline.ts).
+      const baseline = run.spec.baseline;
+      const regression =
+        baseline && !stopped && result.runners.length > 0
+          ? await compareWithBaseline(deps, { runId, name: run.spec.name, createdAt: run.view.run.createdAt }, baseline, result)
+          : undefined;
+      const { outcome, reason } = regression ? afterComparison(decided, regression) : decided;
       const replaced = replacementNote(
         runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
       );
@@ -126,7 +137,14 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         ...unread.slice(0, 3),
         ...(unread.length > 3 ? [`and ${unread.length - 3} more unreadable results`] : []),
       ];
-      return { ...done(), outcome, reason: [reason, ...notes].join('; '), result, ...(measured ? { measuredStart: measured } : {}) };
+      return {
+        ...done(),
+        outcome,
+        reason: [reason, ...notes].join('; '),
+        result,
+        ...(measured ? { measuredStart: measured } : {}),
+        ...(regression ? { regression } : {}),
+      };
     },
   );
   return verdict;

@@ -47,6 +47,10 @@ import { EXIT_THRESHOLDS, runnerRequests, syntheticSummary, type SyntheticResult
  * so that a script's `http_req_failed` threshold can be crossed on purpose.
  */
 export const HTTP_FAILURE_RATE_ANNOTATION = 'kube-sim.loadplane.io/http-failure-rate';
+/** Seeds the runner's latencies by this text instead of the run id: a series of runs on one seed sees one target. */
+export const LATENCY_SEED_ANNOTATION = 'kube-sim.loadplane.io/latency-seed';
+/** Multiplies the runner's latencies (a number above 0): the target got slower (or faster). */
+export const LATENCY_FACTOR_ANNOTATION = 'kube-sim.loadplane.io/latency-factor';
 
 /**
  * Pod annotation (kube-sim's own): simulated time a runner's teardown() takes after the test's
@@ -519,7 +523,10 @@ export class K6Runner implements ContainerProgram {
 
   /** This runner's synthetic result at the elapsed time (synthetic-summary.ts), thresholds evaluated. */
   private synthetic(forced: number | undefined, thresholds: Threshold[], elapsedMs = this.elapsed()): SyntheticResult {
-    const rate = Number(this.ctx.pod.metadata.annotations?.[HTTP_FAILURE_RATE_ANNOTATION]);
+    const annotations = this.ctx.pod.metadata.annotations ?? {};
+    const rate = Number(annotations[HTTP_FAILURE_RATE_ANNOTATION]);
+    const factor = Number(annotations[LATENCY_FACTOR_ANNOTATION]);
+    const seed = annotations[LATENCY_SEED_ANNOTATION];
     return syntheticSummary({
       runId: this.runId(),
       runner: this.identity.runnerIndex ?? 0,
@@ -530,6 +537,8 @@ export class K6Runner implements ContainerProgram {
       forcedExitCode: forced,
       thresholds,
       failureRate: Number.isFinite(rate) && rate >= 0 && rate <= 1 ? rate : undefined,
+      ...(Number.isFinite(factor) && factor > 0 ? { latencyFactor: factor } : {}),
+      ...(seed ? { latencySeed: seed } : {}),
     });
   }
 

@@ -33,6 +33,10 @@ export interface SyntheticRun {
   failureRate?: number;
   /** This runner's VUs (for the vus gauge). */
   vus?: number;
+  /** Seeds the latencies instead of the run id (the latency-seed annotation): runs of one seed have the same latencies. */
+  latencySeed?: string;
+  /** Multiplies every latency (the latency-factor annotation): a slower target. Default 1. */
+  latencyFactor?: number;
 }
 
 /** FNV-1a, 32 bit. */
@@ -94,8 +98,8 @@ export function syntheticSummary(run: SyntheticRun): SyntheticResult {
   const count = segmentShare(run.segment, whole);
   const failed = Math.min(count, segmentShare(run.segment, Math.round(whole * failRate)));
 
-  const random = prng(hash(`runner:${run.runId}:${run.runner}`));
-  const median = between(random, 40, 120);
+  const random = prng(hash(`runner:${run.latencySeed ?? run.runId}:${run.runner}`));
+  const median = between(random, 40, 120) * (run.latencyFactor ?? 1);
   const min = median * between(random, 0.2, 0.5);
   const p90 = median * between(random, 1.5, 2);
   const p95 = p90 * between(random, 1.05, 1.3);
