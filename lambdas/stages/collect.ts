@@ -120,10 +120,12 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         : ended
           ? earlyEndDecision(ended, result, noResult, run.spec.parallelism)
           : withLateAbort(outcomeFromRunners(result, noResult), abort);
-      // A run with a baseline whose runners produced a result: compared figure by figure (baseline.ts).
+      // A run with a baseline whose test ran to its end (SUCCEEDED or THRESHOLDS_FAILED): compared
+      // figure by figure (baseline.ts); a failed, aborted or cut-short run is no measure of speed.
       const baseline = run.spec.baseline;
+      const testRanToEnd = decided.outcome === Outcome.SUCCEEDED || decided.outcome === Outcome.THRESHOLDS_FAILED;
       const regression =
-        baseline && !stopped && result.runners.length > 0
+        baseline && testRanToEnd && result.runners.length > 0
           ? await compareWithBaseline(deps, { runId, name: run.spec.name, createdAt: run.view.run.createdAt }, baseline, result)
           : undefined;
       const { outcome, reason } = regression ? afterComparison(decided, regression) : decided;

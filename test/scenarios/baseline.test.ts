@@ -98,6 +98,15 @@ describe('a nightly series against its baseline', () => {
     );
   });
 
+  it('a run that failed is not compared: FAILED for its runner, no regression record, nothing about a baseline in the reason', async () => {
+    h.kubeSim.faults.setExitCode(137, { runId: 'nightly-d-1', runnerIndex: 1 });
+    const failed = await h.run(nightly('nightly-d', 1.5), { name: 'nightly-d-1' });
+    h.kubeSim.faults.clear();
+    expect(failed.view.run.outcome).toBe(Outcome.FAILED);
+    expect(outputOf<CollectRecord>(failed.view, Stage.Collect)!.regression).toBeUndefined();
+    expect(failed.view.run.outcomeReason).not.toMatch(/baseline|regressed/);
+  });
+
   it('a pinned baseline is that run; a pinned run that is not in the ledger is no baseline, said so', async () => {
     const pinnedRun = await h.run(nightly('nightly-c', 1), { name: 'nightly-c-1' });
     const pinned = await h.run(nightly('nightly-c', 2, { run: pinnedRun.runId, limits: { p99: '+20%' } }), { name: 'nightly-c-2' });
