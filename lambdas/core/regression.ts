@@ -35,6 +35,14 @@ export interface FigureComparison {
   why?: string;
 }
 
+/** What Collect records of a run's comparison with its baseline (CollectRecord.regression). */
+export interface RegressionRecord {
+  /** The run compared with; absent when none was usable (`none` says why). */
+  baseline?: string;
+  figures: FigureComparison[];
+  none?: string;
+}
+
 /** The figures of a result that a comparison reads (a stored summary has them too). */
 export type ComparedResult = Pick<RunResult, 'requests' | 'failedRequests' | 'errorRate' | 'durationMs' | 'latency'>;
 

@@ -10,7 +10,7 @@
 import { formatDuration } from '../core/duration';
 import { countOf, every, plural } from '../core/plural';
 import { Outcome } from '../core/status';
-import type { MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
+import type { MessageBaseline, MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
 
 /** Slack's limits: header text 150, section text 3000, a section field 2000 characters. */
 const HEADER_MAX = 150;
@@ -84,7 +84,17 @@ function fields(m: NotificationMessage): string[] {
   }
   list.push(`*Thresholds*\n${thresholdsText(m.thresholds)}`);
   if (m.startSkew) list.push(`*Start skew*\n${startSkewText(m.startSkew)}`);
+  if (m.baseline) list.push(`*Baseline*\n${baselineText(m.baseline)}`);
   return list;
+}
+
+/** `p95 regressed, p99 may have regressed (against 01j…)`, or why there was none. */
+function baselineText(b: MessageBaseline): string {
+  if (b.runId === null) return escapeMrkdwn(b.none ?? 'none');
+  const said = b.figures.filter((f) => f.verdict === 'certain' || f.verdict === 'possible');
+  const verdicts =
+    said.length === 0 ? 'no regression' : said.map((f) => `${f.figure} ${f.verdict === 'certain' ? 'regressed' : 'may have regressed'}`).join(', ');
+  return `${verdicts} (against \`${b.runId}\`)`;
 }
 
 /** `12 ms across 4 runners (±3 ms)`. */

@@ -25,7 +25,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Engine, Outcome } from '../core/status';
-import type { NotificationMessage, ThresholdsSummary } from './message';
+import type { MessageBaseline, NotificationMessage, ThresholdsSummary } from './message';
 
 export const WEBHOOK_EVENT_TYPE = 'loadplane.run.finished';
 /** 2: `metrics.p95Ms` ({ lo, hi }, where the run's p95 lies) replaced version 1's `metrics.p95UpperBoundMs`. */
@@ -62,6 +62,13 @@ export interface WebhookPayload {
   simulated: boolean;
   /** The runners' measured start skew (ms, with its resolution); null when not measured. */
   startSkew: { skewMs: number; resolutionMs: number | null; source: string; runnersSeen: number } | null;
+  /**
+   * The run against its spec's baseline; null when the spec has none or the run was not compared.
+   * `runId` is null when no baseline was usable (`none` says why); each figure: the run's value and
+   * the baseline's (a bracket [lo, hi] for a percentile), the limit, and `certain`, `possible`, `none`
+   * or `unknown`.
+   */
+  baseline: MessageBaseline | null;
   links: { console: string | null; report: string | null };
   /** On the payload's `clock`, like startedAt and endedAt: sentAt ≥ endedAt ≥ startedAt. */
   sentAt: string;
@@ -95,6 +102,7 @@ export function webhookPayload(message: NotificationMessage, sentAt: string): We
           runnersSeen: message.startSkew.runnersSeen,
         }
       : null,
+    baseline: message.baseline ?? null,
     links: { console: message.links.console ?? null, report: message.links.report ?? null },
     sentAt,
     clock: message.clock.kind,

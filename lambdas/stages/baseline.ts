@@ -6,7 +6,7 @@
  * no usable baseline is said too. The baseline's figures are the totals Decide kept on its run item.
  */
 import type { RunResult } from '../core/aggregate';
-import { compareToBaseline, type ComparedResult, type FigureComparison } from '../core/regression';
+import { compareToBaseline, type ComparedResult, type FigureComparison, type RegressionRecord } from '../core/regression';
 import { LAST_SUCCEEDED, parseRegressionLimits, type RegressionLimitsText } from '../core/regression-limits';
 import type { Bracket } from '../core/percentile-bracket';
 import { Outcome, RunStatus } from '../core/status';
@@ -16,14 +16,6 @@ import type { StageDeps } from './deps';
 export interface BaselineSpec {
   run: string;
   limits: RegressionLimitsText;
-}
-
-/** What Collect records of the comparison (CollectRecord.regression). */
-export interface RegressionRecord {
-  /** The run compared with; absent when none was usable (`none` says why). */
-  baseline?: string;
-  figures: FigureComparison[];
-  none?: string;
 }
 
 /** Pages of a name's SUCCEEDED runs read to find the newest one before this run (100 runs each). */

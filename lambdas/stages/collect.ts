@@ -28,7 +28,8 @@ import { runOnceReading } from './run-once';
 import { observeRunners, runnerResultFromLog, runningAt, type RunnerView } from './runners';
 import { withClusterSkews, type StartRecord } from './start';
 import type { EngineAdapter } from '../engines';
-import { afterComparison, compareWithBaseline, type RegressionRecord } from './baseline';
+import type { RegressionRecord } from '../core/regression';
+import { afterComparison, compareWithBaseline } from './baseline';
 import { earlyEndNotes, type EarlyEnd } from './early-end';
 import type { WatchRecord } from './watch';
 

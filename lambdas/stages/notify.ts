@@ -26,7 +26,7 @@
  * goes through everything above unchanged.
  */
 import { deliveryUnknownText, InvalidTransition, isRetryable, NotificationInProgress, NotificationNotDelivered } from '../core/errors';
-import { collectedResult } from './collect';
+import { collectedResult, type CollectRecord } from './collect';
 import type { Decision } from './decide';
 import type { AdmitRecord } from './admit';
 import { measuredStartOf, type StartRecord } from './start';
@@ -203,6 +203,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
   const started = outputOf<StartRecord>(run.view, Stage.Start);
   const collected = collectedResult(run.view);
   const measured = measuredStartOf(run.view);
+  const regression = outputOf<CollectRecord>(run.view, Stage.Collect)?.regression;
   return buildMessage({
     runId: run.runId,
     name: run.spec.name,
@@ -223,6 +224,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     ...(collected ? { result: collected } : {}),
     links: messageLinks(deps, run),
     ...(measured ? { startSkew: measured } : {}),
+    ...(regression ? { baseline: regression } : {}),
     ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });
 }

@@ -82,6 +82,24 @@ describe('slackBody, as received over HTTP', () => {
     expect(body.text.startsWith(header.split(' ')[0]!)).toBe(true);
   });
 
+  it('a run compared with its baseline: a Baseline field naming what regressed, what may have, and the baseline run; or why there was none', () => {
+    const compared = message({
+      outcome: Outcome.REGRESSED,
+      baseline: {
+        baseline: '01jdm5x3k7q8r9s0t1v2w3x4y4',
+        figures: [
+          { figure: 'p95', verdict: 'certain', run: { lo: 231, hi: 240 }, baseline: { lo: 200, hi: 209 }, limit: 0.1 },
+          { figure: 'p99', verdict: 'possible', run: { lo: 300, hi: 390 }, baseline: { lo: 290, hi: 310 }, limit: 0.2 },
+          { figure: 'errorRate', verdict: 'none', run: 0.01, baseline: 0.012, limit: 0.5 },
+        ],
+      },
+    });
+    expect(fieldTexts(slackBody(compared))).toContain('*Baseline*\np95 regressed, p99 may have regressed (against `01jdm5x3k7q8r9s0t1v2w3x4y4`)');
+    const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
+    expect(fieldTexts(slackBody(none))).toContain('*Baseline*\nno earlier SUCCEEDED run named checkout-peak');
+    expect(fieldTexts(slackBody(message({}))).some((f) => f.startsWith('*Baseline*'))).toBe(false);
+  });
+
   it('has a distinct header for every outcome', () => {
     const headers = new Set(OUTCOMES.map((outcome) => ofType(slackBody(message({ outcome })), 'header')[0]!.text.text));
     expect(headers.size).toBe(OUTCOMES.length);

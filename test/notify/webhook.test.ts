@@ -77,11 +77,36 @@ describe('the JSON webhook', () => {
       thresholds: { total: 1, failed: [{ metric: 'http_req_failed', expression: 'rate<0.01', runners: [0] }] },
       simulated: false,
       startSkew: { skewMs: 12, resolutionMs: 4, source: 'k6-status', runnersSeen: 2 },
+      baseline: null,
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
       sentAt: '2026-11-30T12:00:00.500Z',
       clock: 'real',
       timeScale: null,
     });
+  });
+
+  it('a run compared with its baseline: the baseline run, and each limited figure with both values, the limit and the verdict', async () => {
+    const m = message({
+      outcome: Outcome.REGRESSED,
+      reason: 'p95 regressed: [231, 240] ms against [200, 209] ms in baseline 01jdm5x3k7q8r9s0t1v2w3x4y4 (limit +10 %)',
+      baseline: {
+        baseline: '01jdm5x3k7q8r9s0t1v2w3x4y4',
+        figures: [
+          { figure: 'p95', verdict: 'certain', run: { lo: 231, hi: 240 }, baseline: { lo: 200, hi: 209 }, limit: 0.1 },
+          { figure: 'errorRate', verdict: 'none', run: 0.01, baseline: 0.012, limit: 0.5 },
+        ],
+      },
+    });
+    expect(payloadOf(await sentAsWebhook(m)).baseline).toEqual({
+      runId: '01jdm5x3k7q8r9s0t1v2w3x4y4',
+      none: null,
+      figures: [
+        { figure: 'p95', verdict: 'certain', run: { lo: 231, hi: 240 }, baseline: { lo: 200, hi: 209 }, limit: 0.1 },
+        { figure: 'errorRate', verdict: 'none', run: 0.01, baseline: 0.012, limit: 0.5 },
+      ],
+    });
+    const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
+    expect(payloadOf(await sentAsWebhook(none)).baseline).toEqual({ runId: null, none: 'no earlier SUCCEEDED run named checkout-peak', figures: [] });
   });
 
   it('a simulated run: sentAt is on the run’s (simulated) clock and the payload says so; the signed timestamp stays on the wall clock', async () => {
