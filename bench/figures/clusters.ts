@@ -18,7 +18,8 @@ import type { RequestLogEntry } from '../../local/kube-sim';
 import { largestItem, runItems } from '../../test/support/ledger-items';
 import type { Cell, Figure } from '../figure';
 import { median, round } from '../stats';
-import { clusterShares, startBenchRuntime } from '../support/bench-runs';
+import { clusterShares } from '../../local/runtime/local-clusters';
+import { startBenchRuntime } from '../support/bench-runs';
 import { requestFloor } from '../support/request-floor';
 import { measuredRun, runFailure, splitRun } from './overhead';
 import { CONFIG, failureText, requestsIn, taskSpans, TEST_SECONDS, TIME_SCALE } from './scale';
@@ -117,7 +118,7 @@ async function measureOnce(shape: Shape): Promise<Sample> {
     const largest = largestItem(await runItems(bench.runtime.store.client, bench.runtime.store.tableName, run.runId));
     const floor = await requestFloor(
       bench.clusters,
-      clusterShares(n, shape.clusters).map((s) => s.runners),
+      clusterShares(n, shape.clusters, NAMESPACE).map((s) => s.runners),
       NAMESPACE,
     );
     return {

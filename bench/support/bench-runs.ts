@@ -16,7 +16,7 @@ import { isReadCommand } from './ledger-requests';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver';
 import { startKubeSimProcess, type KubeSimProcess } from '../../local/kube-sim/process';
-import { localClusterNames, withLocalClusters } from '../../local/runtime/local-clusters';
+import { clusterShares, withLocalClusters } from '../../local/runtime/local-clusters';
 
 export interface Counters {
   invocations: number;
@@ -142,7 +142,7 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 export function k6BenchSpec(options: { name?: string; parallelism: number; durationSeconds: number; clusters?: number }): RunSpecInput {
   const placement =
     (options.clusters ?? 1) > 1
-      ? { clusters: clusterShares(options.parallelism, options.clusters!) }
+      ? { clusters: clusterShares(options.parallelism, options.clusters!, 'loadplane') }
       : { cluster: { name: 'kube-sim', namespace: 'loadplane' } };
   return {
     name: options.name ?? 'bench',
@@ -155,13 +155,4 @@ export function k6BenchSpec(options: { name?: string; parallelism: number; durat
     ...placement,
     notify: { channels: [WEBHOOK_CHANNEL] },
   } as RunSpecInput;
-}
-
-/** `parallelism` runners over the first `count` local clusters, in blocks as even as can be (the first ones take the remainder). */
-export function clusterShares(parallelism: number, count: number): Array<{ name: string; namespace: string; runners: number }> {
-  return localClusterNames(count).map((name, i) => ({
-    name,
-    namespace: 'loadplane',
-    runners: Math.floor(parallelism / count) + (i < parallelism % count ? 1 : 0),
-  }));
 }

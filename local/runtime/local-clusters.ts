@@ -6,6 +6,7 @@
  * allowed cluster.
  */
 import type { DeploymentConfig } from '../../lambdas/core/config';
+import type { ClusterShare } from '../../lambdas/core/placements';
 import type { RunSpec } from '../../lambdas/core/spec';
 
 /** The name of the first local cluster, as the default config and the examples name it. */
@@ -33,9 +34,11 @@ export function withLocalClusters(config: DeploymentConfig, count: number): Depl
 export function spreadOverLocalClusters(spec: RunSpec, count: number): RunSpec {
   const used = Math.min(count, spec.parallelism);
   if (used < 2) return spec;
-  const namespace = (spec.cluster ?? spec.clusters![0]!).namespace;
-  const base = Math.floor(spec.parallelism / used);
-  const clusters = localClusterNames(used).map((name, i) => ({ name, namespace, runners: base + (i < spec.parallelism % used ? 1 : 0) }));
   const { cluster: _one, ...rest } = spec;
-  return { ...rest, clusters };
+  return { ...rest, clusters: clusterShares(spec.parallelism, used, (spec.cluster ?? spec.clusters![0]!).namespace) };
+}
+
+/** `parallelism` runners over the first `count` local clusters in `namespace`, in blocks as even as can be (the first ones take the remainder). */
+export function clusterShares(parallelism: number, count: number, namespace: string): ClusterShare[] {
+  return localClusterNames(count).map((name, i) => ({ name, namespace, runners: Math.floor(parallelism / count) + (i < parallelism % count ? 1 : 0) }));
 }

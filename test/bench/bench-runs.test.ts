@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import { assertValidSpec } from '../../lambdas/core/spec';
 import { withLocalClusters } from '../../local/runtime/local-clusters';
-import { clusterShares, k6BenchSpec, startBenchRuntime } from '../../bench/support/bench-runs';
+import { k6BenchSpec, startBenchRuntime } from '../../bench/support/bench-runs';
+import { clusterShares } from '../../local/runtime/local-clusters';
 
 describe('bench runs over several clusters', () => {
   it('clusterShares splits the runners in blocks over kube-sim, kube-sim-2, … (the first ones take the remainder)', () => {
-    expect(clusterShares(100, 3).map((s) => [s.name, s.runners])).toEqual([
+    expect(clusterShares(100, 3, 'loadplane').map((s) => [s.name, s.runners])).toEqual([
       ['kube-sim', 34],
       ['kube-sim-2', 33],
       ['kube-sim-3', 33],
