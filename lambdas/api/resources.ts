@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { MIN_RATE_INTERVAL_MS } from '../core/live-sample';
+import { REGRESSION_FIGURES } from '../core/regression';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
@@ -136,6 +137,25 @@ export const runResourceSchema = runSummaryResourceSchema
       .record(z.string(), z.unknown())
       .optional()
       .meta({ description: 'The collected result: counts summed, percentiles per runner and as a bracket for the run (never averaged)' }),
+    baseline: z
+      .object({
+        runId: z.string().nullable().meta({ description: 'The run compared with; null when none was usable (none says why)' }),
+        none: z.string().nullable(),
+        figures: z.array(
+          z.object({
+            figure: z.enum(REGRESSION_FIGURES),
+            verdict: z.enum(['certain', 'possible', 'none', 'unknown']).meta({
+              description:
+                'certain: the brackets are apart by more than the limit (the run is REGRESSED); possible: the exact values may be; unknown: the baseline cannot judge',
+            }),
+            run: z.union([z.number(), z.object({ lo: z.number(), hi: z.number() })]),
+            baseline: z.union([z.number(), z.object({ lo: z.number(), hi: z.number() })]),
+            limit: z.number().meta({ description: 'A fraction of the baseline (0.1: 10 %), or percentage points for errorRate' }),
+          }),
+        ),
+      })
+      .optional()
+      .meta({ description: "The run against its spec's baseline (docs/run-spec.md, Baseline); absent when the spec has none or the run was not compared" }),
     links: z.object({
       self: z.string(),
       execution: z.string().optional().meta({ description: "The execution's page in the Step Functions console" }),

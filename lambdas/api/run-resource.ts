@@ -5,7 +5,8 @@
 import type { LiveFigures } from '../core/live-sample';
 import { Stage } from '../core/status';
 import type { RunItem, RunSummary, RunView } from '../ledger/ledger';
-import { collectedResult } from '../stages/collect';
+import { collectedResult, type CollectRecord } from '../stages/collect';
+import { baselineComparison } from '../core/regression';
 import { outputOf } from '../stages/run-context';
 import { measuredStartOf, type StartRecord } from '../stages/start';
 import { describeStartSkew, type MeasuredStart } from '../core/start-skew';
@@ -49,6 +50,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
   const started = outputOf<StartRecord>(view, Stage.Start);
   const measured = measuredStartOf(view);
   const results = collectedResult(view);
+  const regression = outputOf<CollectRecord>(view, Stage.Collect)?.regression;
   return {
     ...runItemSummary(run),
     engine: String(spec.engine),
@@ -80,6 +82,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
       ];
     }),
     ...(results ? { results: results as unknown as Record<string, unknown> } : {}),
+    ...(regression ? { baseline: baselineComparison(regression) } : {}),
     links: {
       self: `/runs/${run.runId}`,
       ...(run.executionArn && links.consoleUrl ? { execution: links.consoleUrl(run.executionArn) } : {}),

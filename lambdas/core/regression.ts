@@ -101,3 +101,21 @@ function exactHigher(figure: RegressionFigure, run: number, baseline: number, li
   if (baseline <= 0) return { ...base, ...unknown("the baseline's value is 0") };
   return { ...base, verdict: run > baseline * (1 + limit) ? 'certain' : 'none' };
 }
+
+/**
+ * The comparison as the webhook, Slack and the API show it: the baseline's run id (null when none was
+ * usable, `none` says why) and each limited figure: the run's value, the baseline's, the limit, the verdict.
+ */
+export interface BaselineComparison {
+  runId: string | null;
+  none: string | null;
+  figures: Pick<FigureComparison, 'figure' | 'verdict' | 'run' | 'baseline' | 'limit'>[];
+}
+
+export function baselineComparison(r: RegressionRecord): BaselineComparison {
+  return {
+    runId: r.baseline ?? null,
+    none: r.none ?? null,
+    figures: r.figures.map((f) => ({ figure: f.figure, verdict: f.verdict, run: f.run, baseline: f.baseline, limit: f.limit })),
+  };
+}

@@ -5,7 +5,7 @@
  */
 import { describeStartSkew, type MeasuredStart } from '../core/start-skew';
 import type { RunResult } from '../core/aggregate';
-import type { RegressionRecord } from '../core/regression';
+import { baselineComparison, type BaselineComparison, type RegressionRecord } from '../core/regression';
 import type { Engine, Outcome } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 
@@ -113,7 +113,7 @@ export interface NotificationMessage {
   /** The measured start skew across the runners; absent when not measured. */
   startSkew?: MessageStartSkew;
   /** The run against its baseline, each limited figure's verdict; absent when not compared. */
-  baseline?: MessageBaseline;
+  baseline?: BaselineComparison;
   links: MessageLinks;
   /** The clock of startedAt and endedAt (and the webhook's sentAt): every rendering of a simulated one says so. */
   clock: MessageClock;
@@ -148,7 +148,7 @@ export function buildMessage(input: MessageInput): NotificationMessage {
     ...(thresholds ? { thresholds } : {}),
     simulated: result?.simulated ?? false,
     ...(input.startSkew ? { startSkew: messageStartSkew(input.startSkew) } : {}),
-    ...(input.baseline ? { baseline: messageBaseline(input.baseline) } : {}),
+    ...(input.baseline ? { baseline: baselineComparison(input.baseline) } : {}),
     links: { ...input.links },
     clock: input.clock ? { ...input.clock } : { kind: 'real' },
   };
@@ -174,21 +174,6 @@ function summarizeThresholds(runners: NonNullable<ResultTotals['runners']>): Thr
   const failed = [...byKey.values()].filter((t) => t.runners.length > 0);
   for (const t of failed) t.runners.sort((a, b) => a - b);
   return { total: byKey.size, failed };
-}
-
-/** The baseline's run id (null when none was usable, `none` says why) and each limited figure: the run's value, the baseline's, the limit, the verdict. */
-export interface MessageBaseline {
-  runId: string | null;
-  none: string | null;
-  figures: { figure: string; verdict: string; run: number | { lo: number; hi: number }; baseline: number | { lo: number; hi: number }; limit: number }[];
-}
-
-function messageBaseline(r: RegressionRecord): MessageBaseline {
-  return {
-    runId: r.baseline ?? null,
-    none: r.none ?? null,
-    figures: r.figures.map((f) => ({ figure: f.figure, verdict: f.verdict, run: f.run, baseline: f.baseline, limit: f.limit })),
-  };
 }
 
 function messageStartSkew(m: MeasuredStart): MessageStartSkew {

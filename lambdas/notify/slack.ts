@@ -10,7 +10,8 @@
 import { formatDuration } from '../core/duration';
 import { countOf, every, plural } from '../core/plural';
 import { Outcome } from '../core/status';
-import type { MessageBaseline, MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
+import type { BaselineComparison } from '../core/regression';
+import type { MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
 
 /** Slack's limits: header text 150, section text 3000, a section field 2000 characters. */
 const HEADER_MAX = 150;
@@ -89,7 +90,7 @@ function fields(m: NotificationMessage): string[] {
 }
 
 /** `p95 regressed, p99 may have regressed (against 01j…)`, or why there was none. */
-function baselineText(b: MessageBaseline): string {
+function baselineText(b: BaselineComparison): string {
   if (b.runId === null) return escapeMrkdwn(b.none ?? 'none');
   const said = b.figures.filter((f) => f.verdict === 'certain' || f.verdict === 'possible');
   const verdicts =

@@ -25,7 +25,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Engine, Outcome } from '../core/status';
-import type { MessageBaseline, NotificationMessage, ThresholdsSummary } from './message';
+import type { BaselineComparison } from '../core/regression';
+import type { NotificationMessage, ThresholdsSummary } from './message';
 
 export const WEBHOOK_EVENT_TYPE = 'loadplane.run.finished';
 /** 2: `metrics.p95Ms` ({ lo, hi }, where the run's p95 lies) replaced version 1's `metrics.p95UpperBoundMs`. */
@@ -68,7 +69,7 @@ export interface WebhookPayload {
    * the baseline's (a bracket [lo, hi] for a percentile), the limit, and `certain`, `possible`, `none`
    * or `unknown`.
    */
-  baseline: MessageBaseline | null;
+  baseline: BaselineComparison | null;
   links: { console: string | null; report: string | null };
   /** On the payload's `clock`, like startedAt and endedAt: sentAt ≥ endedAt ≥ startedAt. */
   sentAt: string;

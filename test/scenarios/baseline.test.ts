@@ -8,6 +8,8 @@
  * so the brackets, and the verdicts, are the same on every machine.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runResourceSchema } from '../../lambdas/api/resources';
+import { runResource } from '../../lambdas/api/run-resource';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import type { CollectRecord } from '../../lambdas/stages/collect';
@@ -68,6 +70,16 @@ describe('a nightly series against its baseline', () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ outcome: Outcome.REGRESSED, reason: slower.view.run.outcomeReason });
     expect(slower.execution.status).toBe('FAILED');
+    // GET /runs/{id} carries the comparison, valid against the API's schema.
+    const resource = runResourceSchema.parse(runResource(slower.view, { now: () => h.clock.now() }));
+    expect(resource.baseline).toEqual({
+      runId: first.runId,
+      none: null,
+      figures: [
+        { figure: 'p95', verdict: 'certain', run: now, baseline: base, limit: 0.1 },
+        { figure: 'errorRate', verdict: 'none', run: 0, baseline: 0, limit: 0.5 },
+      ],
+    });
     expect(h.leftovers(slower.runId)).toEqual({});
 
     // A REGRESSED run is no baseline: the next run at the first one's speed is compared with the first.
