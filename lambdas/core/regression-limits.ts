@@ -9,11 +9,12 @@ import { REGRESSION_FIGURES, type RegressionFigure, type RegressionLimits } from
 export const LAST_SUCCEEDED = 'last-succeeded';
 
 /** How each figure's limit is written, and its bounds. */
+const SLOWER = { pattern: /^\+(\d{1,4}(?:\.\d{1,2})?)%$/, example: '+10%', max: 1000 };
 const FORMS: Readonly<Record<RegressionFigure, { pattern: RegExp; example: string; max: number }>> = {
-  p90: { pattern: /^\+(\d{1,4}(?:\.\d{1,2})?)%$/, example: '+10%', max: 1000 },
-  p95: { pattern: /^\+(\d{1,4}(?:\.\d{1,2})?)%$/, example: '+10%', max: 1000 },
-  p99: { pattern: /^\+(\d{1,4}(?:\.\d{1,2})?)%$/, example: '+10%', max: 1000 },
-  mean: { pattern: /^\+(\d{1,4}(?:\.\d{1,2})?)%$/, example: '+10%', max: 1000 },
+  p90: SLOWER,
+  p95: SLOWER,
+  p99: SLOWER,
+  mean: SLOWER,
   errorRate: { pattern: /^\+(\d{1,3}(?:\.\d{1,2})?)$/, example: '+0.5', max: 100 },
   requestRate: { pattern: /^-(\d{1,2}(?:\.\d{1,2})?)%$/, example: '-10%', max: 99.99 },
 };

@@ -10,6 +10,7 @@ import { compareToBaseline, type ComparedResult, type FigureComparison, type Reg
 import { LAST_SUCCEEDED, parseRegressionLimits, type RegressionLimitsText } from '../core/regression-limits';
 import type { Bracket } from '../core/percentile-bracket';
 import { Outcome, RunStatus } from '../core/status';
+import { RUN_RETENTION_DAYS } from '../ledger/table';
 import type { StageDeps } from './deps';
 
 /** The spec's `baseline` as validated. */
@@ -49,7 +50,7 @@ async function newestSucceededBefore(deps: StageDeps, run: { runId: string; name
 
 async function resultOf(deps: StageDeps, runId: string): Promise<Found> {
   const view = await deps.ledger.getRun(runId);
-  if (!view) return { none: `baseline run ${runId} is not in the ledger (runs are kept 90 days)` };
+  if (!view) return { none: `baseline run ${runId} is not in the ledger (runs are kept ${RUN_RETENTION_DAYS} days)` };
   const totals = comparable(view.run.summary);
   if (!totals) return { none: `baseline run ${runId} has no collected result (it ended ${view.run.outcome ?? view.run.status})` };
   return { runId, result: totals };

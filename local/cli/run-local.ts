@@ -18,7 +18,7 @@ import { Outcome, Stage } from '../../lambdas/core/status';
 import { readCruiseDefinition, readRunDefinition, taskStage } from '../../statemachine/run-definition';
 import { runReportFile } from '../../lambdas/report/run-report';
 import { startLocalRuntime } from '../runtime/local-runtime';
-import { localClusterNames, spreadOverLocalClusters, withLocalClusters } from '../runtime/local-clusters';
+import { describeClusterUrls, spreadOverLocalClusters, withLocalClusters } from '../runtime/local-clusters';
 import { MAX_CLUSTERS } from '../../lambdas/core/placements';
 import { localChannels, type LocalChannelFlags } from './local-channels';
 import { createProgress, terminalSafe } from './progress';
@@ -99,9 +99,8 @@ function describeLocalClusters(runtime: { clusterUrls: string[]; timeScale: numb
   const urls = runtime.clusterUrls;
   if (urls.length === 0) return `cluster: kubeconfig context ${context ?? '(current)'}`;
   const time = `time ×${runtime.timeScale}; kubectl --server ${urls[0]} get jobs -A`;
-  if (urls.length === 1) return `cluster: kube-sim at ${urls[0]} (${time})`;
-  const names = localClusterNames(urls.length);
-  return `clusters: ${urls.map((url, i) => `${names[i]} at ${url}`).join(', ')} (each its own process; ${time})`;
+  if (urls.length === 1) return `cluster: ${describeClusterUrls(urls)} (${time})`;
+  return `clusters: ${describeClusterUrls(urls)} (each its own process; ${time})`;
 }
 
 export async function runLocal(specFile: string, options: RunLocalOptions): Promise<number> {

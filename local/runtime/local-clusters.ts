@@ -38,6 +38,12 @@ export function spreadOverLocalClusters(spec: RunSpec, count: number): RunSpec {
   return { ...rest, clusters: clusterShares(spec.parallelism, used, (spec.cluster ?? spec.clusters![0]!).namespace) };
 }
 
+/** Each simulated cluster by name at its API server's URL (in localClusterNames order): `kube-sim at http://…, kube-sim-2 at http://…`. */
+export function describeClusterUrls(urls: readonly string[]): string {
+  const names = localClusterNames(urls.length);
+  return urls.map((url, i) => `${names[i]} at ${url}`).join(', ');
+}
+
 /** `parallelism` runners over the first `count` local clusters in `namespace`, in blocks as even as can be (the first ones take the remainder). */
 export function clusterShares(parallelism: number, count: number, namespace: string): ClusterShare[] {
   return localClusterNames(count).map((name, i) => ({ name, namespace, runners: Math.floor(parallelism / count) + (i < parallelism % count ? 1 : 0) }));

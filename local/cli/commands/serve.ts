@@ -6,7 +6,7 @@ import { describeChannels, localChannels, withChannelOptions, type LocalChannelF
 import type { Serve, StopSummary } from '../../serve/serve';
 import { parsePort } from './kube-sim';
 import { DEFAULT_TIME_SCALE, parseTimeScale, refuseClustersWithKubeconfig, withClustersOption } from './run';
-import { localClusterNames } from '../../runtime/local-clusters';
+import { describeClusterUrls } from '../../runtime/local-clusters';
 
 function parseDeliveries(value: string): number {
   const n = Number(value);
@@ -47,10 +47,8 @@ function banner(serve: Serve, opts: ServeCliOptions, channels: string): string[]
     urls.length === 0
       ? `cluster: kubeconfig ${opts.context ?? '(current context)'}`
       : urls.length === 1
-        ? `cluster: kube-sim at ${urls[0]} (${time})`
-        : `clusters: ${localClusterNames(urls.length)
-            .map((name, i) => `${name} at ${urls[i]}`)
-            .join(', ')} (each its own process; ${time})`;
+        ? `cluster: ${describeClusterUrls(urls)} (${time})`
+        : `clusters: ${describeClusterUrls(urls)} (each its own process; ${time})`;
   const lines = [
     `loadplane serve: API at ${serve.url}`,
     `  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/runs/{id}/report · GET ${serve.url}/openapi.json`,
