@@ -5,7 +5,7 @@
  */
 import { REGRESSION_FIGURES, type RegressionFigure, type RegressionLimits } from './regression';
 
-/** The spec's `baseline.run` for "the newest SUCCEEDED run of the same name". */
+/** The spec's `baseline.run` for "the newest SUCCEEDED run of the same name" (of the same schedule for a scheduled run). */
 export const LAST_SUCCEEDED = 'last-succeeded';
 
 /** How each figure's limit is written, and its bounds. */

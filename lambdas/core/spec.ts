@@ -551,7 +551,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         if (ctx.value !== LAST_SUCCEEDED && !isValidRunId(ctx.value))
           ctx.issues.push({
             code: 'custom',
-            message: `must be ${JSON.stringify(LAST_SUCCEEDED)} (the newest SUCCEEDED run of this name) or a run id`,
+            message: `must be ${JSON.stringify(LAST_SUCCEEDED)} (the newest SUCCEEDED run of this name, or of its schedule for a scheduled run) or a run id`,
             input: ctx.value,
           });
       })

@@ -1,6 +1,7 @@
 /**
  * Collect's comparison with the run's baseline (the spec's `baseline`, core/regression.ts): which run
- * it is (the newest SUCCEEDED run of the same name created before this one, or the pinned run id),
+ * it is (the newest SUCCEEDED run of the same series created before this one, or the pinned run id:
+ * a run a schedule started is of its schedule's series, any other of its name's),
  * each limited figure's verdict, and what that does to the outcome: a **certain** regression of a run
  * whose runners passed makes it REGRESSED; a possible one is said in the reason and changes nothing;
  * no usable baseline is said too. The baseline's figures are the totals Decide kept on its run item.
@@ -22,13 +23,21 @@ export interface BaselineSpec {
 /** Pages of a name's SUCCEEDED runs read to find the newest one before this run (100 runs each). */
 const BASELINE_PAGES = 3;
 
+/** The run being compared: `schedule` when a schedule started it (its trigger's). */
+export interface ComparedRun {
+  runId: string;
+  name: string;
+  createdAt: string;
+  schedule?: string;
+}
+
+/** The run as a comparison reads it from its run item. */
+export function comparedRun(runId: string, name: string, item: { createdAt: string; trigger: { schedule?: string } }): ComparedRun {
+  return { runId, name, createdAt: item.createdAt, ...(item.trigger.schedule !== undefined ? { schedule: item.trigger.schedule } : {}) };
+}
+
 /** The run's comparison with its baseline. */
-export async function compareWithBaseline(
-  deps: StageDeps,
-  run: { runId: string; name: string; createdAt: string },
-  spec: BaselineSpec,
-  result: RunResult,
-): Promise<RegressionRecord> {
+export async function compareWithBaseline(deps: StageDeps, run: ComparedRun, spec: BaselineSpec, result: RunResult): Promise<RegressionRecord> {
   const found = spec.run === LAST_SUCCEEDED ? await newestSucceededBefore(deps, run) : await resultOf(deps, spec.run);
   if ('none' in found) return { figures: [], none: found.none };
   return { baseline: found.runId, figures: compareToBaseline(result, found.result, parseRegressionLimits(spec.limits)) };
@@ -36,16 +45,22 @@ export async function compareWithBaseline(
 
 type Found = { runId: string; result: ComparedResult } | { none: string };
 
-async function newestSucceededBefore(deps: StageDeps, run: { runId: string; name: string; createdAt: string }): Promise<Found> {
+/**
+ * The newest SUCCEEDED run of the run's series before it: of its schedule when a schedule started it
+ * (a nightly run is measured against the last nightly one, not against a run of the same name started
+ * by hand with other load), else of its name, however it was started.
+ */
+async function newestSucceededBefore(deps: StageDeps, run: ComparedRun): Promise<Found> {
+  const ofSeries = (r: { trigger: { schedule?: string } }) => run.schedule === undefined || r.trigger.schedule === run.schedule;
   let nextToken: string | undefined;
   for (let page = 0; page < BASELINE_PAGES; page++) {
     const listed = await deps.ledger.listRuns({ name: run.name, status: RunStatus.SUCCEEDED, limit: 100, ...(nextToken ? { nextToken } : {}) });
-    const earlier = listed.runs.find((r) => r.runId !== run.runId && r.createdAt < run.createdAt);
+    const earlier = listed.runs.find((r) => r.runId !== run.runId && r.createdAt < run.createdAt && ofSeries(r));
     if (earlier) return resultOf(deps, earlier.runId);
     if (!listed.nextToken) break;
     nextToken = listed.nextToken;
   }
-  return { none: `no earlier SUCCEEDED run named ${run.name}` };
+  return { none: run.schedule === undefined ? `no earlier SUCCEEDED run named ${run.name}` : `no earlier SUCCEEDED run of schedule ${run.schedule}` };
 }
 
 async function resultOf(deps: StageDeps, runId: string): Promise<Found> {

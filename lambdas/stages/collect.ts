@@ -29,7 +29,7 @@ import { observeRunners, runnerResultFromLog, runningAt, type RunnerView } from 
 import { withClusterSkews, type StartRecord } from './start';
 import type { EngineAdapter } from '../engines';
 import type { RegressionRecord } from '../core/regression';
-import { afterComparison, compareWithBaseline } from './baseline';
+import { afterComparison, compareWithBaseline, comparedRun } from './baseline';
 import { earlyEndNotes, type EarlyEnd } from './early-end';
 import type { WatchRecord } from './watch';
 
@@ -127,7 +127,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       const testRanToEnd = decided.outcome === Outcome.SUCCEEDED || decided.outcome === Outcome.THRESHOLDS_FAILED;
       const regression =
         baseline && testRanToEnd && result.runners.length > 0
-          ? await compareWithBaseline(deps, { runId, name: run.spec.name, createdAt: run.view.run.createdAt }, baseline, result)
+          ? await compareWithBaseline(deps, comparedRun(runId, run.spec.name, run.view.run), baseline, result)
           : undefined;
       const { outcome, reason } = regression ? afterComparison(decided, regression) : decided;
       const replaced = replacementNote(

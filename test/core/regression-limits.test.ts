@@ -43,7 +43,7 @@ describe('baseline limits', () => {
   it('every problem at once, each naming its field', () => {
     const checked = validateSpec(spec({ run: 'Not A Run', limits: { p99: '+0%', requestRate: '10%', median: '+5%' } }), DEFAULT_CONFIG);
     expect(checked.ok ? [] : checked.problems).toEqual([
-      { path: 'baseline.run', message: 'must be "last-succeeded" (the newest SUCCEEDED run of this name) or a run id' },
+      { path: 'baseline.run', message: 'must be "last-succeeded" (the newest SUCCEEDED run of this name, or of its schedule for a scheduled run) or a run id' },
       { path: 'baseline.limits.p99', message: 'must be written like "+10%": more than 0 and at most 1000, got "+0%"' },
       { path: 'baseline.limits.requestRate', message: 'must be written like "-10%": more than 0 and at most 99.99, got "10%"' },
       { path: 'baseline.limits.median', message: 'unknown field (allowed: p90, p95, p99, mean, errorRate, requestRate)' },

@@ -4,7 +4,7 @@
  * the first run has no baseline and says so; a run whose p95 is certainly over its limit ends
  * REGRESSED with one message naming the figure, both brackets and the baseline's id; a slower run
  * whose brackets leave it open SUCCEEDS and says it may have regressed; a pinned run id is used as
- * it is. Every run leaves nothing on the cluster. Fixed run ids: kube-sim seeds the request counts by them,
+ * it is; a scheduled run is measured against its schedule's runs only. Every run leaves nothing on the cluster. Fixed run ids: kube-sim seeds the request counts by them,
  * so the brackets, and the verdicts, are the same on every machine.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -117,6 +117,26 @@ describe('a nightly series against its baseline', () => {
     expect(failed.view.run.outcome).toBe(Outcome.FAILED);
     expect(outputOf<CollectRecord>(failed.view, Stage.Collect)!.regression).toBeUndefined();
     expect(failed.view.run.outcomeReason).not.toMatch(/baseline|regressed/);
+  });
+
+  it("a scheduled run's baseline is its schedule's last SUCCEEDED run, not a run of the same name started by hand", async () => {
+    const scheduled = (factor: number, at: string) =>
+      h.run(nightly('nightly-e', factor), { input: { spec: nightly('nightly-e', factor), schedule: { name: 'nightly-e-at-2', scheduledTime: at } } });
+    // By hand, twice as slow: as a baseline it would hide the scheduled runs' regression.
+    const byHand = await h.run(nightly('nightly-e', 2), { name: 'nightly-e-1' });
+    expect(byHand.view.run.outcome).toBe(Outcome.SUCCEEDED);
+    const first = await scheduled(1, '2026-12-01T02:00:00Z');
+    expect(first.view.run.trigger.schedule).toBe('nightly-e-at-2');
+    expect(first.view.run.outcomeReason).toMatch(/; no baseline: no earlier SUCCEEDED run of schedule nightly-e-at-2$/);
+    const slower = await scheduled(1.5, '2026-12-02T02:00:00Z');
+    expect(slower.view.run.outcome).toBe(Outcome.REGRESSED);
+    expect(outputOf<CollectRecord>(slower.view, Stage.Collect)!.regression!.baseline).toBe(first.runId);
+    expect(slower.view.run.outcomeReason).toBe(
+      `p95 regressed: ${ms(p95Of(slower.view))} against ${ms(p95Of(first.view))} in baseline ${first.runId} (limit +10 %)`,
+    );
+    // A run by hand is of its name's series: the newest SUCCEEDED run of the name, the scheduled one included.
+    const later = await h.run(nightly('nightly-e', 1), { name: 'nightly-e-2' });
+    expect(outputOf<CollectRecord>(later.view, Stage.Collect)!.regression!.baseline).toBe(first.runId);
   });
 
   it('a pinned baseline is that run; a pinned run that is not in the ledger is no baseline, said so', async () => {
