@@ -150,6 +150,10 @@ export const runResourceSchema = runSummaryResourceSchema
             }),
             run: z.union([z.number(), z.object({ lo: z.number(), hi: z.number() })]),
             baseline: z.union([z.number(), z.object({ lo: z.number(), hi: z.number() })]),
+            change: z.object({ lo: z.number(), hi: z.number() }).nullable().meta({
+              description:
+                "How far the figure moved, in the limit's terms (a fraction of the baseline's value, or points for errorRate): the interval the exact change lies in for a percentile (lo = hi for an exact figure); null when unknown or the baseline's value is 0",
+            }),
             limit: z.number().meta({ description: 'A fraction of the baseline (0.1: 10 %), or percentage points for errorRate' }),
           }),
         ),

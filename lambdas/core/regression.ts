@@ -103,19 +103,58 @@ function exactHigher(figure: RegressionFigure, run: number, baseline: number, li
 }
 
 /**
- * The comparison as the webhook, Slack and the API show it: the baseline's run id (null when none was
- * usable, `none` says why) and each limited figure: the run's value, the baseline's, the limit, the verdict.
+ * How far a figure moved from the baseline, in the limit's own terms: a fraction of the baseline's value
+ * for latencies and the request rate (0.12: 12 % higher), percentage points for the error rate. A
+ * percentile's exact values lie in their brackets, so its change is the interval the exact change lies
+ * in: [run.lo / baseline.hi − 1, run.hi / baseline.lo − 1]; an exact figure's is one value (lo = hi).
+ * Undefined where the figure is unknown or the baseline's value is 0 (no ratio means anything there).
+ */
+export function figureChange(f: Pick<FigureComparison, 'figure' | 'verdict' | 'run' | 'baseline'>): Bracket | undefined {
+  if (f.verdict === 'unknown') return undefined;
+  if (typeof f.run !== 'number' || typeof f.baseline !== 'number') {
+    const [run, baseline] = [asBracket(f.run), asBracket(f.baseline)];
+    return baseline.lo > 0 ? { lo: run.lo / baseline.hi - 1, hi: run.hi / baseline.lo - 1 } : undefined;
+  }
+  if (f.figure === 'errorRate') return same((f.run - f.baseline) * 100);
+  return f.baseline > 0 ? same(f.run / f.baseline - 1) : undefined;
+}
+
+const same = (v: number): Bracket => ({ lo: v, hi: v });
+const asBracket = (v: number | Bracket): Bracket => (typeof v === 'number' ? same(v) : v);
+
+/**
+ * The comparison as the webhook, Slack, the API and the CLI show it: the baseline's run id (null when
+ * none was usable, `none` says why) and each limited figure: the run's value, the baseline's, the
+ * change (figureChange; null when it means nothing), the limit, the verdict.
  */
 export interface BaselineComparison {
   runId: string | null;
   none: string | null;
-  figures: Pick<FigureComparison, 'figure' | 'verdict' | 'run' | 'baseline' | 'limit'>[];
+  figures: Array<Pick<FigureComparison, 'figure' | 'verdict' | 'run' | 'baseline' | 'limit'> & { change: Bracket | null }>;
 }
 
 export function baselineComparison(r: RegressionRecord): BaselineComparison {
   return {
     runId: r.baseline ?? null,
     none: r.none ?? null,
-    figures: r.figures.map((f) => ({ figure: f.figure, verdict: f.verdict, run: f.run, baseline: f.baseline, limit: f.limit })),
+    figures: r.figures.map((f) => ({
+      figure: f.figure,
+      verdict: f.verdict,
+      run: f.run,
+      baseline: f.baseline,
+      change: figureChange(f) ?? null,
+      limit: f.limit,
+    })),
   };
+}
+
+/** A figureChange as text: `+12.5 %`, `-3.1 to +14.0 %` for a bracket's, `+0.50 points` for the error rate's. */
+export function describeChange(figure: RegressionFigure, change: Bracket): string {
+  const [unit, scale, digits] = figure === 'errorRate' ? [' points', 1, 2] : [' %', 100, 1];
+  const signed = (v: number) => {
+    const text = (v * scale).toFixed(digits);
+    return Number(text) > 0 ? `+${text}` : Number(text) === 0 ? text.replace(/^-/, '') : text;
+  };
+  const [lo, hi] = [signed(change.lo), signed(change.hi)];
+  return lo === hi ? `${lo}${unit}` : `${lo} to ${hi}${unit}`;
 }

@@ -10,7 +10,7 @@
 import { formatDuration } from '../core/duration';
 import { countOf, every, plural } from '../core/plural';
 import { Outcome } from '../core/status';
-import type { BaselineComparison } from '../core/regression';
+import { describeChange, type BaselineComparison } from '../core/regression';
 import type { MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
 
 /** Slack's limits: header text 150, section text 3000, a section field 2000 characters. */
@@ -89,12 +89,18 @@ function fields(m: NotificationMessage): string[] {
   return list;
 }
 
-/** `p95 regressed, p99 may have regressed (against 01j…)`, or why there was none. */
+/** `p95 regressed (+12 to +19 %), p99 may have regressed (-3 to +14 %) (against 01j…)`, or why there was none. */
 function baselineText(b: BaselineComparison): string {
   if (b.runId === null) return escapeMrkdwn(b.none ?? 'none');
   const said = b.figures.filter((f) => f.verdict === 'certain' || f.verdict === 'possible');
   const verdicts =
-    said.length === 0 ? 'no regression' : said.map((f) => `${f.figure} ${f.verdict === 'certain' ? 'regressed' : 'may have regressed'}`).join(', ');
+    said.length === 0
+      ? 'no regression'
+      : said
+          .map(
+            (f) => `${f.figure} ${f.verdict === 'certain' ? 'regressed' : 'may have regressed'}${f.change ? ` (${describeChange(f.figure, f.change)})` : ''}`,
+          )
+          .join(', ');
   return `${verdicts} (against \`${b.runId}\`)`;
 }
 

@@ -9,13 +9,21 @@ import { checksFailedExitCode, describeExitCode } from '../../lambdas/core/outco
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import type { Outcome } from '../../lambdas/core/status';
 import { escapeText } from '../../lambdas/core/excerpt';
+import { describeChange, type BaselineComparison } from '../../lambdas/core/regression';
 
 export const SIMULATED_NOTICE = 'simulated metrics (kube-sim): the numbers are synthetic, not measurements';
 
 const HEADER = ['runner', 'exit', 'requests', 'failed', 'mean', 'p95', 'p99', 'thresholds'];
 
-/** `startSkew`: the measured start line (core/start-skew.ts describeStartSkew), when the start was measured. */
-export function formatResultTable(result: RunResult, outcome: Outcome, reason: string, startSkew?: string): string {
+export interface ResultTableExtras {
+  /** The measured start line (core/start-skew.ts describeStartSkew), when the start was measured. */
+  startSkew?: string;
+  /** The run against its spec's baseline (core/regression.ts baselineComparison), when it was compared. */
+  baseline?: BaselineComparison;
+}
+
+export function formatResultTable(result: RunResult, outcome: Outcome, reason: string, extras: ResultTableExtras = {}): string {
+  const { startSkew, baseline } = extras;
   const rows = result.runners.map((r) => {
     return [
       String(r.runner),
@@ -54,10 +62,33 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     ...(startSkew !== undefined ? [escapeText(startSkew, 200)] : []),
     ...(result.duplicateRunners.length > 0 ? [`runners reported twice (last result kept): ${result.duplicateRunners.join(', ')}`] : []),
     ...(result.unexpectedRunners.length > 0 ? [`results from runners never launched (not counted): ${result.unexpectedRunners.join(', ')}`] : []),
+    ...(baseline ? ['', ...baselineLines(baseline)] : []),
     ...(result.simulated ? [SIMULATED_NOTICE] : []),
     `outcome: ${outcome} - ${escapeText(reason, 2_000)}`,
   ];
   return lines.join('\n') + '\n';
+}
+
+const VERDICT_WORDS = { certain: 'regressed', possible: 'may have regressed', none: 'within the limit', unknown: 'cannot tell' } as const;
+
+/** The run against its baseline: one row per limited figure (both values, the change, the limit, the verdict), or why there was none. */
+function baselineLines(b: BaselineComparison): string[] {
+  if (b.runId === null) return [`baseline: none (${escapeText(b.none ?? '', 300)})`];
+  const value = (figure: string, v: number | { lo: number; hi: number }) =>
+    typeof v !== 'number' ? bracket(v) : figure === 'errorRate' ? percent(v) : figure === 'requestRate' ? `${v.toFixed(1)} req/s` : ms(v);
+  const limit = (figure: string, l: number) => (figure === 'errorRate' ? `+${l} points` : `${figure === 'requestRate' ? '-' : '+'}${(l * 100).toFixed(1)} %`);
+  const rows = b.figures.map((f) => [
+    f.figure,
+    value(f.figure, f.run),
+    value(f.figure, f.baseline),
+    f.change ? describeChange(f.figure, f.change) : '-',
+    limit(f.figure, f.limit),
+    VERDICT_WORDS[f.verdict],
+  ]);
+  return [
+    `against baseline ${escapeText(b.runId, 40)}:`,
+    ...columns([['figure', 'run', 'baseline', 'change', 'limit', 'verdict'], ...rows]).map((l) => `  ${l}`),
+  ];
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregateResults } from '../../lambdas/core/aggregate';
 import { outcomeFromRunners } from '../../lambdas/core/outcome-rules';
 import type { RunnerSummary } from '../../lambdas/core/summary';
+import { Outcome } from '../../lambdas/core/status';
 import { formatResultTable, SIMULATED_NOTICE } from '../../local/cli/result-table';
 
 type Latency = RunnerSummary['latency'];
@@ -178,5 +179,39 @@ describe('formatResultTable', () => {
     expect(idle).not.toMatch(/NaN/);
     expect(lineStarting(idle, 'total')).toMatch(/0 \(0\.00 %\) +- +- +-$/);
     expect(lineStarting(idle, 'latency:')).toMatch(/^latency: min -, max -, p90 -;/);
+  });
+});
+
+describe('formatResultTable: the run against its baseline', () => {
+  const result = aggregateResults(1, [runner(0)]);
+  it('one row per limited figure: both values, the change, the limit and the verdict in words', () => {
+    const text = formatResultTable(result, Outcome.REGRESSED, 'p95 regressed', {
+      baseline: {
+        runId: 'nightly-1',
+        none: null,
+        figures: [
+          { figure: 'p95', verdict: 'certain', run: { lo: 231, hi: 240 }, baseline: { lo: 200, hi: 210 }, change: { lo: 0.1, hi: 0.2 }, limit: 0.1 },
+          { figure: 'errorRate', verdict: 'none', run: 0.01, baseline: 0.012, change: { lo: -0.2, hi: -0.2 }, limit: 0.5 },
+          { figure: 'mean', verdict: 'unknown', run: 0, baseline: 0, change: null, limit: 0.05 },
+        ],
+      },
+    });
+    const lines = text.split('\n');
+    const at = lines.indexOf('against baseline nightly-1:');
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 5)).toEqual([
+      '  figure     run                baseline           change            limit        verdict',
+      '  p95        [231.0, 240.0] ms  [200.0, 210.0] ms  +10.0 to +20.0 %  +10.0 %      regressed',
+      '  errorRate  1.00 %             1.20 %             -0.20 points      +0.5 points  within the limit',
+      '  mean       0.0 ms             0.0 ms             -                 +5.0 %       cannot tell',
+    ]);
+    // Before the outcome, which stays the last line.
+    expect(lines.filter(Boolean).at(-1)).toBe('outcome: REGRESSED - p95 regressed');
+  });
+
+  it('no usable baseline: one line saying why; no baseline at all: nothing', () => {
+    const none = formatResultTable(result, Outcome.SUCCEEDED, 'ok', { baseline: { runId: null, none: 'no earlier SUCCEEDED run named x', figures: [] } });
+    expect(lineStarting(none, 'baseline:')).toBe('baseline: none (no earlier SUCCEEDED run named x)');
+    expect(formatResultTable(result, Outcome.SUCCEEDED, 'ok')).not.toMatch(/baseline/);
   });
 });

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareToBaseline, requestRate, type ComparedResult } from '../../lambdas/core/regression';
+import { compareToBaseline, describeChange, figureChange, requestRate, type ComparedResult } from '../../lambdas/core/regression';
 import type { Bracket } from '../../lambdas/core/percentile-bracket';
 
 /** A result with these figures (latency brackets in ms; 1,000 samples unless `count` says otherwise). */
@@ -118,4 +118,55 @@ it('only the limited figures are compared, in a fixed order whatever the limits 
     ['requestRate', 'none'],
   ]);
   expect(compareToBaseline(result({}), result({}), {})).toEqual([]);
+});
+
+describe('figureChange: how far a figure moved, in its limit’s terms', () => {
+  it.each([
+    // figure, run, baseline: change, and why in numbers
+    ['p95', { lo: 231, hi: 240 }, { lo: 200, hi: 210 }, { lo: 0.1, hi: 0.2 }], // 231/210 − 1 = 0.1 … 240/200 − 1 = 0.2
+    ['p95', { lo: 150, hi: 400 }, { lo: 200, hi: 250 }, { lo: -0.4, hi: 1 }], // 150/250 − 1 … 400/200 − 1: it may have gone either way
+    ['mean', 60, 50, { lo: 0.2, hi: 0.2 }], // exact: 20 % higher
+    ['requestRate', 90, 100, { lo: -0.1, hi: -0.1 }], // 10 % fewer requests a second
+    ['errorRate', 0.015, 0.01, { lo: 0.5, hi: 0.5 }], // 1.5 % against 1 %: half a point
+  ] as const)('%s %j against %j: %j', (figure, run, baseline, change) => {
+    const got = figureChange({ figure, verdict: 'none', run, baseline })!;
+    expect(got.lo).toBeCloseTo(change.lo, 12);
+    expect(got.hi).toBeCloseTo(change.hi, 12);
+  });
+
+  it('no change where it means nothing: an unknown figure, a baseline at 0', () => {
+    expect(figureChange({ figure: 'p95', verdict: 'unknown', run: { lo: 1, hi: 2 }, baseline: { lo: 1, hi: 2 } })).toBeUndefined();
+    expect(figureChange({ figure: 'p95', verdict: 'none', run: { lo: 1, hi: 2 }, baseline: { lo: 0, hi: 2 } })).toBeUndefined();
+    expect(figureChange({ figure: 'mean', verdict: 'none', run: 3, baseline: 0 })).toBeUndefined();
+    // A zero error rate is a baseline too: points are a difference, not a ratio.
+    expect(figureChange({ figure: 'errorRate', verdict: 'certain', run: 0.02, baseline: 0 })).toEqual({ lo: 2, hi: 2 });
+  });
+
+  it('a certain regression’s change is wholly over its limit; a possible one’s straddles it (fast-check, 2,000 cases)', () => {
+    const bracket = fc.tuple(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 0, max: 2_000 })).map(([lo, w]) => ({ lo, hi: lo + w }));
+    fc.assert(
+      fc.property(bracket, bracket, fc.integer({ min: 1, max: 100 }), (run, baseline, percent) => {
+        const limit = percent / 100;
+        const compared = compareToBaseline(result({ p95: run }), result({ p95: baseline }), { p95: limit })[0]!;
+        const change = figureChange(compared)!;
+        if (compared.verdict === 'certain') expect(change.lo).toBeGreaterThan(limit - 1e-9);
+        if (compared.verdict === 'possible') expect(change.lo <= limit + 1e-9 && change.hi > limit - 1e-9).toBe(true);
+        if (compared.verdict === 'none') expect(change.hi).toBeLessThanOrEqual(limit + 1e-9);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+describe('describeChange', () => {
+  it.each([
+    ['p95', { lo: 0.1, hi: 0.2 }, '+10.0 to +20.0 %'],
+    ['p95', { lo: -0.031, hi: 0.14 }, '-3.1 to +14.0 %'],
+    ['mean', { lo: 0.125, hi: 0.125 }, '+12.5 %'],
+    ['requestRate', { lo: -0.1, hi: -0.1 }, '-10.0 %'],
+    ['errorRate', { lo: 0.5, hi: 0.5 }, '+0.50 points'],
+    ['mean', { lo: -0.00001, hi: 0.00001 }, '0.0 %'], // both round to nothing: one value, no sign
+  ] as const)('%s %j: %s', (figure, change, text) => {
+    expect(describeChange(figure, change)).toBe(text);
+  });
 });

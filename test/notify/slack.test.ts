@@ -94,7 +94,10 @@ describe('slackBody, as received over HTTP', () => {
         ],
       },
     });
-    expect(fieldTexts(slackBody(compared))).toContain('*Baseline*\np95 regressed, p99 may have regressed (against `01jdm5x3k7q8r9s0t1v2w3x4y4`)');
+    expect(fieldTexts(slackBody(compared))).toContain(
+      '*Baseline*\np95 regressed (+10.5 to +20.0 %), p99 may have regressed (-3.2 to +34.5 %) (against `01jdm5x3k7q8r9s0t1v2w3x4y4`)',
+    );
+    // p95 moved 231/209 − 1 = +10.5 % to 240/200 − 1 = +20.0 %; p99 300/310 − 1 = −3.2 % to 390/290 − 1 = +34.5 %.
     const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
     expect(fieldTexts(slackBody(none))).toContain('*Baseline*\nno earlier SUCCEEDED run named checkout-peak');
     expect(fieldTexts(slackBody(message({}))).some((f) => f.startsWith('*Baseline*'))).toBe(false);

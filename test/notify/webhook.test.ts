@@ -101,8 +101,23 @@ describe('the JSON webhook', () => {
       runId: '01jdm5x3k7q8r9s0t1v2w3x4y4',
       none: null,
       figures: [
-        { figure: 'p95', verdict: 'certain', run: { lo: 231, hi: 240 }, baseline: { lo: 200, hi: 209 }, limit: 0.1 },
-        { figure: 'errorRate', verdict: 'none', run: 0.01, baseline: 0.012, limit: 0.5 },
+        // The change in the limit's terms: 231/209 − 1 = 0.10526 … 240/200 − 1 = 0.2; 1 % against 1.2 %: −0.2 points.
+        {
+          figure: 'p95',
+          verdict: 'certain',
+          run: { lo: 231, hi: 240 },
+          baseline: { lo: 200, hi: 209 },
+          change: { lo: expect.closeTo(0.10526, 5), hi: expect.closeTo(0.2, 12) },
+          limit: 0.1,
+        },
+        {
+          figure: 'errorRate',
+          verdict: 'none',
+          run: 0.01,
+          baseline: 0.012,
+          change: { lo: expect.closeTo(-0.2, 12), hi: expect.closeTo(-0.2, 12) },
+          limit: 0.5,
+        },
       ],
     });
     const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });

@@ -76,8 +76,8 @@ describe('a nightly series against its baseline', () => {
       runId: first.runId,
       none: null,
       figures: [
-        { figure: 'p95', verdict: 'certain', run: now, baseline: base, limit: 0.1 },
-        { figure: 'errorRate', verdict: 'none', run: 0, baseline: 0, limit: 0.5 },
+        { figure: 'p95', verdict: 'certain', run: now, baseline: base, change: { lo: now.lo / base.hi - 1, hi: now.hi / base.lo - 1 }, limit: 0.1 },
+        { figure: 'errorRate', verdict: 'none', run: 0, baseline: 0, change: { lo: 0, hi: 0 }, limit: 0.5 },
       ],
     });
     expect(h.leftovers(slower.runId)).toEqual({});
