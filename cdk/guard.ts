@@ -90,17 +90,21 @@ export class AcknowledgedCfnGuard implements IPolicyValidationPlugin {
   }
 
   validate(context: IPolicyValidationContext): PolicyValidationPluginReport {
-    const report = this.guard.validate(context) as PolicyValidationPluginReport;
-    const violations = report.violations.flatMap((v) => {
-      const acknowledged = this.acknowledgements.find((a) => a.rule === v.ruleName);
-      const remaining = v.violatingResources.filter((r) => {
-        const type = r.templatePath && r.resourceLogicalId ? resourceType(r.templatePath, r.resourceLogicalId) : undefined;
-        return !(type !== undefined && acknowledged?.resourceTypes.includes(type));
-      });
-      return remaining.length > 0 ? [{ ...v, violatingResources: remaining }] : [];
-    });
-    return { ...report, violations, success: violations.length === 0 };
+    return withoutAcknowledged(this.guard.validate(context) as PolicyValidationPluginReport, this.acknowledgements);
   }
+}
+
+/** cfn-guard's report without the violations the acknowledgements name (their rule, on their resource types). */
+export function withoutAcknowledged(report: PolicyValidationPluginReport, acknowledgements: readonly GuardAcknowledgement[]): PolicyValidationPluginReport {
+  const violations = report.violations.flatMap((v) => {
+    const acknowledged = acknowledgements.find((a) => a.rule === v.ruleName);
+    const remaining = v.violatingResources.filter((r) => {
+      const type = r.templatePath && r.resourceLogicalId ? resourceType(r.templatePath, r.resourceLogicalId) : undefined;
+      return !(type !== undefined && acknowledged?.resourceTypes.includes(type));
+    });
+    return remaining.length > 0 ? [{ ...v, violatingResources: remaining }] : [];
+  });
+  return { ...report, violations, success: violations.length === 0 };
 }
 
 /** A resource's type, read from the synthesized template the violation names. */

@@ -11,7 +11,7 @@
  * (fixtures/encrypted-config.ts) must pass without them, and its acknowledgements fail a template
  * without the key.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { awsServiceGrantsOnlyStatement } from '../../cdk/constructs/encryption-key';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
-import { AcknowledgedCfnGuard, GUARD_MIN_RETENTION_DAYS, guardAcknowledgements } from '../../cdk/guard';
+import { GUARD_MIN_RETENTION_DAYS, guardAcknowledgements, withoutAcknowledged, type GuardAcknowledgement } from '../../cdk/guard';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack, type SynthedStack } from '../support/cdk-stack';
 import { configDocument } from '../support/deploy-fixtures';
 import { ENCRYPTED_FULL_CONFIG_DOCUMENT, EXISTING_KEY_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
@@ -37,6 +37,29 @@ function templateFile(name: string, synthed: SynthedStack): string {
 /** What the plugins read of the context CDK hands them at synth: the template files. */
 const context = (file: string) => ({ templatePaths: [file] }) as unknown as IPolicyValidationContext & IPolicyValidationContextBeta1;
 
+type GuardReport = ReturnType<CfnGuardValidator['validate']>;
+const reports = new Map<string, GuardReport>();
+/**
+ * cfn-guard with Control Tower's rules (the app's plugin's, cdk/guard.ts) on a template file: one pass
+ * per distinct template (about 8 s each), however many tests judge it.
+ */
+function guardReport(file: string): GuardReport {
+  const text = readFileSync(file, 'utf8');
+  const known = reports.get(text);
+  if (known)
+    return {
+      ...known,
+      violations: known.violations.map((v) => ({ ...v, violatingResources: v.violatingResources.map((r) => ({ ...r, templatePath: file })) })),
+    };
+  const report = new CfnGuardValidator({ controlTowerRulesEnabled: true }).validate(context(file));
+  reports.set(text, report);
+  return report;
+}
+
+/** What the app's AcknowledgedCfnGuard plugin reports on a template file with these acknowledgements. */
+const acknowledgedReport = (file: string, acknowledgements: readonly GuardAcknowledgement[]) =>
+  withoutAcknowledged(guardReport(file) as Parameters<typeof withoutAcknowledged>[0], acknowledgements);
+
 const findings = (report: { violations: { ruleName: string; violatingResources: { resourceLogicalId?: string }[] }[] }) =>
   report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.resourceLogicalId}`));
 
@@ -52,13 +75,13 @@ describe.each([
   const file = templateFile(name.replace(/\W+/g, '-'), synthed);
 
   it('leave no finding that is not acknowledged with its reason', () => {
-    const report = new AcknowledgedCfnGuard(guardAcknowledgements(synthed.config)).validate(context(file));
+    const report = acknowledgedReport(file, guardAcknowledgements(synthed.config));
     expect(findings(report)).toEqual([]);
     expect(report.success).toBe(true);
   });
 
   it('what is acknowledged is only what the acknowledgements name: the rules, on those resource types', () => {
-    const raw = new CfnGuardValidator({}).validate(context(file));
+    const raw = guardReport(file);
     const rules = new Set(raw.violations.map((v) => v.ruleName));
     const acknowledged = guardAcknowledgements(synthed.config);
     for (const rule of rules)
@@ -90,15 +113,13 @@ it('with encryption.customerManagedKey the no-customer-key acknowledgements are 
       .filter((r) => KEY_RULES.includes(r)),
   ).toEqual([]);
   // The full config's template (no key) judged with the key config's acknowledgements: both findings fail.
-  const withoutKey = new AcknowledgedCfnGuard(guardAcknowledgements(keyOn)).validate(
-    context(templateFile('key-acknowledgements-strict', synthFromDocument(FULL_CONFIG_DOCUMENT))),
-  );
+  const withoutKey = acknowledgedReport(templateFile('key-acknowledgements-strict', synthFromDocument(FULL_CONFIG_DOCUMENT)), guardAcknowledgements(keyOn));
   const failed = new Set(findings(withoutKey).map((f) => f.split(' ')[0]));
   expect(KEY_RULES.filter((r) => failed.has(r))).toEqual(KEY_RULES);
   expect(withoutKey.success).toBe(false);
   // An existing key (encryption.keyArn): its ARN on every resource passes the same rules.
   const existing = synthFromDocument(EXISTING_KEY_CONFIG_DOCUMENT);
-  expect(findings(new AcknowledgedCfnGuard(guardAcknowledgements(existing.config)).validate(context(templateFile('existing-key', existing))))).toEqual([]);
+  expect(findings(acknowledgedReport(templateFile('existing-key', existing), guardAcknowledgements(existing.config)))).toEqual([]);
 });
 
 it("the key's Deny of grants but for AWS resources is what CT.KMS.PR.3 asks for (control: a rotated key without it fails that rule only)", () => {
@@ -114,7 +135,7 @@ it("the key's Deny of grants but for AWS resources is what CT.KMS.PR.3 asks for 
 
 it('synthesized for a concrete account, every Lambda permission for a service passes CT.LAMBDA.PR.2 on its own (aws:SourceAccount is a literal)', () => {
   const synthed = synthStack(undefined, { env: { account: '123456789012', region: 'eu-west-1' } });
-  const raw = new CfnGuardValidator({}).validate(context(templateFile('concrete-account', synthed)));
+  const raw = guardReport(templateFile('concrete-account', synthed));
   expect(raw.violations.filter((v) => v.ruleName === 'lambda_function_public_access_prohibited_check')).toEqual([]);
   const permissions = Object.values(synthed.template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>).filter(
     (r) => r.Type === 'AWS::Lambda::Permission',
@@ -130,9 +151,9 @@ it('a deployment that keeps logs under 365 days has that finding acknowledged, n
   expect(synthStack().config.logging.retentionDays).toBe(GUARD_MIN_RETENTION_DAYS);
   const retention = guardAcknowledgements(short.config).find((a) => a.rule === 'cloudwatch_log_group_retention_period_check');
   expect(retention?.reason).toBe('The deployment config sets logging.retentionDays to 30 (the default is 365).');
-  const report = new AcknowledgedCfnGuard(guardAcknowledgements(short.config)).validate(context(templateFile('short-retention', short)));
-  expect(findings(report)).toEqual([]);
+  const file = templateFile('short-retention', short);
+  expect(findings(acknowledgedReport(file, guardAcknowledgements(short.config)))).toEqual([]);
   // Without its acknowledgement, the same template fails.
-  const strict = new AcknowledgedCfnGuard(guardAcknowledgements(synthStack().config)).validate(context(templateFile('short-retention-strict', short)));
+  const strict = acknowledgedReport(file, guardAcknowledgements(synthStack().config));
   expect(findings(strict).filter((f) => f.startsWith('cloudwatch_log_group_retention_period_check')).length).toBeGreaterThan(0);
 }, 120_000);
