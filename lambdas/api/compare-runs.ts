@@ -15,7 +15,7 @@ import { isTerminal } from '../core/status';
 import type { RunFigures } from '../ledger/run-figures';
 import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
-import { checkRunId } from './read-runs';
+import { checkRunId, runNotFound } from './read-runs';
 import type { RunComparison } from './resources';
 import { parseStrictQuery } from './strict-query';
 
@@ -33,10 +33,7 @@ export async function compareRunResources(deps: ApiDeps, id: string, withId: str
   checkRunId(id);
   const found = await deps.ledger.readRunFigures(id === withId ? [id] : [id, withId]);
   const [run, other] = [found.find((r) => r.runId === id), found.find((r) => r.runId === withId)];
-  const missing = [
-    ...(run ? [] : [{ path: 'id', message: `no run ${id} (runs are kept 90 days)` }]),
-    ...(other ? [] : [{ path: 'with', message: `no run ${withId} (runs are kept 90 days)` }]),
-  ];
+  const missing = [...(run ? [] : runNotFound(id).problems), ...(other ? [] : [{ ...runNotFound(withId).problems[0]!, path: 'with' }])];
   if (missing.length > 0) throw new HttpProblem(404, missing);
   const [mine, theirs] = [comparableResult(run!.summary), comparableResult(other!.summary)];
   const uncollected = [...(mine ? [] : [{ path: 'id', message: noFigures(run!) }]), ...(theirs ? [] : [{ path: 'with', message: noFigures(other!) }])];
