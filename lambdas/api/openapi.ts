@@ -145,7 +145,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
         get: {
           operationId: 'getRunReport',
           summary:
-            "A run's report: one self-contained HTML page (outcome and reason, stage timeline, requests/s, error rate and each runner's p95 over the test, " +
+            "A run's report: one self-contained HTML page (outcome and reason, the deltas against its baseline, a trend of the last runs of its name, stage timeline, requests/s, error rate and each runner's p95 over the test, " +
             'the per-runner results, thresholds, the spec). It loads nothing from the network. The request is SigV4-signed like every other, so a browser ' +
             'cannot open it directly: `loadplane report <id>` fetches and saves it.',
           parameters: [runId],

@@ -48,7 +48,7 @@ export function compareRuns(run: ComparedResult, other: ComparedResult, limitsTe
   const verdicts = new Map(compareToBaseline(run, other, limits).map((c) => [c.figure, c]));
   return COMPARED_FIGURES.map((figure): FigureDelta => {
     const [mine, theirs] = [valueOf(figure, run), valueOf(figure, other)];
-    const shown = { figure, run: mine, with: theirs, delta: deltaOf(figure, mine, theirs), order: orderOf(mine, theirs) };
+    const shown = { figure, run: mine, with: theirs, delta: figureDelta(figure, mine, theirs), order: orderOf(mine, theirs) };
     if (figure === 'duration') return shown;
     const c = verdicts.get(figure)!;
     return { ...shown, verdict: c.verdict, limit: c.limit, limitFrom: given[figure] === undefined ? 'default' : 'spec', ...(c.why ? { why: c.why } : {}) };
@@ -72,7 +72,8 @@ function valueOf(figure: ComparedFigure, r: ComparedResult): number | Bracket | 
   }
 }
 
-function deltaOf(figure: ComparedFigure, a: number | Bracket | null, b: number | Bracket | null): number | Bracket | null {
+/** A figure's delta of `a` against `b` (see above): a bracket's ratio interval, a ratio, or the error rate's points; null when it cannot be told. */
+export function figureDelta(figure: ComparedFigure, a: number | Bracket | null, b: number | Bracket | null): number | Bracket | null {
   if (a === null || b === null) return null;
   if (typeof a !== 'number' && typeof b !== 'number') return b.lo > 0 ? { lo: a.lo / b.hi, hi: a.hi / b.lo } : null;
   if (typeof a !== 'number' || typeof b !== 'number') return null;
