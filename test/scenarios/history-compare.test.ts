@@ -210,4 +210,17 @@ describe('GET /runs/{id}/compare?with=', () => {
       expect(errorBodySchema.parse(res.body).errors, path).toEqual(problems);
     }
   });
+
+  it('a repeated `with` is a 400 naming it; other methods are 405s naming GET and HEAD; HEAD answers as GET without a body', async () => {
+    const repeated = await get('/runs/hist-a-1/compare?with=hist-a-2&with=hist-a-3');
+    expect(repeated.status).toBe(400);
+    expect(errorBodySchema.parse(repeated.body).errors).toEqual([{ path: 'with', message: 'is given more than once' }]);
+    for (const path of ['/runs/hist-a-1/compare?with=hist-a-2', '/history?name=hist-a']) {
+      const del = await api(proxyEvent({ method: 'DELETE', path }), CONTEXT);
+      expect(del.statusCode, path).toBe(405);
+      expect(del.multiValueHeaders?.allow ?? String(del.headers?.allow).split(', '), path).toEqual(['GET', 'HEAD']);
+      const head = await api(proxyEvent({ method: 'HEAD', path }), CONTEXT);
+      expect([head.statusCode, head.body], path).toEqual([200, '']);
+    }
+  });
 });
