@@ -10,6 +10,8 @@ import type { DeploymentConfig } from '../core/config';
 import { runSpecDocumentationSchema } from '../core/spec';
 import { MAX_LIST_LIMIT } from '../ledger/queries';
 import { listQuerySchema } from './read-runs';
+import { historyQuerySchema } from './run-history';
+import { MAX_HISTORY_RUNS } from '../ledger/run-figures';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key';
 import { apiSchemas } from './resources';
 import { SCHEDULE_FIELDS_BYTES } from './schedules';
@@ -34,6 +36,15 @@ export function openApiDocument(config: DeploymentConfig): Json {
   const query = z.toJSONSchema(listQuerySchema, { io: 'input', target: 'draft-2020-12' }) as { properties: Record<string, Json & { description?: string }> };
   // The schema reads `limit` as the string it arrives as (decimal digits only); a client sends an integer, serialized in decimal.
   query.properties.limit = { description: String(query.properties.limit?.description ?? ''), type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT };
+  const historyQuery = z.toJSONSchema(historyQuerySchema, { io: 'input', target: 'draft-2020-12' }) as {
+    properties: Record<string, Json & { description?: string }>;
+  };
+  historyQuery.properties.limit = {
+    description: String(historyQuery.properties.limit?.description ?? ''),
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_HISTORY_RUNS,
+  };
   const runId: Json = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', maxLength: 26 } };
   // A schedule's spec is the RunSpec: the registry's placeholder (any mapping) becomes a reference to it.
   const scheduleRequest = schemas.ScheduleRequest as { properties: Record<string, Json> };
@@ -134,7 +145,7 @@ export function openApiDocument(config: DeploymentConfig): Json {
         get: {
           operationId: 'getRunReport',
           summary:
-            "A run's report: one self-contained HTML page (outcome and reason, stage timeline, requests/s, error rate and each runner's p95 over the test, " +
+            "A run's report: one self-contained HTML page (outcome and reason, the deltas against its baseline, a trend of the last runs of its name, stage timeline, requests/s, error rate and each runner's p95 over the test, " +
             'the per-runner results, thresholds, the spec). It loads nothing from the network. The request is SigV4-signed like every other, so a browser ' +
             'cannot open it directly: `loadplane report <id>` fetches and saves it.',
           parameters: [runId],
@@ -143,6 +154,38 @@ export function openApiDocument(config: DeploymentConfig): Json {
             '400': error('Not a run id'),
             '404': error('No such run'),
             '413': error('The page would pass the size a Lambda can answer (the limit is named)'),
+            '500': SERVER_ERROR,
+          },
+        },
+      },
+      '/runs/{id}/compare': {
+        get: {
+          operationId: 'compareRuns',
+          summary:
+            'The run against another, figure by figure: p90, p95, p99 (brackets), mean, error rate, request rate, duration; both values, the delta ' +
+            "(a bracket's: the interval of the ratio), their order, and the verdict with the run's spec baseline.limits, else a limit of 0",
+          parameters: [runId, { name: 'with', in: 'query', required: true, description: 'The run to compare with', schema: runId.schema as Json }],
+          responses: {
+            '200': jsonBody('RunComparison', 'The comparison'),
+            '400': error('Not a run id (`id` or `with`), `with` missing, or an unknown or repeated parameter'),
+            '404': error('No such run (`id` or `with`)'),
+            '409': error('A run has no collected figures: still running, or ended before its runners reported (each named)'),
+            '500': SERVER_ERROR,
+          },
+        },
+      },
+      '/history': {
+        get: {
+          operationId: 'runHistory',
+          summary: "The newest runs of a spec name, or of a schedule's runs, newest first: outcome, p95 bracket, error rate, request rate, duration",
+          parameters: Object.entries(historyQuery.properties).map(([name, schema]) => {
+            const { description, ...rest } = schema;
+            return { name, in: 'query', required: false, ...(description ? { description } : {}), schema: rest };
+          }),
+          responses: {
+            '200': jsonBody('RunHistory', 'The runs, newest first'),
+            '400': error('Neither or both of `name` and `schedule`; an unknown, repeated or invalid parameter (`limit` beyond 50)'),
+            '404': error('No such schedule'),
             '500': SERVER_ERROR,
           },
         },

@@ -5,7 +5,7 @@
  * naming it, so a typo (`?stauts=`) never silently lists everything.
  */
 import * as z from 'zod';
-import { SpecInvalid, type Problem } from '../core/errors';
+import { SpecInvalid } from '../core/errors';
 import { isValidRunId } from '../core/run-id';
 import { liveFigures, type LiveFigures } from '../core/live-sample';
 import { RunStatus, Stage } from '../core/status';
@@ -18,6 +18,7 @@ import type { ApiDeps } from './api-deps';
 import { HttpProblem } from './http-problem';
 import type { RunList, RunResource } from './resources';
 import { runResource, runSummaryResource } from './run-resource';
+import { parseStrictQuery } from './strict-query';
 
 /** A run id in a path: malformed is a 400 naming `id`, well-formed but unknown a 404. */
 export function checkRunId(id: string): string {
@@ -90,26 +91,11 @@ const PARAMETER_RULES: Record<string, string> = {
 
 /** The query string as API Gateway gives it (single and multi-value maps) → a checked query. */
 export function parseListQuery(single: Record<string, string | undefined> | null, multi: Record<string, string[] | undefined> | null): ListQuery {
-  const problems: Problem[] = [];
-  for (const [name, values] of Object.entries(multi ?? {})) {
-    if ((values?.length ?? 0) > 1) problems.push({ path: name, message: 'is given more than once' });
-  }
-  const raw = Object.fromEntries(Object.entries(single ?? {}).filter(([, v]) => v !== undefined));
-  for (const name of Object.keys(raw)) {
-    if (!(name in PARAMETER_RULES))
-      problems.push({ path: escapeText(name, 40), message: `is not a parameter of GET /runs (known: ${Object.keys(PARAMETER_RULES).join(', ')})` });
-  }
-  if (problems.length === 0) {
-    const parsed = listQuerySchema.safeParse(raw);
-    if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) {
-      const name = String(issue.path[0] ?? '(query)');
-      const nameProblem = name === 'name' && typeof raw.name === 'string' ? runNameProblem(raw.name) : undefined;
-      problems.push({ path: name, message: nameProblem ?? PARAMETER_RULES[name] ?? issue.message });
-    }
-  }
-  throw new SpecInvalid(problems);
+  return parseStrictQuery(listQuerySchema, { route: 'GET /runs', rules: PARAMETER_RULES, problemOf: runNameProblemOf }, single, multi);
 }
+
+/** A `name` parameter's own problem (runNameProblem), more precise than the rule. */
+export const runNameProblemOf = (name: string, value: string): string | undefined => (name === 'name' ? runNameProblem(value) : undefined);
 
 export async function listRunResources(deps: ApiDeps, query: ListQuery): Promise<RunList> {
   try {

@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { MIN_RATE_INTERVAL_MS } from '../core/live-sample';
 import { REGRESSION_FIGURES } from '../core/regression';
+import { COMPARED_FIGURES } from '../core/run-comparison';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
@@ -240,6 +241,68 @@ export const scheduleListSchema = z
   .object({ schedules: z.array(scheduleResourceSchema).meta({ description: 'Every schedule, by name' }) })
   .register(apiSchemas, { id: 'ScheduleList' });
 
+const bracketSchema = z.object({ lo: z.number(), hi: z.number() });
+const figureValueSchema = z.union([z.number(), bracketSchema]).nullable();
+
+/** `GET /runs/{id}/compare?with=<id>` (core/run-comparison.ts). */
+export const runComparisonSchema = z
+  .object({
+    runId: z.string(),
+    with: z.string().meta({ description: 'The run compared with' }),
+    figures: z.array(
+      z.object({
+        figure: z.enum(COMPARED_FIGURES),
+        run: figureValueSchema.meta({
+          description:
+            "The run's value: a bracket [lo, hi] ms for p90/p95/p99, ms for mean and duration, a fraction for errorRate, requests a second for requestRate; null without samples or requests",
+        }),
+        with: figureValueSchema.meta({ description: "The other run's value, in the same unit" }),
+        delta: figureValueSchema.meta({
+          description:
+            'p90/p95/p99: the interval the exact ratio lies in, [run.lo / with.hi, run.hi / with.lo]; mean, requestRate, duration: run / with; errorRate: run − with in percentage points; null when the other value is 0 or missing',
+        }),
+        order: z
+          .enum(['higher', 'lower', 'same', 'overlapping'])
+          .nullable()
+          .meta({ description: 'higher/lower: the brackets (or values) are apart; overlapping: the brackets leave it open' }),
+        verdict: z.enum(['certain', 'possible', 'none', 'unknown']).optional().meta({
+          description:
+            'Is the run worse than the other by more than the limit (core/regression.ts): certain, possible (the brackets leave it open), none, unknown (why says); absent for duration, which is not judged',
+        }),
+        limit: z.number().optional().meta({ description: "A fraction of the other's value (0.1: 10 %), or percentage points for errorRate" }),
+        limitFrom: z.enum(['spec', 'default']).optional().meta({ description: "spec: the run's spec baseline.limits; default: 0, any worsening" }),
+        why: z.string().optional(),
+      }),
+    ),
+    links: z.object({ run: z.string(), with: z.string() }),
+  })
+  .register(apiSchemas, { id: 'RunComparison', description: 'One run against another, figure by figure' });
+
+/** `GET /history?name=…` (lambdas/api/run-history.ts). */
+export const runHistorySchema = z
+  .object({
+    name: z.string(),
+    schedule: z.string().optional().meta({ description: 'Only the runs this schedule started, when asked for' }),
+    runs: z.array(
+      z.object({
+        runId: z.string(),
+        status: z.enum(RunStatus),
+        outcome: z.enum(Outcome).optional(),
+        reason: z.string().optional(),
+        trigger: triggerSchema,
+        createdAt: z.string(),
+        decidedAt: z.string().optional(),
+        p95: bracketSchema
+          .nullable()
+          .meta({ description: 'The bracket [lo, hi] ms the exact p95 lies in; null before a result was collected or without samples' }),
+        errorRate: z.number().nullable().meta({ description: 'Failed requests / requests (a fraction); null without a result or requests' }),
+        requestRate: z.number().nullable().meta({ description: 'Requests a second over the test' }),
+        durationMs: z.number().nullable().meta({ description: "The test's duration (the longest runner's)" }),
+      }),
+    ),
+  })
+  .register(apiSchemas, { id: 'RunHistory', description: 'The newest runs of a name, newest first, with their figures' });
+
 export type ProblemBody = z.infer<typeof problemSchema>;
 export type RunSummaryResource = z.infer<typeof runSummaryResourceSchema>;
 export type RunResource = z.infer<typeof runResourceSchema>;
@@ -251,3 +314,5 @@ export type ScheduleRequest = z.infer<typeof scheduleRequestSchema>;
 export type ScheduleResource = z.infer<typeof scheduleResourceSchema>;
 export type ScheduleDetail = z.infer<typeof scheduleDetailSchema>;
 export type ScheduleList = z.infer<typeof scheduleListSchema>;
+export type RunComparison = z.infer<typeof runComparisonSchema>;
+export type RunHistory = z.infer<typeof runHistorySchema>;

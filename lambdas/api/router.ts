@@ -21,6 +21,8 @@ import type { ErrorBody } from './resources';
 import { REPORT_MAX_BYTES, runReport } from '../report/run-report';
 import { deleteSchedule, getScheduleDetail, listScheduleResources, putSchedule, SchedulesUnavailable } from './schedules';
 import { submitRun } from './submit-run';
+import { compareRunResources, parseCompareQuery } from './compare-runs';
+import { parseHistoryQuery, runHistoryResource } from './run-history';
 
 const JSON_TYPE = 'application/json';
 const HTML_TYPE = 'text/html; charset=utf-8';
@@ -72,6 +74,8 @@ const ROUTES = [
   { path: /^\/runs\/?$/, methods: ['GET', 'HEAD', 'POST'] },
   { path: /^\/runs\/[^/]+\/?$/, methods: ['GET', 'HEAD', 'DELETE'] },
   { path: /^\/runs\/[^/]+\/report\/?$/, methods: ['GET', 'HEAD'] },
+  { path: /^\/runs\/[^/]+\/compare\/?$/, methods: ['GET', 'HEAD'] },
+  { path: /^\/history\/?$/, methods: ['GET', 'HEAD'] },
   { path: /^\/schedules\/?$/, methods: ['GET', 'HEAD'] },
   { path: /^\/schedules\/[^/]+\/?$/, methods: ['GET', 'HEAD', 'PUT', 'DELETE'] },
   { path: /^\/openapi\.json$/, methods: ['GET', 'HEAD'] },
@@ -131,6 +135,20 @@ export function buildRouter(deps: ApiDeps, { reportMaxBytes = REPORT_MAX_BYTES }
         'cache-control': 'no-store',
       },
     });
+  });
+
+  // One run against another, figure by figure (compare-runs.ts).
+  app.get('/runs/:id/compare', async (reqCtx) => {
+    const e = event(reqCtx);
+    checkRunId(reqCtx.params.id!);
+    const withId = parseCompareQuery(e.queryStringParameters, e.multiValueQueryStringParameters);
+    return json(200, await compareRunResources(deps, reqCtx.params.id!, withId));
+  });
+
+  // The newest runs of a name or a schedule with their figures (run-history.ts).
+  app.get('/history', async (reqCtx) => {
+    const e = event(reqCtx);
+    return json(200, await runHistoryResource(deps, parseHistoryQuery(e.queryStringParameters, e.multiValueQueryStringParameters)));
   });
 
   app.delete('/runs/:id', async (reqCtx) => json(202, await abortRun(deps, reqCtx.params.id!, principalOf(event(reqCtx)))));

@@ -51,6 +51,16 @@ export function requestRate(result: ComparedResult): number | undefined {
   return result.requests > 0 && result.durationMs > 0 ? result.requests / (result.durationMs / 1000) : undefined;
 }
 
+/** A run item's `summary` (Decide's totals) when it holds what a comparison reads; undefined for a run without collected figures. */
+export function comparableResult(summary: Record<string, unknown> | undefined): ComparedResult | undefined {
+  const s = summary as Partial<ComparedResult> | undefined;
+  const isBracket = (b: unknown): b is Bracket => typeof (b as Bracket)?.lo === 'number' && typeof (b as Bracket)?.hi === 'number';
+  if (!s || typeof s.requests !== 'number' || typeof s.errorRate !== 'number' || typeof s.durationMs !== 'number') return undefined;
+  const l = s.latency;
+  if (!l || typeof l.count !== 'number' || typeof l.mean !== 'number' || !isBracket(l.p90) || !isBracket(l.p95) || !isBracket(l.p99)) return undefined;
+  return s as ComparedResult;
+}
+
 /** Each limited figure of `run` against `baseline`, in REGRESSION_FIGURES order. */
 export function compareToBaseline(run: ComparedResult, baseline: ComparedResult, limits: RegressionLimits): FigureComparison[] {
   return REGRESSION_FIGURES.flatMap((figure) => {

@@ -37,6 +37,7 @@ import {
 } from './runs';
 import { acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotResult, type GroupItem, type ReleaseSlotResult } from './groups';
 import { deleteSchedule, getSchedule, getScheduleSpec, listSchedules, putSchedule, type PutScheduleResult, type ScheduleRecord } from './schedules';
+import { readRunFigures, runHistory, type RunFigures, type RunHistoryInput } from './run-figures';
 import { listSamples, recordSample } from './samples';
 import { beginStage, completeStage, failStage, markStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
@@ -185,6 +186,16 @@ export class Ledger {
   listRuns(input?: ListRunsInput): Promise<ListRunsPage> {
     return listRuns(this.ctx, input);
   }
+
+  /** Runs with their figures (Decide's totals, the spec's baseline), in the order given; runs not in the ledger left out (run-figures.ts). */
+  readRunFigures(runIds: readonly string[]): Promise<RunFigures[]> {
+    return readRunFigures(this.ctx, runIds);
+  }
+
+  /** The newest runs of a name (or of one schedule's runs of it), newest first, with their figures (run-figures.ts). */
+  runHistory(input: RunHistoryInput): Promise<RunFigures[]> {
+    return runHistory(this.ctx, input);
+  }
 }
 
 export type { CreateRunInput, CreateRunResult, AdoptRunResult, SetStatusResult, DecideOutcomeResult, EndUnstartedResult, RequestAbortResult } from './runs';
@@ -193,4 +204,5 @@ export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, RecordSuppr
 export type { AcquireSlotResult, GroupItem, ReleaseSlotResult } from './groups';
 export type { PutScheduleResult, ScheduleRecord } from './schedules';
 export type { GetRunOptions, ListRunsInput, ListRunsPage, RunView } from './queries';
+export type { RunFigures, RunHistoryInput } from './run-figures';
 export type { RunItem, RunSummary, StageItem, NotificationItem, RunTrigger, RunDeadlines } from './items';

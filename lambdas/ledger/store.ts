@@ -83,6 +83,30 @@ export function getItem(ctx: LedgerContext, operation: string, key: ItemKey): Pr
 }
 
 /**
+ * Some attributes of an item, read eventually consistent (half a strongly consistent read's capacity):
+ * for reads that show finished runs, whose figures no longer change. `attributes` are top-level names
+ * or dotted paths of names (`spec.baseline`); each name becomes a `#name` placeholder.
+ */
+export function getItemAttributes(ctx: LedgerContext, operation: string, key: ItemKey, attributes: readonly string[]): Promise<RawItem | undefined> {
+  const names: Record<string, string> = {};
+  const projection = attributes.map((path) =>
+    path
+      .split('.')
+      .map((name) => {
+        names[`#${name}`] = name;
+        return `#${name}`;
+      })
+      .join('.'),
+  );
+  return call(operation, async () => {
+    const out = await ctx.client.send(
+      new GetCommand({ TableName: ctx.tableName, Key: key, ProjectionExpression: projection.join(', '), ExpressionAttributeNames: names }),
+    );
+    return out.Item;
+  });
+}
+
+/**
  * An unconditional put, for items whose key names their content (script chunks): writing one again
  * writes the same bytes, so no condition is needed and there is nothing to race.
  */

@@ -9,11 +9,12 @@ import { describeStartSkew } from '../core/start-skew';
 import { formatBytes as bytes } from '../core/bytes';
 import { createHash } from 'node:crypto';
 import { Stage } from '../core/status';
-import type { Bracket } from '../core/percentile-bracket';
 import type { ChartLibrary } from './chart-library';
 import { html, jsonForScript, raw, type Markup } from './html';
 import type { ReportModel, ReportStage } from './report-model';
 import { REPORT_SCRIPT } from './report-script';
+import { bracket, count, ms, percent } from './report-format';
+import { historySection, trendData } from './report-trend-html';
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -62,11 +63,6 @@ export function duration(ms: number): string {
   const parts = h > 0 ? [`${h} h`, `${String(m).padStart(2, '0')} min`] : [`${m} min`];
   return [...parts, `${String(s % 60).padStart(2, '0')} s`].join(' ');
 }
-
-const count = (n: number): string => n.toLocaleString('en-US');
-const ms = (n: number): string => `${n.toLocaleString('en-US', { maximumFractionDigits: 1 })} ms`;
-const percent = (rate: number): string => `${(rate * 100).toLocaleString('en-US', { maximumFractionDigits: 2 })} %`;
-const bracket = (b: Bracket): string => (b.lo === b.hi ? ms(b.lo) : `${ms(b.lo)} – ${ms(b.hi)}`);
 
 /** The outcome's class: green, red or grey. */
 function tone(model: ReportModel): string {
@@ -211,13 +207,14 @@ th{color:#6b7280;font-weight:500}.runners td,.runners th{text-align:right}.runne
 tr.fail td,td.fail{color:#991b1b}tr.pass td:nth-child(3){color:#166534}
 .chart{width:100%;min-height:260px}figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
 .empty,.note{color:#6b7280}
+.baseline td.certain{color:#991b1b;font-weight:600}.baseline td.possible{color:#92400e}
 pre{background:#f9fafb;border:1px solid #e5e7eb;padding:12px;overflow:auto;font-size:12px}
 footer{margin-top:32px;color:#9ca3af;font-size:12px}
 `;
 
 /** The whole page. */
 export function renderReportHtml(model: ReportModel, library: ChartLibrary): string {
-  const data = { series: model.series };
+  const data = { series: model.series, trend: trendData(model) };
   const page = html`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -237,6 +234,7 @@ ${model.result?.simulated ? html`<p class="simulated">Simulated: these numbers c
 ${facts(model)}
 </header>
 <section><h2>Totals</h2>${totals(model)}</section>
+<section><h2>Against its history</h2>${historySection(model)}</section>
 <section><h2>Stages</h2>${timeline(model)}</section>
 <section><h2>During the test</h2>${charts(model)}</section>
 <section><h2>Runners</h2>${runnerTable(model)}</section>

@@ -15,6 +15,8 @@ import { outputOf } from '../stages/run-context';
 import { measuredStartOf, type StartRecord } from '../stages/start';
 import type { MeasuredStart } from '../core/start-skew';
 import { reportSeries, type ReportSeries } from './report-series';
+import { reportBaseline, reportTrend, type ReportBaseline, type ReportTrend } from './report-trend';
+import type { RunFigures } from '../ledger/run-figures';
 
 export interface ReportStage {
   /** A stage's name, or `test (runners)` for the test's own row of the timeline (report-html.ts). */
@@ -60,6 +62,10 @@ export interface ReportModel {
   specText: string;
   samples: number;
   series: ReportSeries;
+  /** The last runs of its name with their figures (report-trend.ts); absent when the history was not read. */
+  trend?: ReportTrend;
+  /** The run against its spec's baseline, with the deltas; absent when it was not compared. */
+  baseline?: ReportBaseline;
   /** When the report was made (epoch ms, the API's clock). */
   generatedAt: number;
 }
@@ -150,15 +156,18 @@ function hideValue(text: string): string {
   return eq > 0 ? `${text.slice(0, eq)}=${HIDDEN}` : HIDDEN;
 }
 
-export function reportModel(view: RunView, samples: readonly LiveSample[], now: number): ReportModel {
+/** `history`: the newest runs of the run's name (ledger runHistory), for the trend. */
+export function reportModel(view: RunView, samples: readonly LiveSample[], now: number, history?: readonly RunFigures[]): ReportModel {
   const { run } = view;
+  const baseline = reportBaseline(view);
   const spec = run.spec as { name?: unknown; engine?: unknown; parallelism?: unknown };
   const started = outputOf<StartRecord>(view, Stage.Start);
   const measured = measuredStartOf(view);
   const result = collectedResult(view);
+  const name = String(run.runName ?? spec.name ?? run.runId);
   return {
     runId: run.runId,
-    name: String(run.runName ?? spec.name ?? run.runId),
+    name,
     engine: String(spec.engine ?? ''),
     parallelism: Number(spec.parallelism ?? 0),
     status: run.status,
@@ -180,6 +189,8 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
     specText: stringify(specShown(run.spec), { lineWidth: 0 }),
     samples: samples.length,
     series: reportSeries(samples),
+    ...(history ? { trend: reportTrend(name, history, run.runId) } : {}),
+    ...(baseline ? { baseline } : {}),
     generatedAt: now,
   };
 }

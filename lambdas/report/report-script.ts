@@ -15,7 +15,46 @@ export const REPORT_SCRIPT = String.raw`(function () {
   var series = data.series;
   var charts = {};
   window.loadplaneCharts = charts;
-  if (typeof uPlot !== 'function' || series.elapsedSeconds.length === 0) return;
+  if (typeof uPlot !== 'function') return;
+
+  // The last runs of the name (report-trend.ts): x is the run's place, oldest first; the p95 bracket
+  // is a band between its lo and hi lines (ms, left axis); requests/s and the error rate (%) have an
+  // axis each on the right. A run without figures is a gap.
+  function drawTrend(trend) {
+    var el = document.getElementById('chart-trend');
+    if (!el || !trend) return;
+    var pts = trend.points;
+    var xs = pts.map(function (p, i) { return i + 1; });
+    var pick = function (f) { return pts.map(f); };
+    var fromZero = function (u, min, max) { return [0, max > 0 ? max * 1.15 : 1]; };
+    var place = function (v) { var p = pts[v - 1]; return p ? '#' + v + (p.current ? ' (this run)' : '') : ''; };
+    var opts = {
+      width: Math.max(320, el.clientWidth),
+      height: 280,
+      scales: { x: { time: false, range: function () { return [0.5, pts.length + 0.5]; } }, ms: { range: fromZero }, rps: { range: fromZero }, pct: { range: fromZero } },
+      series: [
+        { label: 'run', value: function (u, v) { var p = pts[v - 1]; return p ? p.runId + ' ' + p.outcome : ''; } },
+        { label: 'p95 high (ms)', scale: 'ms', stroke: '#7c3aed', width: 1, points: { size: 5 }, value: function (u, v) { return number(v, 1); } },
+        { label: 'p95 low (ms)', scale: 'ms', stroke: '#7c3aed', width: 1, points: { size: 5 }, value: function (u, v) { return number(v, 1); } },
+        { label: 'error rate %', scale: 'pct', stroke: '#dc2626', width: 2, points: { size: 5 }, value: function (u, v) { return number(v, 2); } },
+        { label: 'requests/s', scale: 'rps', stroke: '#2563eb', width: 2, points: { size: 5 }, value: function (u, v) { return number(v, 1); } }
+      ],
+      bands: [{ series: [1, 2], fill: 'rgba(124,58,237,0.22)' }],
+      axes: [
+        { label: 'runs of ' + trend.name + ', oldest first', values: function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) ? place(v) : ''; }); } },
+        { scale: 'ms', label: 'p95 (ms): the bracket', size: 60 },
+        { scale: 'rps', side: 1, label: 'requests per second', size: 60, grid: { show: false } },
+        { scale: 'pct', side: 1, label: 'error rate (%)', size: 60, grid: { show: false } }
+      ]
+    };
+    var d = [xs, pick(function (p) { return p.p95 && p.p95.hi; }), pick(function (p) { return p.p95 && p.p95.lo; }), pick(function (p) { return p.errorRatePercent; }), pick(function (p) { return p.requestRate; })];
+    var u = new uPlot(opts, d, el);
+    charts['chart-trend'] = u;
+    window.addEventListener('resize', function () { u.setSize({ width: Math.max(320, el.clientWidth), height: 280 }); });
+  }
+
+  drawTrend(data.trend);
+  if (series.elapsedSeconds.length === 0) return;
 
   function pad(n) { return (n < 10 ? '0' : '') + n; }
   function clock(seconds) {

@@ -9,6 +9,7 @@ import type { Ledger } from '../ledger/ledger';
 import { chartLibrary } from './chart-library';
 import { reportModel } from './report-model';
 import { renderReportHtml, reportContentSecurityPolicyHeader } from './report-html';
+import { TREND_RUNS } from './report-trend';
 
 /**
  * The largest report page the API answers: Lambda's synchronous response holds at most 6 MB, and
@@ -24,19 +25,27 @@ export interface RunReport {
   contentSecurityPolicy: string;
 }
 
-/** The report of run `runId`, or undefined when there is no such run. `now`: the report's time (epoch ms). */
-export async function runReport(ledger: Pick<Ledger, 'getRun' | 'listSamples'>, runId: string, now: number): Promise<RunReport | undefined> {
+/** What the report reads of the ledger. */
+export type ReportLedger = Pick<Ledger, 'getRun' | 'listSamples' | 'runHistory'>;
+
+/**
+ * The report of run `runId`, or undefined when there is no such run. `now`: the report's time (epoch
+ * ms). Once the run is read, the newest TREND_RUNS runs of its name are read for the trend (one Query
+ * and one GetItem each, ledger/run-figures.ts); a run recorded before runs had a name has none.
+ */
+export async function runReport(ledger: ReportLedger, runId: string, now: number): Promise<RunReport | undefined> {
   const [view, samples] = await Promise.all([ledger.getRun(runId), ledger.listSamples(runId)]);
   if (!view) return undefined;
+  const history = view.run.runName !== undefined ? await ledger.runHistory({ name: view.run.runName, limit: TREND_RUNS }) : undefined;
   const library = chartLibrary();
-  return { html: renderReportHtml(reportModel(view, samples, now), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
+  return { html: renderReportHtml(reportModel(view, samples, now, history), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
 }
 
 /**
  * Writes run `runId`'s report to `file` (for `loadplane run --local --report <file>`, whose ledger is
  * gone when the process ends). False when there is no such run.
  */
-export async function runReportFile(ledger: Pick<Ledger, 'getRun' | 'listSamples'>, runId: string, file: string, now: number): Promise<boolean> {
+export async function runReportFile(ledger: ReportLedger, runId: string, file: string, now: number): Promise<boolean> {
   const report = await runReport(ledger, runId, now);
   if (!report) return false;
   await writeFile(file, report.html);

@@ -7,7 +7,7 @@
  * no usable baseline is said too. The baseline's figures are the totals Decide kept on its run item.
  */
 import type { RunResult } from '../core/aggregate';
-import { compareToBaseline, type ComparedResult, type FigureComparison, type RegressionRecord } from '../core/regression';
+import { comparableResult, compareToBaseline, type ComparedResult, type FigureComparison, type RegressionRecord } from '../core/regression';
 import { LAST_SUCCEEDED, parseRegressionLimits, type RegressionLimitsText } from '../core/regression-limits';
 import type { Bracket } from '../core/percentile-bracket';
 import { Outcome, RunStatus } from '../core/status';
@@ -66,19 +66,9 @@ async function newestSucceededBefore(deps: StageDeps, run: ComparedRun): Promise
 async function resultOf(deps: StageDeps, runId: string): Promise<Found> {
   const view = await deps.ledger.getRun(runId);
   if (!view) return { none: `baseline run ${runId} is not in the ledger (runs are kept ${RUN_RETENTION_DAYS} days)` };
-  const totals = comparable(view.run.summary);
+  const totals = comparableResult(view.run.summary);
   if (!totals) return { none: `baseline run ${runId} has no collected result (it ended ${view.run.outcome ?? view.run.status})` };
   return { runId, result: totals };
-}
-
-/** The run item's `summary` (Decide's totals) when it holds what a comparison reads. */
-function comparable(summary: Record<string, unknown> | undefined): ComparedResult | undefined {
-  const s = summary as Partial<ComparedResult> | undefined;
-  const isBracket = (b: unknown): b is Bracket => typeof (b as Bracket)?.lo === 'number' && typeof (b as Bracket)?.hi === 'number';
-  if (!s || typeof s.requests !== 'number' || typeof s.errorRate !== 'number' || typeof s.durationMs !== 'number') return undefined;
-  const l = s.latency;
-  if (!l || typeof l.count !== 'number' || typeof l.mean !== 'number' || !isBracket(l.p90) || !isBracket(l.p95) || !isBracket(l.p99)) return undefined;
-  return s as ComparedResult;
 }
 
 /**

@@ -21,12 +21,16 @@ import { IDEMPOTENCY_KEY_HEADER } from '../../lambdas/api/idempotency-key';
 import {
   abortResponseSchema,
   errorBodySchema,
+  runComparisonSchema,
+  runHistorySchema,
   runListSchema,
   runResourceSchema,
   scheduleDetailSchema,
   scheduleListSchema,
   scheduleResourceSchema,
   type AbortResponse,
+  type RunComparison,
+  type RunHistory,
   type RunList,
   type RunResource,
   type RunSummaryResource,
@@ -204,6 +208,20 @@ export class ApiClient {
     if (query.limit !== undefined) params.limit = String(query.limit);
     if (query.next !== undefined) params.next = query.next;
     return this.request('GET', ['runs'], params, runListSchema);
+  }
+
+  /** GET /runs/{id}/compare?with=: one run against another, figure by figure. */
+  compareRuns(id: string, withId: string): Promise<Answer<RunComparison>> {
+    return this.request('GET', ['runs', id, 'compare'], { with: withId }, runComparisonSchema);
+  }
+
+  /** GET /history: the newest runs of a spec name (or of a schedule's runs) with their figures. */
+  runHistory(query: { name?: string; schedule?: string; limit?: number }): Promise<Answer<RunHistory>> {
+    const params: Record<string, string> = {};
+    if (query.name !== undefined) params.name = query.name;
+    if (query.schedule !== undefined) params.schedule = query.schedule;
+    if (query.limit !== undefined) params.limit = String(query.limit);
+    return this.request('GET', ['history'], params, runHistorySchema);
   }
 
   /** DELETE /runs/{id}: the abort is recorded (202); a finished run is a 409. */

@@ -5,7 +5,7 @@
  * Start-up matters (`validate` is run by hand and in CI): bin/loadplane.mjs runs a bundle of this
  * file (scripts/build-cli.mjs), and the commands that start a run, serve or kube-sim import their
  * engine, the AWS SDK, dynalite and kube-sim inside their action, and those that talk to the REST API
- * (`run` without --local, `status`, `list`, `abort`, `report`, `schedule …`) its client and, for a signed URL
+ * (`run` without --local, `status`, `list`, `history`, `compare`, `abort`, `report`, `schedule …`) its client and, for a signed URL
  * only, the AWS credential chain and signer: `validate`, `--help` and `--version` never load them.
  */
 import { Command, CommanderError } from 'commander';
@@ -16,6 +16,8 @@ import { registerRun } from './commands/run';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerList } from './commands/list';
+import { registerHistory } from './commands/history';
+import { registerCompare } from './commands/compare';
 import { registerAbort } from './commands/abort';
 import { registerReport } from './commands/report';
 import { registerSchedule } from './commands/schedule';
@@ -54,6 +56,8 @@ export function buildProgram(): Command {
   registerRun(program);
   registerStatus(program);
   registerList(program);
+  registerHistory(program);
+  registerCompare(program);
   registerAbort(program);
   registerReport(program);
   registerSchedule(program);

@@ -155,6 +155,7 @@ describe('the report page', () => {
     expect(page).toContain('<div class="outcome bad" id="outcome">FAILED</div>');
     expect(JSON.parse(scripts(page)[0]!.text)).toEqual({
       series: { elapsedSeconds: [], requestsPerSecond: [], errorRatePercent: [], p95ByRunner: [], runners: 0, partialPoints: 0 },
+      trend: null,
     });
   });
 

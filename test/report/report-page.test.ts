@@ -29,6 +29,8 @@ import { mulberry32 } from '../../local/kube-sim/seeded-random';
 import { startServe, type Serve } from '../../local/serve/serve';
 import { proxyEvent, type ProxyRequest } from '../support/api-gateway-events';
 import { k6Spec } from '../support/local-runs';
+import { LATENCY_FACTOR_ANNOTATION, LATENCY_SEED_ANNOTATION } from '../../local/kube-sim/programs/k6-runner';
+import type { RunResult } from '../../lambdas/core/aggregate';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { storedSpec } from '../support/stored-spec';
 
@@ -62,6 +64,22 @@ async function call(request: ProxyRequest) {
   return serve.handler(proxyEvent(request), CONTEXT);
 }
 
+/** Submits `spec` and waits for the run to end and be cleaned up. */
+async function runToEnd(spec: unknown): Promise<RunResource> {
+  const created = await call({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(spec) });
+  const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
+  for (;;) {
+    const ended = runResourceSchema.parse(JSON.parse((await call({ method: 'GET', path: `/runs/${runId}` })).body));
+    if (ended.outcome && ended.stages.some((s) => s.stage === 'Cleanup' && s.state === 'completed')) return ended;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The earlier runs' script: no thresholds, so they SUCCEED and the second is the report's run's baseline. */
+const EARLIER_SCRIPT = "export const options = { vus: 6, duration: '60s' };\nexport default function () {}\n";
+/** The two runs of the name before the report's run, oldest first. */
+const earlier: RunResource[] = [];
+
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
   clock = new VirtualClock();
@@ -72,15 +90,21 @@ beforeAll(async () => {
     random: mulberry32(15),
     channels: { webhook: { url: `${receiver.url}/hook` } },
   });
-  const spec = k6Spec({ name: 'report-page', parallelism: 3, script: { inline: SCRIPT }, notify: { channels: ['webhook'] } } as never);
-  const created = await call({ method: 'POST', path: '/runs', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(spec) });
-  const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
-  for (;;) {
-    run = runResourceSchema.parse(JSON.parse((await call({ method: 'GET', path: `/runs/${runId}` })).body));
-    if (run.outcome && run.stages.some((s) => s.stage === 'Cleanup' && s.state === 'completed')) break;
-    await new Promise((r) => setTimeout(r, 20));
+  // Two earlier runs of the name on one target, the second ×1.5 slower (kube-sim's latency-factor): the trend's first points.
+  for (const factor of [1, 1.5]) {
+    const annotations = { [LATENCY_SEED_ANNOTATION]: 'report-page-target', [LATENCY_FACTOR_ANNOTATION]: String(factor) };
+    earlier.push(await runToEnd(k6Spec({ name: 'report-page', parallelism: 2, script: { inline: EARLIER_SCRIPT }, annotations } as never)));
   }
-  const recorded = await serve.runtime.ledger.listSamples(runId);
+  // The report's run, compared with the newest SUCCEEDED one before it (the ×1.5 run).
+  const spec = k6Spec({
+    name: 'report-page',
+    parallelism: 3,
+    script: { inline: SCRIPT },
+    notify: { channels: ['webhook'] },
+    baseline: { limits: { p95: '+10%' } },
+  } as never);
+  run = await runToEnd(spec);
+  const recorded = await serve.runtime.ledger.listSamples(run.runId);
   samples = { live: recorded.filter((s) => s.source === 'live').length, all: recorded.length };
   console.log(`report-page: ${samples.live} live samples recorded by Watch, ${samples.all} in all`);
 }, 180_000);
@@ -111,6 +135,23 @@ describe('GET /runs/{id}/report', () => {
     expect(res.body).toMatch(/<tr class="fail"><td>http_req_duration<\/td><td><code>max&lt;0<\/code><\/td><td>fail \(runners 0, 1, 2\)<\/td>/);
     // No URL but the spec's own text (its TARGET_URL), which is no reference the page loads.
     expect(res.body.replace(/<pre id="spec">[^<]*<\/pre>/, '')).not.toMatch(/https?:\/\//);
+  });
+
+  it("has the run against its baseline (the ×1.5 run before it): each figure's values, the delta worked out here, the verdict; the trend chart's place", async () => {
+    const res = await call({ method: 'GET', path: `/runs/${run.runId}/report` });
+    expect(earlier.map((r) => r.outcome)).toEqual([Outcome.SUCCEEDED, Outcome.SUCCEEDED]);
+    expect(res.body).toContain(`<span class="id" id="baseline-run">${earlier[1]!.runId}</span>`);
+    const [a, b] = [(run.results as unknown as RunResult).latency.p95, (earlier[1]!.results as unknown as RunResult).latency.p95];
+    const f = (n: number) => `${n.toLocaleString('en-US', { maximumFractionDigits: 1 })} ms`;
+    const verdict = a.lo > b.hi * 1.1 ? 'regressed' : a.hi > b.lo * 1.1 ? 'may have regressed (the brackets leave it open)' : 'within the limit';
+    const cls = { regressed: 'certain', 'within the limit': 'none' }[verdict as string] ?? 'possible';
+    expect(res.body).toContain(
+      `<tr><td>p95</td><td>${f(a.lo)} – ${f(a.hi)}</td><td>${f(b.lo)} – ${f(b.hi)}</td><td>×${(a.lo / b.hi).toFixed(2)} – ×${(a.hi / b.lo).toFixed(2)}</td><td>+10 %</td><td class="${cls}">${verdict}</td></tr>`,
+    );
+    expect(res.body).toContain(
+      '<figcaption>The last 3 runs of report-page, oldest first: p95 (its bracket, as a band), error rate, requests per second; this run is #3</figcaption>',
+    );
+    expect(res.body).toContain('<div class="chart" id="chart-trend"></div>');
   });
 
   it('answers an unknown run 404 and a malformed id 400 with the JSON problem GET /runs/{id} gives; other methods 405', async () => {
@@ -272,6 +313,7 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
         type Chart = {
           axes: Array<{ label?: string; labelSize: number }>;
           series: unknown[];
+          data: (number | null)[][];
           ctx: { canvas: { width: number; height: number }; getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
           bbox: { left: number; top: number; width: number; height: number };
         };
@@ -293,6 +335,8 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
           const [xAxis, yAxis] = u.axes as [Chart['axes'][0], Chart['axes'][0]];
           return {
             id,
+            data: u.data,
+            bands: (u as unknown as { bands?: unknown[] }).bands?.length ?? 0,
             labels: u.axes.map((a) => a.label ?? ''),
             series: u.series.length - 1,
             plotInk: inked(left, top, left + width, top + height),
@@ -303,8 +347,21 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
           };
         });
       });
-      expect(charts.map((c) => c.id)).toEqual(['chart-rps', 'chart-errors', 'chart-p95']);
-      for (const c of charts) {
+      expect(charts.map((c) => c.id)).toEqual(['chart-trend', 'chart-rps', 'chart-errors', 'chart-p95']);
+      // The trend of the name's three runs: the p95 bracket's hi and lo lines (the band between), the error rate, the rate; an axis each.
+      const trend = charts.find((c) => c.id === 'chart-trend')!;
+      expect(trend.labels).toEqual(['runs of report-page, oldest first', 'p95 (ms): the bracket', 'requests per second', 'error rate (%)']);
+      expect(trend.series).toBe(4);
+      expect(trend.plotInk, 'trend: band and lines drawn').toBeGreaterThan(200);
+      expect(trend.yLabelInk, 'trend: p95 axis label drawn').toBeGreaterThan(100);
+      expect(trend.xLabelInk, 'trend: runs axis label drawn').toBeGreaterThan(100);
+      expect(trend.bands).toBe(1);
+      // Its points are the runs' own brackets, oldest first: the ×1.5 run's lies above the first's.
+      const p95s = [...earlier, run].map((r) => (r.results as unknown as RunResult).latency.p95);
+      expect(trend.data[1]).toEqual(p95s.map((b) => b.hi));
+      expect(trend.data[2]).toEqual(p95s.map((b) => b.lo));
+      expect(p95s[1]!.lo).toBeGreaterThan(p95s[0]!.hi * 1.4);
+      for (const c of charts.filter((c) => c.id !== 'chart-trend')) {
         expect(c.labels, c.id).toEqual([expect.stringMatching(/^time since the test started/), expect.stringMatching(/\S/)]);
         expect(c.plotInk, `${c.id}: lines drawn in the plot`).toBeGreaterThan(200);
         expect(c.yLabelInk, `${c.id}: y axis label drawn`).toBeGreaterThan(100);
@@ -328,6 +385,7 @@ describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report pag
       expect(empty.statusCode).toBe(200);
       await page.setContent(empty.body, { waitUntil: 'load' });
       expect(await page.locator('#no-samples').textContent()).toMatch(/^No samples: the run ended before its test started/);
+      expect(await page.locator('#no-trend').textContent()).toBe('No run of never-started has collected figures yet: there is no trend to chart.');
       expect(await page.evaluate(() => Object.keys((globalThis as unknown as { loadplaneCharts: object }).loadplaneCharts))).toEqual([]);
 
       expect(problems).toEqual([]);

@@ -52,6 +52,7 @@ function banner(serve: Serve, opts: ServeCliOptions, channels: string): string[]
   const lines = [
     `loadplane serve: API at ${serve.url}`,
     `  POST ${serve.url}/runs · GET ${serve.url}/runs · GET|DELETE ${serve.url}/runs/{id} · GET ${serve.url}/runs/{id}/report · GET ${serve.url}/openapi.json`,
+    `  GET ${serve.url}/history?name= · GET ${serve.url}/runs/{id}/compare?with=`,
     `  PUT|GET|DELETE ${serve.url}/schedules/{name} · GET ${serve.url}/schedules (fired by the local scheduler on the wall clock${opts.scheduleDeliveries > 1 ? `, each time ×${opts.scheduleDeliveries}` : ''})`,
     `  Step Functions API: ${serve.stepFunctions.endpoint} (state machine ${serve.stepFunctions.stateMachineArn})`,
     `  ledger: ${ledgerText(opts.dataDir)} · ${cluster}`,
