@@ -1,5 +1,5 @@
 /**
- * Runs with their figures, for history and comparison (issue 31): the byName index lists a name's runs
+ * Runs with their figures, for history and comparison: the byName index lists a name's runs
  * (its projection has no `summary`, and a GSI's projection cannot be changed in place), then each run
  * item is read for what the index lacks: Decide's totals (`summary`) and the spec's `baseline`.
  *

@@ -1,10 +1,11 @@
 /**
  * The report's "Against its history" section (report-trend.ts's model): this run's deltas against its
- * baseline as a table (each figure's value, the baseline's, the delta, the limit and the verdict), and
+ * baseline as a table (each figure's value, the baseline's, the change, the limit and the verdict), and
  * the trend chart's place and data (report-script.ts draws it: the p95 bracket of each of the last
  * runs of the name as a band, the error rate and the request rate on axes of their own).
  */
 import type { Bracket } from '../core/percentile-bracket';
+import { describeChange } from '../core/regression';
 import { html, type Markup } from './html';
 import { bracket, ms, percent } from './report-format';
 import type { ReportModel } from './report-model';
@@ -26,10 +27,10 @@ function baselineBlock(model: ReportModel): Markup {
   if (b.runId === null) return html`<p class="empty" id="baseline-none">No baseline: ${b.none ?? 'none was usable'}.</p>`;
   return html`<p>Against its baseline, run <span class="id" id="baseline-run">${b.runId}</span>, with the spec's limits:</p>
 <table class="baseline" id="baseline">
-<thead><tr><th>figure</th><th>this run</th><th>baseline</th><th>delta</th><th>limit</th><th>verdict</th></tr></thead>
+<thead><tr><th>figure</th><th>this run</th><th>baseline</th><th>change</th><th>limit</th><th>verdict</th></tr></thead>
 <tbody>${b.figures.map(
     (f) =>
-      html`<tr><td>${f.figure}</td><td>${value(f, f.run)}</td><td>${value(f, f.baseline)}</td><td>${delta(f)}</td><td>${limit(f)}</td><td class="${f.verdict}">${VERDICTS[f.verdict]}</td></tr>`,
+      html`<tr><td>${f.figure}</td><td>${value(f, f.run)}</td><td>${value(f, f.baseline)}</td><td>${f.change ? describeChange(f.figure, f.change) : '–'}</td><td>${limit(f)}</td><td class="${f.verdict}">${VERDICTS[f.verdict]}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -45,15 +46,6 @@ function value(f: BaselineDelta, v: number | Bracket): string {
   if (f.figure === 'errorRate') return percent(v);
   if (f.figure === 'requestRate') return `${v.toLocaleString('en-US', { maximumFractionDigits: 1 })} req/s`;
   return ms(v);
-}
-
-function delta(f: BaselineDelta): string {
-  const d = f.delta;
-  if (d === null) return '–';
-  const ratio = (n: number) => `×${n.toFixed(2)}`;
-  if (typeof d !== 'number') return `${ratio(d.lo)} – ${ratio(d.hi)}`;
-  if (f.figure === 'errorRate') return `${d >= 0 ? '+' : ''}${d.toFixed(2)} points`;
-  return ratio(d);
 }
 
 function limit(f: BaselineDelta): string {

@@ -1,12 +1,11 @@
 /**
- * The report page against the run's history (issue 31): the trend of the last TREND_RUNS runs of its
+ * The report page against the run's history: the trend of the last TREND_RUNS runs of its
  * name (each run's p95 bracket, error rate and request rate, oldest first, this run marked) and this
  * run's deltas against its baseline, from Collect's comparison (CollectRecord.regression). Pure: the
  * history is read by run-report.ts (ledger/run-figures.ts), the markup is report-trend-html.ts's.
  */
 import type { Bracket } from '../core/percentile-bracket';
-import { comparableResult, requestRate, type FigureComparison, type RegressionRecord } from '../core/regression';
-import { figureDelta } from '../core/run-comparison';
+import { baselineComparison, comparableResult, requestRate, type BaselineComparison, type RegressionRecord } from '../core/regression';
 import { Stage } from '../core/status';
 import type { RunFigures, RunView } from '../ledger/ledger';
 import type { CollectRecord } from '../stages/collect';
@@ -36,17 +35,9 @@ export interface ReportTrend {
   currentOutside: boolean;
 }
 
-export interface BaselineDelta extends Pick<FigureComparison, 'figure' | 'verdict' | 'run' | 'baseline' | 'limit'> {
-  /** A bracket's ratio interval, a ratio, or the error rate's percentage points (core/run-comparison.ts). */
-  delta: number | Bracket | null;
-}
-
-export interface ReportBaseline {
-  /** The baseline's run id; null when none was usable (`none` says why). */
-  runId: string | null;
-  none: string | null;
-  figures: BaselineDelta[];
-}
+/** The run against its baseline as every surface shows it (core/regression.ts): each figure's change in its limit's terms. */
+export type ReportBaseline = BaselineComparison;
+export type BaselineDelta = BaselineComparison['figures'][number];
 
 /** The history as the chart draws it: newest-first runs (ledger) → oldest first, this run marked. */
 export function reportTrend(name: string, history: readonly RunFigures[], runId: string): ReportTrend {
@@ -66,20 +57,8 @@ export function reportTrend(name: string, history: readonly RunFigures[], runId:
   return { name, points, currentOutside: !points.some((p) => p.current) };
 }
 
-/** Collect's comparison with the baseline, each figure with its delta; undefined when the run was not compared. */
+/** Collect's comparison with the baseline, each figure with its change; undefined when the run was not compared. */
 export function reportBaseline(view: RunView): ReportBaseline | undefined {
   const record: RegressionRecord | undefined = outputOf<CollectRecord>(view, Stage.Collect)?.regression;
-  if (!record) return undefined;
-  return {
-    runId: record.baseline ?? null,
-    none: record.none ?? null,
-    figures: record.figures.map((f) => ({
-      figure: f.figure,
-      verdict: f.verdict,
-      run: f.run,
-      baseline: f.baseline,
-      limit: f.limit,
-      delta: figureDelta(f.figure, f.run, f.baseline),
-    })),
-  };
+  return record ? baselineComparison(record) : undefined;
 }

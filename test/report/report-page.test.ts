@@ -137,7 +137,7 @@ describe('GET /runs/{id}/report', () => {
     expect(res.body.replace(/<pre id="spec">[^<]*<\/pre>/, '')).not.toMatch(/https?:\/\//);
   });
 
-  it("has the run against its baseline (the ×1.5 run before it): each figure's values, the delta worked out here, the verdict; the trend chart's place", async () => {
+  it("has the run against its baseline (the ×1.5 run before it): each figure's values, the change worked out here, the verdict; the trend chart's place", async () => {
     const res = await call({ method: 'GET', path: `/runs/${run.runId}/report` });
     expect(earlier.map((r) => r.outcome)).toEqual([Outcome.SUCCEEDED, Outcome.SUCCEEDED]);
     expect(res.body).toContain(`<span class="id" id="baseline-run">${earlier[1]!.runId}</span>`);
@@ -145,8 +145,10 @@ describe('GET /runs/{id}/report', () => {
     const f = (n: number) => `${n.toLocaleString('en-US', { maximumFractionDigits: 1 })} ms`;
     const verdict = a.lo > b.hi * 1.1 ? 'regressed' : a.hi > b.lo * 1.1 ? 'may have regressed (the brackets leave it open)' : 'within the limit';
     const cls = { regressed: 'certain', 'within the limit': 'none' }[verdict as string] ?? 'possible';
+    // The change: the interval the exact ratio minus 1 lies in, in percent with one decimal.
+    const pct = (x: number) => ((x - 1) * 100 > 0 ? '+' : '') + ((x - 1) * 100).toFixed(1);
     expect(res.body).toContain(
-      `<tr><td>p95</td><td>${f(a.lo)} – ${f(a.hi)}</td><td>${f(b.lo)} – ${f(b.hi)}</td><td>×${(a.lo / b.hi).toFixed(2)} – ×${(a.hi / b.lo).toFixed(2)}</td><td>+10 %</td><td class="${cls}">${verdict}</td></tr>`,
+      `<tr><td>p95</td><td>${f(a.lo)} – ${f(a.hi)}</td><td>${f(b.lo)} – ${f(b.hi)}</td><td>${pct(a.lo / b.hi)} to ${pct(a.hi / b.lo)} %</td><td>+10 %</td><td class="${cls}">${verdict}</td></tr>`,
     );
     expect(res.body).toContain(
       '<figcaption>The last 3 runs of report-page, oldest first: p95 (its bracket, as a band), error rate, requests per second; this run is #3</figcaption>',

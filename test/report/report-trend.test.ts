@@ -1,7 +1,7 @@
 /**
  * The report's "Against its history" section (report-trend.ts, report-trend-html.ts), on hand-made
- * runs: the deltas against the baseline worked out by hand (a bracket's ratio interval, the error
- * rate's points), each verdict said in words; the trend's points oldest first with this run marked,
+ * runs: the changes against the baseline worked out by hand (a bracket's as the interval its exact
+ * change lies in, the error rate's in points), each verdict said in words; the trend's points oldest first with this run marked,
  * figures null for a run without a result; and what the page says when there is nothing to show.
  */
 import { describe, expect, it } from 'vitest';
@@ -41,18 +41,18 @@ const RECORD: RegressionRecord = {
 };
 
 describe("the report's history section", () => {
-  it('the deltas against the baseline: [150/125, 160/100] = ×1.20 – ×1.60; the error rate +0.20 points; each verdict in words', () => {
+  it('the changes against the baseline: [150/125 − 1, 160/100 − 1] = +20 % to +60 %; the error rate +0.20 points; each verdict in words', () => {
     const page = renderReportHtml(reportModel(withRegression(RECORD), SAMPLES, T0 + 70_000, []), chartLibrary());
     expect(page).toContain('<span class="id" id="baseline-run">r0</span>');
     expect(page).toContain(
-      '<tr><td>p95</td><td>150 ms – 160 ms</td><td>100 ms – 125 ms</td><td>×1.20 – ×1.60</td><td>+10 %</td><td class="certain">regressed</td></tr>',
+      '<tr><td>p95</td><td>150 ms – 160 ms</td><td>100 ms – 125 ms</td><td>+20.0 to +60.0 %</td><td>+10 %</td><td class="certain">regressed</td></tr>',
     );
     expect(page).toContain(
       '<tr><td>errorRate</td><td>1.2 %</td><td>1 %</td><td>+0.20 points</td><td>+0.5 points</td><td class="none">within the limit</td></tr>',
     );
-    // [200/250, 300/200] = [0.8, 1.5]
+    // [200/250 − 1, 300/200 − 1] = [−20 %, +50 %]
     expect(page).toContain(
-      '<tr><td>p99</td><td>200 ms – 300 ms</td><td>200 ms – 250 ms</td><td>×0.80 – ×1.50</td><td>+20 %</td><td class="possible">may have regressed (the brackets leave it open)</td></tr>',
+      '<tr><td>p99</td><td>200 ms – 300 ms</td><td>200 ms – 250 ms</td><td>-20.0 to +50.0 %</td><td>+20 %</td><td class="possible">may have regressed (the brackets leave it open)</td></tr>',
     );
   });
 
