@@ -25,6 +25,7 @@ const OUTCOME_LOOK: Record<Outcome, { emoji: string; word: string }> = {
   [Outcome.FAILED]: { emoji: ':x:', word: 'Failed' },
   [Outcome.THRESHOLDS_FAILED]: { emoji: ':warning:', word: 'Thresholds failed' },
   [Outcome.REGRESSED]: { emoji: ':chart_with_downwards_trend:', word: 'Regressed' },
+  [Outcome.LOAD_NOT_DELIVERED]: { emoji: ':battery:', word: 'Load not delivered' },
   [Outcome.TIMED_OUT]: { emoji: ':hourglass:', word: 'Timed out' },
   [Outcome.ABORTED]: { emoji: ':octagonal_sign:', word: 'Aborted' },
   [Outcome.SKIPPED]: { emoji: ':fast_forward:', word: 'Skipped' },

@@ -17,14 +17,24 @@
  *   or setup() exception), 108 (test.abort(): fault or script), 110 (test.fail(): fault or script; runs to
  *   its end), 137 (OOM fault), 255 (command-line errors: `--` before the script, a missing script).
  * - at the end, when `--summary-export` names the file ENV_RESULT_FILE names and k6 wrote its export,
- *   it logs the LOADPLANE_RESULT line the runner script prints.
+ *   it logs the LOADPLANE_RESULT line the runner script prints; before it, when ENV_CPU_STAT_FILES is
+ *   set, the script's LOADPLANE_CPU_STAT line (simulated-cpu-stat.ts; the setCpuThrottling fault).
+ *   A setDroppedIterations fault puts `dropped_iterations` in the export.
  *
  * kube-sim cannot run the script: setup() returns a stand-in (`{"simulated":true,"runner":<index>}`),
  * setup() and teardown() take SETUP_MS / TEARDOWN_MS, and the script's own behaviour is read by
  * kube-sim's rules (k6-script-rules.ts).
  */
 import { Role } from '../../../lambdas/core/runner-contract';
-import { ENV_RESULT_FILE, Labels, RESULT_LINE_PREFIX, SIMULATED_OUTPUT_MARKER } from '../../../lambdas/core/runner-contract';
+import {
+  CPU_STAT_LINE_PREFIX,
+  ENV_CPU_STAT_FILES,
+  ENV_RESULT_FILE,
+  Labels,
+  RESULT_LINE_PREFIX,
+  SIMULATED_OUTPUT_MARKER,
+} from '../../../lambdas/core/runner-contract';
+import { cpuCores, simulatedCpuStat } from './simulated-cpu-stat';
 import { parseDuration } from '../go-duration';
 import { mulberry32, seedFromText } from '../seeded-random';
 import type { Scheduled } from '../sim-clock';
@@ -760,6 +770,7 @@ export class K6Runner implements ContainerProgram {
       ctx.log(k6LogLine(ctx.now(), 'error', `thresholds on metrics ${names} have been crossed`));
     }
     if (summary.exitCode === K6_EXIT.markedAsFailed) ctx.log(k6LogLine(ctx.now(), 'error', 'test run was marked as failed'));
+    this.printCpuStat();
     this.printResult(summary);
     this.exitNow(summary.exitCode);
   }
@@ -781,6 +792,7 @@ export class K6Runner implements ContainerProgram {
         dataReceivedBytes: summary.dataReceivedBytes,
         dataSentBytes: summary.dataSentBytes,
         vus: this.vus,
+        droppedIterations: this.ctx.droppedIterationsFault ?? 0,
         latencyCount: latency.count,
         latencySum: latency.sum,
         latencyQuantile: latency.quantile,
@@ -790,6 +802,15 @@ export class K6Runner implements ContainerProgram {
       summary.durationMs,
     );
     this.printExport(this.setupData === undefined ? exported : { ...exported, setup_data: this.setupData });
+  }
+
+  /** The runner script's cpu.stat line over this test (its container's CPU limit, the throttling fault), when it reads one. */
+  private printCpuStat(): void {
+    const { ctx } = this;
+    if (!ctx.env(ENV_CPU_STAT_FILES)) return;
+    // The script reads cpu.stat just before it starts k6 (at the container's start) and after k6 exits.
+    const elapsed = ctx.now() - this.launchedAt;
+    ctx.log(`${CPU_STAT_LINE_PREFIX}${simulatedCpuStat(Math.max(0, elapsed), cpuCores(ctx.container.resources?.limits?.cpu), ctx.cpuThrottlingFault ?? 0)}`);
   }
 
   /** What the runner script prints after k6 wrote its export: the export on one line. */
