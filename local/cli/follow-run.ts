@@ -171,7 +171,7 @@ export function finishedRunText(run: RunResource): string {
   const lines: string[] = [];
   const parsed = run.results ? runResultSchema.safeParse(run.results) : undefined;
   if (parsed?.success && outcome) {
-    lines.push('', formatResultTable(parsed.data as RunResult, outcome, run.reason ?? '', run.test?.startSkew?.summary).trimEnd());
+    lines.push('', formatResultTable(parsed.data as RunResult, outcome, run.reason ?? '', run.test?.startSkew?.summary, run.fidelity?.summary).trimEnd());
   } else {
     if (parsed && !parsed.success) lines.push('', 'results: not shown (not in the shape this CLI knows; see --json)');
     if (run.reason) lines.push('', terminalSafe(run.reason));

@@ -14,8 +14,11 @@ export const SIMULATED_NOTICE = 'simulated metrics (kube-sim): the numbers are s
 
 const HEADER = ['runner', 'exit', 'requests', 'failed', 'mean', 'p95', 'p99', 'thresholds'];
 
-/** `startSkew`: the measured start line (core/start-skew.ts describeStartSkew), when the start was measured. */
-export function formatResultTable(result: RunResult, outcome: Outcome, reason: string, startSkew?: string): string {
+/**
+ * `startSkew`: the measured start line (core/start-skew.ts describeStartSkew), when the start was
+ * measured; `fidelity`: the load as delivered against the plan in words (core/fidelity-text.ts).
+ */
+export function formatResultTable(result: RunResult, outcome: Outcome, reason: string, startSkew?: string, fidelity: readonly string[] = []): string {
   const rows = result.runners.map((r) => {
     return [
       String(r.runner),
@@ -52,6 +55,7 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     `iterations ${count(result.iterations)}, data received ${bytes(result.dataReceivedBytes)}, sent ${bytes(result.dataSentBytes)}, ` +
       `duration ${(result.durationMs / 1000).toFixed(1)} s${result.simulated ? ' (simulated)' : ''}`,
     ...(startSkew !== undefined ? [escapeText(startSkew, 200)] : []),
+    ...fidelity.map((line) => escapeText(line, 500)),
     ...(result.duplicateRunners.length > 0 ? [`runners reported twice (last result kept): ${result.duplicateRunners.join(', ')}`] : []),
     ...(result.unexpectedRunners.length > 0 ? [`results from runners never launched (not counted): ${result.unexpectedRunners.join(', ')}`] : []),
     ...(result.simulated ? [SIMULATED_NOTICE] : []),

@@ -10,7 +10,8 @@ import { LIVE_SAMPLES_READ } from '../../lambdas/api/read-runs';
 import { liveFigures } from '../../lambdas/core/live-sample';
 import { count } from '../../lambdas/core/plural';
 import { newRunId } from '../../lambdas/core/run-id';
-import { collectedResult } from '../../lambdas/stages/collect';
+import { collectedResult, type CollectRecord } from '../../lambdas/stages/collect';
+import { fidelitySummary } from '../../lambdas/core/fidelity-text';
 import { outputOf } from '../../lambdas/stages/run-context';
 import { loadConfig } from '../../lambdas/core/config';
 import type { NotifyRecord } from '../../lambdas/stages/notify';
@@ -158,7 +159,11 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const outcome = view?.run.outcome;
     const collected = view && collectedResult(view);
     const measured = view && measuredStartOf(view);
-    if (collected && outcome) console.log(`\n${formatResultTable(collected, outcome, view.run.outcomeReason ?? '', measured && describeStartSkew(measured))}`);
+    const fidelity = view && outputOf<CollectRecord>(view, Stage.Collect)?.fidelity;
+    if (collected && outcome)
+      console.log(
+        `\n${formatResultTable(collected, outcome, view.run.outcomeReason ?? '', measured && describeStartSkew(measured), fidelity && fidelitySummary(fidelity))}`,
+      );
     else if (view?.run.outcomeReason) console.log(`\n${terminalSafe(view.run.outcomeReason)}`);
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;
     if (notified && Object.keys(notified).length > 0) {
