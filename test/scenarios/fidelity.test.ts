@@ -94,6 +94,16 @@ describe('dropped iterations', () => {
     const messages = messagesFor(run.runId);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ outcome: Outcome.LOAD_NOT_DELIVERED, reason: run.view.run.outcomeReason });
+    // The payload names the runner and its figure; the others did nothing worth a row.
+    expect((messages[0]!.fidelity as { runners: unknown[] }).runners).toEqual([
+      { runner: 1, droppedIterations: 60, droppedShare: 60 / (ran + 60), cpuThrottledShare: 0, starved: false, replaced: 0, lost: false },
+    ]);
+    // GET /runs/{id}: the record and its lines, valid against the API's schema.
+    const resource = runResourceSchema.parse(runResource(run.view, { now: () => h.clock.now() }));
+    const total = collected(run).result.iterations;
+    expect(resource.fidelity!.summary[0]).toBe(
+      `load: ${total.toLocaleString('en-US')} of ${(total + 60).toLocaleString('en-US')} planned iterations delivered (60 dropped: ${pct(60 / (total + 60))}; runner 1 60); VUs 6 of 6 planned`,
+    );
   });
 
   it('within the limit: SUCCEEDED, the drop said with the limit', async () => {
