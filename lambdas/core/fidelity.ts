@@ -1,5 +1,5 @@
 /**
- * Load fidelity (issue 31): did the run put on the target the load its plan asked for? Per runner and
+ * Load fidelity: did the run put on the target the load its plan asked for? Per runner and
  * for the run, from what Collect reads: the iterations each runner completed and those its engine
  * dropped (k6's `dropped_iterations`, core/summary.ts), the most VUs it had initialised against the
  * plan's (k6 inspect's maxVUs, the whole run), its CPU throttling over the test (core/cpu-throttling.ts),
