@@ -15,7 +15,7 @@ import type { RunSpecInput } from '../../lambdas/core/spec';
 import { Outcome, Stage } from '../../lambdas/core/status';
 import type { CollectRecord } from '../../lambdas/stages/collect';
 import { outputOf } from '../../lambdas/stages/run-context';
-import { k6Spec, startHarness, type FinishedRun, type Harness } from '../support/local-runs';
+import { gatlingSpec, k6Spec, startHarness, type FinishedRun, type Harness } from '../support/local-runs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 let h: Harness;
@@ -158,5 +158,30 @@ describe('a CPU-starved runner', () => {
     // GET /runs/{id} carries the record, valid against the API's schema.
     const resource = runResourceSchema.parse(runResource(run.view, { now: () => h.clock.now() }));
     expect(resource.fidelity).toMatchObject({ starved: [2], failures: [run.view.run.outcomeReason!.replace(/^load not delivered: /, '')] });
+  });
+});
+
+describe('Gatling: the same cpu.stat line (the runner script is shared), no dropped count', () => {
+  it('a starved Gatling runner under cpuStarved fail: LOAD_NOT_DELIVERED; dropped iterations not shown for Gatling', async () => {
+    h.kubeSim.faults.setCpuThrottling(0.5, { runId: 'fid-gatling-1', runnerIndex: 0 });
+    const run = await h.run(
+      gatlingSpec({
+        name: 'fidelity-gatling',
+        parallelism: 2,
+        fidelity: { cpuStarved: 'fail' },
+        runner: { resources: { limits: { cpu: '2', memory: '2Gi' } } },
+      }),
+      { name: 'fid-gatling-1' },
+    );
+    const f = collected(run).fidelity!;
+    expect(f.runners.map((r) => [r.cpu!.starved, r.droppedIterations])).toEqual([
+      [true, undefined],
+      [false, undefined],
+    ]);
+    expect(f.droppedIterations).toBeUndefined();
+    expect(run.view.run.outcome).toBe(Outcome.LOAD_NOT_DELIVERED);
+    expect(run.view.run.outcomeReason).toMatch(
+      /^load not delivered: runner 0 was CPU-starved: throttled in \d+ of \d+ CPU periods \(50\.0 %; starved from 5\.0 %\)/,
+    );
   });
 });

@@ -26,15 +26,8 @@
  * kube-sim's rules (k6-script-rules.ts).
  */
 import { Role } from '../../../lambdas/core/runner-contract';
-import {
-  CPU_STAT_LINE_PREFIX,
-  ENV_CPU_STAT_FILES,
-  ENV_RESULT_FILE,
-  Labels,
-  RESULT_LINE_PREFIX,
-  SIMULATED_OUTPUT_MARKER,
-} from '../../../lambdas/core/runner-contract';
-import { cpuCores, simulatedCpuStat } from './simulated-cpu-stat';
+import { ENV_RESULT_FILE, Labels, RESULT_LINE_PREFIX, SIMULATED_OUTPUT_MARKER } from '../../../lambdas/core/runner-contract';
+import { simulatedCpuStatLine } from './simulated-cpu-stat';
 import { parseDuration } from '../go-duration';
 import { mulberry32, seedFromText } from '../seeded-random';
 import type { Scheduled } from '../sim-clock';
@@ -806,11 +799,9 @@ export class K6Runner implements ContainerProgram {
 
   /** The runner script's cpu.stat line over this test (its container's CPU limit, the throttling fault), when it reads one. */
   private printCpuStat(): void {
-    const { ctx } = this;
-    if (!ctx.env(ENV_CPU_STAT_FILES)) return;
     // The script reads cpu.stat just before it starts k6 (at the container's start) and after k6 exits.
-    const elapsed = ctx.now() - this.launchedAt;
-    ctx.log(`${CPU_STAT_LINE_PREFIX}${simulatedCpuStat(Math.max(0, elapsed), cpuCores(ctx.container.resources?.limits?.cpu), ctx.cpuThrottlingFault ?? 0)}`);
+    const line = simulatedCpuStatLine(this.ctx, this.launchedAt);
+    if (line !== undefined) this.ctx.log(line);
   }
 
   /** What the runner script prints after k6 wrote its export: the export on one line. */

@@ -8,6 +8,20 @@
  * synthetic: what a busy load generator at its limit (throttled) or below it would use.
  */
 
+import { CPU_STAT_LINE_PREFIX, ENV_CPU_STAT_FILES } from '../../../lambdas/core/runner-contract';
+import type { ProgramContext } from './program';
+
+/**
+ * The line the runner script prints once the engine it started at `engineStartedAt` has exited, or
+ * undefined when the pod's env names no cpu.stat file (the script then prints none): the container's
+ * CPU limit and the setCpuThrottling fault decide the numbers.
+ */
+export function simulatedCpuStatLine(ctx: ProgramContext, engineStartedAt: number): string | undefined {
+  if (!ctx.env(ENV_CPU_STAT_FILES)) return undefined;
+  const elapsed = Math.max(0, ctx.now() - engineStartedAt);
+  return `${CPU_STAT_LINE_PREFIX}${simulatedCpuStat(elapsed, cpuCores(ctx.container.resources?.limits?.cpu), ctx.cpuThrottlingFault ?? 0)}`;
+}
+
 /** A Kubernetes CPU quantity (`500m`, `1`, `1.5`) in cores; undefined for anything else. */
 export function cpuCores(quantity: string | undefined): number | undefined {
   const m = quantity === undefined ? null : /^(\d+(?:\.\d+)?)(m?)$/.exec(quantity.trim());

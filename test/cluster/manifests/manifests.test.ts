@@ -620,6 +620,7 @@ describe('env', () => {
         LOADPLANE_RUNNER_INDEX: String(i),
         LOADPLANE_RUNNER_COUNT: '2',
         LOADPLANE_START_AT: startAt,
+        LOADPLANE_CPU_STAT_FILES: '/sys/fs/cgroup/cpu.stat /sys/fs/cgroup/cpu/cpu.stat',
       });
     }
     expect(Number(epoch) * 1000).toBeGreaterThanOrEqual(Date.parse(startAt));
