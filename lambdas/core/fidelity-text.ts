@@ -11,7 +11,7 @@ const list = (indexes: readonly number[]) => indexes.join(', ');
 
 /** `load: 1,240 of 1,300 planned iterations delivered (60 dropped: 4.6 %; runner 1 dropped 60); VUs 6 of 6 planned`. */
 export function fidelityLoadLine(f: FidelityRecord): string {
-  const dropping = f.runners.filter((r) => (r.droppedIterations ?? 0) > 0).map((r) => `runner ${r.runner} ${integer.format(r.droppedIterations!)}`);
+  const dropping = f.runners.filter((r) => (r.droppedIterations ?? 0) > 0).map((r) => `runner ${r.runner} dropped ${integer.format(r.droppedIterations!)}`);
   const iterations =
     f.droppedIterations === undefined
       ? `${integer.format(f.iterations)} iterations (the engine does not count dropped ones)`

@@ -109,4 +109,8 @@ export const SimAnnotations = {
   imagePullFailure: 'kube-sim.loadplane.io/image-pull-failure',
   /** Simulated test duration when neither argv nor script says (`30s`). */
   duration: 'kube-sim.loadplane.io/duration',
+  /** Iterations a k6 runner drops (`"60"`), for the runners faultRunners names (default: all). */
+  droppedIterations: 'kube-sim.loadplane.io/dropped-iterations',
+  /** Share of CPU periods a runner is throttled in (`"0.3"`), for the runners faultRunners names (default: all). */
+  cpuThrottledShare: 'kube-sim.loadplane.io/cpu-throttled-share',
 } as const;

@@ -263,16 +263,19 @@ export class FaultSettings implements Faults {
     return this.latest(pod, 'vuInitDelay')?.ms;
   }
 
-  /** The iterations a fault makes this runner pod drop, if any. */
+  /** The iterations a fault (or the dropped-iterations annotation) makes this runner pod drop, if any. */
   droppedIterationsFor(pod: Pod): number | undefined {
     if (podIdentity(pod).role !== Role.runner) return undefined;
-    return this.latest(pod, 'droppedIterations')?.count;
+    const n = Number(runnerAnnotation(pod, SimAnnotations.droppedIterations));
+    return this.latest(pod, 'droppedIterations')?.count ?? (Number.isSafeInteger(n) && n >= 0 ? n : undefined);
   }
 
-  /** The share of CPU periods a fault throttles this runner pod in, if any. */
+  /** The share of CPU periods a fault (or the cpu-throttled-share annotation) throttles this runner pod in, if any. */
   cpuThrottlingFor(pod: Pod): number | undefined {
     if (podIdentity(pod).role !== Role.runner) return undefined;
-    return this.latest(pod, 'cpuThrottling')?.share;
+    const text = runnerAnnotation(pod, SimAnnotations.cpuThrottledShare);
+    const share = text === undefined || text.trim() === '' ? NaN : Number(text);
+    return this.latest(pod, 'cpuThrottling')?.share ?? (share >= 0 && share <= 1 ? share : undefined);
   }
 
   /** Simulated ms before the pod is scheduled, 'never', or undefined for the default. */
@@ -314,6 +317,24 @@ export class FaultSettings implements Faults {
     }
     return undefined;
   }
+}
+
+/** A fault annotation's value for this pod, unless fault-runners names other runners. */
+function runnerAnnotation(pod: Pod, key: string): string | undefined {
+  const annotations = pod.metadata.annotations ?? {};
+  const runners = annotations[SimAnnotations.faultRunners];
+  if (runners !== undefined && runners.trim() !== '') {
+    const index = podIdentity(pod).runnerIndex;
+    if (
+      index === undefined ||
+      !runners
+        .split(',')
+        .map((s) => Number(s.trim()))
+        .includes(index)
+    )
+      return undefined;
+  }
+  return annotations[key];
 }
 
 function requestMatches(m: RequestMatch, method: string, path: string): boolean {

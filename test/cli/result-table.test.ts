@@ -125,14 +125,14 @@ describe('formatResultTable', () => {
   it('shows the load fidelity lines after the start skew, escaped, before the outcome', () => {
     const result = aggregateResults(2, [runner(0), runner(1)]);
     const lines = formatResultTable(result, 'SUCCEEDED', 'ok', 'start skew 3 ms', [
-      'load: 900 of 1,000 planned iterations delivered (100 dropped: 10.0 %; runner 1 100)',
+      'load: 900 of 1,000 planned iterations delivered (100 dropped: 10.0 %; runner 1 dropped 100)',
       'CPU: runner 1 starved\u001b[31m',
     ])
       .trimEnd()
       .split('\n');
     expect(lines.slice(-4)).toEqual([
       'start skew 3 ms',
-      'load: 900 of 1,000 planned iterations delivered (100 dropped: 10.0 %; runner 1 100)',
+      'load: 900 of 1,000 planned iterations delivered (100 dropped: 10.0 %; runner 1 dropped 100)',
       'CPU: runner 1 starved\\u001b[31m',
       'outcome: SUCCEEDED - ok',
     ]);

@@ -115,7 +115,7 @@ describe('the fidelity record', () => {
 describe('in words', () => {
   it('the worked example', () => {
     expect(fidelitySummary(fidelityOf(example()))).toEqual([
-      'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 100); VUs 6 of 6 planned',
+      'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of 6 planned',
       'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 1.0 % of their periods (starved from 5.0 %)',
       'runners replaced: 2',
     ]);

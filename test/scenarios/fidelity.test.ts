@@ -102,7 +102,7 @@ describe('dropped iterations', () => {
     const resource = runResourceSchema.parse(runResource(run.view, { now: () => h.clock.now() }));
     const total = collected(run).result.iterations;
     expect(resource.fidelity!.summary[0]).toBe(
-      `load: ${total.toLocaleString('en-US')} of ${(total + 60).toLocaleString('en-US')} planned iterations delivered (60 dropped: ${pct(60 / (total + 60))}; runner 1 60); VUs 6 of 6 planned`,
+      `load: ${total.toLocaleString('en-US')} of ${(total + 60).toLocaleString('en-US')} planned iterations delivered (60 dropped: ${pct(60 / (total + 60))}; runner 1 dropped 60); VUs 6 of 6 planned`,
     );
   });
 
@@ -119,6 +119,28 @@ describe('dropped iterations', () => {
     expect(run.view.run.outcomeReason).toContain(`${said}, more than the spec's 5.0 %)`);
     expect(collected(run).fidelity!.lost).toEqual([0]);
   });
+});
+
+it('the same faults by pod annotation (run --local can set them), for the runners fault-runners names', async () => {
+  const annotated = spec();
+  annotated.runner = {
+    ...annotated.runner,
+    metadata: {
+      annotations: {
+        'kube-sim.loadplane.io/dropped-iterations': '30',
+        'kube-sim.loadplane.io/cpu-throttled-share': '0.25',
+        'kube-sim.loadplane.io/fault-runners': '2',
+      },
+    },
+  };
+  const run = await h.run(annotated, { name: 'fid-annotated-1' });
+  const f = collected(run).fidelity!;
+  expect(f.runners.map((r) => [r.droppedIterations, r.cpu!.starved])).toEqual([
+    [0, false],
+    [0, false],
+    [30, true],
+  ]);
+  expect(run.view.run.outcome).toBe(Outcome.SUCCEEDED);
 });
 
 describe('a CPU-starved runner', () => {
