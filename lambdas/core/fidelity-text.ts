@@ -9,7 +9,7 @@ import { percentText, type FidelityRecord } from './fidelity';
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const list = (indexes: readonly number[]) => indexes.join(', ');
 
-/** `load: 1,240 of 1,300 planned iterations delivered (60 dropped: 4.6 %; runner 1 dropped 60); VUs 6 of 6 planned`. */
+/** `load: 1,240 of 1,300 planned iterations delivered (60 dropped: 4.6 %; runner 1 dropped 60); VUs 6 of at most 6 planned` (k6 inspect's maxVUs: an arrival-rate executor may not need them all). */
 export function fidelityLoadLine(f: FidelityRecord): string {
   const dropping = f.runners.filter((r) => (r.droppedIterations ?? 0) > 0).map((r) => `runner ${r.runner} dropped ${integer.format(r.droppedIterations!)}`);
   const iterations =
@@ -18,7 +18,8 @@ export function fidelityLoadLine(f: FidelityRecord): string {
       : f.droppedIterations === 0
         ? `${integer.format(f.iterations)} iterations, none dropped`
         : `${integer.format(f.iterations)} of ${integer.format(f.iterations + f.droppedIterations)} planned iterations delivered (${integer.format(f.droppedIterations)} dropped: ${percentText(f.droppedShare!)}; ${dropping.join(', ')})`;
-  const vus = f.vusMax !== undefined && f.plannedVUs !== undefined ? `; VUs ${integer.format(f.vusMax)} of ${integer.format(f.plannedVUs)} planned` : '';
+  const vus =
+    f.vusMax !== undefined && f.plannedVUs !== undefined ? `; VUs ${integer.format(f.vusMax)} of at most ${integer.format(f.plannedVUs)} planned` : '';
   return `load: ${iterations}${vus}`;
 }
 

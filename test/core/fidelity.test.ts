@@ -12,6 +12,8 @@ import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import { validateSpec } from '../../lambdas/core/spec';
 import { Outcome } from '../../lambdas/core/status';
 import { runner } from '../notify/fixtures';
+import { readFileSync } from 'node:fs';
+import { runnerSummaryFromK6Export } from '../../lambdas/engines/k6/summary-export';
 
 const cpu = (periods: number, throttled: number): CpuThrottling => ({
   periods,
@@ -112,10 +114,36 @@ describe('the fidelity record', () => {
   });
 });
 
+describe('a real k6 run over four segments (test/fixtures/real-k6/cases/segments-4-runners)', () => {
+  it("the runners' vus_max (7, 6, 4, 4) add up to the unsegmented run's 21 (cv 10 + car 6 + si 5 VUs); none dropped", () => {
+    const summaries = [0, 1, 2, 3].map((i) =>
+      runnerSummaryFromK6Export(
+        JSON.parse(readFileSync(new URL(`../fixtures/real-k6/cases/segments-4-runners/runner-${i}/summary-export.json`, import.meta.url), 'utf8')),
+        {
+          runner: i,
+          exitCode: 0,
+          simulated: false,
+          durationMs: 0,
+        },
+      ),
+    );
+    const f = fidelityOf({
+      result: aggregateResults(4, summaries),
+      runners: [0, 1, 2, 3].map((index) => ({ index, replaced: 0 })),
+      cpu: new Map(),
+      plannedVUs: 21,
+    });
+    expect(f.runners.map((r) => r.vusMax)).toEqual([7, 6, 4, 4]);
+    expect(f.runners.map((r) => r.iterations)).toEqual([420, 469, 306, 414]);
+    expect([f.vusMax, f.droppedIterations]).toEqual([21, 0]);
+    expect(f.warnings).toEqual([]);
+  });
+});
+
 describe('in words', () => {
   it('the worked example', () => {
     expect(fidelitySummary(fidelityOf(example()))).toEqual([
-      'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of 6 planned',
+      'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned',
       'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 1.0 % of their periods (starved from 5.0 %)',
       'runners replaced: 2',
     ]);

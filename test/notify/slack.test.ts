@@ -116,7 +116,7 @@ describe('slackBody, as received over HTTP', () => {
     const texts = sections.map((s) => s.text?.text).filter((t) => t !== undefined);
     expect(texts.findIndex((t) => t.startsWith('*Load fidelity*'))).toBe(texts.findIndex((t) => t.startsWith('*Reason*')) + 1);
     expect(texts).toContain(
-      '*Load fidelity*\nload: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of 6 planned\n' +
+      '*Load fidelity*\nload: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned\n' +
         'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 0.0 % of their periods (starved from 5.0 %)',
     );
     expect(mrkdwnTexts(slackBody(message({}))).some((t) => t.startsWith('*Load fidelity*'))).toBe(false);

@@ -131,7 +131,7 @@ describe('the JSON webhook', () => {
       ],
       warnings: [],
       summary: [
-        'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of 6 planned',
+        'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned',
         'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 0.0 % of their periods (starved from 5.0 %)',
       ],
     });

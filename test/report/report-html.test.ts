@@ -222,7 +222,7 @@ describe('the report page', () => {
     (view.stages.Collect!.output as Record<string, unknown>).fidelity = fidelity;
     const page = renderReportHtml(reportModel(view, SAMPLES, T0 + 70_000), chartLibrary());
     expect(page).toContain('<section><h2>Load fidelity</h2>');
-    expect(page).toContain('<li>load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of 6 planned</li>');
+    expect(page).toContain('<li>load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned</li>');
     expect(page).toContain('<li class="fail">fails the run: runner 1 dropped 100 of 500 planned iterations (20.0 %, more than the spec&#39;s 5.0 %)</li>');
     expect(page).toContain('<tr><td>1</td><td>400</td><td>100</td><td>20.0 %</td><td>2</td><td class="">0 of 600 periods (0.0 %)</td><td>0</td></tr>');
     expect(page).toContain('<td class="fail">120 of 600 periods (20.0 %): starved</td>');
