@@ -47,7 +47,8 @@ export const RESULT_LINE_PREFIX = 'LOADPLANE_RESULT ';
 export const ENV_RESULT_FILE = 'LOADPLANE_RESULT_FILE';
 
 /**
- * The line the runner script prints after the engine exits, before the result line: this prefix, then
+ * The line the runner script prints last, after the engine exits (after the result line: a large export
+ * spans many log records, and Collect reads the log's tail): this prefix, then
  * `start ` + the runner container's cgroup `cpu.stat` as it was just before the engine started, then
  * ` end ` + the same file after it exited, each file's lines joined by single spaces
  * (core/cpu-throttling.ts reads it). Only when ENV_CPU_STAT_FILES names a readable file.

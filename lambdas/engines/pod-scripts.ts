@@ -42,10 +42,11 @@ export const INITIALIZER_SCRIPT_NAME = 'loadplane-initializer';
  *    none). So a signal that arrives before the child has exec'd (its /proc/<pid>/cmdline is no
  *    longer the shell's, checked with `cmp`; up to ~1 s) is held back and forwarded right after.
  * 3. If `$LOADPLANE_CPU_STAT_FILES` names a readable file (the first of its space-separated paths that
- *    is), reads it just before the engine starts and again once it has exited, and prints a newline,
- *    then `LOADPLANE_CPU_STAT start ` + the first reading + ` end ` + the second, each with its lines
- *    joined by single spaces, then a newline: the container's CPU time and throttling over the test
- *    (cgroup `cpu.stat`, core/cpu-throttling.ts). Reading a file is all: no permission is needed.
+ *    is), reads it just before the engine starts and again once it has exited, and prints, last (after
+ *    the result line of 4: a large export spans many log records and Collect reads the log's tail), a
+ *    newline, then `LOADPLANE_CPU_STAT start ` + the first reading + ` end ` + the second, each with
+ *    its lines joined by single spaces, then a newline: the container's CPU time and throttling over
+ *    the test (cgroup `cpu.stat`, core/cpu-throttling.ts). Reading a file is all: no permission is needed.
  * 4. If `$LOADPLANE_RESULT_FILE` is non-empty: when the file is non-empty, prints a newline, then
  *    `LOADPLANE_RESULT ` + the file's content with CR/LF removed, then a newline (k6's summary export
  *    is pretty-printed JSON whose strings never hold raw newlines); otherwise one note on stderr.
@@ -115,11 +116,8 @@ while :; do
   [ -n "$signalled" ] || break
 done
 state=done
-if [ -n "$cpu_start" ]; then
-  cpu_end=$(cat "$cpu_file" 2>/dev/null)
-  # Unquoted: each reading's lines of key and value become one line of single-spaced words.
-  printf '\\n%s' '${CPU_STAT_LINE_PREFIX}start '; echo $cpu_start end $cpu_end
-fi
+cpu_end=
+[ -z "$cpu_start" ] || cpu_end=$(cat "$cpu_file" 2>/dev/null)
 file=\${${ENV_RESULT_FILE}:-}
 if [ -n "$file" ]; then
   if [ -s "$file" ]; then
@@ -129,6 +127,11 @@ if [ -n "$file" ]; then
   else
     printf 'loadplane: %s was not written; no result line\\n' "$file" >&2
   fi
+fi
+# After the result line: a large export spans many log records, and Collect reads the log's tail.
+# Unquoted: each reading's lines of key and value become one line of single-spaced words.
+if [ -n "$cpu_start" ]; then
+  printf '\\n%s' '${CPU_STAT_LINE_PREFIX}start '; echo $cpu_start end $cpu_end
 fi
 exit "$status"
 `;

@@ -285,7 +285,7 @@ for (const shell of SHELLS)
         expect(ran.stderr).toBe('');
       });
 
-      it('prints the cgroup cpu.stat read before and after the engine on one line, before the result line', async () => {
+      it('prints the cgroup cpu.stat read before and after the engine on one line, last: after the result line', async () => {
         const dir = mkdtempSync(join(root, 'cgroup-'));
         const cpuStat = join(dir, 'cpu.stat');
         // cgroup v2's cpu.stat as a container with a CPU limit shows it (Documentation/admin-guide/cgroup-v2.rst).
@@ -301,11 +301,20 @@ for (const shell of SHELLS)
           `${CPU_STAT_LINE_PREFIX}start usage_usec 1000 user_usec 800 system_usec 200 nr_periods 10 nr_throttled 0 throttled_usec 0 ` +
             'end usage_usec 61000 user_usec 50000 system_usec 11000 nr_periods 610 nr_throttled 122 throttled_usec 4500000',
         ]);
-        // On a line of its own after the engine's unterminated output, and before the result line, still the last one.
-        expect(lines.indexOf(cpu[0]!)).toBeLessThan(lines.findIndex((l) => l.startsWith(RESULT_LINE_PREFIX)));
-        expect(ran.stdout).toContain(`fake k6 output without a final newline\n${CPU_STAT_LINE_PREFIX}start `);
-        expect(resultLines(ran.stdout).map((l) => JSON.parse(l.slice(RESULT_LINE_PREFIX.length)) as unknown)).toEqual([SUMMARY]);
+        // The last line, after the result line (which still follows the engine's unterminated output).
+        expect(lines.filter((l) => l !== '').at(-1)).toBe(cpu[0]);
+        expectResultLine(ran.stdout);
         expect(ran.stderr).toBe('');
+      });
+
+      it('prints the cpu.stat line on a line of its own when there is no result line', async () => {
+        const dir = mkdtempSync(join(root, 'cgroup-'));
+        const cpuStat = join(dir, 'cpu.stat');
+        writeFileSync(cpuStat, 'usage_usec 5\n');
+        const ran = await runner(shell, ['k6', 'run', 'x.js'], { [ENV_CPU_STAT_FILES]: cpuStat, FAKE_CPU_STAT: cpuStat, FAKE_CPU_STAT_END: 'usage_usec 9\n' })
+          .done;
+        expect(ran.code).toBe(0);
+        expect(ran.stdout).toBe(`fake k6 output without a final newline\n${CPU_STAT_LINE_PREFIX}start usage_usec 5 end usage_usec 9\n`);
       });
 
       it(`prints no cpu.stat line when no file ${ENV_CPU_STAT_FILES} names is readable`, async () => {

@@ -17,7 +17,7 @@
  *   or setup() exception), 108 (test.abort(): fault or script), 110 (test.fail(): fault or script; runs to
  *   its end), 137 (OOM fault), 255 (command-line errors: `--` before the script, a missing script).
  * - at the end, when `--summary-export` names the file ENV_RESULT_FILE names and k6 wrote its export,
- *   it logs the LOADPLANE_RESULT line the runner script prints; before it, when ENV_CPU_STAT_FILES is
+ *   it logs the LOADPLANE_RESULT line the runner script prints; after it, when ENV_CPU_STAT_FILES is
  *   set, the script's LOADPLANE_CPU_STAT line (simulated-cpu-stat.ts; the setCpuThrottling fault).
  *   A setDroppedIterations fault puts `dropped_iterations` in the export.
  *
@@ -763,8 +763,8 @@ export class K6Runner implements ContainerProgram {
       ctx.log(k6LogLine(ctx.now(), 'error', `thresholds on metrics ${names} have been crossed`));
     }
     if (summary.exitCode === K6_EXIT.markedAsFailed) ctx.log(k6LogLine(ctx.now(), 'error', 'test run was marked as failed'));
-    this.printCpuStat();
     this.printResult(summary);
+    this.printCpuStat();
     this.exitNow(summary.exitCode);
   }
 
