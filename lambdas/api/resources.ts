@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { MIN_RATE_INTERVAL_MS } from '../core/live-sample';
 import { REGRESSION_FIGURES } from '../core/regression';
 import { COMPARED_FIGURES } from '../core/run-comparison';
+import { fidelityResourceSchema } from './fidelity-resource';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
@@ -161,6 +162,7 @@ export const runResourceSchema = runSummaryResourceSchema
       })
       .optional()
       .meta({ description: "The run against its spec's baseline (docs/run-spec.md, Baseline); absent when the spec has none or the run was not compared" }),
+    fidelity: fidelityResourceSchema.optional(),
     links: z.object({
       self: z.string(),
       execution: z.string().optional().meta({ description: "The execution's page in the Step Functions console" }),

@@ -7,6 +7,7 @@ import { Stage } from '../core/status';
 import type { RunItem, RunSummary, RunView } from '../ledger/ledger';
 import { collectedResult, type CollectRecord } from '../stages/collect';
 import { baselineComparison } from '../core/regression';
+import { fidelityResource } from './fidelity-resource';
 import { outputOf } from '../stages/run-context';
 import { measuredStartOf, type StartRecord } from '../stages/start';
 import { describeStartSkew, type MeasuredStart } from '../core/start-skew';
@@ -50,7 +51,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
   const started = outputOf<StartRecord>(view, Stage.Start);
   const measured = measuredStartOf(view);
   const results = collectedResult(view);
-  const regression = outputOf<CollectRecord>(view, Stage.Collect)?.regression;
+  const { regression, fidelity } = outputOf<CollectRecord>(view, Stage.Collect) ?? {};
   return {
     ...runItemSummary(run),
     engine: String(spec.engine),
@@ -83,6 +84,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
     }),
     ...(results ? { results: results as unknown as Record<string, unknown> } : {}),
     ...(regression ? { baseline: baselineComparison(regression) } : {}),
+    ...(fidelity ? { fidelity: fidelityResource(fidelity) } : {}),
     links: {
       self: `/runs/${run.runId}`,
       ...(run.executionArn && links.consoleUrl ? { execution: links.consoleUrl(run.executionArn) } : {}),

@@ -46,6 +46,21 @@ export const RESULT_LINE_PREFIX = 'LOADPLANE_RESULT ';
 /** Env var naming the file whose content the runner script prints as the result line (k6 runners). */
 export const ENV_RESULT_FILE = 'LOADPLANE_RESULT_FILE';
 
+/**
+ * The line the runner script prints last, after the engine exits (after the result line: a large export
+ * spans many log records, and Collect reads the log's tail): this prefix, then
+ * `start ` + the runner container's cgroup `cpu.stat` as it was just before the engine started, then
+ * ` end ` + the same file after it exited, each file's lines joined by single spaces
+ * (core/cpu-throttling.ts reads it). Only when ENV_CPU_STAT_FILES names a readable file.
+ */
+export const CPU_STAT_LINE_PREFIX = 'LOADPLANE_CPU_STAT ';
+/**
+ * Env var: the cgroup `cpu.stat` files the runner script tries, space-separated, the first readable one
+ * used: cgroup v2 (the container's own cgroup at /sys/fs/cgroup), then cgroup v1's cpu controller.
+ */
+export const ENV_CPU_STAT_FILES = 'LOADPLANE_CPU_STAT_FILES';
+export const CPU_STAT_FILES = '/sys/fs/cgroup/cpu.stat /sys/fs/cgroup/cpu/cpu.stat';
+
 /** The writable emptyDir every pod gets (the root filesystem is read-only): k6's export and archive, Gatling's results, the JVM's /tmp. */
 export const WORK_DIR = '/tmp';
 export const K6_SUMMARY_EXPORT_PATH = `${WORK_DIR}/loadplane-summary.json`;
@@ -95,4 +110,8 @@ export const SimAnnotations = {
   imagePullFailure: 'kube-sim.loadplane.io/image-pull-failure',
   /** Simulated test duration when neither argv nor script says (`30s`). */
   duration: 'kube-sim.loadplane.io/duration',
+  /** Iterations a k6 runner drops (`"60"`), for the runners faultRunners names (default: all). */
+  droppedIterations: 'kube-sim.loadplane.io/dropped-iterations',
+  /** Share of CPU periods a runner is throttled in (`"0.3"`), for the runners faultRunners names (default: all). */
+  cpuThrottledShare: 'kube-sim.loadplane.io/cpu-throttled-share',
 } as const;

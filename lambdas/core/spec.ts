@@ -20,6 +20,7 @@ import { MAX_CLUSTERS, placementsOf, type ClusterRef, type ClusterShare } from '
 import { REGRESSION_FIGURES, type RegressionFigure } from './regression';
 import { LAST_SUCCEEDED, regressionLimitProblem } from './regression-limits';
 import { isValidRunId } from './run-id';
+import { CpuStarvedPolicy, droppedLimitProblem } from './fidelity-rule';
 import {
   runnerAffinity,
   runnerImagePullSecrets,
@@ -563,6 +564,17 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
           ctx.issues.push({ code: 'custom', message: `must limit at least one of ${REGRESSION_FIGURES.join(', ')}`, input: ctx.value });
       }),
   });
+  /** When poor load fidelity fails the run (core/fidelity.ts); without it, fidelity is reported only. */
+  const fidelity = z.strictObject({
+    maxDroppedIterations: z
+      .string()
+      .check((ctx) => {
+        const problem = droppedLimitProblem(ctx.value);
+        if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+      })
+      .optional(),
+    cpuStarved: z.enum(CpuStarvedPolicy).default(CpuStarvedPolicy.warn),
+  });
   const notify = z
     .strictObject({
       channels: z
@@ -642,6 +654,7 @@ function runSpecSchema(config: DeploymentConfig, engine: Engine | undefined) {
         onRunnerRestart: z.enum(RunnerRestartPolicy).default(RunnerRestartPolicy.fail),
         setupTeardown: z.enum(SetupTeardown).optional(),
         baseline: baseline.optional(),
+        fidelity: fidelity.optional(),
         labels: userLabels.default({}),
       })
       .check((ctx) => {

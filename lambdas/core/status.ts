@@ -27,6 +27,8 @@ export const Outcome = {
   THRESHOLDS_FAILED: 'THRESHOLDS_FAILED',
   /** The runners passed, and a figure is certainly worse than the baseline's by more than the spec's limit (core/regression.ts). */
   REGRESSED: 'REGRESSED',
+  /** The runners passed, and the load was not what the plan asked for by the spec's `fidelity` rule: iterations dropped or a runner CPU-starved (core/fidelity.ts). */
+  LOAD_NOT_DELIVERED: 'LOAD_NOT_DELIVERED',
   TIMED_OUT: 'TIMED_OUT',
   ABORTED: 'ABORTED',
   /** The run's concurrency group was busy and its spec says `whenBusy: skip` (or `reject`, for a run not started by the API). */
@@ -61,6 +63,7 @@ export const RUN_STATUS_RANK: Readonly<Record<RunStatus, number>> = {
   FAILED: 100,
   THRESHOLDS_FAILED: 100,
   REGRESSED: 100,
+  LOAD_NOT_DELIVERED: 100,
   TIMED_OUT: 100,
   ABORTED: 100,
   SKIPPED: 100,

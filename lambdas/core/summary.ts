@@ -41,6 +41,14 @@ export const runnerSummarySchema = z.object({
   durationMs: z.number().nonnegative(),
   requests: z.object({ count: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }),
   iterations: z.number().int().nonnegative(),
+  /**
+   * Iterations the engine's plan called for and never started (k6's `dropped_iterations`: an
+   * arrival-rate executor with no free VU at its tick, or a per-VU/shared-iterations one out of
+   * maxDuration); absent when the engine does not count them (Gatling). core/fidelity.ts.
+   */
+  droppedIterations: z.number().int().nonnegative().optional(),
+  /** The most VUs the engine had initialised (k6's `vus_max` gauge); absent when it does not tell. */
+  vusMax: z.number().int().nonnegative().optional(),
   /** Request duration (k6 `http_req_duration`, Gatling response time), ms. */
   latency: trend,
   dataReceivedBytes: z.number().nonnegative(),

@@ -8,7 +8,16 @@
  *
  * Both scripts are tested with dash, busybox sh and bash --posix (test/engines/pod-scripts.test.ts).
  */
-import { ENV_ARCHIVE, ENV_RESULT_FILE, ENV_START_AT_EPOCH, POD_SHELL, REQUIREMENTS_MARKER, RESULT_LINE_PREFIX } from '../core/runner-contract';
+import {
+  CPU_STAT_LINE_PREFIX,
+  ENV_ARCHIVE,
+  ENV_CPU_STAT_FILES,
+  ENV_RESULT_FILE,
+  ENV_START_AT_EPOCH,
+  POD_SHELL,
+  REQUIREMENTS_MARKER,
+  RESULT_LINE_PREFIX,
+} from '../core/runner-contract';
 
 /** `$0` of the runner script (shows up in the shell's own error messages). */
 export const RUNNER_SCRIPT_NAME = 'loadplane-runner';
@@ -32,7 +41,13 @@ export const INITIALIZER_SCRIPT_NAME = 'loadplane-initializer';
  *    and drop a signal sent then (measured: ~90% of `sleep 1 & kill $!` kills lost; bash loses
  *    none). So a signal that arrives before the child has exec'd (its /proc/<pid>/cmdline is no
  *    longer the shell's, checked with `cmp`; up to ~1 s) is held back and forwarded right after.
- * 3. If `$LOADPLANE_RESULT_FILE` is non-empty: when the file is non-empty, prints a newline, then
+ * 3. If `$LOADPLANE_CPU_STAT_FILES` names a readable file (the first of its space-separated paths that
+ *    is), reads it just before the engine starts and again once it has exited, and prints, last (after
+ *    the result line of 4: a large export spans many log records and Collect reads the log's tail), a
+ *    newline, then `LOADPLANE_CPU_STAT start ` + the first reading + ` end ` + the second, each with
+ *    its lines joined by single spaces, then a newline: the container's CPU time and throttling over
+ *    the test (cgroup `cpu.stat`, core/cpu-throttling.ts). Reading a file is all: no permission is needed.
+ * 4. If `$LOADPLANE_RESULT_FILE` is non-empty: when the file is non-empty, prints a newline, then
  *    `LOADPLANE_RESULT ` + the file's content with CR/LF removed, then a newline (k6's summary export
  *    is pretty-printed JSON whose strings never hold raw newlines); otherwise one note on stderr.
  *
@@ -75,6 +90,11 @@ if [ -n "$at" ]; then
   fi
 fi
 [ -z "$stop" ] || exit "$stop"
+# The container's cgroup cpu.stat just before and just after the engine (the first readable file named).
+cpu_file=
+for f in \${${ENV_CPU_STAT_FILES}:-}; do [ -r "$f" ] && { cpu_file=$f; break; }; done
+cpu_start=
+[ -z "$cpu_file" ] || cpu_start=$(cat "$cpu_file" 2>/dev/null)
 state=starting
 "$@" &
 child=$!
@@ -96,6 +116,8 @@ while :; do
   [ -n "$signalled" ] || break
 done
 state=done
+cpu_end=
+[ -z "$cpu_start" ] || cpu_end=$(cat "$cpu_file" 2>/dev/null)
 file=\${${ENV_RESULT_FILE}:-}
 if [ -n "$file" ]; then
   if [ -s "$file" ]; then
@@ -105,6 +127,11 @@ if [ -n "$file" ]; then
   else
     printf 'loadplane: %s was not written; no result line\\n' "$file" >&2
   fi
+fi
+# After the result line: a large export spans many log records, and Collect reads the log's tail.
+# Unquoted: each reading's lines of key and value become one line of single-spaced words.
+if [ -n "$cpu_start" ]; then
+  printf '\\n%s' '${CPU_STAT_LINE_PREFIX}start '; echo $cpu_start end $cpu_end
 fi
 exit "$status"
 `;

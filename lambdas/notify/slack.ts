@@ -11,6 +11,7 @@ import { formatDuration } from '../core/duration';
 import { countOf, every, plural } from '../core/plural';
 import { Outcome } from '../core/status';
 import { describeChange, type BaselineComparison } from '../core/regression';
+import type { MessageFidelity } from './message-fidelity';
 import type { MessageStartSkew, NotificationMessage, ThresholdsSummary } from './message';
 
 /** Slack's limits: header text 150, section text 3000, a section field 2000 characters. */
@@ -25,6 +26,7 @@ const OUTCOME_LOOK: Record<Outcome, { emoji: string; word: string }> = {
   [Outcome.FAILED]: { emoji: ':x:', word: 'Failed' },
   [Outcome.THRESHOLDS_FAILED]: { emoji: ':warning:', word: 'Thresholds failed' },
   [Outcome.REGRESSED]: { emoji: ':chart_with_downwards_trend:', word: 'Regressed' },
+  [Outcome.LOAD_NOT_DELIVERED]: { emoji: ':battery:', word: 'Load not delivered' },
   [Outcome.TIMED_OUT]: { emoji: ':hourglass:', word: 'Timed out' },
   [Outcome.ABORTED]: { emoji: ':octagonal_sign:', word: 'Aborted' },
   [Outcome.SKIPPED]: { emoji: ':fast_forward:', word: 'Skipped' },
@@ -53,6 +55,8 @@ export function slackBody(message: NotificationMessage): SlackBody {
   if (message.reason) {
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(`*Reason*\n${escapeMrkdwn(message.reason)}`, SECTION_MAX) } });
   }
+  // Its own section: a section holds at most 10 fields, and the fields above can be 10.
+  if (message.fidelity) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(fidelityText(message.fidelity), SECTION_MAX) } });
   if (message.simulated) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: SIMULATED_NOTE }] });
   if (message.links.report) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: reportCommand(message.runId) }] });
   const buttons = linkButtons(message);
@@ -102,6 +106,11 @@ function baselineText(b: BaselineComparison): string {
           )
           .join(', ');
   return `${verdicts} (against \`${b.runId}\`)`;
+}
+
+/** `*Load fidelity*` and its lines; the runners it failed or warned of are in the reason. */
+function fidelityText(f: MessageFidelity): string {
+  return `*Load fidelity*\n${f.summary.map(escapeMrkdwn).join('\n')}`;
 }
 
 /** `12 ms across 4 runners (±3 ms)`. */

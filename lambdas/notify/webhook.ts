@@ -26,6 +26,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Engine, Outcome } from '../core/status';
 import type { BaselineComparison } from '../core/regression';
+import type { MessageFidelity } from './message-fidelity';
 import type { NotificationMessage, ThresholdsSummary } from './message';
 
 export const WEBHOOK_EVENT_TYPE = 'loadplane.run.finished';
@@ -70,6 +71,11 @@ export interface WebhookPayload {
    * or `unknown`.
    */
   baseline: BaselineComparison | null;
+  /**
+   * The load as delivered against the plan (docs/run-spec.md, Fidelity); null when not collected. The
+   * runners listed are those that dropped iterations, were CPU-starved, lost or replaced.
+   */
+  fidelity: MessageFidelity | null;
   links: { console: string | null; report: string | null };
   /** On the payload's `clock`, like startedAt and endedAt: sentAt ≥ endedAt ≥ startedAt. */
   sentAt: string;
@@ -104,6 +110,7 @@ export function webhookPayload(message: NotificationMessage, sentAt: string): We
         }
       : null,
     baseline: message.baseline ?? null,
+    fidelity: message.fidelity ?? null,
     links: { console: message.links.console ?? null, report: message.links.report ?? null },
     sentAt,
     clock: message.clock.kind,

@@ -15,6 +15,7 @@ import type { ReportModel, ReportStage } from './report-model';
 import { REPORT_SCRIPT } from './report-script';
 import { bracket, count, ms, percent } from './report-format';
 import { historySection, trendData } from './report-trend-html';
+import { fidelitySection } from './report-fidelity';
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -238,6 +239,7 @@ ${facts(model)}
 <section><h2>Stages</h2>${timeline(model)}</section>
 <section><h2>During the test</h2>${charts(model)}</section>
 <section><h2>Runners</h2>${runnerTable(model)}</section>
+<section><h2>Load fidelity</h2>${fidelitySection(model.fidelity)}</section>
 <section><h2>Thresholds</h2>${thresholdList(model)}</section>
 <section><h2>Spec</h2><pre id="spec">${model.specText}</pre></section>
 <footer>loadplane report, made ${iso(model.generatedAt)}. This page is self-contained: it loads nothing from the network.</footer>

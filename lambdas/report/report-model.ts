@@ -10,7 +10,8 @@ import type { LiveSample } from '../core/live-sample';
 import { Stage, type StageState } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 import type { RunView } from '../ledger/ledger';
-import { collectedResult } from '../stages/collect';
+import { collectedResult, type CollectRecord } from '../stages/collect';
+import type { FidelityRecord } from '../core/fidelity';
 import { outputOf } from '../stages/run-context';
 import { measuredStartOf, type StartRecord } from '../stages/start';
 import type { MeasuredStart } from '../core/start-skew';
@@ -56,6 +57,8 @@ export interface ReportModel {
   stages: ReportStage[];
   /** Collect's result; absent for a run that ended before it. */
   result?: RunResult;
+  /** The load as delivered against the plan (core/fidelity.ts); absent before Collect. */
+  fidelity?: FidelityRecord;
   /** Absent without a result; empty when no runner judged any threshold. */
   thresholds?: ReportThreshold[];
   /** The spec as submitted, as YAML (an inline script is left out: it is not read for the report). */
@@ -165,6 +168,7 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
   const measured = measuredStartOf(view);
   const result = collectedResult(view);
   const name = String(run.runName ?? spec.name ?? run.runId);
+  const fidelity = outputOf<CollectRecord>(view, Stage.Collect)?.fidelity;
   return {
     runId: run.runId,
     name,
@@ -186,6 +190,7 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
       : {}),
     stages: stagesOf(view, now),
     ...(result ? { result, thresholds: thresholdsOf(result.runners) } : {}),
+    ...(fidelity ? { fidelity } : {}),
     specText: stringify(specShown(run.spec), { lineWidth: 0 }),
     samples: samples.length,
     series: reportSeries(samples),

@@ -31,6 +31,9 @@ import type { EngineAdapter } from '../engines';
 import type { RegressionRecord } from '../core/regression';
 import { afterComparison, compareWithBaseline, comparedRun } from './baseline';
 import { earlyEndNotes, type EarlyEnd } from './early-end';
+import type { CpuThrottling } from '../core/cpu-throttling';
+import { afterFidelity, type FidelityRecord } from '../core/fidelity';
+import { runFidelity, runnerCpuFromLog } from './fidelity';
 import type { WatchRecord } from './watch';
 
 /** How much of a parser's message a reason carries per runner (at most three runners are named). */
@@ -42,6 +45,8 @@ export interface CollectRecord extends StepResult {
   measuredStart?: MeasuredStart;
   /** The spec's `baseline`: the comparison with it (baseline.ts). */
   regression?: RegressionRecord;
+  /** The load as delivered against the plan, per runner and for the run (fidelity.ts); absent in records older than it. */
+  fidelity?: FidelityRecord;
 }
 
 /** The run's collected result, as recorded (an older record's shape read as today's), or undefined before Collect. */
@@ -55,6 +60,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
     result: _result,
     measuredStart: _measured,
     regression: _regression,
+    fidelity: _fidelity,
     ...verdict
   } = await runOnceReading<CollectRecord, RunContext>(
     deps,
@@ -73,6 +79,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
       const unreadable: { runner: number; note: string }[] = [];
       // A runner whose log holds no result but says why (k6: an export it could not write).
       const noResult = new Map<number, string>();
+      // Each runner's CPU over its test, from the runner script's cpu.stat line in the same log tail (fidelity.ts).
+      const cpu = new Map<number, CpuThrottling>();
       // The runners' starts from their logs, read alongside the results (startsFromLogs, below).
       const startsRead = startsFromLogs(run, engine, runners);
       startsRead.catch(() => undefined); // awaited below, unless the results' read fails first
@@ -88,6 +96,8 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
           if (isRetryable(err)) throw err;
           return undefined;
         }
+        const throttling = runnerCpuFromLog(log);
+        if (throttling) cpu.set(r.index, throttling);
         try {
           const summary = runnerResultFromLog(engine, r.index, { ...pod, exitCode: pod.exitCode }, log);
           // No result: the engine's own words for why, for the reason (engine-adapter.ts missingResultReason).
@@ -129,7 +139,9 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         baseline && testRanToEnd && result.runners.length > 0
           ? await compareWithBaseline(deps, comparedRun(runId, run.spec.name, run.view.run), baseline, result)
           : undefined;
-      const { outcome, reason } = regression ? afterComparison(decided, regression) : decided;
+      // The load as delivered against the plan; the spec's fidelity rule may fail a run whose runners passed.
+      const fidelity = runFidelity(run, runners, result, cpu, measured);
+      const { outcome, reason } = afterFidelity(regression ? afterComparison(decided, regression) : decided, fidelity);
       const replaced = replacementNote(
         runners.map((r) => ({ index: r.index, times: Math.max(0, r.pods.length - 1), completed: result.runners.some((s) => s.runner === r.index) })),
       );
@@ -147,6 +159,7 @@ export async function collect(deps: StageDeps, runId: string): Promise<StepResul
         result,
         ...(measured ? { measuredStart: measured } : {}),
         ...(regression ? { regression } : {}),
+        fidelity,
       };
     },
   );

@@ -203,7 +203,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
   const started = outputOf<StartRecord>(run.view, Stage.Start);
   const collected = collectedResult(run.view);
   const measured = measuredStartOf(run.view);
-  const regression = outputOf<CollectRecord>(run.view, Stage.Collect)?.regression;
+  const { regression, fidelity } = outputOf<CollectRecord>(run.view, Stage.Collect) ?? {};
   return buildMessage({
     runId: run.runId,
     name: run.spec.name,
@@ -225,6 +225,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     links: messageLinks(deps, run),
     ...(measured ? { startSkew: measured } : {}),
     ...(regression ? { baseline: regression } : {}),
+    ...(fidelity ? { fidelity } : {}),
     ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });
 }

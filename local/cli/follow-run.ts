@@ -175,6 +175,7 @@ export function finishedRunText(run: RunResource): string {
       '',
       formatResultTable(parsed.data as RunResult, outcome, run.reason ?? '', {
         ...(run.test?.startSkew ? { startSkew: run.test.startSkew.summary } : {}),
+        ...(run.fidelity ? { fidelity: run.fidelity.summary } : {}),
         ...(run.baseline ? { baseline: run.baseline } : {}),
       }).trimEnd(),
     );

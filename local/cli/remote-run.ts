@@ -5,7 +5,7 @@
  * unsigned). Loaded by those commands' actions only (scripts/build-cli.mjs).
  *
  * Exit codes: 0 success (a run or status: the run SUCCEEDED, or without --follow the request was
- * accepted / the run has not failed); 1 the run FAILED, THRESHOLDS_FAILED, REGRESSED, TIMED_OUT or ABORTED (and
+ * accepted / the run has not failed); 1 the run FAILED, THRESHOLDS_FAILED, REGRESSED, LOAD_NOT_DELIVERED, TIMED_OUT or ABORTED (and
  * the abort of a run that had already ended); 2 anything the caller must fix (an invalid spec, a 4xx
  * from the API, no credentials); 3 the API could not be reached (connection refused, DNS, a timeout, a
  * 5xx after retries, an answer that is not the API's).

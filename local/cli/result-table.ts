@@ -18,12 +18,14 @@ const HEADER = ['runner', 'exit', 'requests', 'failed', 'mean', 'p95', 'p99', 't
 export interface ResultTableExtras {
   /** The measured start line (core/start-skew.ts describeStartSkew), when the start was measured. */
   startSkew?: string;
+  /** The load as delivered against the plan, in words (core/fidelity-text.ts fidelitySummary). */
+  fidelity?: readonly string[];
   /** The run against its spec's baseline (core/regression.ts baselineComparison), when it was compared. */
   baseline?: BaselineComparison;
 }
 
 export function formatResultTable(result: RunResult, outcome: Outcome, reason: string, extras: ResultTableExtras = {}): string {
-  const { startSkew, baseline } = extras;
+  const { startSkew, fidelity = [], baseline } = extras;
   const rows = result.runners.map((r) => {
     return [
       String(r.runner),
@@ -60,6 +62,7 @@ export function formatResultTable(result: RunResult, outcome: Outcome, reason: s
     `iterations ${count(result.iterations)}, data received ${bytes(result.dataReceivedBytes)}, sent ${bytes(result.dataSentBytes)}, ` +
       `duration ${(result.durationMs / 1000).toFixed(1)} s${result.simulated ? ' (simulated)' : ''}`,
     ...(startSkew !== undefined ? [escapeText(startSkew, 200)] : []),
+    ...fidelity.map((line) => escapeText(line, 500)),
     ...(result.duplicateRunners.length > 0 ? [`runners reported twice (last result kept): ${result.duplicateRunners.join(', ')}`] : []),
     ...(result.unexpectedRunners.length > 0 ? [`results from runners never launched (not counted): ${result.unexpectedRunners.join(', ')}`] : []),
     ...(baseline ? ['', ...baselineLines(baseline)] : []),

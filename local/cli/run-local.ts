@@ -12,6 +12,7 @@ import { count } from '../../lambdas/core/plural';
 import { newRunId } from '../../lambdas/core/run-id';
 import { collectedResult, type CollectRecord } from '../../lambdas/stages/collect';
 import { baselineComparison } from '../../lambdas/core/regression';
+import { fidelitySummary } from '../../lambdas/core/fidelity-text';
 import { outputOf } from '../../lambdas/stages/run-context';
 import { loadConfig } from '../../lambdas/core/config';
 import type { NotifyRecord } from '../../lambdas/stages/notify';
@@ -160,8 +161,13 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
     const collected = view && collectedResult(view);
     const measured = view && measuredStartOf(view);
     const regression = view && outputOf<CollectRecord>(view, Stage.Collect)?.regression;
+    const fidelity = view && outputOf<CollectRecord>(view, Stage.Collect)?.fidelity;
     if (collected && outcome) {
-      const extras = { ...(measured ? { startSkew: describeStartSkew(measured) } : {}), ...(regression ? { baseline: baselineComparison(regression) } : {}) };
+      const extras = {
+        ...(measured ? { startSkew: describeStartSkew(measured) } : {}),
+        ...(fidelity ? { fidelity: fidelitySummary(fidelity) } : {}),
+        ...(regression ? { baseline: baselineComparison(regression) } : {}),
+      };
       console.log(`\n${formatResultTable(collected, outcome, view.run.outcomeReason ?? '', extras)}`);
     } else if (view?.run.outcomeReason) console.log(`\n${terminalSafe(view.run.outcomeReason)}`);
     const notified = view && outputOf<NotifyRecord>(view, Stage.Notify)?.channels;

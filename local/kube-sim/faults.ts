@@ -61,6 +61,16 @@ export interface Faults {
    * runner draws a seeded delay (k6-runner.ts: a base plus a per-VU cost times a per-runner factor).
    */
   setVuInitDelay(simMs: number, match: PodMatch): void;
+  /**
+   * k6 runner pods that match drop `count` iterations over their test, as an arrival-rate executor
+   * with no free VU at its tick does: their export has `dropped_iterations` { count, rate } (load fidelity).
+   */
+  setDroppedIterations(count: number, match: PodMatch): void;
+  /**
+   * Runner pods that match are throttled in `share` (0..1) of their CPU periods: the runner script's
+   * cpu.stat line (k6-runner.ts) shows it, as a container at its CPU limit's does (load fidelity).
+   */
+  setCpuThrottling(share: number, match: PodMatch): void;
   /** Pods that match are scheduled after `simSeconds` of simulated time, or never. */
   setScheduleDelay(simSeconds: number | 'never', match?: PodMatch): void;
   /** Pods that match stay Pending with ErrImagePull, then ImagePullBackOff. */
@@ -99,6 +109,8 @@ type PodFault =
   | { type: 'scheduleDelay'; delay: ScheduleDelay; match: PodMatch }
   | { type: 'imagePullFailure'; match: PodMatch }
   | { type: 'vuInitDelay'; ms: number; match: PodMatch }
+  | { type: 'droppedIterations'; count: number; match: PodMatch }
+  | { type: 'cpuThrottling'; share: number; match: PodMatch }
   | { type: 'eviction'; afterMs: number; remaining: number; match: PodMatch };
 
 export interface FaultActions {
@@ -171,6 +183,16 @@ export class FaultSettings implements Faults {
     this.podFaults.push({ type: 'vuInitDelay', ms: simMs, match });
   }
 
+  setDroppedIterations(count: number, match: PodMatch): void {
+    if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`dropped iterations must be a whole number >= 0, got ${count}`);
+    this.podFaults.push({ type: 'droppedIterations', count, match });
+  }
+
+  setCpuThrottling(share: number, match: PodMatch): void {
+    if (!(share >= 0 && share <= 1)) throw new RangeError(`CPU throttling must be a share within [0, 1], got ${share}`);
+    this.podFaults.push({ type: 'cpuThrottling', share, match });
+  }
+
   setScheduleDelay(simSeconds: number | 'never', match: PodMatch = {}): void {
     this.podFaults.push({ type: 'scheduleDelay', delay: simSeconds === 'never' ? 'never' : simSeconds * 1000, match });
   }
@@ -241,6 +263,21 @@ export class FaultSettings implements Faults {
     return this.latest(pod, 'vuInitDelay')?.ms;
   }
 
+  /** The iterations a fault (or the dropped-iterations annotation) makes this runner pod drop, if any. */
+  droppedIterationsFor(pod: Pod): number | undefined {
+    if (podIdentity(pod).role !== Role.runner) return undefined;
+    const n = Number(runnerAnnotation(pod, SimAnnotations.droppedIterations));
+    return this.latest(pod, 'droppedIterations')?.count ?? (Number.isSafeInteger(n) && n >= 0 ? n : undefined);
+  }
+
+  /** The share of CPU periods a fault (or the cpu-throttled-share annotation) throttles this runner pod in, if any. */
+  cpuThrottlingFor(pod: Pod): number | undefined {
+    if (podIdentity(pod).role !== Role.runner) return undefined;
+    const text = runnerAnnotation(pod, SimAnnotations.cpuThrottledShare);
+    const share = text === undefined || text.trim() === '' ? NaN : Number(text);
+    return this.latest(pod, 'cpuThrottling')?.share ?? (share >= 0 && share <= 1 ? share : undefined);
+  }
+
   /** Simulated ms before the pod is scheduled, 'never', or undefined for the default. */
   scheduleDelayFor(pod: Pod): ScheduleDelay | undefined {
     const programmatic = this.latest(pod, 'scheduleDelay');
@@ -280,6 +317,24 @@ export class FaultSettings implements Faults {
     }
     return undefined;
   }
+}
+
+/** A fault annotation's value for this pod, unless fault-runners names other runners. */
+function runnerAnnotation(pod: Pod, key: string): string | undefined {
+  const annotations = pod.metadata.annotations ?? {};
+  const runners = annotations[SimAnnotations.faultRunners];
+  if (runners !== undefined && runners.trim() !== '') {
+    const index = podIdentity(pod).runnerIndex;
+    if (
+      index === undefined ||
+      !runners
+        .split(',')
+        .map((s) => Number(s.trim()))
+        .includes(index)
+    )
+      return undefined;
+  }
+  return annotations[key];
 }
 
 function requestMatches(m: RequestMatch, method: string, path: string): boolean {

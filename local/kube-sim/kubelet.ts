@@ -296,6 +296,12 @@ export class Kubelet {
       get vuInitDelayFault() {
         return faults.vuInitDelayFor(pod);
       },
+      get droppedIterationsFault() {
+        return faults.droppedIterationsFor(pod);
+      },
+      get cpuThrottlingFault() {
+        return faults.cpuThrottlingFor(pod);
+      },
     };
   }
 

@@ -105,6 +105,7 @@ export interface Container {
   readinessProbe?: ProbeHandler | null;
   startupProbe?: ProbeHandler | null;
   lifecycle?: { postStart?: ProbeHandler | null; preStop?: ProbeHandler | null } | null;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> } | null;
 }
 
 export interface KeyToPath {

@@ -123,6 +123,22 @@ describe('formatResultTable', () => {
     expect(text.trimEnd().split('\n').at(-1)).toBe('outcome: THRESHOLDS_FAILED - threshold http_req_duration p(95)<800 failed on runner 1');
   });
 
+  it('shows the load fidelity lines after the start skew, escaped, before the outcome', () => {
+    const result = aggregateResults(2, [runner(0), runner(1)]);
+    const lines = formatResultTable(result, 'SUCCEEDED', 'ok', {
+      startSkew: 'start skew 3 ms',
+      fidelity: ['load: 900 of 1,000 planned iterations delivered (100 dropped: 10.0 %; runner 1 dropped 100)', 'CPU: runner 1 starved\u001b[31m'],
+    })
+      .trimEnd()
+      .split('\n');
+    expect(lines.slice(-4)).toEqual([
+      'start skew 3 ms',
+      'load: 900 of 1,000 planned iterations delivered (100 dropped: 10.0 %; runner 1 dropped 100)',
+      'CPU: runner 1 starved\\u001b[31m',
+      'outcome: SUCCEEDED - ok',
+    ]);
+  });
+
   it('marks synthetic numbers if and only if a runner was simulated', () => {
     expect(text).not.toContain(SIMULATED_NOTICE);
     expect(text).not.toMatch(/simulated/);

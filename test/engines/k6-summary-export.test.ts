@@ -81,6 +81,9 @@ describe('k6 1.x exports', () => {
       durationMs: 30005,
       requests: { count: 286, failed: 0 },
       iterations: 286,
+      // No dropped_iterations in the export: none dropped. vus_max {value 10, min 10, max 10}.
+      droppedIterations: 0,
+      vusMax: 10,
       dataReceivedBytes: 429407,
       dataSentBytes: 55156,
       thresholds: [
@@ -178,11 +181,27 @@ describe('k6 1.x exports', () => {
       durationMs: 10004, // iterations: 40 / 3.998473782557198 per s
       requests: { count: 0, failed: 0 },
       iterations: 40,
+      droppedIterations: 0,
+      vusMax: 2,
       latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [], relativeError: 0 },
       dataReceivedBytes: 0,
       dataSentBytes: 0,
       thresholds: [{ metric: 'http_req_duration', expression: 'p(95)<200', ok: true }],
     });
+  });
+});
+
+describe('load fidelity figures', () => {
+  it("dropped_iterations' count is the runner's dropped iterations; vus_max's max its most VUs", () => {
+    // An arrival-rate run that ran out of VUs: k6 pushes dropped_iterations (a counter: {count, rate},
+    // rate = count / the test-run seconds) and vus_max grew from preAllocatedVUs to maxVUs.
+    const exported = load('k6-no-http.json') as { metrics: Record<string, unknown> };
+    exported.metrics.dropped_iterations = { count: 37, rate: 3.6994 };
+    exported.metrics.vus_max = { value: 50, min: 5, max: 50 };
+    const summary = runnerSummaryFromK6Export(exported, facts);
+    expect(summary.droppedIterations).toBe(37);
+    expect(summary.vusMax).toBe(50);
+    expect(summary.iterations).toBe(40);
   });
 });
 

@@ -9,7 +9,16 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, sy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENV_ARCHIVE, ENV_RESULT_FILE, ENV_START_AT_EPOCH, POD_SHELL, REQUIREMENTS_MARKER, RESULT_LINE_PREFIX } from '../../lambdas/core/runner-contract';
+import {
+  CPU_STAT_LINE_PREFIX,
+  ENV_ARCHIVE,
+  ENV_CPU_STAT_FILES,
+  ENV_RESULT_FILE,
+  ENV_START_AT_EPOCH,
+  POD_SHELL,
+  REQUIREMENTS_MARKER,
+  RESULT_LINE_PREFIX,
+} from '../../lambdas/core/runner-contract';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../lambdas/engines/pod-scripts';
 
 const BUSYBOX = '/usr/bin/busybox';
@@ -81,6 +90,8 @@ const writeExport = () => {
   fs.writeFileSync(process.env.FAKE_EXPORT, process.env.FAKE_CRLF ? text.replace(/\\n/g, '\\r\\n') : text);
 };
 rec('argv.json', JSON.stringify(argv));
+// FAKE_CPU_STAT: a cpu.stat file the fake "uses CPU" in: rewritten with FAKE_CPU_STAT_END's content.
+if (process.env.FAKE_CPU_STAT) fs.writeFileSync(process.env.FAKE_CPU_STAT, process.env.FAKE_CPU_STAT_END || '');
 let lingering = false;
 const onSignal = (sig) => {
   fs.appendFileSync(path.join(dir, 'signals'), sig + '\\n');
@@ -271,6 +282,46 @@ for (const shell of SHELLS)
         expect(existsSync(exportPath)).toBe(true);
         expect(resultLines(ran.stdout)).toEqual([]);
         expect(ran.stdout).toBe('fake k6 output without a final newline');
+        expect(ran.stderr).toBe('');
+      });
+
+      it('prints the cgroup cpu.stat read before and after the engine on one line, last: after the result line', async () => {
+        const dir = mkdtempSync(join(root, 'cgroup-'));
+        const cpuStat = join(dir, 'cpu.stat');
+        // cgroup v2's cpu.stat as a container with a CPU limit shows it (Documentation/admin-guide/cgroup-v2.rst).
+        writeFileSync(cpuStat, 'usage_usec 1000\nuser_usec 800\nsystem_usec 200\nnr_periods 10\nnr_throttled 0\nthrottled_usec 0\n');
+        const end = 'usage_usec 61000\nuser_usec 50000\nsystem_usec 11000\nnr_periods 610\nnr_throttled 122\nthrottled_usec 4500000\n';
+        // The first path is missing: the first readable one is used.
+        const files = `${join(dir, 'missing.stat')} ${cpuStat}`;
+        const ran = await k6Run(shell, { [ENV_CPU_STAT_FILES]: files, FAKE_CPU_STAT: cpuStat, FAKE_CPU_STAT_END: end, FAKE_EXIT: '99' }).done;
+        expect(ran.code).toBe(99);
+        const lines = ran.stdout.split('\n');
+        const cpu = lines.filter((l) => l.startsWith(CPU_STAT_LINE_PREFIX));
+        expect(cpu).toEqual([
+          `${CPU_STAT_LINE_PREFIX}start usage_usec 1000 user_usec 800 system_usec 200 nr_periods 10 nr_throttled 0 throttled_usec 0 ` +
+            'end usage_usec 61000 user_usec 50000 system_usec 11000 nr_periods 610 nr_throttled 122 throttled_usec 4500000',
+        ]);
+        // The last line, after the result line (which still follows the engine's unterminated output).
+        expect(lines.filter((l) => l !== '').at(-1)).toBe(cpu[0]);
+        expectResultLine(ran.stdout);
+        expect(ran.stderr).toBe('');
+      });
+
+      it('prints the cpu.stat line on a line of its own when there is no result line', async () => {
+        const dir = mkdtempSync(join(root, 'cgroup-'));
+        const cpuStat = join(dir, 'cpu.stat');
+        writeFileSync(cpuStat, 'usage_usec 5\n');
+        const ran = await runner(shell, ['k6', 'run', 'x.js'], { [ENV_CPU_STAT_FILES]: cpuStat, FAKE_CPU_STAT: cpuStat, FAKE_CPU_STAT_END: 'usage_usec 9\n' })
+          .done;
+        expect(ran.code).toBe(0);
+        expect(ran.stdout).toBe(`fake k6 output without a final newline\n${CPU_STAT_LINE_PREFIX}start usage_usec 5 end usage_usec 9\n`);
+      });
+
+      it(`prints no cpu.stat line when no file ${ENV_CPU_STAT_FILES} names is readable`, async () => {
+        const ran = await k6Run(shell, { [ENV_CPU_STAT_FILES]: join(root, 'no-cgroup', 'cpu.stat') }).done;
+        expect(ran.code).toBe(0);
+        expect(ran.stdout).not.toContain(CPU_STAT_LINE_PREFIX);
+        expectResultLine(ran.stdout);
         expect(ran.stderr).toBe('');
       });
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { aggregateResults, type RunResult } from '../../lambdas/core/aggregate';
 import { Stage } from '../../lambdas/core/status';
+import { fidelityOf } from '../../lambdas/core/fidelity';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import { runnerSummaryFromGatlingLog } from '../../lambdas/engines/gatling/console-summary';
 import { runnerSummaryFromK6Export } from '../../lambdas/engines/k6/summary-export';
@@ -67,8 +68,27 @@ function gatlingRunner(i: number): RunnerSummary {
   };
 }
 
+/** With the load fidelity of every runner, each with its CPU read (the largest that record gets). */
 const collectRecord = (result: RunResult): CollectRecord =>
-  ({ phase: 'done', nextPollSeconds: 0, outcome: 'SUCCEEDED', reason: 'every runner passed', result }) as CollectRecord;
+  ({
+    phase: 'done',
+    nextPollSeconds: 0,
+    outcome: 'SUCCEEDED',
+    reason: 'every runner passed',
+    result,
+    fidelity: fidelityOf({
+      result,
+      runners: result.runners.map((r) => ({ index: r.runner, replaced: 0 })),
+      cpu: new Map(
+        result.runners.map((r) => [
+          r.runner,
+          { periods: 6000, throttledPeriods: 12, throttledShare: 0.002, throttledMs: 480.5, usageMs: 123456.7, starved: false },
+        ]),
+      ),
+      plannedVUs: RUNNERS * 10,
+      startSkewMs: 1200,
+    }),
+  }) as CollectRecord;
 
 describeOnLedgerBackends((table) => {
   for (const [engine, runner, levels] of [

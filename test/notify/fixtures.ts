@@ -3,6 +3,8 @@ import { aggregateResults } from '../../lambdas/core/aggregate';
 import { Engine, Outcome } from '../../lambdas/core/status';
 import type { RunnerSummary } from '../../lambdas/core/summary';
 import { buildMessage, type MessageInput, type NotificationMessage } from '../../lambdas/notify/message';
+import { fidelityOf, type FidelityRecord } from '../../lambdas/core/fidelity';
+import { parseFidelityRule } from '../../lambdas/core/fidelity-rule';
 
 /** A path part that must never show up in a reason, an error or a log line. */
 export const SECRET_PATH = '/services/T0LOADPLANE/B0SECRET/xoxSECRETtoken42';
@@ -64,4 +66,26 @@ export function input(overrides: Partial<MessageInput> = {}): MessageInput {
 
 export function message(overrides: Partial<MessageInput> = {}): NotificationMessage {
   return buildMessage(input(overrides));
+}
+
+/**
+ * Three runners, 2 VUs each (planned 6): runner 1 dropped 100 of its 500 planned iterations (20 %),
+ * runner 2 was throttled in 120 of 600 CPU periods (20 %: starved); the spec fails both (5 %, fail).
+ */
+export function poorFidelity(): FidelityRecord {
+  const cpu = (throttled: number) => ({ periods: 600, throttledPeriods: throttled, throttledShare: throttled / 600, starved: throttled >= 30 });
+  return fidelityOf({
+    result: aggregateResults(
+      3,
+      [0, 1, 2].map((i) => runner(i, { iterations: i === 1 ? 400 : 500, droppedIterations: i === 1 ? 100 : 0, vusMax: 2 })),
+    ),
+    runners: [0, 1, 2].map((index) => ({ index, replaced: 0 })),
+    cpu: new Map([
+      [0, cpu(0)],
+      [1, cpu(0)],
+      [2, cpu(120)],
+    ]),
+    plannedVUs: 6,
+    rule: parseFidelityRule({ maxDroppedIterations: '5%', cpuStarved: 'fail' }),
+  });
 }

@@ -6,7 +6,7 @@ import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
 import { reportCommand, SIMULATED_NOTE, slackBody, type SlackBlock, type SlackBody } from '../../lambdas/notify/slack';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { SECRET_PATH, message, runner } from './fixtures';
+import { SECRET_PATH, message, poorFidelity, runner } from './fixtures';
 
 let receiver: WebhookReceiver;
 
@@ -101,6 +101,28 @@ describe('slackBody, as received over HTTP', () => {
     const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
     expect(fieldTexts(slackBody(none))).toContain('*Baseline*\nno earlier SUCCEEDED run named checkout-peak');
     expect(fieldTexts(slackBody(message({}))).some((f) => f.startsWith('*Baseline*'))).toBe(false);
+  });
+
+  it('a run whose load was not delivered: its own header, and a Load fidelity section after the reason, with at most 10 fields', () => {
+    const body = slackBody(
+      message({
+        outcome: Outcome.LOAD_NOT_DELIVERED,
+        reason: "load not delivered: runner 1 dropped 100 of 500 planned iterations (20.0 %, more than the spec's 5.0 %)",
+        fidelity: poorFidelity(),
+        startSkew: { source: 'k6-status', runners: { 0: 1_000, 1: 1_012 }, skewMs: 12, resolutionMs: 4, unseen: [] },
+        baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' },
+      }),
+    );
+    expect(ofType(body, 'header')[0]!.text.text).toBe(':battery: Load not delivered: checkout-peak');
+    const sections = ofType(body, 'section');
+    expect(sections.every((s) => (s.fields ?? []).length <= 10)).toBe(true);
+    const texts = sections.map((s) => s.text?.text).filter((t) => t !== undefined);
+    expect(texts.findIndex((t) => t.startsWith('*Load fidelity*'))).toBe(texts.findIndex((t) => t.startsWith('*Reason*')) + 1);
+    expect(texts).toContain(
+      '*Load fidelity*\nload: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned\n' +
+        'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 0.0 % of their periods (starved from 5.0 %)',
+    );
+    expect(mrkdwnTexts(slackBody(message({}))).some((t) => t.startsWith('*Load fidelity*'))).toBe(false);
   });
 
   it('has a distinct header for every outcome', () => {

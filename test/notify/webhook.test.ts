@@ -6,7 +6,7 @@ import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
 import { verifySignature, webhookPayload, type WebhookPayload } from '../../lambdas/notify/webhook';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
-import { SECRET_PATH, message, runner } from './fixtures';
+import { SECRET_PATH, message, poorFidelity, runner } from './fixtures';
 
 const SIGNING_SECRET = 'whsec_test_3f1c9a';
 /** 2026-11-30T12:00:00.500Z */
@@ -78,6 +78,7 @@ describe('the JSON webhook', () => {
       simulated: false,
       startSkew: { skewMs: 12, resolutionMs: 4, source: 'k6-status', runnersSeen: 2 },
       baseline: null,
+      fidelity: null,
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
       sentAt: '2026-11-30T12:00:00.500Z',
       clock: 'real',
@@ -122,6 +123,33 @@ describe('the JSON webhook', () => {
     });
     const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
     expect(payloadOf(await sentAsWebhook(none)).baseline).toEqual({ runId: null, none: 'no earlier SUCCEEDED run named checkout-peak', figures: [] });
+  });
+
+  it('a run whose load was not delivered: the figures, only the runners that dropped or starved, the failures and the lines', async () => {
+    const m = message({ outcome: Outcome.LOAD_NOT_DELIVERED, fidelity: poorFidelity() });
+    expect(payloadOf(await sentAsWebhook(m)).fidelity).toEqual({
+      iterations: 1400,
+      droppedIterations: 100,
+      droppedShare: 100 / 1500,
+      plannedVUs: 6,
+      vusMax: 6,
+      runners: [
+        { runner: 1, droppedIterations: 100, droppedShare: 0.2, cpuThrottledShare: 0, starved: false, replaced: 0, lost: false },
+        { runner: 2, droppedIterations: 0, droppedShare: 0, cpuThrottledShare: 0.2, starved: true, replaced: 0, lost: false },
+      ],
+      starved: [2],
+      lost: [],
+      replaced: [],
+      failures: [
+        "runner 1 dropped 100 of 500 planned iterations (20.0 %, more than the spec's 5.0 %)",
+        'runner 2 was CPU-starved: throttled in 120 of 600 CPU periods (20.0 %; starved from 5.0 %), its latencies are inflated',
+      ],
+      warnings: [],
+      summary: [
+        'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned',
+        'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 0.0 % of their periods (starved from 5.0 %)',
+      ],
+    });
   });
 
   it('a simulated run: sentAt is on the run’s (simulated) clock and the payload says so; the signed timestamp stays on the wall clock', async () => {

@@ -16,6 +16,9 @@ import { HIDDEN, reportModel, specShown } from '../../lambdas/report/report-mode
 import { renderReportHtml, reportContentSecurityPolicyHeader } from '../../lambdas/report/report-html';
 import { P95_CHART_MAX_RUNNERS, reportSeries } from '../../lambdas/report/report-series';
 import { runnerSummary, runView, sample, SAMPLES, T0, type ViewOptions } from './report-fixtures';
+import { aggregateResults } from '../../lambdas/core/aggregate';
+import { fidelityOf } from '../../lambdas/core/fidelity';
+import { parseFidelityRule } from '../../lambdas/core/fidelity-rule';
 
 const render = (options: ViewOptions = {}, samples = SAMPLES) => renderReportHtml(reportModel(runView(options), samples, T0 + 70_000), chartLibrary());
 
@@ -199,6 +202,31 @@ describe('the report page', () => {
     const watch = reportModel(view, SAMPLES, T0 + 70_000).stages.find((s) => s.stage === 'Watch')!;
     expect(watch.startMs).toBe(T0); // Start's end
     expect(watch.endMs - watch.startMs).toBe(61_000);
+  });
+
+  it('shows the load fidelity: the lines in words, what fails the run, and one row per runner (dropped share, CPU throttling, starved in red)', () => {
+    const view = runView({ outcome: 'LOAD_NOT_DELIVERED' });
+    // Runner 1 dropped 100 of its 500 planned iterations; runner 2 was throttled in 120 of 600 periods (20 %).
+    const runners = [0, 1, 2].map((i) => runnerSummary(i, { iterations: i === 1 ? 400 : 500, droppedIterations: i === 1 ? 100 : 0, vusMax: 2 }));
+    const cpu = (throttled: number) => ({ periods: 600, throttledPeriods: throttled, throttledShare: throttled / 600, starved: throttled >= 30 });
+    const fidelity = fidelityOf({
+      result: aggregateResults(3, runners),
+      runners: [0, 1, 2].map((index) => ({ index, replaced: 0 })),
+      cpu: new Map([
+        [0, cpu(0)],
+        [1, cpu(0)],
+        [2, cpu(120)],
+      ]),
+      plannedVUs: 6,
+      rule: parseFidelityRule({ maxDroppedIterations: '5%' }),
+    });
+    (view.stages.Collect!.output as Record<string, unknown>).fidelity = fidelity;
+    const page = renderReportHtml(reportModel(view, SAMPLES, T0 + 70_000), chartLibrary());
+    expect(page).toContain('<section><h2>Load fidelity</h2>');
+    expect(page).toContain('<li>load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned</li>');
+    expect(page).toContain('<li class="fail">fails the run: runner 1 dropped 100 of 500 planned iterations (20.0 %, more than the spec&#39;s 5.0 %)</li>');
+    expect(page).toContain('<tr><td>1</td><td>400</td><td>100</td><td>20.0 %</td><td>2</td><td class="">0 of 600 periods (0.0 %)</td><td>0</td></tr>');
+    expect(page).toContain('<td class="fail">120 of 600 periods (20.0 %): starved</td>');
   });
 
   it('says the numbers are simulated when they come from kube-sim', () => {

@@ -63,8 +63,11 @@ describe('Collect', () => {
     const view = await viewOf(h, runId);
     expect(view.run.status).toBe(RunStatus.COLLECTING);
     expect(view.stages.Collect).toMatchObject({ state: StageState.completed, attempts: 1 });
-    const { result, ...recordedVerdict } = view.stages.Collect!.output as CollectRecord;
+    const { result, fidelity, ...recordedVerdict } = view.stages.Collect!.output as CollectRecord;
     expect(recordedVerdict).toEqual(verdict);
+    // Fidelity: nothing dropped, the VUs as planned (k6 inspect's 40 over 3 runners), no CPU limit so no periods counted.
+    expect(fidelity).toMatchObject({ droppedIterations: 0, plannedVUs: 40, vusMax: 40, starved: [], lost: [], replaced: [], failures: [], warnings: [] });
+    expect(fidelity!.runners.map((r) => r.cpu?.periods)).toEqual([0, 0, 0]);
 
     const runners = await summariesFromLogs(runId);
     expect(result.runners).toEqual(runners);

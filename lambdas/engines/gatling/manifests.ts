@@ -7,7 +7,7 @@
  * compile time (seconds, more on a small CPU request), not by the clock skew alone.
  */
 import type { V1Job } from '@kubernetes/client-node';
-import { ENV_START_AT, ENV_START_AT_EPOCH, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
+import { CPU_STAT_FILES, ENV_CPU_STAT_FILES, ENV_START_AT, ENV_START_AT_EPOCH, SCRIPT_MOUNT_PATH, WORK_DIR } from '../../core/runner-contract';
 import { loadplaneEnv } from '../../cluster/manifests/loadplane-env';
 import type { RunnerPlan } from '../../cluster/plan';
 import { runnerJob } from '../runner-job';
@@ -70,6 +70,8 @@ export function gatlingRunnerJob(plan: RunnerPlan, index: number): V1Job {
       ...loadplaneEnv(plan, index),
       [ENV_START_AT]: plan.startAt,
       [ENV_START_AT_EPOCH]: String(Math.ceil(Date.parse(plan.startAt) / 1000)),
+      // The runner script prints the container's cgroup cpu.stat over the test (core/cpu-throttling.ts).
+      [ENV_CPU_STAT_FILES]: CPU_STAT_FILES,
     },
     runAsUser: GATLING_UID,
     defaultRequests: GATLING_DEFAULT_REQUESTS,

@@ -21,6 +21,8 @@ import type { V1Job } from '@kubernetes/client-node';
 import {
   ENV_ARCHIVE,
   ENV_RESULT_FILE,
+  ENV_CPU_STAT_FILES,
+  CPU_STAT_FILES,
   K6_API_PORT,
   K6_ARCHIVE_PATH,
   K6_SUMMARY_EXPORT_PATH,
@@ -166,7 +168,8 @@ export function k6CoordinatorJob(plan: RunnerPlan): V1Job {
 export function k6RunnerJob(plan: RunnerPlan, index: number): V1Job {
   return runnerJob(plan, index, {
     args: k6RunnerArgv(plan, index),
-    loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH },
+    // The runner script prints the container's cgroup cpu.stat over the test (core/cpu-throttling.ts).
+    loadplaneEnv: { ...K6_ENV, ...loadplaneEnv(plan, index), [ENV_RESULT_FILE]: K6_SUMMARY_EXPORT_PATH, [ENV_CPU_STAT_FILES]: CPU_STAT_FILES },
     anchorEnv: K6_ANCHOR_ENV,
     runAsUser: K6_UID,
     defaultRequests: K6_DEFAULT_REQUESTS,

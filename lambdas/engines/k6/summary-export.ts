@@ -145,6 +145,9 @@ const REQUIRED: Readonly<Record<string, { fields: string[]; type: string }>> = {
  * wrong when `exported` is not k6's export shape.
  *
  * - requests = `http_reqs.count`; failed = `http_req_failed.passes`; iterations = `iterations.count`;
+ *   droppedIterations = `dropped_iterations.count` (a counter k6 pushes only when an iteration is
+ *   dropped, `lib/executor/*_arrival_rate.go`, `per_vu_iterations.go`, `shared_iterations.go`: absent
+ *   is 0); vusMax = `vus_max.max` (a gauge);
  *   data = `data_received.count` / `data_sent.count` (bytes); 0 when k6 did not observe the metric.
  * - latency = `http_req_duration`: count (else http_reqs.count), sum = avg × count, min, max, p90/p95/p99
  *   (each falls back to max, an upper bound, when absent), quantiles = every `p(N)` stat as q = N/100
@@ -176,6 +179,7 @@ export function runnerSummaryFromK6Export(exported: unknown, facts: RunnerFacts)
   const max = empty ? 0 : (num('http_req_duration', 'max') ?? 0);
   const stat = (key: string) => (empty ? 0 : (num('http_req_duration', key) ?? max));
 
+  const vusMax = num('vus_max', 'max') ?? num('vus_max', 'value');
   const summary = {
     engine: 'k6' as const,
     runner: facts.runner,
@@ -184,6 +188,9 @@ export function runnerSummaryFromK6Export(exported: unknown, facts: RunnerFacts)
     durationMs: runDurationMs(metrics, state) ?? Math.max(0, facts.durationMs),
     requests: { count: requests, failed },
     iterations: Math.round(num('iterations', 'count') ?? 0),
+    // A counter appears only once observed: no dropped_iterations is none dropped.
+    droppedIterations: Math.round(num('dropped_iterations', 'count') ?? 0),
+    ...(vusMax === undefined ? {} : { vusMax: Math.round(vusMax) }),
     latency: {
       count: latencyCount,
       sum: empty ? 0 : (num('http_req_duration', 'avg') ?? 0) * latencyCount,

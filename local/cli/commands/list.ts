@@ -22,7 +22,7 @@ export function registerList(program: Command): void {
   withApiOption(command)
     .option(
       '--status <status>',
-      'only runs in this status (PENDING … RUNNING, COLLECTING, or an outcome: SUCCEEDED, FAILED, THRESHOLDS_FAILED, REGRESSED, TIMED_OUT, ABORTED)',
+      'only runs in this status (PENDING … RUNNING, COLLECTING, or an outcome: SUCCEEDED, FAILED, THRESHOLDS_FAILED, REGRESSED, LOAD_NOT_DELIVERED, TIMED_OUT, ABORTED)',
     )
     .option('--name <name>', 'only runs of this spec name')
     .option('--limit <n>', 'runs per page (the API allows 1 to 100; default 20)', parseLimit)

@@ -101,7 +101,7 @@ export function withLocalRunOptions(
 /** What every command that talks to the API says about its exit codes (docs/cli.md). */
 export const API_EXIT_CODES_HELP = `
 Exit codes: 0 success (run/status: the run SUCCEEDED; without --follow: accepted, or not failed);
-1 the run FAILED, THRESHOLDS_FAILED, REGRESSED, TIMED_OUT or was ABORTED (abort: the run had already ended);
+1 the run FAILED, THRESHOLDS_FAILED, REGRESSED, LOAD_NOT_DELIVERED, TIMED_OUT or was ABORTED (abort: the run had already ended);
 2 something to fix: invalid spec or option, or the API refused the request (400, 403, 404, 409, 413,
 415, printed as "loadplane: <path>: <message>"); 3 the API cannot be reached (connection refused,
 DNS, timeout, 5xx after retries).`;

@@ -31,6 +31,7 @@ import {
 import type { PodIdentity } from './pod-identity';
 import type { ContainerProgram, ProgramContext } from './program';
 import { syntheticSummary, type SyntheticResult } from './synthetic-summary';
+import { simulatedCpuStatLine } from './simulated-cpu-stat';
 
 const DEFAULT_DURATION_MS = 30_000;
 const DEFAULT_SIMULATION = 'loadplane.Simulation';
@@ -51,6 +52,9 @@ export function gatlingCompileMs(runId: string, runner: number): number {
 }
 
 export class GatlingRunner implements ContainerProgram {
+  /** When the runner script started the launcher (after the common start): its first cpu.stat reading. */
+  private launchedAt = 0;
+
   constructor(
     private readonly ctx: ProgramContext,
     private readonly identity: PodIdentity,
@@ -111,6 +115,7 @@ export class GatlingRunner implements ContainerProgram {
   /** The launcher starts: its first line, then the compile, then Gatling's run. */
   private launch(): void {
     const { ctx } = this;
+    this.launchedAt = ctx.now();
     ctx.log(GATLING_HOME_LINE);
     const runId = ctx.pod.metadata.labels?.[Labels.runId] ?? ctx.pod.metadata.name ?? '';
     ctx.after(gatlingCompileMs(runId, this.identity.runnerIndex ?? 0), () => this.begin());
@@ -155,6 +160,9 @@ export class GatlingRunner implements ContainerProgram {
       ctx.log(SIMULATED_OUTPUT_MARKER);
       ctx.log(gatlingConsoleOutput(run).replace(/\n$/, ''));
       const code = gatlingExitCode(run);
+      // The runner script, once the launcher has exited: the container's cpu.stat over the test.
+      const cpu = simulatedCpuStatLine(ctx, this.launchedAt);
+      if (cpu !== undefined) ctx.log(cpu);
       ctx.exit(fault !== undefined && fault !== EXIT_ASSERTIONS ? fault : code);
     });
   }

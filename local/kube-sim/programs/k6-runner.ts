@@ -17,7 +17,9 @@
  *   or setup() exception), 108 (test.abort(): fault or script), 110 (test.fail(): fault or script; runs to
  *   its end), 137 (OOM fault), 255 (command-line errors: `--` before the script, a missing script).
  * - at the end, when `--summary-export` names the file ENV_RESULT_FILE names and k6 wrote its export,
- *   it logs the LOADPLANE_RESULT line the runner script prints.
+ *   it logs the LOADPLANE_RESULT line the runner script prints; after it, when ENV_CPU_STAT_FILES is
+ *   set, the script's LOADPLANE_CPU_STAT line (simulated-cpu-stat.ts; the setCpuThrottling fault).
+ *   A setDroppedIterations fault puts `dropped_iterations` in the export.
  *
  * kube-sim cannot run the script: setup() returns a stand-in (`{"simulated":true,"runner":<index>}`),
  * setup() and teardown() take SETUP_MS / TEARDOWN_MS, and the script's own behaviour is read by
@@ -25,6 +27,7 @@
  */
 import { Role } from '../../../lambdas/core/runner-contract';
 import { ENV_RESULT_FILE, Labels, RESULT_LINE_PREFIX, SIMULATED_OUTPUT_MARKER } from '../../../lambdas/core/runner-contract';
+import { simulatedCpuStatLine } from './simulated-cpu-stat';
 import { parseDuration } from '../go-duration';
 import { mulberry32, seedFromText } from '../seeded-random';
 import type { Scheduled } from '../sim-clock';
@@ -761,6 +764,7 @@ export class K6Runner implements ContainerProgram {
     }
     if (summary.exitCode === K6_EXIT.markedAsFailed) ctx.log(k6LogLine(ctx.now(), 'error', 'test run was marked as failed'));
     this.printResult(summary);
+    this.printCpuStat();
     this.exitNow(summary.exitCode);
   }
 
@@ -781,6 +785,7 @@ export class K6Runner implements ContainerProgram {
         dataReceivedBytes: summary.dataReceivedBytes,
         dataSentBytes: summary.dataSentBytes,
         vus: this.vus,
+        droppedIterations: this.ctx.droppedIterationsFault ?? 0,
         latencyCount: latency.count,
         latencySum: latency.sum,
         latencyQuantile: latency.quantile,
@@ -790,6 +795,13 @@ export class K6Runner implements ContainerProgram {
       summary.durationMs,
     );
     this.printExport(this.setupData === undefined ? exported : { ...exported, setup_data: this.setupData });
+  }
+
+  /** The runner script's cpu.stat line over this test (its container's CPU limit, the throttling fault), when it reads one. */
+  private printCpuStat(): void {
+    // The script reads cpu.stat just before it starts k6 (at the container's start) and after k6 exits.
+    const line = simulatedCpuStatLine(this.ctx, this.launchedAt);
+    if (line !== undefined) this.ctx.log(line);
   }
 
   /** What the runner script prints after k6 wrote its export: the export on one line. */

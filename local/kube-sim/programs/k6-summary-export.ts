@@ -31,6 +31,8 @@ export interface SimulatedK6Metrics {
   iterations: number;
   dataReceivedBytes: number;
   dataSentBytes: number;
+  /** Iterations dropped (dropped_iterations, a counter: only in the export when above 0, as k6 pushes it only on a drop). */
+  droppedIterations?: number;
   /** The vus gauge at the end; vus_max defaults to it. */
   vus: number;
   vusMax?: number;
@@ -176,6 +178,7 @@ export function simulatedK6Export(input: SimulatedK6Metrics, trendStats: string[
     metrics.iterations = counter(input.iterations);
     metrics.iteration_duration = trend(input.iterations, input.iterationDurationMean ?? latencyMean, input.iterationDurationQuantile ?? input.latencyQuantile);
   }
+  if (input.droppedIterations) metrics.dropped_iterations = counter(input.droppedIterations);
   if (input.dataReceivedBytes > 0) metrics.data_received = counter(input.dataReceivedBytes);
   if (input.dataSentBytes > 0) metrics.data_sent = counter(input.dataSentBytes);
   if (input.checks) metrics.checks = rate(input.checks.passes, input.checks.passes + input.checks.fails);

@@ -26,6 +26,10 @@ export interface ProgramContext {
   readonly exitCodeFault: number | undefined;
   /** The VU-init delay (sim ms) a `setVuInitDelay` fault forces on this container, if any, as of now. */
   readonly vuInitDelayFault: number | undefined;
+  /** The iterations a `setDroppedIterations` fault makes this container drop, if any, as of now. */
+  readonly droppedIterationsFault: number | undefined;
+  /** The share of CPU periods a `setCpuThrottling` fault throttles this container in, if any, as of now. */
+  readonly cpuThrottlingFault: number | undefined;
 }
 
 export interface HttpReply {

@@ -559,12 +559,18 @@ describe('command and args: a fixed sh script, the engine argv as separate entri
 });
 
 describe('env', () => {
-  it('k6 runner: user variables, then LOADPLANE_* (which win), the result file among them', () => {
-    const plan = k6Plan({ runId: 'r1', parallelism: 5, env: { BASE_URL: 'https://x', LOADPLANE_RUN_ID: 'spoofed', LOADPLANE_RESULT_FILE: '/etc/passwd' } });
+  it('k6 runner: user variables, then LOADPLANE_* (which win), the result file and the cpu.stat files among them', () => {
+    const plan = k6Plan({
+      runId: 'r1',
+      parallelism: 5,
+      env: { BASE_URL: 'https://x', LOADPLANE_RUN_ID: 'spoofed', LOADPLANE_RESULT_FILE: '/etc/passwd', LOADPLANE_CPU_STAT_FILES: '/etc/shadow' },
+    });
     expect(container(k6RunnerJob(plan, 3)).env).toEqual([
       { name: 'BASE_URL', value: 'https://x' },
       { name: 'LOADPLANE_RUN_ID', value: 'r1' },
       { name: 'LOADPLANE_RESULT_FILE', value: K6_SUMMARY_EXPORT_PATH },
+      // The cgroup cpu.stat files the runner script reads (v2, then v1), whatever the spec says.
+      { name: 'LOADPLANE_CPU_STAT_FILES', value: '/sys/fs/cgroup/cpu.stat /sys/fs/cgroup/cpu/cpu.stat' },
       // k6's extension cache, off the read-only root.
       { name: 'XDG_CACHE_HOME', value: '/tmp/.cache' },
       { name: 'LOADPLANE_RUNNER_INDEX', value: '3' },
@@ -614,6 +620,7 @@ describe('env', () => {
         LOADPLANE_RUNNER_INDEX: String(i),
         LOADPLANE_RUNNER_COUNT: '2',
         LOADPLANE_START_AT: startAt,
+        LOADPLANE_CPU_STAT_FILES: '/sys/fs/cgroup/cpu.stat /sys/fs/cgroup/cpu/cpu.stat',
       });
     }
     expect(Number(epoch) * 1000).toBeGreaterThanOrEqual(Date.parse(startAt));
