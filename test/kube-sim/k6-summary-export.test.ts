@@ -91,6 +91,8 @@ describe('simulatedK6Export', () => {
       durationMs: 30_000, // from the counters' rates
       requests: { count: 1200, failed: 20 },
       iterations: 600,
+      droppedIterations: 0, // no dropped_iterations metric: k6 adds it only when an iteration is dropped
+      vusMax: 20, // vus_max, as the input's 20 VUs
       dataReceivedBytes: 4_843_200,
       dataSentBytes: 103_200,
       thresholds: [
