@@ -38,6 +38,8 @@ import {
 import { acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotResult, type GroupItem, type ReleaseSlotResult } from './groups';
 import { deleteSchedule, getSchedule, getScheduleSpec, listSchedules, putSchedule, type PutScheduleResult, type ScheduleRecord } from './schedules';
 import { listSamples, recordSample } from './samples';
+import { addRunCost, getRunCost, getRunCosts } from './run-cost';
+import type { ControlPlaneCounts } from '../core/control-plane-cost';
 import { beginStage, completeStage, failStage, markStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
 import type { LiveSample } from '../core/live-sample';
@@ -125,6 +127,21 @@ export class Ledger {
   /** The run's samples, oldest first; `newest: n` reads only the newest n. */
   listSamples(runId: string, options?: { newest?: number }): Promise<LiveSample[]> {
     return listSamples(this.ctx, runId, options);
+  }
+
+  // ---- the run's control-plane cost (run-cost.ts) ----
+
+  /** Adds one invocation's counts to the run's cost item (one ADD, 1 write unit). */
+  addRunCost(runId: string, spent: Partial<ControlPlaneCounts>): Promise<void> {
+    return addRunCost(this.ctx, runId, spent);
+  }
+
+  getRunCost(runId: string): Promise<ControlPlaneCounts | undefined> {
+    return getRunCost(this.ctx, runId);
+  }
+
+  getRunCosts(runIds: string[]): Promise<Map<string, ControlPlaneCounts>> {
+    return getRunCosts(this.ctx, runIds);
   }
 
   // ---- concurrency groups (groups.ts) ----
