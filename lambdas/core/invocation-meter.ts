@@ -7,6 +7,7 @@
  * API's reads) to none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RunnerUsage } from './run-cost';
 
 export interface InvocationMeter {
   /** DynamoDB requests and their request units (ConsumedCapacity.CapacityUnits). */
@@ -16,6 +17,8 @@ export interface InvocationMeter {
   writeUnits: number;
   /** The run the invocation is for, once known (Admit learns it: chargeTo). */
   runId?: string;
+  /** What the run's runners requested over their life, once Cleanup knows it: written with the invocation's counts. */
+  runners?: RunnerUsage;
 }
 
 const scope = new AsyncLocalStorage<InvocationMeter>();
@@ -31,6 +34,12 @@ export function currentMeter(): InvocationMeter | undefined {
 export function chargeTo(runId: string): void {
   const meter = scope.getStore();
   if (meter) meter.runId = runId;
+}
+
+/** Cleanup: the runners' usage, recorded (set, not added: a retried Cleanup records the same) with this invocation's counts. */
+export function recordRunnerUsage(usage: RunnerUsage): void {
+  const meter = scope.getStore();
+  if (meter) meter.runners = usage;
 }
 
 /** Runs `work` with `meter` as its invocation's meter. */

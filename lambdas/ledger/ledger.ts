@@ -38,7 +38,8 @@ import {
 import { acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotResult, type GroupItem, type ReleaseSlotResult } from './groups';
 import { deleteSchedule, getSchedule, getScheduleSpec, listSchedules, putSchedule, type PutScheduleResult, type ScheduleRecord } from './schedules';
 import { listSamples, recordSample } from './samples';
-import { addRunCost, getRunCost, getRunCosts } from './run-cost';
+import { addRunCost, getRunCost, getRunCosts, type RecordedCost } from './run-cost';
+import type { RunnerUsage } from '../core/run-cost';
 import type { ControlPlaneCounts } from '../core/control-plane-cost';
 import { beginStage, completeStage, failStage, markStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
@@ -132,15 +133,15 @@ export class Ledger {
   // ---- the run's control-plane cost (run-cost.ts) ----
 
   /** Adds one invocation's counts to the run's cost item (one ADD, 1 write unit). */
-  addRunCost(runId: string, spent: Partial<ControlPlaneCounts>): Promise<void> {
-    return addRunCost(this.ctx, runId, spent);
+  addRunCost(runId: string, spent: Partial<ControlPlaneCounts>, runners?: RunnerUsage): Promise<void> {
+    return addRunCost(this.ctx, runId, spent, runners);
   }
 
-  getRunCost(runId: string): Promise<ControlPlaneCounts | undefined> {
+  getRunCost(runId: string): Promise<RecordedCost | undefined> {
     return getRunCost(this.ctx, runId);
   }
 
-  getRunCosts(runIds: string[]): Promise<Map<string, ControlPlaneCounts>> {
+  getRunCosts(runIds: string[]): Promise<Map<string, RecordedCost>> {
     return getRunCosts(this.ctx, runIds);
   }
 
@@ -209,5 +210,6 @@ export type { BeginStageResult, CompleteStageResult, FailStageResult } from './s
 export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, RecordSuppressionResult, ReleaseResult, SuppressionInput } from './notifications';
 export type { AcquireSlotResult, GroupItem, ReleaseSlotResult } from './groups';
 export type { PutScheduleResult, ScheduleRecord } from './schedules';
+export type { RecordedCost } from './run-cost';
 export type { GetRunOptions, ListRunsInput, ListRunsPage, RunView } from './queries';
 export type { RunItem, RunSummary, StageItem, NotificationItem, RunTrigger, RunDeadlines } from './items';

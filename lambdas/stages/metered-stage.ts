@@ -56,7 +56,7 @@ async function record(
     apiRequests: 0,
   };
   try {
-    await deps.ledger.addRunCost(runId, spent);
+    await deps.ledger.addRunCost(runId, spent, meter.runners);
     deps.onInvocationCost?.(runId, spent);
   } catch (err) {
     deps.log({ runId, stage: task.state, message: 'the invocation cost was not recorded', error: (err as Error).message });
