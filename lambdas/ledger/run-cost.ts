@@ -7,7 +7,7 @@
  * once the runners are gone: a listing prices the run from this one item. Retried and duplicated invocations add again: each of them
  * ran and was billed.
  */
-import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { NO_COUNTS, type ControlPlaneCounts } from '../core/control-plane-cost';
 import type { RunnerUsage } from '../core/run-cost';
 import { expiresAt, type ItemKey } from './keys';
@@ -30,8 +30,8 @@ export interface RecordedCost {
   counts: ControlPlaneCounts;
   runners?: RunnerUsage;
 }
-/** Most keys a BatchGetItem takes. */
-const BATCH_GET_MAX = 100;
+/** Cost items a listing reads at once. */
+const PARALLEL_READS = 25;
 
 export async function addRunCost(ctx: LedgerContext, runId: string, spent: Partial<ControlPlaneCounts>, runners?: RunnerUsage): Promise<void> {
   const fields = FIELDS.filter((f) => (spent[f] ?? 0) !== 0);
@@ -76,22 +76,20 @@ export async function getRunCost(ctx: LedgerContext, runId: string): Promise<Rec
   return costOf(await getItem(ctx, `getRunCost ${runId}`, costKey(runId)));
 }
 
-/** The recorded counts of several runs (a listing's page), read with BatchGetItem, eventually consistent. */
+/**
+ * The recorded costs of several runs (a listing's page), by run id: a GetItem each, 25 at a time. Not
+ * BatchGetItem: the functions' ledger permissions are GetItem, PutItem, UpdateItem and Query, and a
+ * page is at most 100 runs.
+ */
 export async function getRunCosts(ctx: LedgerContext, runIds: string[]): Promise<Map<string, RecordedCost>> {
   const found = new Map<string, RecordedCost>();
   const unique = [...new Set(runIds)];
-  for (let i = 0; i < unique.length; i += BATCH_GET_MAX) {
-    let keys: Array<Record<string, unknown>> = unique.slice(i, i + BATCH_GET_MAX).map(costKey) as unknown as Array<Record<string, unknown>>;
-    // UnprocessedKeys come back under throttling: asked again until none are left.
-    for (let attempt = 0; keys.length > 0 && attempt < 5; attempt++) {
-      const out = await ctx.client.send(new BatchGetCommand({ RequestItems: { [ctx.tableName]: { Keys: keys } } })).catch((err: unknown) => {
-        throw toStoreFailure(err, 'getRunCosts');
-      });
-      for (const item of out.Responses?.[ctx.tableName] ?? []) {
-        found.set(String(item.pk).slice('cost#'.length), costOf(item)!);
-      }
-      keys = (out.UnprocessedKeys?.[ctx.tableName]?.Keys ?? []) as Array<Record<string, unknown>>;
-    }
+  for (let i = 0; i < unique.length; i += PARALLEL_READS) {
+    const ids = unique.slice(i, i + PARALLEL_READS);
+    const costs = await Promise.all(ids.map((id) => getRunCost(ctx, id)));
+    ids.forEach((id, j) => {
+      if (costs[j]) found.set(id, costs[j]);
+    });
   }
   return found;
 }

@@ -10,7 +10,8 @@
  * $0.0031129 per GiB-hour; 4 runners × (1 vCPU + 2 GiB) × 24 h = $3.3191.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBodySchema } from '../../lambdas/api/resources';
+import { errorBodySchema, runListSchema, runResourceSchema } from '../../lambdas/api/resources';
+import { Outcome } from '../../lambdas/core/status';
 import { DEFAULT_CONFIG, type DeploymentConfig } from '../../lambdas/core/config';
 import { VirtualClock } from '../../local/clock/virtual-clock';
 import { mulberry32 } from '../../local/kube-sim/seeded-random';
@@ -43,6 +44,14 @@ const REFUSED =
   '(what timeouts.total leaves after prepare and ready) at $0.02835 per vCPU-hour and $0.003113 per GiB-hour; ' +
   'lower parallelism or the requests, or bound the test with timeouts.run';
 
+async function ended(runId: string): Promise<string | undefined> {
+  for (;;) {
+    const view = await serve.runtime.ledger.getRun(runId);
+    if (view?.run.outcome && view.stages.Cleanup?.state === 'completed') return view.run.outcome;
+    await clock.waitFor(new Promise((resolve) => setTimeout(resolve, 20)));
+  }
+}
+
 async function post(spec: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${serve.url}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
   return { status: res.status, body: await res.json() };
@@ -65,8 +74,42 @@ describe('maxRunCostUsd', () => {
     expect(serve.runtime.kubeSim!.list('Job', 'loadplane')).toEqual([]);
   });
 
-  it('the same runners bounded by timeouts.run 5m ($0.0115) are within the cap: 201', async () => {
+  it('the same runners bounded by timeouts.run 5m ($0.0115) run; GET /runs/{id} and GET /runs show what the run cost', async () => {
     const answer = await post({ ...overCap, name: 'bounded', timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '1h' } });
     expect(answer.status).toBe(201);
-  });
+    const runId = runResourceSchema.parse(answer.body).runId;
+    expect(await ended(runId)).toBe(Outcome.SUCCEEDED);
+
+    const run = runResourceSchema.parse(await (await fetch(`${serve.url}/runs/${runId}`)).json());
+    const cost = run.cost!;
+    const cp = cost.controlPlane;
+    // Counts the run recorded: one API request (its POST), every stage invocation and more transitions.
+    expect(cp.apiRequests).toBe(1);
+    expect(cp.invocations).toBeGreaterThanOrEqual(12);
+    expect(cp.transitions).toBeGreaterThan(cp.invocations);
+    expect(cp.writeUnits).toBeGreaterThanOrEqual(cp.invocations);
+    // Priced by hand at the list prices ($ per unit).
+    const byHand =
+      cp.transitions * 0.000025 +
+      cp.invocations * 0.0000002 +
+      cp.lambdaGbSeconds * 0.0000133334 +
+      cp.readUnits * 0.000000125 +
+      cp.writeUnits * 0.000000625 +
+      0.0000035;
+    expect(cp.usd).toBeCloseTo(byHand, 12);
+    // The runners: from Launch's start to Cleanup's end, 4 × (1 vCPU, 2 GiB) at the EC2 default.
+    const stage = (name: string) => run.stages.find((s) => s.stage === name)!;
+    const seconds = (Date.parse(stage('Cleanup').endedAt!) - Date.parse(stage('Launch').startedAt)) / 1000;
+    expect(cost.runners).toMatchObject({ runners: 4, seconds });
+    expect(cost.runners.vcpuHours).toBeCloseTo((4 * seconds) / 3600, 9);
+    expect(cost.runners.gibHours).toBeCloseTo((8 * seconds) / 3600, 9);
+    expect(cost.runners.usd).toBeCloseTo(cost.runners.vcpuHours * 0.028348506694129763 + cost.runners.gibHours * 0.003112873326467559, 12);
+    expect(cost.runners.prices.read).toBe('2026-12-03');
+    expect(cost.usd).toBeCloseTo(cp.usd + cost.runners.usd, 12);
+    expect(run.costUsd).toBe(cost.usd);
+
+    // The listing prices the run from its cost item alone: the same total.
+    const list = runListSchema.parse(await (await fetch(`${serve.url}/runs?name=bounded`)).json());
+    expect(list.runs.find((r) => r.runId === runId)?.costUsd).toBeCloseTo(cost.usd, 12);
+  }, 120_000);
 });
