@@ -6,6 +6,8 @@
 import { describeStartSkew, type MeasuredStart } from '../core/start-skew';
 import type { RunResult } from '../core/aggregate';
 import { baselineComparison, type BaselineComparison, type RegressionRecord } from '../core/regression';
+import type { RunCost } from '../core/run-cost';
+import { messageCost, type MessageCost } from './message-cost';
 import type { Engine, Outcome } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 
@@ -53,6 +55,8 @@ export interface MessageInput {
   startSkew?: MeasuredStart;
   /** The comparison with the spec's baseline (stages/baseline.ts); absent when the spec has none or the run was not compared. */
   baseline?: RegressionRecord;
+  /** What the run cost when Notify read it (message-cost.ts); absent when it could not be read. */
+  cost?: RunCost;
 }
 
 export interface FailedThreshold {
@@ -114,6 +118,8 @@ export interface NotificationMessage {
   startSkew?: MessageStartSkew;
   /** The run against its baseline, each limited figure's verdict; absent when not compared. */
   baseline?: BaselineComparison;
+  /** What the run cost so far (message-cost.ts); absent when not read. */
+  cost?: MessageCost;
   links: MessageLinks;
   /** The clock of startedAt and endedAt (and the webhook's sentAt): every rendering of a simulated one says so. */
   clock: MessageClock;
@@ -149,6 +155,7 @@ export function buildMessage(input: MessageInput): NotificationMessage {
     simulated: result?.simulated ?? false,
     ...(input.startSkew ? { startSkew: messageStartSkew(input.startSkew) } : {}),
     ...(input.baseline ? { baseline: baselineComparison(input.baseline) } : {}),
+    ...(input.cost ? { cost: messageCost(input.cost) } : {}),
     links: { ...input.links },
     clock: input.clock ? { ...input.clock } : { kind: 'real' },
   };

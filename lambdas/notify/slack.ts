@@ -53,6 +53,7 @@ export function slackBody(message: NotificationMessage): SlackBody {
   if (message.reason) {
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(`*Reason*\n${escapeMrkdwn(message.reason)}`, SECTION_MAX) } });
   }
+  if (message.cost) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `:moneybag: *Cost* ${message.cost.text}` }] });
   if (message.simulated) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: SIMULATED_NOTE }] });
   if (message.links.report) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: reportCommand(message.runId) }] });
   const buttons = linkButtons(message);

@@ -6,7 +6,7 @@ import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
 import { reportCommand, SIMULATED_NOTE, slackBody, type SlackBlock, type SlackBody } from '../../lambdas/notify/slack';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { SECRET_PATH, message, runner } from './fixtures';
+import { COST, SECRET_PATH, message, runner } from './fixtures';
 
 let receiver: WebhookReceiver;
 
@@ -98,6 +98,14 @@ describe('slackBody, as received over HTTP', () => {
     const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
     expect(fieldTexts(slackBody(none))).toContain('*Baseline*\nno earlier SUCCEEDED run named checkout-peak');
     expect(fieldTexts(slackBody(message({}))).some((f) => f.startsWith('*Baseline*'))).toBe(false);
+  });
+
+  it("a run's cost: one context line with the sum, the control plane's and the runners' estimate; none without a cost", () => {
+    const contexts = (body: SlackBody) => body.blocks.flatMap((b) => (b.type === 'context' ? b.elements.map((e) => e.text) : []));
+    expect(contexts(slackBody(message({ cost: COST })))).toContain(
+      ':moneybag: *Cost* $0.2033 so far: control plane $0.0058 (224 transitions, 78 invocations), runners $0.1975 (estimate: 4 runners, 4 vCPU-h, 8 GiB-h)',
+    );
+    expect(contexts(slackBody(message({}))).some((t) => t.includes('*Cost*'))).toBe(false);
   });
 
   it('has a distinct header for every outcome', () => {

@@ -1,3 +1,4 @@
+import { RUNNER_PRICES } from '../../lambdas/core/runner-cost';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { aggregateResults } from '../../lambdas/core/aggregate';
 import { Outcome } from '../../lambdas/core/status';
@@ -6,7 +7,7 @@ import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
 import { verifySignature, webhookPayload, type WebhookPayload } from '../../lambdas/notify/webhook';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
-import { SECRET_PATH, message, runner } from './fixtures';
+import { SECRET_PATH, message, runner, COST } from './fixtures';
 
 const SIGNING_SECRET = 'whsec_test_3f1c9a';
 /** 2026-11-30T12:00:00.500Z */
@@ -78,6 +79,7 @@ describe('the JSON webhook', () => {
       simulated: false,
       startSkew: { skewMs: 12, resolutionMs: 4, source: 'k6-status', runnersSeen: 2 },
       baseline: null,
+      cost: null,
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
       sentAt: '2026-11-30T12:00:00.500Z',
       clock: 'real',
@@ -107,6 +109,16 @@ describe('the JSON webhook', () => {
     });
     const none = message({ baseline: { figures: [], none: 'no earlier SUCCEEDED run named checkout-peak' } });
     expect(payloadOf(await sentAsWebhook(none)).baseline).toEqual({ runId: null, none: 'no earlier SUCCEEDED run named checkout-peak', figures: [] });
+  });
+
+  it("a run's cost when Notify read it: the sum, the control plane's, the runners' estimate and their prices' source", async () => {
+    const m = message({ cost: COST });
+    expect(payloadOf(await sentAsWebhook(m)).cost).toEqual({
+      usd: expect.closeTo(0.2032549126, 10),
+      controlPlaneUsd: expect.closeTo(0.0057749126, 10),
+      runnersUsd: expect.closeTo(0.19748, 10),
+      runnerPrices: { source: RUNNER_PRICES.fargate.source, read: '2026-12-03' },
+    });
   });
 
   it('a simulated run: sentAt is on the run’s (simulated) clock and the payload says so; the signed timestamp stays on the wall clock', async () => {
