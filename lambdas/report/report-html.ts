@@ -14,6 +14,7 @@ import type { ChartLibrary } from './chart-library';
 import { html, jsonForScript, raw, type Markup } from './html';
 import type { ReportModel, ReportStage } from './report-model';
 import { REPORT_SCRIPT } from './report-script';
+import { costSection } from './report-cost';
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -241,6 +242,7 @@ ${facts(model)}
 <section><h2>During the test</h2>${charts(model)}</section>
 <section><h2>Runners</h2>${runnerTable(model)}</section>
 <section><h2>Thresholds</h2>${thresholdList(model)}</section>
+${model.cost ? html`<section><h2>Cost</h2>${costSection(model.cost)}</section>` : ''}
 <section><h2>Spec</h2><pre id="spec">${model.specText}</pre></section>
 <footer>loadplane report, made ${iso(model.generatedAt)}. This page is self-contained: it loads nothing from the network.</footer>
 <script type="application/json" id="report-data">${raw(jsonForScript(data))}</script>

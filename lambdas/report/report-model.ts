@@ -7,6 +7,7 @@
 import { stringify } from 'yaml';
 import type { RunResult } from '../core/aggregate';
 import type { LiveSample } from '../core/live-sample';
+import type { RunCost } from '../core/run-cost';
 import { Stage, type StageState } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 import type { RunView } from '../ledger/ledger';
@@ -62,6 +63,8 @@ export interface ReportModel {
   series: ReportSeries;
   /** When the report was made (epoch ms, the API's clock). */
   generatedAt: number;
+  /** What the run cost (report-cost.ts); absent when its cost item was not read. */
+  cost?: RunCost;
 }
 
 const STAGE_ORDER = Object.values(Stage);
@@ -150,7 +153,7 @@ function hideValue(text: string): string {
   return eq > 0 ? `${text.slice(0, eq)}=${HIDDEN}` : HIDDEN;
 }
 
-export function reportModel(view: RunView, samples: readonly LiveSample[], now: number): ReportModel {
+export function reportModel(view: RunView, samples: readonly LiveSample[], now: number, cost?: RunCost): ReportModel {
   const { run } = view;
   const spec = run.spec as { name?: unknown; engine?: unknown; parallelism?: unknown };
   const started = outputOf<StartRecord>(view, Stage.Start);
@@ -181,5 +184,6 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
     samples: samples.length,
     series: reportSeries(samples),
     generatedAt: now,
+    ...(cost ? { cost } : {}),
   };
 }

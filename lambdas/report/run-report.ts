@@ -5,7 +5,9 @@
  * local run can write one the same way (runReportFile).
  */
 import { writeFile } from 'node:fs/promises';
+import type { DeploymentConfig } from '../core/config';
 import type { Ledger } from '../ledger/ledger';
+import { runCostOf } from '../stages/run-cost-of';
 import { chartLibrary } from './chart-library';
 import { reportModel } from './report-model';
 import { renderReportHtml, reportContentSecurityPolicyHeader } from './report-html';
@@ -24,20 +26,41 @@ export interface RunReport {
   contentSecurityPolicy: string;
 }
 
-/** The report of run `runId`, or undefined when there is no such run. `now`: the report's time (epoch ms). */
-export async function runReport(ledger: Pick<Ledger, 'getRun' | 'listSamples'>, runId: string, now: number): Promise<RunReport | undefined> {
-  const [view, samples] = await Promise.all([ledger.getRun(runId), ledger.listSamples(runId)]);
+type ReportLedger = Pick<Ledger, 'getRun' | 'listSamples' | 'getRunCost'>;
+
+/**
+ * The report of run `runId`, or undefined when there is no such run. `now`: the report's time (epoch
+ * ms). With `config` (its runnerPrices) the page has the run's cost; an unreadable cost item leaves it out.
+ */
+export async function runReport(
+  ledger: ReportLedger,
+  runId: string,
+  now: number,
+  config?: Pick<DeploymentConfig, 'runnerPrices'>,
+): Promise<RunReport | undefined> {
+  const [view, samples, recorded] = await Promise.all([
+    ledger.getRun(runId),
+    ledger.listSamples(runId),
+    config ? ledger.getRunCost(runId).catch(() => undefined) : undefined,
+  ]);
   if (!view) return undefined;
+  const cost = config ? runCostOf(view, recorded, config, now) : undefined;
   const library = chartLibrary();
-  return { html: renderReportHtml(reportModel(view, samples, now), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
+  return { html: renderReportHtml(reportModel(view, samples, now, cost), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
 }
 
 /**
  * Writes run `runId`'s report to `file` (for `loadplane run --local --report <file>`, whose ledger is
  * gone when the process ends). False when there is no such run.
  */
-export async function runReportFile(ledger: Pick<Ledger, 'getRun' | 'listSamples'>, runId: string, file: string, now: number): Promise<boolean> {
-  const report = await runReport(ledger, runId, now);
+export async function runReportFile(
+  ledger: ReportLedger,
+  runId: string,
+  file: string,
+  now: number,
+  config?: Pick<DeploymentConfig, 'runnerPrices'>,
+): Promise<boolean> {
+  const report = await runReport(ledger, runId, now, config);
   if (!report) return false;
   await writeFile(file, report.html);
   return true;

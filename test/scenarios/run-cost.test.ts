@@ -74,7 +74,7 @@ describe('maxRunCostUsd', () => {
     expect(serve.runtime.kubeSim!.list('Job', 'loadplane')).toEqual([]);
   });
 
-  it('the same runners bounded by timeouts.run 5m ($0.0115) run; GET /runs/{id} and GET /runs show what the run cost', async () => {
+  it('the same runners bounded by timeouts.run 5m ($0.0115) run; GET /runs/{id}, its report and GET /runs show what the run cost', async () => {
     const answer = await post({ ...overCap, name: 'bounded', timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '1h' } });
     expect(answer.status).toBe(201);
     const runId = runResourceSchema.parse(answer.body).runId;
@@ -107,6 +107,12 @@ describe('maxRunCostUsd', () => {
     expect(cost.runners.prices.read).toBe('2026-12-03');
     expect(cost.usd).toBeCloseTo(cp.usd + cost.runners.usd, 12);
     expect(run.costUsd).toBe(cost.usd);
+
+    // The report page has the same figures in its Cost section.
+    const page = await (await fetch(`${serve.url}/runs/${runId}/report`)).text();
+    expect(page).toContain('<h2>Cost</h2>');
+    expect(page).toContain(`<dt>total</dt><dd>$${cost.usd.toFixed(4)}</dd>`);
+    expect(page).toContain(`${cp.transitions} state transitions, ${cp.invocations} Lambda invocations`);
 
     // The listing prices the run from its cost item alone: the same total.
     const list = runListSchema.parse(await (await fetch(`${serve.url}/runs?name=bounded`)).json());
