@@ -12,12 +12,14 @@ import type { ApiDeps } from './api-deps';
 
 /** The run's cost, or none when its cost item cannot be read (logged by the error's name). */
 export async function readRunCost(deps: ApiDeps, view: RunView): Promise<RunCost | undefined> {
+  let recorded: RecordedCost | undefined;
   try {
-    return runCostOf(view, await deps.ledger.getRunCost(view.run.runId), deps.config, deps.ledger.now());
+    recorded = await deps.ledger.getRunCost(view.run.runId);
   } catch (err) {
     deps.log({ message: "the run's cost could not be read; answered without `cost`", runId: view.run.runId, error: (err as Error)?.name ?? typeof err });
     return undefined;
   }
+  return runCostOf(view, recorded, deps.config, deps.ledger.now());
 }
 
 /** A listing's runs' total cost by run id (a GetItem per run); empty when the cost items cannot be read. */
