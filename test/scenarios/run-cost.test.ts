@@ -3,7 +3,8 @@
  * on a virtual clock, in a deployment that caps a run's estimated cost (maxRunCostUsd $1) at the
  * default EC2 prices: a run whose runners' estimate is over the cap is a 400 at POST /runs naming
  * the estimate and the cap, and nothing is written; started any other way (a console start, a
- * schedule) it is refused at Admit with the same reason; a run within the cap runs.
+ * schedule) it is refused at Admit with the same reason; a run within the cap runs, and its
+ * resource, report, webhook message and listing say what it cost.
  *
  * Expected figures worked by hand: the EC2 default is an m7g.large ($0.0816 an hour, 2 vCPU, 8 GiB)
  * split in Fargate's vCPU : GiB proportion (0.04048 : 0.004445), $0.028349 per vCPU-hour and
@@ -17,17 +18,28 @@ import { VirtualClock } from '../../local/clock/virtual-clock';
 import { mulberry32 } from '../../local/kube-sim/seeded-random';
 import { startServe, type Serve } from '../../local/serve/serve';
 import { k6Spec } from '../support/local-runs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const config: DeploymentConfig = { ...DEFAULT_CONFIG, maxRunCostUsd: 1 };
 let serve: Serve;
 let clock: VirtualClock;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   clock = new VirtualClock();
-  serve = await startServe({ clock, config, sweepIntervalMs: 0, scheduleIntervalMs: 0, random: mulberry32(31) });
+  receiver = await startWebhookReceiver();
+  serve = await startServe({
+    clock,
+    config,
+    sweepIntervalMs: 0,
+    scheduleIntervalMs: 0,
+    random: mulberry32(31),
+    channels: { webhook: { url: `${receiver.url}/hooks/cost` } },
+  });
 });
 afterAll(async () => {
   await serve?.close();
+  await receiver?.close();
   clock?.close();
 });
 
@@ -75,7 +87,12 @@ describe('maxRunCostUsd', () => {
   });
 
   it('the same runners bounded by timeouts.run 5m ($0.0115) run; GET /runs/{id}, its report and GET /runs show what the run cost', async () => {
-    const answer = await post({ ...overCap, name: 'bounded', timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '1h' } });
+    const answer = await post({
+      ...overCap,
+      name: 'bounded',
+      timeouts: { prepare: '10m', ready: '10m', run: '5m', total: '1h' },
+      notify: { channels: ['webhook'] },
+    });
     expect(answer.status).toBe(201);
     const runId = runResourceSchema.parse(answer.body).runId;
     expect(await ended(runId)).toBe(Outcome.SUCCEEDED);
@@ -113,6 +130,17 @@ describe('maxRunCostUsd', () => {
     expect(page).toContain('<h2>Cost</h2>');
     expect(page).toContain(`<dt>total</dt><dd>$${cost.usd.toFixed(4)}</dd>`);
     expect(page).toContain(`${cp.transitions} state transitions, ${cp.invocations} Lambda invocations`);
+
+    // The webhook's cost is what Notify read, before Notify and Cleanup recorded theirs: less than the final figures, but not nothing.
+    const sent = receiver.requests.map(
+      (r) => JSON.parse(r.body.toString()) as { runId: string; cost: { usd: number; controlPlaneUsd: number; runnersUsd: number } | null },
+    );
+    const message = sent.find((p) => p.runId === runId)!;
+    expect(message.cost!.controlPlaneUsd).toBeGreaterThan(0);
+    expect(message.cost!.controlPlaneUsd).toBeLessThan(cp.usd);
+    expect(message.cost!.runnersUsd).toBeGreaterThan(0);
+    expect(message.cost!.runnersUsd).toBeLessThanOrEqual(cost.runners.usd);
+    expect(message.cost!.usd).toBeCloseTo(message.cost!.controlPlaneUsd + message.cost!.runnersUsd, 12);
 
     // The listing prices the run from its cost item alone: the same total.
     const list = runListSchema.parse(await (await fetch(`${serve.url}/runs?name=bounded`)).json());
