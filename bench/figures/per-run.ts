@@ -11,14 +11,14 @@
  * test takes seconds. Transitions and history events are read off the execution's history
  * (local/engine/aws-history.ts), never off the state machine's shape.
  */
-import { CLUSTER_FUNCTION_MEMORY_MIB } from '../../cdk/constructs/control-plane-function';
+import { CLUSTER_FUNCTION_MEMORY_MIB, priceControlPlane, type ControlPlaneBill } from '../../lambdas/core/control-plane-cost';
 import { DEFAULT_CONFIG } from '../../lambdas/core/config';
 import { estimateCruiseWindowEvents, estimateHistoryEvents, HISTORY_EVENT_LIMIT } from '../../lambdas/core/polling';
 import { Labels, Role } from '../../lambdas/core/runner-contract';
 import { mulberry32 } from '../../local/kube-sim/seeded-random';
 import type { RunSpecInput } from '../../lambdas/core/spec';
 import type { StartRecord } from '../../lambdas/stages/start';
-import { AWS_PRICES, cost } from '../aws-prices';
+import { AWS_PRICES, cost } from '../../lambdas/core/aws-prices';
 import type { Cell, Figure } from '../figure';
 import { median, quantile, round } from '../stats';
 import { awsHistoryEvents, awsStateTransitions } from '../../local/engine/aws-history';
@@ -30,13 +30,19 @@ const RUNNERS = 4;
 const HOUR = 3600;
 /** The baseline: a fixed 10-second poll for the whole test. */
 const BASELINE_INTERVAL_SECONDS = 10;
-const RUNS_PER_MONTH = 30;
+export const RUNS_PER_MONTH = 30;
 const MEMORY_GB = CLUSTER_FUNCTION_MEMORY_MIB / 1024;
 /**
  * DLT's status checker: no memorySize in its CDK (Lambda's default, 128 MB); its duration (a
  * DynamoDB GetItem and an S3 ListObjectsV2 per poll) is assumed, not measured.
  */
-const DLT_MEMORY_GB = 128 / 1024;
+const DLT_MEMORY_MIB = 128;
+
+/**
+ * An invocation's billed Lambda ms: what it recorded in its run's cost item (rounded up to 1 ms, as
+ * Lambda bills: lambdas/stages/metered-stage.ts), so the bench and the run count the same measure.
+ */
+const billedMs = (c: StageCall): number => c.recorded?.lambdaMs ?? Math.max(1, Math.ceil(c.wallMs));
 const DLT_POLL_MS_ASSUMED = 100;
 
 /** A k6 test of `seconds` on kube-sim, RUNNERS runners, no notification channel. */
@@ -71,7 +77,7 @@ interface Measured {
   lastWatch: StageCall;
 }
 
-async function measure(bench: VirtualBench, seconds: number): Promise<Measured> {
+export async function measure(bench: VirtualBench, seconds: number): Promise<Measured> {
   const run = await bench.run(testSpec(seconds));
   if (run.execution.status !== 'SUCCEEDED' || run.view.run.outcome !== 'SUCCEEDED') {
     throw new Error(
@@ -92,7 +98,7 @@ async function measure(bench: VirtualBench, seconds: number): Promise<Measured> 
       writes: of((c) => c.ledger.writes),
       readUnits: of((c) => c.ledger.readUnits),
       writeUnits: of((c) => c.ledger.writeUnits),
-      ms: of((c) => c.wallMs),
+      ms: of(billedMs),
     };
   };
   return {
@@ -123,7 +129,7 @@ interface Totals {
   ms: number;
 }
 
-function measuredTotals(m: Measured): Totals {
+export function measuredTotals(m: Measured): Totals {
   return {
     transitions: m.transitions,
     historyEvents: m.historyEvents,
@@ -133,7 +139,7 @@ function measuredTotals(m: Measured): Totals {
     writes: m.run.ledger.writes,
     readUnits: m.run.ledger.readUnits,
     writeUnits: m.run.ledger.writeUnits,
-    ms: sum(m.run.calls.map((c) => c.wallMs)),
+    ms: sum(m.run.calls.map(billedMs)),
   };
 }
 
@@ -157,19 +163,24 @@ function baselineTotals(m: Measured): Totals {
   };
 }
 
-interface Bill {
-  stepFunctions: number;
-  lambda: number;
-  dynamoDb: number;
-  total: number;
-}
-
-function monthlyBill(t: Pick<Totals, 'transitions' | 'invocations' | 'readUnits' | 'writeUnits' | 'ms'>, memoryGb = MEMORY_GB): Bill {
+/**
+ * RUNS_PER_MONTH runs' counts priced as a run prices its own (core/control-plane-cost.ts): a run's
+ * recorded bill is this one over RUNS_PER_MONTH. No API Gateway request: the bench starts executions itself.
+ */
+export function monthlyBill(
+  t: Pick<Totals, 'transitions' | 'invocations' | 'readUnits' | 'writeUnits' | 'ms'>,
+  memoryMib = CLUSTER_FUNCTION_MEMORY_MIB,
+): ControlPlaneBill {
   const n = RUNS_PER_MONTH;
-  const stepFunctions = cost('stepFunctionsStandardTransition', n * t.transitions);
-  const lambda = cost('lambdaRequest', n * t.invocations) + cost('lambdaArmGbSecond', (n * memoryGb * t.ms) / 1000);
-  const dynamoDb = cost('dynamoDbOnDemandRead', n * t.readUnits) + cost('dynamoDbOnDemandWrite', n * t.writeUnits);
-  return { stepFunctions, lambda, dynamoDb, total: stepFunctions + lambda + dynamoDb };
+  return priceControlPlane({
+    transitions: n * t.transitions,
+    invocations: n * t.invocations,
+    lambdaMs: n * t.ms,
+    lambdaMibMs: n * t.ms * memoryMib,
+    readUnits: n * t.readUnits,
+    writeUnits: n * t.writeUnits,
+    apiRequests: 0,
+  });
 }
 
 /** DLT's completion-poll loop for a test of `seconds` (one region): its polling only, not its whole workflow. */
@@ -179,7 +190,7 @@ function dltLoop(seconds: number) {
   // Per poll: one DynamoDB GetItem (eventually consistent, ≤ 4 KB: ½ RRU) and one S3 ListObjectsV2.
   const bill = monthlyBill(
     { transitions: loop.transitions, invocations: loop.polls, readUnits: loop.polls * 0.5, writeUnits: 0, ms: loop.polls * DLT_POLL_MS_ASSUMED },
-    DLT_MEMORY_GB,
+    DLT_MEMORY_MIB,
   );
   const s3 = cost('s3ListRequest', RUNS_PER_MONTH * loop.polls);
   return { interval, loop, bill: { ...bill, total: bill.total + s3 }, s3 };
@@ -313,7 +324,7 @@ export const perRun: Figure = {
           `Baseline: the same run with its Watch loop (the states entered from the first Watch to the last, and the Choice after, with every cruise window) replaced by a ${BASELINE_INTERVAL_SECONDS}-s Wait → Watch → Choice loop over the test's length (one poll at once, then one per ${BASELINE_INTERVAL_SECONDS} s until the test's end), each poll costing the run's median Watch poll in Kubernetes calls, ledger requests and request units (the last, which sees the end, as measured). Past ${Math.floor(HISTORY_EVENT_LIMIT / 9 / 360)} h or so such a loop cannot run at all: its history passes ${HISTORY_EVENT_LIMIT.toLocaleString('en-US')} events and Step Functions fails the execution.`,
           `Failure detection: runner 0's pod disrupted (kube-sim restartPod, as an eviction) at ${kills} instants spread over a 1 h test (one at a seeded random point of each ${HOUR / kills}-s slice: ${instants.map((t) => round(t)).join(', ')} s after Start); every run ended FAILED; delay = from the kill to the Watch poll that saw it, simulated time; delays ${delays.map((d) => round(d, 1)).join(', ')} s.`,
           longestLine,
-          `Bill: ${RUNS_PER_MONTH} runs a month (one a day), us-east-1 list prices (bench/aws-prices.ts; ${AWS_PRICES.stepFunctionsStandardTransition.source}, ${AWS_PRICES.lambdaArmGbSecond.source}, ${AWS_PRICES.dynamoDbOnDemandWrite.source}; read ${AWS_PRICES.stepFunctionsStandardTransition.read}), no free tier. Lambda: ${CLUSTER_FUNCTION_MEMORY_MIB} MiB arm64 (CLUSTER_FUNCTION_MEMORY_MIB, cdk/constructs/control-plane-function.ts) × the invocations' measured in-process durations (median Watch poll ${round(sample.watch.ms)} ms at ${label(sample.seconds)}); on AWS the network round trips to EKS and DynamoDB lengthen them: every 10 ms more per invocation adds ${round(gbsPer10ms, 1)} GB-s a month at ${label(sample.seconds)} ($${money(cost('lambdaArmGbSecond', gbsPer10ms))}).`,
+          `Bill: ${RUNS_PER_MONTH} runs a month (one a day), us-east-1 list prices (lambdas/core/aws-prices.ts; ${AWS_PRICES.stepFunctionsStandardTransition.source}, ${AWS_PRICES.lambdaArmGbSecond.source}, ${AWS_PRICES.dynamoDbOnDemandWrite.source}; read ${AWS_PRICES.stepFunctionsStandardTransition.read}), no free tier; priced by priceControlPlane (lambdas/core/control-plane-cost.ts), the function a run prices its own recorded counts with. Lambda: ${CLUSTER_FUNCTION_MEMORY_MIB} MiB arm64 (CLUSTER_FUNCTION_MEMORY_MIB) × the invocations' in-process durations as each records them in its run's cost item (rounded up to 1 ms, as Lambda bills; that cost item's ADD is 1 write request and unit per invocation, in the ledger rows above; median Watch poll ${round(sample.watch.ms)} ms at ${label(sample.seconds)}); on AWS the network round trips to EKS and DynamoDB lengthen them: every 10 ms more per invocation adds ${round(gbsPer10ms, 1)} GB-s a month at ${label(sample.seconds)} ($${money(cost('lambdaArmGbSecond', gbsPer10ms))}).`,
           "DynamoDB request units are the table's ConsumedCapacity as dynalite computes it (size-rounded, eventually consistent reads ½); writes to global secondary indexes, which AWS bills as well, are not included. The reaper (a Lambda EventBridge invokes after a failed run) is not in the invocation counts: every run counted here succeeds.",
           `DLT: AWS Distributed Load Testing v4.2.2+ (aws-solutions/distributed-load-testing-on-aws, source/task-status-checker/src/poll-interval.ts and source/infrastructure/lib/back-end/step-functions.ts): a Wait → Lambda "Check Completion" → Choice loop every ceil((test + 300 s) / 2,222) s clamped to 10..60 s, in a distributed-map child execution per region (one region here); before v4.2.2 a fixed 15 s, which broke tests over ~12 h (DLT #335). Its row prices that loop only (its stabilization loop and other states left out), the checker at Lambda's default 128 MB and an assumed ${DLT_POLL_MS_ASSUMED} ms a poll, one ½-RRU GetItem and one S3 LIST per poll ($${AWS_PRICES.s3ListRequest.usd} per ${AWS_PRICES.s3ListRequest.per.toLocaleString('en-US')}).`,
         ],

@@ -12,7 +12,7 @@ import { newRunId } from '../../lambdas/core/run-id';
 import type { RunView } from '../../lambdas/ledger/ledger';
 import { dispatchStage } from '../../lambdas/stages/dispatch';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
-import { isReadCommand } from './ledger-requests';
+import { isReadCommand } from '../../lambdas/ledger/consumed-capacity';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime, type LocalRuntimeOptions } from '../../local/runtime/local-runtime';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver';
 import { startKubeSimProcess, type KubeSimProcess } from '../../local/kube-sim/process';

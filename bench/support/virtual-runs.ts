@@ -17,7 +17,8 @@ import { VirtualClock } from '../../local/clock/virtual-clock';
 import type { ExecutionResult, HistoryEvent } from '../../local/engine/local-execution';
 import type { KubeSim } from '../../local/kube-sim';
 import { mulberry32 } from '../../local/kube-sim/seeded-random';
-import { isReadCommand } from './ledger-requests';
+import { capacityUnits, isReadCommand } from '../../lambdas/ledger/consumed-capacity';
+import type { ControlPlaneCounts } from '../../lambdas/core/control-plane-cost';
 import { startLocalRuntime, type LocalReapResult, type LocalRuntime } from '../../local/runtime/local-runtime';
 
 /** Retry jitter is seeded, as in the tests: the same figure makes the same waits every time. */
@@ -38,6 +39,8 @@ export interface StageCall {
   simAt: number;
   simEndAt: number;
   wallMs: number;
+  /** What the invocation recorded in the run's cost item (lambdas/stages/metered-stage.ts), if it recorded. */
+  recorded?: ControlPlaneCounts;
   k8sCalls: number;
   ledger: LedgerCounts;
   /** The stage's answer, or the name of the error it threw. */
@@ -86,6 +89,7 @@ export async function startVirtualBench(): Promise<VirtualBench> {
   const invokeStage = async (deps: StageDeps, payload: unknown): Promise<unknown> => {
     const p = payload as { stage?: string; runId?: string };
     const before = { ledger: { ...ledger }, k8s: requests(), simAt: clock.now(), wall: performance.now() };
+    let recorded: ControlPlaneCounts | undefined;
     const finish = (result: { output?: unknown; error?: string }): StageCall => {
       const call: StageCall = {
         stage: p.stage ?? '?',
@@ -95,13 +99,14 @@ export async function startVirtualBench(): Promise<VirtualBench> {
         wallMs: performance.now() - before.wall,
         k8sCalls: requests() - before.k8s,
         ledger: minus(ledger, before.ledger),
+        ...(recorded ? { recorded } : {}),
         ...result,
       };
       calls.push(call);
       return call;
     };
     try {
-      const output = await dispatchStage(deps, payload);
+      const output = await dispatchStage({ ...deps, onInvocationCost: (_runId, spent) => (recorded = spent) }, payload);
       const call = finish({ output });
       bench.afterStage?.(call);
       return output;
@@ -121,7 +126,7 @@ export async function startVirtualBench(): Promise<VirtualBench> {
       if (read) ledger.reads += 1;
       else ledger.writes += 1;
       const result = await next(args);
-      const units = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+      const units = capacityUnits((result.output as { ConsumedCapacity?: Parameters<typeof capacityUnits>[0] }).ConsumedCapacity);
       if (read) ledger.readUnits += units;
       else ledger.writeUnits += units;
       return result;

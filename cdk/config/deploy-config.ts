@@ -253,8 +253,12 @@ export const deployConfigSchema = z
         maxSpecBytes: z.number().optional(),
         maxArguments: z.number().optional(),
         maxArgumentBytes: z.number().optional(),
+        /** Most a run's runners may be estimated to cost (US dollars); absent: no cap. */
+        maxRunCostUsd: z.number().optional(),
       })
       .prefault({}),
+    /** The runners' prices for a run's cost estimate: `ec2` (the default) or `fargate`, or `{ vcpuHourUsd, gibHourUsd, source, read }`. */
+    runnerPrices: z.unknown().optional(),
     notify: z
       .strictObject({
         /** Channels every run notifies besides its own (e.g. `slack-platform`). */
@@ -518,6 +522,7 @@ function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; pr
     allowedImagePrefixes: c.images.allowedPrefixes,
     defaultImages: c.images.defaults,
     ...limits,
+    ...(c.runnerPrices !== undefined ? { runnerPrices: c.runnerPrices } : {}),
     notify: { defaultChannels: c.notify.defaultChannels, secretPrefix: c.notify.secretPrefix, defaultPolicy: c.notify.defaultPolicy },
   });
   const parsed = deploymentConfigSchema.safeParse(merged, { error: configMessage });
@@ -528,6 +533,7 @@ function runtimeConfigOf(c: ParsedDeployConfig): { config?: DeploymentConfig; pr
     allowedImagePrefixes: 'images.allowedPrefixes',
     defaultImages: 'images.defaults',
     notify: 'notify',
+    runnerPrices: 'runnerPrices',
   };
   const problems = problemsOf(parsed.error.issues, (path) => {
     const [head, ...rest] = path;

@@ -20,8 +20,11 @@ import { HANDLER_ENTRIES, LAMBDA_ARCHITECTURE, LAMBDA_BUNDLING, LAMBDA_RUNTIME, 
 import type { LedgerTable } from './ledger-table';
 import { assumeClusterRolesStatement, describeClustersStatement, grantChannelSecretsRead, ledgerStatements } from './permissions';
 
-/** Memory of the functions that talk to the clusters: CPU for building and reading 100s of objects. */
-export const CLUSTER_FUNCTION_MEMORY_MIB = 1024;
+/**
+ * Memory of the functions that talk to the clusters: CPU for building and reading 100s of objects.
+ * Kept in lambdas/core (control-plane-cost.ts), where a run's recorded Lambda GB-s read it locally.
+ */
+export { CLUSTER_FUNCTION_MEMORY_MIB } from '../../lambdas/core/control-plane-cost';
 
 export interface ControlPlaneFunctionProps {
   kind: HandlerKind;

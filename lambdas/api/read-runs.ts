@@ -15,6 +15,7 @@ import { escapeText } from '../core/excerpt';
 import { outputOf } from '../stages/run-context';
 import type { StartRecord } from '../stages/start';
 import type { ApiDeps } from './api-deps';
+import { readListedCosts, readRunCost } from './cost-resource';
 import { HttpProblem } from './http-problem';
 import type { RunList, RunResource } from './resources';
 import { runResource, runSummaryResource } from './run-resource';
@@ -45,8 +46,13 @@ export async function getRunResource(deps: ApiDeps, id: string): Promise<RunReso
   const view = await deps.ledger.getRun(checkRunId(id));
   if (!view) throw runNotFound(id);
   const started = outputOf<StartRecord>(view, Stage.Start) !== undefined;
-  const live = started ? await readLiveFigures(deps, view.run.runId) : undefined;
-  return runResource(view, { now: deps.now, ...(deps.consoleUrl ? { consoleUrl: deps.consoleUrl } : {}), ...(live ? { live } : {}) });
+  const [live, cost] = await Promise.all([started ? readLiveFigures(deps, view.run.runId) : undefined, readRunCost(deps, view)]);
+  return runResource(view, {
+    now: deps.now,
+    ...(deps.consoleUrl ? { consoleUrl: deps.consoleUrl } : {}),
+    ...(live ? { live } : {}),
+    ...(cost ? { cost } : {}),
+  });
 }
 
 /**
@@ -105,7 +111,9 @@ export async function listRunResources(deps: ApiDeps, query: ListQuery): Promise
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
       ...(query.next !== undefined ? { nextToken: query.next } : {}),
     });
-    return { runs: page.runs.map(runSummaryResource), ...(page.nextToken !== undefined ? { next: page.nextToken } : {}) };
+    const costs = await readListedCosts(deps, page.runs);
+    const runs = page.runs.map((r) => ({ ...runSummaryResource(r), ...(costs.has(r.runId) ? { costUsd: costs.get(r.runId)! } : {}) }));
+    return { runs, ...(page.nextToken !== undefined ? { next: page.nextToken } : {}) };
   } catch (err) {
     // The ledger names the token `nextToken`; the API's parameter is `next`.
     if (err instanceof SpecInvalid) throw new SpecInvalid(err.problems.map((p) => (p.path === 'nextToken' ? { ...p, path: 'next' } : p)));

@@ -9,6 +9,7 @@ import { MIN_RATE_INTERVAL_MS } from '../core/live-sample';
 import { REGRESSION_FIGURES } from '../core/regression';
 import { COMPARED_FIGURES } from '../core/run-comparison';
 import { fidelityResourceSchema } from './fidelity-resource';
+import { runCostSchema } from './cost-schema';
 import { Outcome, RunStatus, Stage, StageState, TriggerKind } from '../core/status';
 
 /** The API's named schemas: components of the OpenAPI document (openapi.ts). */
@@ -56,6 +57,10 @@ export const runSummaryResourceSchema = z
     abortRequestedAt: z.string().optional().meta({
       description:
         'On the cluster clock, as `test` (the times it is compared with); the other times are the ledger clock. Both are the wall clock on AWS; under kube-sim the cluster clock is simulated',
+    }),
+    costUsd: z.number().optional().meta({
+      description:
+        "What the run cost in US dollars (GET /runs/{id}'s cost.usd): in a listing the control plane's so far and the runners' once Cleanup recorded them",
     }),
   })
   .register(apiSchemas, { id: 'RunSummary' });
@@ -163,6 +168,7 @@ export const runResourceSchema = runSummaryResourceSchema
       .optional()
       .meta({ description: "The run against its spec's baseline (docs/run-spec.md, Baseline); absent when the spec has none or the run was not compared" }),
     fidelity: fidelityResourceSchema.optional(),
+    cost: runCostSchema.register(apiSchemas, { id: 'RunCost' }).optional(),
     links: z.object({
       self: z.string(),
       execution: z.string().optional().meta({ description: "The execution's page in the Step Functions console" }),

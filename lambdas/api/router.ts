@@ -114,7 +114,7 @@ export function buildRouter(deps: ApiDeps, { reportMaxBytes = REPORT_MAX_BYTES }
   // The run's report page (lambdas/report): one self-contained HTML document, its CSP also as a header.
   app.get('/runs/:id/report', async (reqCtx) => {
     const id = checkRunId(reqCtx.params.id!);
-    const report = await runReport(deps.ledger, id, deps.now());
+    const report = await runReport(deps.ledger, id, deps.now(), deps.config);
     if (!report) throw runNotFound(id);
     // Lambda answers at most 6 MB: past the limit the caller would get a bare 502 instead of this.
     const bytes = Buffer.byteLength(report.html);

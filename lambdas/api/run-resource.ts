@@ -3,6 +3,7 @@
  * API, and in what shape. Ledger items never leave it as they are.
  */
 import type { LiveFigures } from '../core/live-sample';
+import type { RunCost } from '../core/run-cost';
 import { Stage } from '../core/status';
 import type { RunItem, RunSummary, RunView } from '../ledger/ledger';
 import { collectedResult, type CollectRecord } from '../stages/collect';
@@ -38,6 +39,8 @@ export interface RunResourceOptions {
   now: () => number;
   /** The test's live figures (liveFigures() of its newest samples), once the runners were read. */
   live?: LiveFigures;
+  /** What the run cost so far (cost-resource.ts), when its cost item was read. */
+  cost?: RunCost;
 }
 
 /** A whole run item as a listing shows it (a 409's `run`): its name from the spec when the item predates `runName`. */
@@ -85,6 +88,7 @@ export function runResource(view: RunView, links: RunResourceOptions): RunResour
     ...(results ? { results: results as unknown as Record<string, unknown> } : {}),
     ...(regression ? { baseline: baselineComparison(regression) } : {}),
     ...(fidelity ? { fidelity: fidelityResource(fidelity) } : {}),
+    ...(links.cost ? { costUsd: links.cost.usd, cost: links.cost } : {}),
     links: {
       self: `/runs/${run.runId}`,
       ...(run.executionArn && links.consoleUrl ? { execution: links.consoleUrl(run.executionArn) } : {}),

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { parseRoleArn, partitionOf, regionProblem } from './partitions';
+import { RUNNER_PRICES, type RunnerPriceDefault } from './runner-cost';
 import { NotifyPolicy } from './status';
 
 /** The service account a runner pod gets when its spec names none: the namespace's own. */
@@ -168,6 +169,24 @@ export const deploymentConfigSchema = z
      * `concurrency.queueTimeout` at most. The state machine's own timeout makes room for it.
      */
     maxQueueSeconds: z.number().int().positive(),
+    /**
+     * What a run's runners are estimated to cost (core/runner-cost.ts): `ec2` or `fargate` (the
+     * defaults, each with its source and date), or the deployment's own prices.
+     */
+    runnerPrices: z.union([
+      z.enum(Object.keys(RUNNER_PRICES) as [RunnerPriceDefault, ...RunnerPriceDefault[]]).transform((name) => RUNNER_PRICES[name]),
+      z.strictObject({
+        vcpuHourUsd: z.number().nonnegative(),
+        gibHourUsd: z.number().nonnegative(),
+        source: z.string().min(1),
+        read: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be the date the prices were read, YYYY-MM-DD'),
+      }),
+    ]),
+    /**
+     * Most a run's runners may be estimated to cost, in US dollars, for the longest its spec lets the
+     * test run: a run over it is refused before it starts (the API's submit, Admit). Absent: no cap.
+     */
+    maxRunCostUsd: z.number().positive().optional(),
     /** Largest inline script, in bytes (UTF-8). */
     maxScriptBytes: z.number().int().positive(),
     /**
@@ -208,6 +227,7 @@ export const DEFAULT_CONFIG: DeploymentConfig = {
   maxPrepareSeconds: 60 * 60,
   maxReadySeconds: 60 * 60,
   maxQueueSeconds: 6 * 60 * 60,
+  runnerPrices: RUNNER_PRICES.ec2,
   maxScriptBytes: 512 * 1024,
   maxSpecBytes: 1024 * 1024,
   maxArguments: 256,

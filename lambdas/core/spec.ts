@@ -10,6 +10,7 @@ import { allowedServiceAccounts, DEFAULT_SERVICE_ACCOUNT, namespaceNames, type D
 import { SpecInvalid, type Problem } from './errors';
 import { CleanupPolicy, Engine, NotifyPolicy, NotifyWhen, RunnerRestartPolicy, SetupTeardown, WhenBusy } from './status';
 import { defaultTotalSeconds, maxTotalSeconds } from './deadlines';
+import { costCapProblem } from './runner-cost';
 import { formatDuration, parseDuration } from './duration';
 import { capProblems, describeKind, describeValue, escapeText, excerpt } from './excerpt';
 import { checkK6ScriptSyntax } from './script-syntax';
@@ -819,7 +820,7 @@ function imageAllowListProblem(image: string, config: DeploymentConfig): string 
  * runners' service account, the image): a run validated before a deploy narrowed them is refused when
  * it is admitted. Every problem, as validateSpec reports them.
  */
-export function allowListProblems(spec: Pick<RunSpec, 'cluster' | 'clusters' | 'parallelism' | 'runner'>, config: DeploymentConfig): Problem[] {
+export function allowListProblems(spec: Pick<RunSpec, 'cluster' | 'clusters' | 'parallelism' | 'runner' | 'timeouts'>, config: DeploymentConfig): Problem[] {
   const problems: Problem[] = [];
   let serviceAccount: string | undefined;
   placementsOf(spec).forEach((where, i) => {
@@ -831,7 +832,7 @@ export function allowListProblems(spec: Pick<RunSpec, 'cluster' | 'clusters' | '
   if (serviceAccount) problems.push({ path: 'runner.serviceAccountName', message: serviceAccount });
   const image = imageAllowListProblem(spec.runner.image, config);
   if (image) problems.push({ path: 'runner.image', message: image });
-  return problems;
+  return [...problems, ...costCapProblems(spec, config)];
 }
 
 /** A run spec as written by a user (durations as strings or seconds, defaults omitted). */
@@ -870,7 +871,15 @@ export function validateSpec(input: unknown, config: DeploymentConfig): SpecVali
   const parsed = schema.safeParse(input, { error: friendlyMessage });
   if (!parsed.success) return { ok: false, problems: capProblems(toProblems(parsed.error.issues)) };
   const tooLarge = storedSizeProblem(parsed.data);
-  return tooLarge ? { ok: false, problems: [tooLarge] } : { ok: true, spec: parsed.data };
+  if (tooLarge) return { ok: false, problems: [tooLarge] };
+  const overCap = costCapProblems(parsed.data, config);
+  return overCap.length > 0 ? { ok: false, problems: overCap } : { ok: true, spec: parsed.data };
+}
+
+/** The deployment's maxRunCostUsd against the runners' estimate (core/runner-cost.ts): the spec as a whole. */
+function costCapProblems(spec: Pick<RunSpec, 'parallelism' | 'runner' | 'timeouts'>, config: DeploymentConfig): Problem[] {
+  const message = costCapProblem(spec, config);
+  return message ? [{ path: '(root)', message }] : [];
 }
 
 /**

@@ -2,6 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LedgerSettings } from '../core/config';
+import { meterConsumedCapacity } from './consumed-capacity';
 
 export interface DocumentClientOptions extends Pick<LedgerSettings, 'endpoint' | 'region'> {
   /** Static credentials for local stores; on AWS the default provider chain is used. */
@@ -11,5 +12,8 @@ export interface DocumentClientOptions extends Pick<LedgerSettings, 'endpoint' |
 export function createDocumentClient({ endpoint, region, credentials }: DocumentClientOptions): DynamoDBDocumentClient {
   const base = new DynamoDBClient({ region, ...(endpoint && { endpoint }), ...(credentials && { credentials }) });
   // Optional fields of our items are left undefined rather than stripped by hand.
-  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+  const client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+  // A stage invocation's ledger requests are charged to its meter (the run's recorded cost).
+  meterConsumedCapacity(client);
+  return client;
 }

@@ -39,6 +39,9 @@ import { acquireSlot, getGroup, listGroupNames, releaseSlot, type AcquireSlotRes
 import { deleteSchedule, getSchedule, getScheduleSpec, listSchedules, putSchedule, type PutScheduleResult, type ScheduleRecord } from './schedules';
 import { readRunFigures, runHistory, type RunFigures, type RunHistoryInput } from './run-figures';
 import { listSamples, recordSample } from './samples';
+import { addRunCost, getRunCost, getRunCosts, type RecordedCost } from './run-cost';
+import type { RunnerUsage } from '../core/run-cost';
+import type { ControlPlaneCounts } from '../core/control-plane-cost';
 import { beginStage, completeStage, failStage, markStage, type BeginStageResult, type CompleteStageResult, type FailStageResult } from './stages';
 import type { LedgerContext } from './store';
 import type { LiveSample } from '../core/live-sample';
@@ -128,6 +131,21 @@ export class Ledger {
     return listSamples(this.ctx, runId, options);
   }
 
+  // ---- the run's control-plane cost (run-cost.ts) ----
+
+  /** Adds one invocation's counts to the run's cost item (one ADD, 1 write unit). */
+  addRunCost(runId: string, spent: Partial<ControlPlaneCounts>, runners?: RunnerUsage): Promise<void> {
+    return addRunCost(this.ctx, runId, spent, runners);
+  }
+
+  getRunCost(runId: string): Promise<RecordedCost | undefined> {
+    return getRunCost(this.ctx, runId);
+  }
+
+  getRunCosts(runIds: string[]): Promise<Map<string, RecordedCost>> {
+    return getRunCosts(this.ctx, runIds);
+  }
+
   // ---- concurrency groups (groups.ts) ----
 
   acquireSlot(input: { group: string; runId: string; limit: number; queue: boolean }): Promise<AcquireSlotResult> {
@@ -203,6 +221,7 @@ export type { BeginStageResult, CompleteStageResult, FailStageResult } from './s
 export type { ClaimOptions, ClaimNotificationResult, MarkSentResult, RecordSuppressionResult, ReleaseResult, SuppressionInput } from './notifications';
 export type { AcquireSlotResult, GroupItem, ReleaseSlotResult } from './groups';
 export type { PutScheduleResult, ScheduleRecord } from './schedules';
+export type { RecordedCost } from './run-cost';
 export type { GetRunOptions, ListRunsInput, ListRunsPage, RunView } from './queries';
 export type { RunFigures, RunHistoryInput } from './run-figures';
 export type { RunItem, RunSummary, StageItem, NotificationItem, RunTrigger, RunDeadlines } from './items';

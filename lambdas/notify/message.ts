@@ -8,6 +8,8 @@ import type { RunResult } from '../core/aggregate';
 import { baselineComparison, type BaselineComparison, type RegressionRecord } from '../core/regression';
 import type { FidelityRecord } from '../core/fidelity';
 import { messageFidelity, type MessageFidelity } from './message-fidelity';
+import type { RunCost } from '../core/run-cost';
+import { messageCost, type MessageCost } from './message-cost';
 import type { Engine, Outcome } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 
@@ -57,6 +59,8 @@ export interface MessageInput {
   baseline?: RegressionRecord;
   /** The load as delivered against the plan (core/fidelity.ts); absent before Collect. */
   fidelity?: FidelityRecord;
+  /** What the run cost when Notify read it (message-cost.ts); absent when it could not be read. */
+  cost?: RunCost;
 }
 
 export interface FailedThreshold {
@@ -120,6 +124,8 @@ export interface NotificationMessage {
   baseline?: BaselineComparison;
   /** The load as delivered against the plan; absent when not collected. */
   fidelity?: MessageFidelity;
+  /** What the run cost so far (message-cost.ts); absent when not read. */
+  cost?: MessageCost;
   links: MessageLinks;
   /** The clock of startedAt and endedAt (and the webhook's sentAt): every rendering of a simulated one says so. */
   clock: MessageClock;
@@ -156,6 +162,7 @@ export function buildMessage(input: MessageInput): NotificationMessage {
     ...(input.startSkew ? { startSkew: messageStartSkew(input.startSkew) } : {}),
     ...(input.baseline ? { baseline: baselineComparison(input.baseline) } : {}),
     ...(input.fidelity ? { fidelity: messageFidelity(input.fidelity) } : {}),
+    ...(input.cost ? { cost: messageCost(input.cost) } : {}),
     links: { ...input.links },
     clock: input.clock ? { ...input.clock } : { kind: 'real' },
   };

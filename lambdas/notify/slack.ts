@@ -57,6 +57,7 @@ export function slackBody(message: NotificationMessage): SlackBody {
   }
   // Its own section: a section holds at most 10 fields, and the fields above can be 10.
   if (message.fidelity) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(fidelityText(message.fidelity), SECTION_MAX) } });
+  if (message.cost) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `:moneybag: *Cost* ${message.cost.text}` }] });
   if (message.simulated) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: SIMULATED_NOTE }] });
   if (message.links.report) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: reportCommand(message.runId) }] });
   const buttons = linkButtons(message);

@@ -28,6 +28,7 @@ import type { Engine, Outcome } from '../core/status';
 import type { BaselineComparison } from '../core/regression';
 import type { MessageFidelity } from './message-fidelity';
 import type { NotificationMessage, ThresholdsSummary } from './message';
+import type { MessageCost } from './message-cost';
 
 export const WEBHOOK_EVENT_TYPE = 'loadplane.run.finished';
 /** 2: `metrics.p95Ms` ({ lo, hi }, where the run's p95 lies) replaced version 1's `metrics.p95UpperBoundMs`. */
@@ -76,6 +77,12 @@ export interface WebhookPayload {
    * runners listed are those that dropped iterations, were CPU-starved, lost or replaced.
    */
   fidelity: MessageFidelity | null;
+  /**
+   * What the run cost when Notify read it (before Cleanup): `usd` the sum of the control plane's
+   * recorded cost (AWS list prices) and the runners' estimate (the deployment's prices); null when
+   * it could not be read.
+   */
+  cost: Omit<MessageCost, 'text'> | null;
   links: { console: string | null; report: string | null };
   /** On the payload's `clock`, like startedAt and endedAt: sentAt ≥ endedAt ≥ startedAt. */
   sentAt: string;
@@ -111,6 +118,9 @@ export function webhookPayload(message: NotificationMessage, sentAt: string): We
       : null,
     baseline: message.baseline ?? null,
     fidelity: message.fidelity ?? null,
+    cost: message.cost
+      ? { usd: message.cost.usd, controlPlaneUsd: message.cost.controlPlaneUsd, runnersUsd: message.cost.runnersUsd, runnerPrices: message.cost.runnerPrices }
+      : null,
     links: { console: message.links.console ?? null, report: message.links.report ?? null },
     sentAt,
     clock: message.clock.kind,

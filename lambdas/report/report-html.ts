@@ -16,6 +16,7 @@ import { REPORT_SCRIPT } from './report-script';
 import { bracket, count, ms, percent } from './report-format';
 import { historySection, trendData } from './report-trend-html';
 import { fidelitySection } from './report-fidelity';
+import { costSection } from './report-cost';
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -241,6 +242,7 @@ ${facts(model)}
 <section><h2>Runners</h2>${runnerTable(model)}</section>
 <section><h2>Load fidelity</h2>${fidelitySection(model.fidelity)}</section>
 <section><h2>Thresholds</h2>${thresholdList(model)}</section>
+${model.cost ? html`<section><h2>Cost</h2>${costSection(model.cost)}</section>` : ''}
 <section><h2>Spec</h2><pre id="spec">${model.specText}</pre></section>
 <footer>loadplane report, made ${iso(model.generatedAt)}. This page is self-contained: it loads nothing from the network.</footer>
 <script type="application/json" id="report-data">${raw(jsonForScript(data))}</script>

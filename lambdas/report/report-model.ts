@@ -7,6 +7,7 @@
 import { stringify } from 'yaml';
 import type { RunResult } from '../core/aggregate';
 import type { LiveSample } from '../core/live-sample';
+import type { RunCost } from '../core/run-cost';
 import { Stage, type StageState } from '../core/status';
 import type { RunnerSummary } from '../core/summary';
 import type { RunView } from '../ledger/ledger';
@@ -71,6 +72,8 @@ export interface ReportModel {
   baseline?: ReportBaseline;
   /** When the report was made (epoch ms, the API's clock). */
   generatedAt: number;
+  /** What the run cost (report-cost.ts); absent when its cost item was not read. */
+  cost?: RunCost;
 }
 
 const STAGE_ORDER = Object.values(Stage);
@@ -159,8 +162,8 @@ function hideValue(text: string): string {
   return eq > 0 ? `${text.slice(0, eq)}=${HIDDEN}` : HIDDEN;
 }
 
-/** `history`: the newest runs of the run's name (ledger runHistory), for the trend. */
-export function reportModel(view: RunView, samples: readonly LiveSample[], now: number, history?: readonly RunFigures[]): ReportModel {
+/** `history`: the newest runs of the run's name (ledger runHistory), for the trend; `cost`: the run's cost (stages/run-cost-of.ts). */
+export function reportModel(view: RunView, samples: readonly LiveSample[], now: number, history?: readonly RunFigures[], cost?: RunCost): ReportModel {
   const { run } = view;
   const baseline = reportBaseline(view);
   const spec = run.spec as { name?: unknown; engine?: unknown; parallelism?: unknown };
@@ -197,5 +200,6 @@ export function reportModel(view: RunView, samples: readonly LiveSample[], now: 
     ...(history ? { trend: reportTrend(name, history, run.runId) } : {}),
     ...(baseline ? { baseline } : {}),
     generatedAt: now,
+    ...(cost ? { cost } : {}),
   };
 }

@@ -5,7 +5,9 @@
  * local run can write one the same way (runReportFile).
  */
 import { writeFile } from 'node:fs/promises';
+import type { DeploymentConfig } from '../core/config';
 import type { Ledger } from '../ledger/ledger';
+import { runCostOf } from '../stages/run-cost-of';
 import { chartLibrary } from './chart-library';
 import { reportModel } from './report-model';
 import { renderReportHtml, reportContentSecurityPolicyHeader } from './report-html';
@@ -26,27 +28,44 @@ export interface RunReport {
 }
 
 /** What the report reads of the ledger. */
-export type ReportLedger = Pick<Ledger, 'getRun' | 'listSamples' | 'runHistory'>;
+export type ReportLedger = Pick<Ledger, 'getRun' | 'listSamples' | 'runHistory' | 'getRunCost'>;
 
 /**
  * The report of run `runId`, or undefined when there is no such run. `now`: the report's time (epoch
  * ms). Once the run is read, the newest TREND_RUNS runs of its name are read for the trend (one Query
- * and one GetItem each, ledger/run-figures.ts); a run recorded before runs had a name has none.
+ * and one GetItem each, ledger/run-figures.ts); a run recorded before runs had a name has none. With
+ * `config` (its runnerPrices) the page has the run's cost; an unreadable cost item leaves it out.
  */
-export async function runReport(ledger: ReportLedger, runId: string, now: number): Promise<RunReport | undefined> {
-  const [view, samples] = await Promise.all([ledger.getRun(runId), ledger.listSamples(runId)]);
+export async function runReport(
+  ledger: ReportLedger,
+  runId: string,
+  now: number,
+  config?: Pick<DeploymentConfig, 'runnerPrices'>,
+): Promise<RunReport | undefined> {
+  const [view, samples, recorded] = await Promise.all([
+    ledger.getRun(runId),
+    ledger.listSamples(runId),
+    config ? ledger.getRunCost(runId).catch(() => undefined) : undefined,
+  ]);
   if (!view) return undefined;
   const history = view.run.runName !== undefined ? await ledger.runHistory({ name: view.run.runName, limit: TREND_RUNS }) : undefined;
+  const cost = config ? runCostOf(view, recorded, config, now) : undefined;
   const library = chartLibrary();
-  return { html: renderReportHtml(reportModel(view, samples, now, history), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
+  return { html: renderReportHtml(reportModel(view, samples, now, history, cost), library), contentSecurityPolicy: reportContentSecurityPolicyHeader(library) };
 }
 
 /**
  * Writes run `runId`'s report to `file` (for `loadplane run --local --report <file>`, whose ledger is
  * gone when the process ends). False when there is no such run.
  */
-export async function runReportFile(ledger: ReportLedger, runId: string, file: string, now: number): Promise<boolean> {
-  const report = await runReport(ledger, runId, now);
+export async function runReportFile(
+  ledger: ReportLedger,
+  runId: string,
+  file: string,
+  now: number,
+  config?: Pick<DeploymentConfig, 'runnerPrices'>,
+): Promise<boolean> {
+  const report = await runReport(ledger, runId, now, config);
   if (!report) return false;
   await writeFile(file, report.html);
   return true;

@@ -7,6 +7,7 @@ import { RunConflict, SpecInvalid } from '../core/errors';
 import { executionInputSchema, runIdentity, type ExecutionInput } from '../core/execution-input';
 import { admitDeadlines, type AdmitDeadlines } from '../core/deadlines';
 import { allowListProblems, assertValidSpec } from '../core/spec';
+import { chargeTo } from '../core/invocation-meter';
 import { specHash } from '../core/spec-hash';
 import { RunStatus, Stage, WhenBusy, isTerminal } from '../core/status';
 import type { StageDeps } from './deps';
@@ -39,6 +40,7 @@ export interface AdmitRecord {
 
 export async function admit(deps: StageDeps, payload: AdmitPayload): Promise<AdmitResult> {
   const runId = await findOrCreateRun(deps, payload);
+  chargeTo(runId);
   const adopted = await deps.ledger.adoptRun(runId, payload.execution);
   if (adopted.kind === 'duplicate' || isTerminal(adopted.run.status)) {
     deps.log({ runId, stage: Stage.Admit, message: 'duplicate execution: the run is owned by another execution or finished', execution: payload.execution });

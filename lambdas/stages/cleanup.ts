@@ -12,6 +12,8 @@ import { CleanupPolicy, Outcome, Stage } from '../core/status';
 import type { StageDeps } from './deps';
 import { livePods, loadRun, type RunContext } from './run-context';
 import { runOnceReading } from './run-once';
+import { runnerUsageOf } from './run-cost-of';
+import { recordRunnerUsage } from '../core/invocation-meter';
 import { teardownOnRun } from './teardown';
 import type { TeardownOutcome } from '../engines';
 
@@ -48,6 +50,8 @@ export async function cleanup(deps: StageDeps, runId: string): Promise<CleanupRe
       const teardown = await teardownOnRun(deps, run, marks, !keep);
       const done = teardown ? { teardown } : {};
       const deleted = keep ? 0 : await deleteEverywhere(run);
+      // The runners' usage for the run's cost, Launch to now: kept runners are not counted on past Cleanup.
+      recordRunnerUsage(runnerUsageOf(run.view, deps.ledger.now()));
       // The run's slot in its concurrency group (or its place in the queue) goes once it can generate no
       // more load: its objects deleted, or, when they are kept, no pod of it still running (a run that
       // failed on one runner, or timed out, may have others running on until their Jobs' deadline). A slot

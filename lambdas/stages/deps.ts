@@ -4,6 +4,7 @@
  */
 import type { ClusterClient } from '../cluster/cluster-client';
 import type { DeploymentConfig } from '../core/config';
+import type { ControlPlaneCounts } from '../core/control-plane-cost';
 import { NOTIFY_CLAIM_LEASE_SECONDS, NOTIFY_SEND_TIMEOUT_SECONDS } from '../core/stage-timing';
 import type { Ledger } from '../ledger/ledger';
 import type { ChannelSecrets } from '../notify/channel-secrets';
@@ -26,6 +27,8 @@ export interface StageDeps {
   caller?: string;
   log(event: StageLogEvent): void;
   notify: NotifyDeps;
+  /** Told what each invocation recorded in the run's cost item (metered-stage.ts): the bench reads it. */
+  onInvocationCost?: (runId: string, spent: ControlPlaneCounts) => void;
 }
 
 /**

@@ -14,16 +14,23 @@ import { collect } from './collect';
 import { decide } from './decide';
 import type { StageDeps } from './deps';
 import { launch } from './launch';
+import { meteredStage } from './metered-stage';
 import { notify } from './notify';
 import { prepare } from './prepare';
 import { start } from './start';
 import { watch } from './watch';
 
+/**
+ * `state` and `machine` name the Task (its state and definition: metered-stage.ts counts the
+ * transitions after it); absent, the run definition's state named as the stage.
+ */
+const task = { state: z.string().min(1).optional(), machine: z.enum(['run', 'cruise']).optional() };
+
 /** `execution` is `$$.Execution.Id`: the caller recorded with the stage's lease (deps.ts, `caller`). */
-const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1), execution: z.string().optional() });
+const runStage = <S extends Stage>(stage: S) => z.object({ stage: z.literal(stage), runId: z.string().min(1), execution: z.string().optional(), ...task });
 
 const payloadSchema = z.discriminatedUnion('stage', [
-  z.object({ stage: z.literal(Stage.Admit), request: z.unknown(), execution: z.string(), executionName: z.string() }),
+  z.object({ stage: z.literal(Stage.Admit), request: z.unknown(), execution: z.string(), executionName: z.string(), ...task }),
   runStage(Stage.Acquire),
   runStage(Stage.Prepare),
   runStage(Stage.AwaitPrepared),
@@ -48,6 +55,12 @@ export async function dispatchStage(deps: StageDeps, raw: unknown): Promise<unkn
   }
   const payload = parsed.data;
   if (payload.execution) deps = { ...deps, caller: payload.execution };
+  const taskRef = { machine: payload.machine ?? 'run', state: payload.state ?? payload.stage } as const;
+  const runId = 'runId' in payload ? payload.runId : undefined;
+  return meteredStage(deps, taskRef, runId, () => runPayload(deps, payload));
+}
+
+function runPayload(deps: StageDeps, payload: StagePayload): Promise<unknown> {
   switch (payload.stage) {
     case Stage.Admit:
       return admit(deps, payload);

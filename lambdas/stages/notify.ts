@@ -32,6 +32,8 @@ import type { AdmitRecord } from './admit';
 import { measuredStartOf, type StartRecord } from './start';
 import { NotifyWhen, Stage } from '../core/status';
 import { buildMessage, type MessageLinks, type NotificationMessage } from '../notify/message';
+import type { RunCost } from '../core/run-cost';
+import { runCostOf } from './run-cost-of';
 import { sendNotification } from '../notify/channels';
 import { decideChannel } from '../notify/when';
 import type { StageDeps } from './deps';
@@ -66,7 +68,7 @@ export async function notify(deps: StageDeps, runId: string): Promise<NotifyReco
     const outcome = run.view.run.outcome;
     if (!outcome) throw new InvalidTransition(`notify: run ${runId} has no outcome yet (Decide has not recorded one)`, run.view.run);
     const channels = [...new Set([...deps.config.notify.defaultChannels, ...run.spec.notify.channels])];
-    const message = messageFor(deps, run);
+    const message = messageFor(deps, run, channels.length > 0 ? await costForMessage(deps, run) : undefined);
     const results: Record<string, ChannelResult> = {};
     // Errors that a retry of the stage may get past, in channel order; every channel is tried first.
     const retry: Error[] = [];
@@ -195,7 +197,17 @@ function messageLinks(deps: StageDeps, run: RunContext): MessageLinks {
   };
 }
 
-function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
+/** What the run cost so far, for its message: none when its cost item cannot be read (the message goes without it). */
+async function costForMessage(deps: StageDeps, run: RunContext): Promise<RunCost | undefined> {
+  try {
+    return runCostOf(run.view, await deps.ledger.getRunCost(run.runId), deps.config, deps.ledger.now());
+  } catch (err) {
+    deps.log({ runId: run.runId, stage: Stage.Notify, message: "the run's cost could not be read: the message goes without it", error: (err as Error).name });
+    return undefined;
+  }
+}
+
+function messageFor(deps: StageDeps, run: RunContext, cost: RunCost | undefined): NotificationMessage {
   const createdAtOnClock = (createdAt: string) =>
     deps.notify.clock?.kind === 'simulated' ? undefined : Number.isFinite(Date.parse(createdAt)) ? Date.parse(createdAt) : undefined;
   const item = run.view.run;
@@ -226,6 +238,7 @@ function messageFor(deps: StageDeps, run: RunContext): NotificationMessage {
     ...(measured ? { startSkew: measured } : {}),
     ...(regression ? { baseline: regression } : {}),
     ...(fidelity ? { fidelity } : {}),
+    ...(cost ? { cost } : {}),
     ...(deps.notify.clock ? { clock: deps.notify.clock } : {}),
   });
 }

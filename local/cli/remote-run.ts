@@ -36,6 +36,7 @@ import { ApiClient, ApiRefused, ApiSigningFailed, ApiUnreachable, type Answer, t
 import { cell, exitCodeOf, finishedRunText, followRun, isoSeconds, runDetailsText, runTitle, consoleLine, shellWord, type Out } from './follow-run';
 import { terminalSafe } from './progress';
 import { columns } from './result-table';
+import { formatUsd } from '../../lambdas/core/run-cost';
 import { readSpecBytes, readSpecStream, STDIN, EXIT_SPEC_INVALID } from './spec-file';
 
 export const EXIT_OK = 0;
@@ -396,9 +397,10 @@ export async function listRemote(options: ListOptions, io: Io = processIo): Prom
       cell(r.name, 63),
       r.abortRequestedAt && !isTerminal(r.status) ? `${r.status} (aborting)` : r.status,
       isoSeconds(r.createdAt),
+      r.costUsd === undefined ? '-' : formatUsd(r.costUsd),
       cell(r.reason, 60),
     ]);
-    io.stdout.write(table([['run', 'name', 'status', 'created', 'reason'], ...rows]));
+    io.stdout.write(table([['run', 'name', 'status', 'created', 'cost', 'reason'], ...rows]));
   }
   if (next !== undefined) {
     const filters = [

@@ -179,7 +179,7 @@ export async function runLocal(specFile: string, options: RunLocalOptions): Prom
       );
     }
     if (options.report !== undefined) {
-      const written = await runReportFile(runtime.ledger, runId, options.report, runtime.deps.now()).catch((err: Error) => {
+      const written = await runReportFile(runtime.ledger, runId, options.report, runtime.deps.now(), runtime.deps.config).catch((err: Error) => {
         console.log(`report: not written (${terminalSafe(err.message)})`);
         return undefined;
       });

@@ -129,7 +129,7 @@ describe('GET /runs/{id}: live figures', () => {
     );
     const runId = runResourceSchema.parse(JSON.parse(created.body)).runId;
     const { ledger, reads } = countingSamples(serve.runtime.ledger);
-    const deps = { ledger, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps;
+    const deps = { ledger, config: serve.runtime.deps.config, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps;
 
     // Recorded, never started (no execution): its answer reads no samples.
     const pending = await recordAsApi(serve.runtime, k6Spec({ name: 'api-live-pending' }));
@@ -171,6 +171,7 @@ describe('GET /runs/{id}: live figures', () => {
       const logged: Array<Record<string, unknown>> = [];
       const deps = {
         ledger: failingSamples(serve.runtime.ledger, fault),
+        config: serve.runtime.deps.config,
         now: () => clock.now(),
         log: (event: Record<string, unknown>) => logged.push(event),
       } as unknown as ApiDeps;
@@ -189,7 +190,9 @@ describe('GET /runs/{id}: live figures', () => {
           ? () => Promise.reject(Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' }))
           : Reflect.get(target, name, receiver),
     });
-    await expect(getRunResource({ ledger: brokenRun, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps, runId)).rejects.toThrow('throttled');
+    await expect(
+      getRunResource({ ledger: brokenRun, config: serve.runtime.deps.config, now: () => clock.now(), log: () => undefined } as unknown as ApiDeps, runId),
+    ).rejects.toThrow('throttled');
 
     released.add(runId);
     await until(runId, (r) => r.stages.some((s) => s.stage === 'Cleanup' && s.state === 'completed'));

@@ -2,6 +2,7 @@
  * The deployment config file (cdk/config/deploy-config.ts): what the example deploys, what the
  * functions read back from LOADPLANE_CONFIG, and every bad value named as `<key>: <reason>` on one line.
  */
+import { RUNNER_PRICES } from '../../lambdas/core/runner-cost';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -294,6 +295,19 @@ describe('defaults', () => {
     expect(set.runtime.maxQueueSeconds).toBe(1800);
     expect(readBack(set)).toEqual(set.runtime);
     expect(stateMachineTimeoutSeconds(absent.runtime) - stateMachineTimeoutSeconds(set.runtime)).toBe(DEFAULT_CONFIG.maxQueueSeconds - 1800);
+  });
+
+  it("runnerPrices and limits.maxRunCostUsd: EC2's prices and no cap when absent; fargate, the deployment's own prices and a cap reach the functions; a bad one names the key", () => {
+    const absent = checkDeployConfig(configDocument(), 'test config', dir);
+    expect(absent.runtime.runnerPrices).toEqual(RUNNER_PRICES.ec2);
+    expect(absent.runtime.maxRunCostUsd).toBeUndefined();
+    const fargate = checkDeployConfig(configDocument({ runnerPrices: 'fargate', limits: { maxRunCostUsd: 25 } }), 'test config', dir);
+    expect(fargate.runtime).toMatchObject({ runnerPrices: RUNNER_PRICES.fargate, maxRunCostUsd: 25 });
+    expect(readBack(fargate)).toEqual(fargate.runtime);
+    const own = { vcpuHourUsd: 0.03, gibHourUsd: 0.004, source: 'our negotiated rate', read: '2026-11-01' };
+    expect(checkDeployConfig(configDocument({ runnerPrices: own }), 'test config', dir).runtime.runnerPrices).toEqual(own);
+    expect(problemsOf(configDocument({ runnerPrices: { ...own, read: 'last week' } }))).toEqual([expect.stringMatching(/^runnerPrices/)]);
+    expect(problemsOf(configDocument({ limits: { maxRunCostUsd: -1 } }))).toEqual([expect.stringMatching(/^limits\.maxRunCostUsd/)]);
   });
 
   it("the year's check takes the queue limit in: the longest queue that fits loads, one second more does not", () => {

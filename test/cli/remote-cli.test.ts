@@ -217,9 +217,9 @@ describe('loadplane status and list', () => {
   it('list: a table of runs, newest first, with the command for the next page', async () => {
     const outcome = await loadplane(['list', '--name', 'k6-smoke']);
     expect(outcome.code).toBe(0);
-    expect(outcome.lines[0]).toMatch(/^run\s+name\s+status\s+created\s+reason$/);
+    expect(outcome.lines[0]).toMatch(/^run\s+name\s+status\s+created\s+cost\s+reason$/);
     expect(outcome.lines.find((l) => l.startsWith(followed))).toMatch(
-      /^[0-9a-z]{26}\s+k6-smoke\s+SUCCEEDED\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+all 4 runners exited 0/,
+      /^[0-9a-z]{26}\s+k6-smoke\s+SUCCEEDED\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+\$0\.\d{4}\s+all 4 runners exited 0/,
     );
 
     const page = await loadplane(['list', '--limit', '1']);

@@ -61,7 +61,8 @@ describe('local engine on statemachine/run.asl.json', () => {
       'Cleanup',
     ]);
     expect(calls[0]).toMatchObject({ request: { spec: { name: 'x' } }, executionName: 'r1', execution: execution.executionArn });
-    expect(calls[1]).toEqual({ stage: 'Prepare', runId: 'r1', execution: execution.executionArn });
+    // The Task names itself (state): the stage's meter counts the transitions after it from there.
+    expect(calls[1]).toEqual({ stage: 'Prepare', state: 'Prepare', runId: 'r1', execution: execution.executionArn });
     expect(result.stateTransitions).toBe(result.history.filter((e) => e.type === 'StateEntered').length);
     expect(result.history.filter((e) => e.type === 'StateEntered' && e.state?.name === 'WatchWait')).toHaveLength(2);
   });

@@ -1,4 +1,6 @@
 /** Runner summaries and message inputs shared by the notify tests. */
+import { priceRun } from '../../lambdas/core/run-cost';
+import { RUNNER_PRICES } from '../../lambdas/core/runner-cost';
 import { aggregateResults } from '../../lambdas/core/aggregate';
 import { Engine, Outcome } from '../../lambdas/core/status';
 import type { RunnerSummary } from '../../lambdas/core/summary';
@@ -89,3 +91,14 @@ export function poorFidelity(): FidelityRecord {
     rule: parseFidelityRule({ maxDroppedIterations: '5%', cpuStarved: 'fail' }),
   });
 }
+
+/**
+ * 224 transitions ($0.0056), 78 invocations ($0.0000156), 1.5 GB-s ($0.0000200001), 166.5 read units
+ * ($0.0000208125), 184 write units ($0.000115), 1 API request ($0.0000035): $0.0057749126; 4 runners of
+ * 1 vCPU and 2 GiB for an hour on Fargate: 4 × $0.04048 + 8 × $0.004445 = $0.19748.
+ */
+export const COST = priceRun(
+  { transitions: 224, invocations: 78, lambdaMs: 1500, lambdaMibMs: 1500 * 1024, readUnits: 166.5, writeUnits: 184, apiRequests: 1 },
+  { runners: 4, seconds: 3600, vcpuSeconds: 4 * 3600, gibSeconds: 8 * 3600 },
+  RUNNER_PRICES.fargate,
+);

@@ -6,7 +6,7 @@ import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
 import { reportCommand, SIMULATED_NOTE, slackBody, type SlackBlock, type SlackBody } from '../../lambdas/notify/slack';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { SECRET_PATH, message, poorFidelity, runner } from './fixtures';
+import { COST, SECRET_PATH, message, poorFidelity, runner } from './fixtures';
 
 let receiver: WebhookReceiver;
 
@@ -123,6 +123,14 @@ describe('slackBody, as received over HTTP', () => {
         'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 0.0 % of their periods (starved from 5.0 %)',
     );
     expect(mrkdwnTexts(slackBody(message({}))).some((t) => t.startsWith('*Load fidelity*'))).toBe(false);
+  });
+
+  it("a run's cost: one context line with the sum, the control plane's and the runners' estimate; none without a cost", () => {
+    const contexts = (body: SlackBody) => body.blocks.flatMap((b) => (b.type === 'context' ? b.elements.map((e) => e.text) : []));
+    expect(contexts(slackBody(message({ cost: COST })))).toContain(
+      ':moneybag: *Cost* $0.2033 so far: control plane $0.0058 (224 transitions, 78 invocations), runners $0.1975 (estimate: 4 runners, 4 vCPU-h, 8 GiB-h)',
+    );
+    expect(contexts(slackBody(message({}))).some((t) => t.includes('*Cost*'))).toBe(false);
   });
 
   it('has a distinct header for every outcome', () => {

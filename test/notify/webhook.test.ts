@@ -1,3 +1,4 @@
+import { RUNNER_PRICES } from '../../lambdas/core/runner-cost';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { aggregateResults } from '../../lambdas/core/aggregate';
 import { Outcome } from '../../lambdas/core/status';
@@ -6,7 +7,7 @@ import { sendNotification } from '../../lambdas/notify/channels';
 import type { NotificationMessage } from '../../lambdas/notify/message';
 import { verifySignature, webhookPayload, type WebhookPayload } from '../../lambdas/notify/webhook';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
-import { SECRET_PATH, message, poorFidelity, runner } from './fixtures';
+import { COST, SECRET_PATH, message, poorFidelity, runner } from './fixtures';
 
 const SIGNING_SECRET = 'whsec_test_3f1c9a';
 /** 2026-11-30T12:00:00.500Z */
@@ -79,6 +80,7 @@ describe('the JSON webhook', () => {
       startSkew: { skewMs: 12, resolutionMs: 4, source: 'k6-status', runnersSeen: 2 },
       baseline: null,
       fidelity: null,
+      cost: null,
       links: { console: 'https://console.aws.amazon.com/states/exec', report: null },
       sentAt: '2026-11-30T12:00:00.500Z',
       clock: 'real',
@@ -149,6 +151,16 @@ describe('the JSON webhook', () => {
         'load: 1,400 of 1,500 planned iterations delivered (100 dropped: 6.7 %; runner 1 dropped 100); VUs 6 of at most 6 planned',
         'CPU: runner 2 starved (throttled in 20.0 % of its periods); the others: throttled in at most 0.0 % of their periods (starved from 5.0 %)',
       ],
+    });
+  });
+
+  it("a run's cost when Notify read it: the sum, the control plane's, the runners' estimate and their prices' source", async () => {
+    const m = message({ cost: COST });
+    expect(payloadOf(await sentAsWebhook(m)).cost).toEqual({
+      usd: expect.closeTo(0.2032549126, 10),
+      controlPlaneUsd: expect.closeTo(0.0057749126, 10),
+      runnersUsd: expect.closeTo(0.19748, 10),
+      runnerPrices: { source: RUNNER_PRICES.fargate.source, read: '2026-12-03' },
     });
   });
 

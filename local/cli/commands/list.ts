@@ -18,7 +18,11 @@ function parseLimit(value: string): number {
 
 /** `loadplane list`: runs on the REST API, newest first, one page (local/cli/remote-run.ts). */
 export function registerList(program: Command): void {
-  const command = program.command('list').description('list runs on the REST API, newest first: id, name, status or outcome, created, reason');
+  const command = program
+    .command('list')
+    .description(
+      "list runs on the REST API, newest first: id, name, status or outcome, created, cost (US dollars: the control plane's, and the runners' estimate once the run cleaned up), reason",
+    );
   withApiOption(command)
     .option(
       '--status <status>',

@@ -1,6 +1,7 @@
 /**
- * AWS list prices (us-east-1, on-demand, no free tier, no savings plans) that the per-run figure
- * turns counts into dollars with. Each price says where it was read and when, so a reader can check
+ * AWS list prices (us-east-1, on-demand, no free tier, no savings plans) that a run's recorded
+ * control-plane counts (core/control-plane-cost.ts) and the bench's per-run figure turn into dollars
+ * with: one table for both. Each price says where it was read and when, so a reader can check
  * it against today's page: prices change, the counts do not. Read from stored copies of the public
  * pages (not the live site): the Step Functions figure from AWS's own page; the Lambda arm64 and
  * DynamoDB on-demand figures from copies that quote AWS's us-east-1 table (AWS's own copy did not
@@ -59,6 +60,14 @@ export const AWS_PRICES = {
     source: 'https://aws.amazon.com/dynamodb/pricing/on-demand/',
     read: '2026-12-01',
     note: 'After the November 2024 on-demand price cut (half of the earlier $0.25).',
+  },
+  apiGatewayRestRequest: {
+    usd: 3.5,
+    per: 1_000_000,
+    unit: 'REST API request (first 333 million a month)',
+    source: 'https://aws.amazon.com/api-gateway/pricing/',
+    read: '2026-12-03',
+    note: 'US East (N. Virginia) REST APIs $3.50 per million for the first 333 million a month (quoted in AWS\'s whitepaper "Best Practices for Designing Amazon API Gateway Private APIs", Cost optimization, table 4); 1 million free a month for 12 months (not applied here).',
   },
   s3ListRequest: {
     usd: 0.005,
