@@ -54,7 +54,9 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 
 const finished = (serve: Serve, runId: string) => async () => {
   const view = await serve.runtime.ledger.getRun(runId);
-  return view?.run.outcome !== undefined && view.stages.Cleanup?.state === 'completed';
+  // Cleanup's record is not the execution's end (the stage's cost is recorded after it, then the
+  // execution ends): a stop in between would find the run in flight.
+  return view?.run.outcome !== undefined && view.stages.Cleanup?.state === 'completed' && serve.openExecutions().length === 0;
 };
 
 describe('serve --data-dir', () => {
