@@ -10,12 +10,9 @@ import { fidelitySummary } from '../core/fidelity-text';
 const share = (what: string) => z.number().min(0).max(1).meta({ description: what });
 
 const cpuSchema = z.object({
-  periods: z
-    .number()
-    .int()
-    .meta({
-      description: "CPU enforcement periods (100 ms by default) over the test, from the container's cgroup cpu.stat; 0: no CPU limit, nothing to judge",
-    }),
+  periods: z.number().int().meta({
+    description: "CPU enforcement periods (100 ms by default) over the test, from the container's cgroup cpu.stat; 0: no CPU limit, nothing to judge",
+  }),
   throttledPeriods: z.number().int(),
   throttledShare: share('throttledPeriods / periods'),
   throttledMs: z.number().optional().meta({ description: 'Time throttled, summed over CPUs (ms)' }),
