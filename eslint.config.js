@@ -54,7 +54,7 @@ function layerRule(folder, { may, types = [] }) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'coverage/**', 'dist/**', 'test/fixtures/real-k6/**'] },
+  { ignores: ['node_modules/**', '.stryker-tmp/**', 'cdk.out/**', 'coverage/**', 'dist/**', 'test/fixtures/real-k6/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
