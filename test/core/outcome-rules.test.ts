@@ -136,6 +136,17 @@ describe('describeExitCode', () => {
     expect(describeExitCode(code, Engine.k6)).toBe(meaning);
   });
 
+  // 128 + n is signal n for n in 1..126 (Kubernetes' and every shell's convention); 128 itself is
+  // no signal (there is no signal 0) and 255 is no signal 127: both are unknown where no table names them.
+  it.each([
+    [128, 'unknown exit code'],
+    [129, 'killed by signal 1'],
+    [254, 'killed by signal 126'],
+    [255, 'unknown exit code'],
+  ])('gatling (no table entry): %i → %s', (code, meaning) => {
+    expect(describeExitCode(code, Engine.gatling)).toBe(meaning);
+  });
+
   it('knows every code k6 documents (97..110), 255 and the kubelet’s 137', () => {
     const codes = Object.keys(K6_EXIT_CODES).map(Number);
     for (let code = 97; code <= 110; code++) expect(codes).toContain(code);

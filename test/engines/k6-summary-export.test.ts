@@ -344,6 +344,10 @@ describe('parseK6ResultLine', () => {
     expect(runnerSummaryFromK6Export(parsed, facts).requests.count).toBe(286);
   });
 
+  it('reads a result line that is the log’s first line', () => {
+    expect(parseK6ResultLine(`${RESULT_LINE_PREFIX}{"metrics":{},"n":1}\nk6 said more after it`)).toEqual({ metrics: {}, n: 1 });
+  });
+
   it('takes the last of several result lines; CRLF line ends are fine', () => {
     const log = [`${RESULT_LINE_PREFIX}{"metrics":{},"n":1}`, 'noise', `${RESULT_LINE_PREFIX}{"metrics":{},"n":2}`, 'more noise'].join('\r\n');
     expect(parseK6ResultLine(log)).toEqual({ metrics: {}, n: 2 });
