@@ -32,6 +32,10 @@ describe('scheduledDurationFromInspect: only when every scenario runs for a know
   ] as const)('%s', (_, scenarios, expected) => {
     expect(scheduledDurationFromInspect(inspect(scenarios))).toBe(expected);
   });
+
+  it('no inspect output at all (null): no answer, no throw', () => {
+    expect(scheduledDurationFromInspect(null)).toBeUndefined();
+  });
 });
 
 describe('minimumDurationFromInspect: unreadable is no answer; ramps as k6 runs them', () => {
