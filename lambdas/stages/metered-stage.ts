@@ -59,6 +59,7 @@ async function record(
     await deps.ledger.addRunCost(runId, spent, meter.runners);
     deps.onInvocationCost?.(runId, spent);
   } catch (err) {
-    deps.log({ runId, stage: task.state, message: 'the invocation cost was not recorded', error: (err as Error).message });
+    // The error's name only: a DynamoDB message may carry the table's name or a key.
+    deps.log({ runId, stage: task.state, message: 'the invocation cost was not recorded', error: (err as Error | undefined)?.name ?? typeof err });
   }
 }
