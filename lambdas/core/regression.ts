@@ -158,6 +158,12 @@ export function baselineComparison(r: RegressionRecord): BaselineComparison {
   };
 }
 
+/** A limit as a spec writes it: `+10 %`, `-10 %` for the request rate, `+0.5 points` for the error rate. */
+export function describeLimit(figure: RegressionFigure, limit: number): string {
+  if (figure === 'errorRate') return `+${limit} points`;
+  return `${figure === 'requestRate' ? '-' : '+'}${Math.round(limit * 10_000) / 100} %`;
+}
+
 /** A figureChange as text: `+12.5 %`, `-3.1 to +14.0 %` for a bracket's, `+0.50 points` for the error rate's. */
 export function describeChange(figure: RegressionFigure, change: Bracket): string {
   const [unit, scale, digits] = figure === 'errorRate' ? [' points', 1, 2] : [' %', 100, 1];

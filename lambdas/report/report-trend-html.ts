@@ -5,7 +5,7 @@
  * runs of the name as a band, the error rate and the request rate on axes of their own).
  */
 import type { Bracket } from '../core/percentile-bracket';
-import { describeChange } from '../core/regression';
+import { describeChange, describeLimit } from '../core/regression';
 import { html, type Markup } from './html';
 import { bracket, ms, percent } from './report-format';
 import type { ReportModel } from './report-model';
@@ -30,7 +30,7 @@ function baselineBlock(model: ReportModel): Markup {
 <thead><tr><th>figure</th><th>this run</th><th>baseline</th><th>change</th><th>limit</th><th>verdict</th></tr></thead>
 <tbody>${b.figures.map(
     (f) =>
-      html`<tr><td>${f.figure}</td><td>${value(f, f.run)}</td><td>${value(f, f.baseline)}</td><td>${f.change ? describeChange(f.figure, f.change) : '–'}</td><td>${limit(f)}</td><td class="${f.verdict}">${VERDICTS[f.verdict]}</td></tr>`,
+      html`<tr><td>${f.figure}</td><td>${value(f, f.run)}</td><td>${value(f, f.baseline)}</td><td>${f.change ? describeChange(f.figure, f.change) : '–'}</td><td>${describeLimit(f.figure, f.limit)}</td><td class="${f.verdict}">${VERDICTS[f.verdict]}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -46,11 +46,6 @@ function value(f: BaselineDelta, v: number | Bracket): string {
   if (f.figure === 'errorRate') return percent(v);
   if (f.figure === 'requestRate') return `${v.toLocaleString('en-US', { maximumFractionDigits: 1 })} req/s`;
   return ms(v);
-}
-
-function limit(f: BaselineDelta): string {
-  if (f.figure === 'errorRate') return `+${f.limit} points`;
-  return `${f.figure === 'requestRate' ? '-' : '+'}${Math.round(f.limit * 10_000) / 100} %`;
 }
 
 function trendBlock(model: ReportModel): Markup | '' {

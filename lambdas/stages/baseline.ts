@@ -7,7 +7,7 @@
  * no usable baseline is said too. The baseline's figures are the totals Decide kept on its run item.
  */
 import type { RunResult } from '../core/aggregate';
-import { comparableResult, compareToBaseline, type ComparedResult, type FigureComparison, type RegressionRecord } from '../core/regression';
+import { comparableResult, compareToBaseline, describeLimit, type ComparedResult, type FigureComparison, type RegressionRecord } from '../core/regression';
 import { LAST_SUCCEEDED, parseRegressionLimits, type RegressionLimitsText } from '../core/regression-limits';
 import type { Bracket } from '../core/percentile-bracket';
 import { Outcome, RunStatus } from '../core/status';
@@ -81,7 +81,7 @@ export function afterComparison(decided: { outcome: Outcome; reason: string }, r
   const certain = record.figures.filter((f) => f.verdict === 'certain');
   const possible = record.figures.filter((f) => f.verdict === 'possible');
   const said = (f: FigureComparison, verb: string) =>
-    `${f.figure} ${verb}: ${formatValue(f.figure, f.run)} against ${formatValue(f.figure, f.baseline)} in baseline ${record.baseline} (limit ${formatLimit(f)})`;
+    `${f.figure} ${verb}: ${formatValue(f.figure, f.run)} against ${formatValue(f.figure, f.baseline)} in baseline ${record.baseline} (limit ${describeLimit(f.figure, f.limit)})`;
   const notes = possible.map((f) => said(f, 'may have regressed (the brackets leave it open)'));
   if (certain.length > 0 && decided.outcome === Outcome.SUCCEEDED) {
     return { outcome: Outcome.REGRESSED, reason: [...certain.map((f) => said(f, 'regressed')), ...notes].join('; ') };
@@ -95,11 +95,6 @@ function formatValue(figure: FigureComparison['figure'], value: number | Bracket
   if (figure === 'errorRate') return `${round(value * 100, 2)} %`;
   if (figure === 'requestRate') return `${round(value)} req/s`;
   return `${round(value)} ms`;
-}
-
-function formatLimit(f: FigureComparison): string {
-  if (f.figure === 'errorRate') return `+${f.limit} points`;
-  return `${f.figure === 'requestRate' ? '-' : '+'}${round(f.limit * 100, 2)} %`;
 }
 
 function round(n: number, digits = 1): number {

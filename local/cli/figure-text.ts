@@ -4,6 +4,7 @@
  * (`×1.42`, a bracket's `×[1.38, 1.47]`) or, for the error rate, percentage points.
  */
 import type { RunComparison } from '../../lambdas/api/resources';
+import { describeLimit, type RegressionFigure } from '../../lambdas/core/regression';
 
 type Bracket = { lo: number; hi: number };
 type FigureName = RunComparison['figures'][number]['figure'];
@@ -48,7 +49,6 @@ export function deltaText(figure: FigureName, delta: number | Bracket | null): s
 
 /** The limit as a spec writes it: `+10 %`, `-10 %` for the request rate, `+0.5 points` for the error rate. */
 export function limitText(figure: FigureName, limit: number | undefined): string {
-  if (limit === undefined) return '';
-  if (figure === 'errorRate') return `+${limit} points`;
-  return `${figure === 'requestRate' ? '-' : '+'}${Math.round(limit * 10_000) / 100} %`;
+  // Only the duration has no limit, and it is never judged.
+  return limit === undefined ? '' : describeLimit(figure as RegressionFigure, limit);
 }
