@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FULL_CONFIG_DOCUMENT, synthFromDocument, synthStack } from '../support/cdk-stack';
+import { optionalTool } from '../support/optional-tools';
 import { ENCRYPTED_FULL_CONFIG_DOCUMENT } from './fixtures/encrypted-config';
 
 /** Redundant DependsOn, which CDK emits itself. */
@@ -27,9 +28,12 @@ function cfnLintVersion(): string | undefined {
 }
 
 const version = cfnLintVersion();
-const required = process.env.LOADPLANE_REQUIRE_CFN_LINT === '1';
-if (!version && !required)
-  console.warn('cfn-lint: template lint skipped: cfn-lint is not installed (pip install cfn-lint); LOADPLANE_REQUIRE_CFN_LINT=1 makes this a failure');
+const cfnLint = optionalTool(
+  'cfn-lint',
+  'template lint',
+  version ? undefined : 'cfn-lint is not installed (pip install cfn-lint)',
+  'LOADPLANE_REQUIRE_CFN_LINT',
+);
 
 interface Finding {
   Level: 'Error' | 'Warning' | 'Informational';
@@ -41,7 +45,7 @@ interface Finding {
 const dir = mkdtempSync(join(tmpdir(), 'loadplane-cfn-lint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe.skipIf(!version && !required)('cfn-lint on the synthesized templates', () => {
+describe.skipIf(cfnLint.skip)(cfnLint.title('cfn-lint on the synthesized templates'), () => {
   it.each([
     ['example config', () => synthStack()],
     ['full config', () => synthFromDocument(FULL_CONFIG_DOCUMENT)],
@@ -49,7 +53,7 @@ describe.skipIf(!version && !required)('cfn-lint on the synthesized templates', 
   ])(
     "%s: no error, no warning but CDK's own redundant DependsOn (W3005)",
     (name, synth) => {
-      if (!version) throw new Error('LOADPLANE_REQUIRE_CFN_LINT=1 but cfn-lint is not installed (pip install cfn-lint)');
+      cfnLint.assertPresent();
       const file = join(dir, `${name.replace(/\W+/g, '-')}.json`);
       writeFileSync(file, JSON.stringify(synth().template.toJSON()));
       // cfn-lint exits non-zero when it finds anything; the findings are on stdout either way.

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { optionalTool } from '../support/optional-tools';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -218,6 +219,13 @@ function expectRefused(outcome: Outcome, expected: RegExp[], label: string, comm
 
 const fixtures = readdirSync(FIXTURES).sort();
 
+/** A child's own peak memory is read from Linux's /proc (test/support/report-max-rss.mjs). */
+const linux = optionalTool(
+  'bad-specs',
+  "the child's peak-memory test",
+  process.platform === 'linux' ? undefined : `it reads Linux's /proc; this is ${process.platform}`,
+);
+
 describe('bad-spec corpus through the CLI', () => {
   it('has an expectation for every fixture, and at least 40 fixtures', () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(40);
@@ -225,7 +233,7 @@ describe('bad-spec corpus through the CLI', () => {
     expect(Object.keys(EXPECTED).filter((f) => !fixtures.includes(f))).toEqual([]);
   });
 
-  it.runIf(process.platform === 'linux')("measures the child's own peak, not the parent's RSS at fork (which getrusage's maxRSS keeps)", async () => {
+  it.skipIf(linux.skip)(linux.title("measures the child's own peak, not the parent's RSS at fork (which getrusage's maxRSS keeps)"), async () => {
     // This worker holds 300 MB while the child runs: a peak taken from getrusage would report it.
     const held = Buffer.alloc(300 * 1024 * 1024, 1);
     const outcome = await loadplane(['--version']);

@@ -20,26 +20,33 @@ import {
   RESULT_LINE_PREFIX,
 } from '../../lambdas/core/runner-contract';
 import { INITIALIZER_SCRIPT_NAME, K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand } from '../../lambdas/engines/pod-scripts';
+import { fileMissing, optionalTool, type OptionalTool } from '../support/optional-tools';
 
 const BUSYBOX = '/usr/bin/busybox';
-const HAS_BUSYBOX = existsSync(BUSYBOX);
+/** busybox sh is grafana/k6's shell; Debian has it as a package (.ci/run installs it). */
+const busybox = optionalTool(
+  'pod-scripts',
+  "the scripts under busybox sh (grafana/k6's shell)",
+  fileMissing(BUSYBOX, 'apt-get install busybox'),
+  'LOADPLANE_REQUIRE_BUSYBOX',
+);
+const HAS_BUSYBOX = busybox.missing === undefined;
+/** The kernel's list of a task's children, which the pre-exec signal test reads. */
+const PROC_CHILDREN = `/proc/${process.pid}/task/${process.pid}/children`;
+const procChildren = optionalTool('pod-scripts', 'the signal-before-exec test', fileMissing(PROC_CHILDREN, 'a kernel built with CONFIG_PROC_CHILDREN'));
 
 interface Shell {
   label: string;
   /** argv before `-c` */
   argv: string[];
-  available: boolean;
+  /** Where the shell may be missing here. */
+  tool?: OptionalTool;
   busyboxApplets?: boolean;
 }
 const SHELLS: Shell[] = [
-  { label: 'dash', argv: ['dash'], available: true },
-  {
-    label: HAS_BUSYBOX ? 'busybox sh' : `busybox sh (skipped: ${BUSYBOX} is absent)`,
-    argv: [BUSYBOX, 'sh'],
-    available: HAS_BUSYBOX,
-    busyboxApplets: true,
-  },
-  { label: 'bash --posix', argv: ['bash', '--posix'], available: true },
+  { label: 'dash', argv: ['dash'] },
+  { label: busybox.title('busybox sh'), argv: [BUSYBOX, 'sh'], tool: busybox, busyboxApplets: true },
+  { label: 'bash --posix', argv: ['bash', '--posix'] },
 ];
 
 /** What the fake k6 writes as its summary export (pretty-printed, multi-line). */
@@ -235,7 +242,8 @@ it('shellCommand is sh -c <script> <name>', () => {
 // Everything runs concurrently (vitest's maxConcurrency): each case has its own temp dir and processes.
 for (const shell of SHELLS)
   describe.concurrent(shell.label, () => {
-    describe.skipIf(!shell.available)('RUNNER_SCRIPT', () => {
+    describe.skipIf(shell.tool?.skip === true)('RUNNER_SCRIPT', () => {
+      beforeAll(() => shell.tool?.assertPresent());
       it('prints exactly one result line holding the export, and exits 0', async () => {
         const c = k6Run(shell);
         const ran = await c.done;
@@ -475,8 +483,8 @@ for (const shell of SHELLS)
         SLOW,
       );
 
-      it.skipIf(!existsSync(`/proc/${process.pid}/task/${process.pid}/children`))(
-        "forwards a signal that arrives before the program has exec'd, once it has",
+      it.skipIf(procChildren.skip)(
+        procChildren.title("forwards a signal that arrives before the program has exec'd, once it has"),
         async () => {
           // Until it execs, the forked child is a copy of the shell; dash and busybox let it swallow a
           // signal. 12000 missing PATH entries keep it searching long enough for the test to signal the
@@ -513,7 +521,8 @@ for (const shell of SHELLS)
       );
     });
 
-    describe.skipIf(!shell.available)('K6_INITIALIZER_SCRIPT', () => {
+    describe.skipIf(shell.tool?.skip === true)('K6_INITIALIZER_SCRIPT', () => {
+      beforeAll(() => shell.tool?.assertPresent());
       const userArgs = ['--vus', '3', '--duration', '40s', '-e', 'GREETING=hello world', '-e', 'Q="$HOME"', '/loadplane/scripts/test.js'];
 
       function initializer(env: Record<string, string> = {}): Case & { archive: string } {

@@ -6,7 +6,7 @@
  * step: the test waits (in real time, for kubectl's output only) until kubectl has printed what the
  * present sim instant shows, then moves the clock itself; no step depends on machine speed.
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,9 +39,10 @@ import {
   runnerJob,
   type Json,
 } from './helpers';
+import { kubectlMissing, optionalTool } from '../support/optional-tools';
 
 const run = promisify(execFile);
-const hasKubectl = spawnSync('which', ['kubectl']).status === 0;
+const kubectlTool = optionalTool('kubectl', 'kubectl against kube-sim', kubectlMissing(), 'LOADPLANE_REQUIRE_KUBECTL');
 
 let sim: KubeSim;
 let cacheDir: string;
@@ -90,7 +91,8 @@ async function storeVersion(): Promise<string> {
   return (await http(sim, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion;
 }
 
-describe.skipIf(!hasKubectl)('kubectl --server <kube-sim>', () => {
+describe.skipIf(kubectlTool.skip)(kubectlTool.title('kubectl --server <kube-sim>'), () => {
+  beforeAll(() => kubectlTool.assertPresent());
   beforeAll(async () => {
     cacheDir = await mkdtemp(join(tmpdir(), 'kube-sim-kubectl-'));
     sim = await startVirtualKubeSim();

@@ -5,7 +5,7 @@
  * upstream's (k8s.io/pod-security-admission policy/check_*.go, admission/admission.go), word for word;
  * a few pure-function cases are ported from upstream's policy/*_test.go.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { VirtualClock } from '../../local/clock/virtual-clock';
 import { startKubeSim, type KubeSim } from '../../local/kube-sim/index';
 import { evaluatePod, forbiddenDetail, namespacePolicy } from '../../local/kube-sim/pod-security';
 import type { PodSpec } from '../../local/kube-sim/wire-types';
+import { kubectlMissing, optionalTool } from '../support/optional-tools';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the server under test
 type Json = any;
@@ -539,9 +540,10 @@ describe('the checks as pure functions (cases ported from upstream policy/*_test
   });
 });
 
-const hasKubectl = spawnSync('which', ['kubectl']).status === 0;
+const kubectlTool = optionalTool('pod-security', 'kubectl tests', kubectlMissing(), 'LOADPLANE_REQUIRE_KUBECTL');
 
-describe.skipIf(!hasKubectl)('kubectl', () => {
+describe.skipIf(kubectlTool.skip)(kubectlTool.title('kubectl'), () => {
+  beforeAll(() => kubectlTool.assertPresent());
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kube-sim-psa-'));

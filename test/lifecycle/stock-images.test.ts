@@ -4,7 +4,7 @@
  * Standard, read back with the real kubectl: every pod was admitted, and `kubectl get pods -o yaml`
  * shows the security context, the fixed sh script as the command and the engine's argv as args.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +17,13 @@ import { Outcome } from '../../lambdas/core/status';
 import { K6_INITIALIZER_SCRIPT, RUNNER_SCRIPT, RUNNER_SCRIPT_NAME, shellCommand, INITIALIZER_SCRIPT_NAME } from '../../lambdas/engines/pod-scripts';
 import { expandVariables } from '../../local/kube-sim/env-expansion';
 import { GATLING_IMAGE, gatlingSpec, k6Spec, startHarness, type Harness } from '../support/local-runs';
+import { kubectlMissing, optionalTool } from '../support/optional-tools';
 
 /** The command as the kubelet starts it (kube-sim's env-expansion.ts): the spec writes `$$` for a `$` before `$` or `(`. */
 const asStarted = (command: string[]) => command.map((c) => expandVariables(c, () => undefined));
 
 const run = promisify(execFile);
-const hasKubectl = spawnSync('which', ['kubectl']).status === 0;
+const kubectlTool = optionalTool('stock-images', 'stock-image runs (they need kubectl)', kubectlMissing(), 'LOADPLANE_REQUIRE_KUBECTL');
 
 let h: Harness;
 let cacheDir: string;
@@ -60,7 +61,8 @@ function expectRestricted(pod: { metadata: { name: string }; spec: Record<string
   expect(container.resources.limits.memory).toBeDefined();
 }
 
-describe.skipIf(!hasKubectl)('stock images in a namespace enforcing "restricted"', () => {
+describe.skipIf(kubectlTool.skip)(kubectlTool.title('stock images in a namespace enforcing "restricted"'), () => {
+  beforeAll(() => kubectlTool.assertPresent());
   it('the test namespace enforces restricted (kubectl get namespace)', async () => {
     const ns = parse(await kubectl('get', 'namespace', 'loadplane', '-o', 'yaml'));
     expect(ns.metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');

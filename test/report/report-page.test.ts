@@ -33,6 +33,7 @@ import { LATENCY_FACTOR_ANNOTATION, LATENCY_SEED_ANNOTATION } from '../../local/
 import type { RunResult } from '../../lambdas/core/aggregate';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { storedSpec } from '../support/stored-spec';
+import { fileMissing, optionalTool } from '../support/optional-tools';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/loadplane.mjs');
@@ -265,13 +266,11 @@ describe('loadplane report', () => {
 });
 
 /** Chromium here, or why the browser tests cannot run. */
-const browserMissing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-const requireBrowser = process.env.LOADPLANE_REQUIRE_BROWSER === '1';
-if (browserMissing && !requireBrowser) console.warn(`report-page: browser tests skipped: ${browserMissing}; LOADPLANE_REQUIRE_BROWSER=1 makes this a failure`);
+const chromiumTool = optionalTool('report-page', 'browser tests', fileMissing(CHROMIUM, 'apt-get install chromium'), 'LOADPLANE_REQUIRE_BROWSER');
 
-describe.skipIf(browserMissing !== undefined && !requireBrowser)('the report page in headless Chromium', () => {
+describe.skipIf(chromiumTool.skip)(chromiumTool.title('the report page in headless Chromium'), () => {
   it('draws every chart (canvas not blank, axes labelled) with no console error and no request at all; a run without samples says so', async () => {
-    if (browserMissing) throw new Error(`LOADPLANE_REQUIRE_BROWSER=1 but ${browserMissing}`);
+    chromiumTool.assertPresent();
     const { chromium } = await import('playwright-core');
     // launch() starts Chromium with a new, empty profile of its own (a temporary user data dir).
     const browser = await chromium.launch({
