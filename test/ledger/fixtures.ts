@@ -1,10 +1,12 @@
 /** Shared pieces of the ledger suites: a settable clock, fresh run ids, and the 50-caller race. */
 import {
   GetCommand,
+  PutCommand,
   QueryCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
   type GetCommandInput,
+  type PutCommandInput,
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -39,6 +41,8 @@ export function ledgerOn(table: LedgerTable, clock: TestClock = testClock()): Le
 export interface Interleave {
   /** Before each update (a conditional write). */
   update?: (input: UpdateCommandInput) => Promise<void>;
+  /** Before each put (a conditional create). */
+  put?: (input: PutCommandInput) => Promise<void>;
   /** Before each consistent read: after a failed condition, the fallback read of a store that returns no item with the failure (dynalite). */
   read?: (input: GetCommandInput) => Promise<void>;
   /** Before each query (a partition's items, a stage's output chunks). */
@@ -53,6 +57,7 @@ export interface Interleave {
 export function ledgerInterleaved(table: LedgerTable, clock: TestClock, before: Interleave): Ledger {
   const send = async (command: unknown) => {
     if (command instanceof UpdateCommand) await before.update?.(command.input);
+    if (command instanceof PutCommand) await before.put?.(command.input);
     if (command instanceof GetCommand) await before.read?.(command.input);
     if (command instanceof QueryCommand) await before.query?.(command.input);
     return table.client.send(command as UpdateCommand);

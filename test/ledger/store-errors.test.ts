@@ -2,7 +2,7 @@ import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { RunNotFound, StoreError, TransientStoreError } from '../../lambdas/core/errors';
-import { NotifyPolicy, Outcome, RunStatus, Stage } from '../../lambdas/core/status';
+import { NotifyPolicy, NotifyWhen, Outcome, RunStatus, Stage } from '../../lambdas/core/status';
 import { Ledger } from '../../lambdas/ledger/ledger';
 import { toStoreFailure } from '../../lambdas/ledger/store-errors';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStore } from '../../local/store/embedded-store';
@@ -106,6 +106,17 @@ describeOnLedgerBackends((table) => {
     ['markStage r1 Admit setup:sent', (l: Ledger) => l.markStage(runId, Stage.Admit, 'o', 'setup:sent')],
     ['completeStage r1 Admit', (l: Ledger) => l.completeStage(runId, Stage.Admit, 'o', {})],
     ['failStage r1 Admit', (l: Ledger) => l.failStage(runId, Stage.Admit, 'o', { name: 'X', message: 'y' })],
+    [
+      'claimNotification r1 slack',
+      (l: Ledger) => l.claimNotification(runId, 'slack', { leaseMs: 1000, policy: NotifyPolicy.atMostOnce, outcome: Outcome.FAILED }),
+    ],
+    ['markNotificationSent r1 slack', (l: Ledger) => l.markNotificationSent(runId, 'slack', 't', { status: 200 })],
+    ['releaseNotification r1 slack', (l: Ledger) => l.releaseNotification(runId, 'slack', 't', 'HTTP 503')],
+    [
+      'recordSuppression r1 slack',
+      (l: Ledger) =>
+        l.recordSuppression(runId, 'slack', { outcome: Outcome.FAILED, policy: NotifyPolicy.atMostOnce, decision: { when: NotifyWhen.change, reason: 'x' } }),
+    ],
   ] as const)('%s on a missing table → StoreError naming the operation', async (operation, call) => {
     const error = await call(missingTable()).catch((e) => e);
     expect(error.message.startsWith(`ledger ${operation} failed (ResourceNotFoundException: `)).toBe(true);
