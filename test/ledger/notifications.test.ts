@@ -54,6 +54,7 @@ describeOnLedgerBackends((table, backend) => {
 
     clock.advance(500);
     const sent = await ledger.markNotificationSent(runId, 'slack', claim.token, { status: 200 });
+    expect(sent.kind).toBe('sent');
     expect(sent.item).toMatchObject({ state: 'sent', token: claim.token, response: { status: 200 }, sentAt: '2026-03-15T12:00:00.500Z', claims: 1 });
     expect((await ledger.markNotificationSent(runId, 'slack', claim.token, { status: 200 })).kind).toBe('sent');
 
@@ -113,8 +114,11 @@ describeOnLedgerBackends((table, backend) => {
     const first = await ledger.claimNotification(runId, 'webhook', atMostOnce);
     if (first.kind !== 'claimed') throw new Error('unreachable');
     const released = await ledger.releaseNotification(runId, 'webhook', first.token, 'HTTP 503');
+    expect(released.kind).toBe('released');
     expect(released.item).toMatchObject({ state: 'released', releaseReason: 'HTTP 503' });
-    expect((await ledger.releaseNotification(runId, 'webhook', first.token, 'again')).item.releaseReason).toBe('HTTP 503');
+    const again = await ledger.releaseNotification(runId, 'webhook', first.token, 'again');
+    expect(again.kind).toBe('released');
+    expect(again.item.releaseReason).toBe('HTTP 503');
 
     const second = await ledger.claimNotification(runId, 'webhook', { ...atMostOnce, outcome: Outcome.FAILED });
     expect(second).toMatchObject({ kind: 'claimed', dedupeKey: `${runId}:SUCCEEDED`, resend: false });
@@ -299,6 +303,19 @@ describeOnLedgerBackends((table, backend) => {
       reads = 0;
       const retried = ledgerInterleaved(table(), clock, { read: async () => void (++reads === 1 && (await deleteEntry(other))) });
       expect(await retried.claimNotification(other, 'slack', atMostOnce)).toMatchObject({ kind: 'claimed', resend: false });
+    });
+
+    it('the live claim was released in between: the read shows it released, and the next attempt claims it', async () => {
+      const clock = testClock();
+      const runId = newRunId();
+      const x = ledgerOn(table(), clock);
+      const first = await x.claimNotification(runId, 'slack', atMostOnce);
+      let reads = 0;
+      const ledger = ledgerInterleaved(table(), clock, {
+        read: async () => void (++reads === 1 && (await x.releaseNotification(runId, 'slack', (first as { token: string }).token, 'HTTP 503'))),
+      });
+      expect(await ledger.claimNotification(runId, 'slack', atMostOnce)).toMatchObject({ kind: 'claimed', resend: false });
+      expect(reads).toBe(1);
     });
 
     it(`recordSuppression whose read-back finds nothing ${MAX_ATTEMPTS} times → TransientStoreError after exactly ${MAX_ATTEMPTS} puts`, async () => {
