@@ -177,6 +177,17 @@ describeOnLedgerBackends((table, backend) => {
     }
   });
 
+  it('marking or releasing a channel nobody claimed → StageOwnershipLost with no current entry', async () => {
+    const ledger = ledgerOn(table());
+    const runId = newRunId();
+    for (const call of [() => ledger.markNotificationSent(runId, 'slack', 't', { status: 200 }), () => ledger.releaseNotification(runId, 'slack', 't', 'x')]) {
+      const lost = await call().catch((e) => e);
+      expect(lost).toBeInstanceOf(StageOwnershipLost);
+      expect(lost.message).toBe(lostMessage(runId, 'slack'));
+      expect(lost.current).toBeUndefined();
+    }
+  });
+
   it("a claim without a holder does not keep an earlier claim's: the earlier holder meets it as unknown, not as its own", async () => {
     const clock = testClock();
     const ledger = ledgerOn(table(), clock);
