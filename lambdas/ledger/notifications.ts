@@ -80,10 +80,12 @@ export async function claimNotification(
     }
   }
   const setDecision = decision === undefined ? '' : ', #decision = if_not_exists(#decision, :decision)';
+  // Stryker disable next-line ConditionalExpression: the client drops an undefined value (removeUndefinedValues), so :decision is sent exactly when the update names it either way
   const decisionValue = decision === undefined ? {} : { ':decision': decision };
   // A claim without a holder must not keep an earlier claim's: it would name the wrong caller.
   const setHolder = holder === undefined ? '' : ', #holder = :holder';
   const removeHolder = holder === undefined ? ' REMOVE #holder' : '';
+  // Stryker disable next-line ConditionalExpression: the client drops an undefined value (removeUndefinedValues), so :holder is sent exactly when the update names it either way
   const holderValue = holder === undefined ? {} : { ':holder': holder };
   let current: NotificationItem | undefined;
   let currentHolder: string | undefined;
@@ -118,6 +120,7 @@ export async function claimNotification(
     if (claim.ok) return { kind: 'claimed', token, dedupeKey: parseNotificationItem(claim.attributes).dedupeKey, resend: false };
     if (!claim.current) continue;
     current = parseNotificationItem(claim.current);
+    // Stryker disable next-line ConditionalExpression: a claim writes its holder only as a string (ClaimOptions.holder), so a holder read back is a string or absent
     currentHolder = typeof claim.current.holder === 'string' ? claim.current.holder : undefined;
     if (current.state === NotificationState.sent) return { kind: 'sent', item: current };
     if (current.state === NotificationState.unknown) return { kind: 'unknown', item: current };
@@ -208,6 +211,7 @@ function recordedDecision({ when, reason, previous, supersededBy }: ClaimDecisio
     when,
     reason,
     ...(previous ? { previous: { runId: previous.runId, outcome: previous.outcome } } : {}),
+    // Stryker disable next-line ConditionalExpression: an undefined supersededBy is dropped on write (removeUndefinedValues) and by the item's parse, so the decision is the same without it
     ...(supersededBy !== undefined ? { supersededBy } : {}),
   };
 }

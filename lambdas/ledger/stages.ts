@@ -48,6 +48,7 @@ export function holderFor(caller: string | undefined, holder: string | undefined
 }
 
 function previousErrorOf(previous: Record<string, unknown>): FailureRecord | undefined {
+  // Stryker disable next-line ConditionalExpression: only failStage writes an error, and every begin REMOVEs it, so an item not failed never has one to parse
   if (previous.state !== StageState.failed) return undefined;
   const error = stageErrorSchema.safeParse(previous.error);
   return error.success ? error.data : undefined;
@@ -147,6 +148,7 @@ export async function markStage(ctx: LedgerContext, runId: string, stage: Stage,
  * The stage item with its output put back: inline as stored, or from its chunk items (stage-output.ts),
  * taken from `known` when they hold them (a partition read, or the chunks a write has in hand).
  */
+// Stryker disable next-line ArrayDeclaration: `known` is only searched for this output's chunks, so a default holding none of them is the same as an empty one
 export async function withOutput(ctx: LedgerContext, operation: string, stored: StoredStageItem, known: readonly OutputChunk[] = []): Promise<StageItem> {
   const { outputRef, ...stage } = stored;
   if (!outputRef) return stage;
@@ -160,6 +162,7 @@ export async function withOutput(ctx: LedgerContext, operation: string, stored: 
 export async function completeStage(ctx: LedgerContext, runId: string, stage: Stage, owner: string, output: unknown): Promise<CompleteStageResult> {
   const operation = `completeStage ${runId} ${stage}`;
   const stored = storedOutput(stage, output);
+  // Stryker disable next-line ArrayDeclaration: an inline output has no chunks to look up, so what `known` holds then is never searched
   const known = 'ref' in stored ? stored.chunks : [];
   if ('ref' in stored) await putOutputChunks(ctx, runId, stored.chunks, expiresAt(ctx.now()));
   const write = await conditionalUpdate(ctx, operation, {

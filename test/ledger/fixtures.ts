@@ -1,4 +1,15 @@
 /** Shared pieces of the ledger suites: a settable clock, fresh run ids, and the 50-caller race. */
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type GetCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { Ledger } from '../../lambdas/ledger/ledger';
 import type { LedgerTable } from '../support/dynamo-backends';
@@ -24,6 +35,35 @@ export function testClock(startIso = '2026-03-15T12:00:00.000Z'): TestClock {
 
 export function ledgerOn(table: LedgerTable, clock: TestClock = testClock()): Ledger {
   return new Ledger({ client: table.client, tableName: table.tableName, clock: clock.now });
+}
+
+/** What a test does before the ledger's requests of one kind (ledgerInterleaved). */
+export interface Interleave {
+  /** Before each update (a conditional write). */
+  update?: (input: UpdateCommandInput) => Promise<void>;
+  /** Before each put (a conditional create). */
+  put?: (input: PutCommandInput) => Promise<void>;
+  /** Before each consistent read: after a failed condition, the fallback read of a store that returns no item with the failure (dynalite). */
+  read?: (input: GetCommandInput) => Promise<void>;
+  /** Before each query (a partition's items, a stage's output chunks). */
+  query?: (input: QueryCommandInput) => Promise<void>;
+}
+
+/**
+ * A ledger on `table` whose requests first await `before`'s step for their kind: there a test writes to
+ * the item itself (through `table.client`), as another writer coming in between two of the ledger's own
+ * requests would. The ledger's requests still go to the real table, conditions and all.
+ */
+export function ledgerInterleaved(table: LedgerTable, clock: TestClock, before: Interleave): Ledger {
+  const send = async (command: unknown) => {
+    if (command instanceof UpdateCommand) await before.update?.(command.input);
+    if (command instanceof PutCommand) await before.put?.(command.input);
+    if (command instanceof GetCommand) await before.read?.(command.input);
+    if (command instanceof QueryCommand) await before.query?.(command.input);
+    return table.client.send(command as UpdateCommand);
+  };
+  const client = new Proxy(table.client, { get: (target, prop, receiver) => (prop === 'send' ? send : Reflect.get(target, prop, receiver)) });
+  return new Ledger({ client: client as DynamoDBDocumentClient, tableName: table.tableName, clock: clock.now });
 }
 
 /** A fresh run id in the shape of real ones (lowercase, 26 characters). */

@@ -14,7 +14,7 @@ import { ITEM_LIMIT_BYTES } from '../../lambdas/ledger/item-size';
 import { CHUNK_TTL_MARGIN_SECONDS } from '../../lambdas/ledger/inline-script';
 import { describeOnLedgerBackends } from '../support/dynamo-backends';
 import { partitionItems } from '../support/ledger-items';
-import { givenRun, ledgerOn, testClock } from './fixtures';
+import { givenRun, ledgerInterleaved, ledgerOn, testClock } from './fixtures';
 
 const LEASE_MS = 30_000;
 
@@ -51,6 +51,21 @@ describeOnLedgerBackends((table) => {
     expect(view?.stages.Start?.output).toEqual(large);
     expect(view?.stages.Start).not.toHaveProperty('outputRef');
     expect(await ledger.beginStage(runId, Stage.Start, 'b', LEASE_MS)).toEqual({ kind: 'completed', output: large });
+  });
+
+  it('a completion hands back its large output from the chunks it wrote, with no read of them; a completion by the same owner again, the same', async () => {
+    const clock = testClock();
+    const queries: string[] = [];
+    const ledger = ledgerInterleaved(table(), clock, { query: async (input) => void queries.push(String(input.KeyConditionExpression)) });
+    const runId = await givenRun(ledger);
+    const large = randomOutput(200_000);
+    await ledger.beginStage(runId, Stage.Start, 'a', LEASE_MS);
+    expect((await ledger.completeStage(runId, Stage.Start, 'a', large)).stage.output).toEqual(large);
+    expect((await ledger.completeStage(runId, Stage.Start, 'a', large)).stage.output).toEqual(large);
+    expect(queries).toEqual([]);
+    // A begin after it has no chunks in hand: one query for them.
+    expect(await ledger.beginStage(runId, Stage.Start, 'b', LEASE_MS)).toEqual({ kind: 'completed', output: large });
+    expect(queries).toHaveLength(1);
   });
 
   it('chunks are at most 300,000 bytes of data, every item stays below 400 KB, and they outlive the stage item by the chunk TTL margin', async () => {

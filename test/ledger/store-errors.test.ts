@@ -2,7 +2,7 @@ import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { RunNotFound, StoreError, TransientStoreError } from '../../lambdas/core/errors';
-import { NotifyPolicy, Outcome, RunStatus, Stage } from '../../lambdas/core/status';
+import { NotifyPolicy, NotifyWhen, Outcome, RunStatus, Stage } from '../../lambdas/core/status';
 import { Ledger } from '../../lambdas/ledger/ledger';
 import { toStoreFailure } from '../../lambdas/ledger/store-errors';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmbeddedStore } from '../../local/store/embedded-store';
@@ -86,7 +86,9 @@ describeOnLedgerBackends((table) => {
     ['decideOutcome', (l: Ledger) => l.decideOutcome(runId, Outcome.FAILED, 'x')],
     ['requestAbort', (l: Ledger) => l.requestAbort(runId, 'me')],
     ['beginStage', (l: Ledger) => l.beginStage(runId, Stage.Admit, 'o', 1000)],
+    ['markStage', (l: Ledger) => l.markStage(runId, Stage.Admit, 'o', 'setup:sent')],
     ['completeStage', (l: Ledger) => l.completeStage(runId, Stage.Admit, 'o', {})],
+    ['failStage', (l: Ledger) => l.failStage(runId, Stage.Admit, 'o', { name: 'X', message: 'y' })],
     ['claimNotification', (l: Ledger) => l.claimNotification(runId, 'slack', { leaseMs: 1000, policy: NotifyPolicy.atMostOnce, outcome: Outcome.FAILED })],
     ['getRun', (l: Ledger) => l.getRun(runId)],
     ['listRuns', (l: Ledger) => l.listRuns()],
@@ -96,6 +98,28 @@ describeOnLedgerBackends((table) => {
     expect(error).toBeInstanceOf(StoreError);
     expect(error.retryable).toBe(false);
     expect(error.cause).toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+
+  // The message names the ledger's operation and what it was on (the SDK's own words, after it, differ by store).
+  it.each([
+    ['beginStage r1 Admit', (l: Ledger) => l.beginStage(runId, Stage.Admit, 'o', 1000)],
+    ['markStage r1 Admit setup:sent', (l: Ledger) => l.markStage(runId, Stage.Admit, 'o', 'setup:sent')],
+    ['completeStage r1 Admit', (l: Ledger) => l.completeStage(runId, Stage.Admit, 'o', {})],
+    ['failStage r1 Admit', (l: Ledger) => l.failStage(runId, Stage.Admit, 'o', { name: 'X', message: 'y' })],
+    [
+      'claimNotification r1 slack',
+      (l: Ledger) => l.claimNotification(runId, 'slack', { leaseMs: 1000, policy: NotifyPolicy.atMostOnce, outcome: Outcome.FAILED }),
+    ],
+    ['markNotificationSent r1 slack', (l: Ledger) => l.markNotificationSent(runId, 'slack', 't', { status: 200 })],
+    ['releaseNotification r1 slack', (l: Ledger) => l.releaseNotification(runId, 'slack', 't', 'HTTP 503')],
+    [
+      'recordSuppression r1 slack',
+      (l: Ledger) =>
+        l.recordSuppression(runId, 'slack', { outcome: Outcome.FAILED, policy: NotifyPolicy.atMostOnce, decision: { when: NotifyWhen.change, reason: 'x' } }),
+    ],
+  ] as const)('%s on a missing table → StoreError naming the operation', async (operation, call) => {
+    const error = await call(missingTable()).catch((e) => e);
+    expect(error.message.startsWith(`ledger ${operation} failed (ResourceNotFoundException: `)).toBe(true);
   });
 
   it('an item that does not match its schema → StoreError naming it', async () => {
