@@ -97,7 +97,7 @@ export function totalRetryWaitSeconds(retry: Omit<RetryTiming, 'JitterStrategy'>
 }
 
 /** The fewest attempts of a no-jitter backoff whose total wait exceeds `seconds` by at least one interval. */
-function attemptsToOutlast(seconds: number, shape: Omit<RetryTiming, 'MaxAttempts' | 'JitterStrategy'>): number {
+export function attemptsToOutlast(seconds: number, shape: Omit<RetryTiming, 'MaxAttempts' | 'JitterStrategy'>): number {
   let attempts = 1;
   while (totalRetryWaitSeconds({ ...shape, MaxAttempts: attempts }) < seconds + shape.IntervalSeconds) attempts++;
   return attempts;
