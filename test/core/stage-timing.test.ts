@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  BUSY_ERROR_NAMES,
   LEASE_MARGIN_SECONDS,
   NOTIFY_CLAIM_LEASE_SECONDS,
   NOTIFY_SEND_TIMEOUT_SECONDS,
@@ -91,6 +92,10 @@ describe('the stage timing table (architecture §6)', () => {
   it('k6 setup() and teardown() may each take 120 s: Start’s 180 s and Cleanup’s 240 s less their own work (60 s, 120 s)', () => {
     expect(SETUP_BUDGET_SECONDS).toBe(120);
     expect(TEARDOWN_BUDGET_SECONDS).toBe(120);
+  });
+
+  it('the busy errors are StageBusy (a stage lease) and NotificationInProgress (a channel claim)', () => {
+    expect(BUSY_ERROR_NAMES).toEqual(['StageBusy', 'NotificationInProgress']);
   });
 
   it('a transient error retries with full jitter: its wait is not guaranteed, so it never waits out a lease', () => {
