@@ -143,6 +143,7 @@ describe('outcomeFromRunners', () => {
       'runner 2 produced no result; runner 4 reported but only runners 0-2 were launched; runner 1 exited 107 (script exception); runner 0 exited 137 (SIGKILL, usually OOM-killed)',
     ],
     ['no runner at all', 0, [], Outcome.FAILED, 'no runner produced a result'],
+    ['neither of two launched runners reported: each is named, once', 2, [], Outcome.FAILED, 'runners 0-1 produced no result'],
   ])('%s', (_label, expected, runners, outcome, reason) => {
     expect(decide(expected, runners)).toEqual({ outcome, reason });
   });
