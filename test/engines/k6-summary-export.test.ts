@@ -64,6 +64,32 @@ describe('the flags loadplane adds to k6 run', () => {
     ['p(x)', undefined],
     ['med', undefined],
     ['count', undefined],
+    // k6 reads the text between `p(` and `)` as a float (Go's ParseFloat): signs, a leading or
+    // trailing dot, an exponent; then keeps 0..100.
+    ['p(12.5)', 12.5],
+    ['p(.5)', 0.5],
+    ['p(.55)', 55 / 100],
+    ['p(1e01)', 10],
+    ['p(5.)', 5],
+    ['p(+50)', 50],
+    ['p(-0.5)', undefined],
+    ['p(1e1)', 10],
+    ['p(1E+1)', 10],
+    ['p(5e-1)', 0.5],
+    ['p(1e2)', 100],
+    ['p(100.0001)', undefined],
+    ['p(1e)', undefined],
+    ['p(e1)', undefined],
+    ['p(.)', undefined],
+    ['p(1.2.3)', undefined],
+    ['p(5 )', undefined],
+    ['p( 5)', undefined],
+    ['p(1e999)', undefined],
+    ['p(Infinity)', undefined],
+    ['xp(95)', undefined],
+    ['p(95)x', undefined],
+    ['P(95)', undefined],
+    ['p(9)5)', undefined],
   ])('trend stat %s names percentile %s', (stat, p) => {
     expect(trendStatPercentile(stat)).toBe(p);
   });
@@ -258,6 +284,87 @@ describe('semantics on small exports', () => {
     expect(runnerSummaryFromK6Export({ metrics: {} }, { ...facts, durationMs: -5 }).durationMs).toBe(0);
   });
 
+  it('state.testRunDurationMs of 0 is a duration of 0, not a missing one', () => {
+    expect(runnerSummaryFromK6Export({ metrics: { http_reqs: { count: 30, rate: 3 } }, state: { testRunDurationMs: 0 } }, facts).durationMs).toBe(0);
+  });
+
+  it.each([
+    // [counters, durationMs]: count / rate of the counter with the largest count; k6 writes rate 0 when
+    // the test-run duration is 0, and a count of 0 says nothing of the duration: the facts' 99_999 then.
+    [
+      'the largest counter, whichever its place',
+      { http_reqs: { count: 10, rate: 1 }, iterations: { count: 40, rate: 2 }, data_sent: { count: 20, rate: 4 } },
+      20_000,
+    ],
+    ['the largest counter last', { http_reqs: { count: 10, rate: 1 }, data_received: { count: 90, rate: 30 } }, 3_000],
+    ['the first of two equally large counters', { iterations: { count: 50, rate: 10 }, data_sent: { count: 50, rate: 20 } }, 5_000],
+    ['data_sent alone', { data_sent: { count: 8, rate: 2 } }, 4_000],
+    ['data_received alone', { data_received: { count: 9, rate: 3 } }, 3_000],
+    ['a counter with a count but rate 0 (a test-run duration of 0)', { http_reqs: { count: 5, rate: 0 } }, 99_999],
+    ['a counter with rate but count 0', { iterations: { count: 0, rate: 2 } }, 99_999],
+    ['a zero counter beside one that has both', { http_reqs: { count: 0, rate: 0 }, iterations: { count: 12, rate: 4 } }, 3_000],
+    ['a counter that is not a built-in one is not read', { my_counter: { count: 100, rate: 1 } }, 99_999],
+    ['vus_max (a gauge) is not a counter', { vus_max: { value: 1, min: 1, max: 1 } }, 99_999],
+    ['0.5 ms rounds up', { iterations: { count: 1, rate: 1 / 0.0125 } }, 13],
+  ])('the run duration from %s', (_, metrics, durationMs) => {
+    expect(runnerSummaryFromK6Export({ metrics }, facts).durationMs).toBe(durationMs);
+  });
+
+  it("thresholds are sorted by metric, then by expression, whatever the export's key order", () => {
+    const exported = {
+      metrics: {
+        http_req_failed: { value: 0, passes: 0, fails: 1, thresholds: { 'rate<0.1': false } },
+        http_req_duration: { max: 1, thresholds: { 'p(99)<1': true, 'avg<1': false, 'p(95)<1': false } },
+        checks: { value: 1, passes: 1, fails: 0, thresholds: { 'rate>0.9': false } },
+      },
+    };
+    expect(runnerSummaryFromK6Export(exported, facts).thresholds).toEqual([
+      { metric: 'checks', expression: 'rate>0.9', ok: true },
+      { metric: 'http_req_duration', expression: 'avg<1', ok: true },
+      { metric: 'http_req_duration', expression: 'p(95)<1', ok: true },
+      { metric: 'http_req_duration', expression: 'p(99)<1', ok: false },
+      { metric: 'http_req_failed', expression: 'rate<0.1', ok: true },
+    ]);
+  });
+
+  it("vusMax is vus_max's max, else its value; without vus_max there is none", () => {
+    expect(runnerSummaryFromK6Export({ metrics: { vus_max: { value: 3, min: 1, max: 7 } } }, facts).vusMax).toBe(7);
+    expect(runnerSummaryFromK6Export({ metrics: { vus_max: { value: 3 } } }, facts).vusMax).toBe(3);
+    expect(runnerSummaryFromK6Export({ metrics: { vus_max: { value: 2.6 } } }, facts).vusMax).toBe(3);
+    expect(runnerSummaryFromK6Export({ metrics: {} }, facts)).not.toHaveProperty('vusMax');
+  });
+
+  it.each([
+    // [what the export has, the latency read]
+    [
+      'http_reqs but no http_req_duration: no latency at all',
+      { http_reqs: { count: 10, rate: 1 } },
+      { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [] },
+    ],
+    [
+      'a trend whose count is 0: no samples, whatever else it says',
+      { http_req_duration: { count: 0, avg: 3, min: 1, max: 5, 'p(90)': 4, 'p(95)': 4, 'p(99)': 5, 'p(50)': 2 } },
+      { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0, quantiles: [] },
+    ],
+    [
+      'a trend without avg, min or percentiles: sum and min 0, the percentiles at max',
+      { http_req_duration: { count: 4, max: 8 } },
+      { count: 4, sum: 0, min: 0, max: 8, p90: 8, p95: 8, p99: 8, quantiles: [] },
+    ],
+    [
+      'a trend without max: the percentiles it lacks are 0',
+      { http_req_duration: { count: 4, avg: 2.5, min: 1, 'p(90)': 3 } },
+      { count: 4, sum: 10, min: 1, max: 0, p90: 3, p95: 0, p99: 0, quantiles: [{ q: 0.9, value: 3 }] },
+    ],
+    [
+      'a trend without count: http_reqs counts its samples',
+      { http_reqs: { count: 4, rate: 1 }, http_req_duration: { avg: 2.5, min: 1, max: 4, med: 2 } },
+      { count: 4, sum: 10, min: 1, max: 4, p90: 4, p95: 4, p99: 4, quantiles: [{ q: 0.5, value: 2 }] },
+    ],
+  ])('%s', (_, metrics, latency) => {
+    expect(runnerSummaryFromK6Export({ metrics }, facts).latency).toEqual({ ...latency, relativeError: 0 });
+  });
+
   it('med stands for q = 0.5 when p(50) is absent; p(50) wins when both are there', () => {
     const trend = { count: 4, avg: 2, min: 1, max: 4, med: 2.5, 'p(75)': 3.25 };
     expect(runnerSummaryFromK6Export({ metrics: { http_req_duration: trend } }, facts).latency.quantiles).toEqual([
@@ -285,29 +392,101 @@ describe('semantics on small exports', () => {
 });
 
 describe('not k6’s export: a clear error', () => {
+  // The whole message: it is the runner's missing-result reason in the run's record (zod's own words after the path).
   it.each([
-    ['null', null, /not k6's --summary-export JSON: \(top level\): .*expected object/],
-    ['a string', 'LOADPLANE_RESULT {}', /expected object/],
-    ['a number', 42, /expected object/],
-    ['an array', [], /expected object/],
-    ['no metrics', { root_group: {} }, /metrics: .*expected record/],
-    ['metrics not an object', { metrics: [] }, /metrics: .*expected record/],
-    ['a metric that is a number', { metrics: { http_reqs: 5 } }, /metrics\["http_reqs"\]: .*expected object/],
+    ['null', null, "not k6's --summary-export JSON: (top level): Invalid input: expected object, received null"],
+    ['a string', 'LOADPLANE_RESULT {}', "not k6's --summary-export JSON: (top level): Invalid input: expected object, received string"],
+    ['a number', 42, "not k6's --summary-export JSON: (top level): Invalid input: expected object, received number"],
+    ['an array', [], "not k6's --summary-export JSON: (top level): Invalid input: expected object, received array"],
+    ['no metrics', { root_group: {} }, "not k6's --summary-export JSON: metrics: Invalid input: expected record, received undefined"],
+    [
+      'results without a version: not the machine-readable summary either',
+      { results: {} },
+      "not k6's --summary-export JSON: metrics: Invalid input: expected record, received undefined",
+    ],
+    ['a version without results', { version: '1.5.0' }, "not k6's --summary-export JSON: metrics: Invalid input: expected record, received undefined"],
+    ['metrics not an object', { metrics: [] }, "not k6's --summary-export JSON: metrics: Invalid input: expected record, received array"],
+    [
+      'a metric that is a number',
+      { metrics: { http_reqs: 5 } },
+      'not k6\'s --summary-export JSON: metrics["http_reqs"]: Invalid input: expected object, received number',
+    ],
+    [
+      'three bad metrics: all three named',
+      { metrics: { a: 1, b: 2, c: 3 } },
+      'not k6\'s --summary-export JSON: metrics["a"]: Invalid input: expected object, received number; metrics["b"]: Invalid input: expected object, received number; metrics["c"]: Invalid input: expected object, received number',
+    ],
+    [
+      'four bad metrics: three named, the rest counted',
+      { metrics: { a: 1, b: 2, c: 3, d: 4 } },
+      'not k6\'s --summary-export JSON: metrics["a"]: Invalid input: expected object, received number; metrics["b"]: Invalid input: expected object, received number; metrics["c"]: Invalid input: expected object, received number (and 1 more)',
+    ],
     [
       'null where a built-in counter needs its count (NaN after JSON.stringify)',
       { metrics: { http_reqs: { count: null, rate: 1 } } },
-      /metrics\["http_reqs"\] lacks count/,
+      'not k6\'s --summary-export JSON: metrics["http_reqs"] lacks count (k6 exports a counter as {count, rate})',
     ],
     [
       'a threshold that is not a boolean',
       { metrics: { checks: { value: 1, passes: 1, fails: 0, thresholds: { 'rate>0.9': 'ok' } } } },
-      /\["thresholds"\]\["rate>0.9"\]: .*expected boolean/,
+      'not k6\'s --summary-export JSON: metrics["checks"]["thresholds"]["rate>0.9"]: Invalid input: expected boolean, received string',
     ],
-    ['a counter without count', { metrics: { http_reqs: { rate: 3 } } }, /metrics\["http_reqs"\] lacks count \(k6 exports a counter as \{count, rate\}\)/],
-    ['a negative count', { metrics: { http_reqs: { count: -1, rate: 1 } } }, /impossible result \(requests\["count"\]/],
-    ["k6's machine-readable summary", { version: '1.0.0', config: {}, metadata: {}, results: {} }, /machine-readable summary \(--new-machine-readable-summary/],
+    [
+      'a counter without count',
+      { metrics: { http_reqs: { rate: 3 } } },
+      'not k6\'s --summary-export JSON: metrics["http_reqs"] lacks count (k6 exports a counter as {count, rate})',
+    ],
+    [
+      'iterations without rate',
+      { metrics: { iterations: { count: 3 } } },
+      'not k6\'s --summary-export JSON: metrics["iterations"] lacks rate (k6 exports a counter as {count, rate})',
+    ],
+    [
+      'data_received without either',
+      { metrics: { data_received: {} } },
+      'not k6\'s --summary-export JSON: metrics["data_received"] lacks count, rate (k6 exports a counter as {count, rate})',
+    ],
+    [
+      'data_sent without count',
+      { metrics: { data_sent: { rate: 1 } } },
+      'not k6\'s --summary-export JSON: metrics["data_sent"] lacks count (k6 exports a counter as {count, rate})',
+    ],
+    [
+      'http_req_failed with its share only',
+      { metrics: { http_req_failed: { value: 0.025 } } },
+      'not k6\'s --summary-export JSON: metrics["http_req_failed"] lacks passes, fails (k6 exports a rate as {value, passes, fails})',
+    ],
+    [
+      'http_req_failed without its share',
+      { metrics: { http_req_failed: { passes: 1, fails: 3 } } },
+      'not k6\'s --summary-export JSON: metrics["http_req_failed"] lacks value (k6 exports a rate as {value, passes, fails})',
+    ],
+    [
+      'a negative count',
+      { metrics: { http_reqs: { count: -1, rate: 1 } } },
+      'not k6\'s --summary-export JSON: it gives an impossible result (requests["count"]: Too small: expected number to be >=0)',
+    ],
+    [
+      'a negative percentile: its place in the grid named',
+      { metrics: { http_req_duration: { count: 2, max: 5, 'p(50)': -1 } } },
+      'not k6\'s --summary-export JSON: it gives an impossible result (latency["quantiles"][0]["value"]: Too small: expected number to be >=0)',
+    ],
+    [
+      'a negative state.testRunDurationMs',
+      { metrics: {}, state: { testRunDurationMs: -1 } },
+      'not k6\'s --summary-export JSON: state["testRunDurationMs"]: Too small: expected number to be >=0',
+    ],
+    [
+      "k6's machine-readable summary",
+      { version: '1.0.0', config: {}, metadata: {}, results: {} },
+      "not k6's --summary-export JSON: this is k6's machine-readable summary (--new-machine-readable-summary / K6_NEW_MACHINE_READABLE_SUMMARY); loadplane reads the default (legacy) export shape",
+    ],
   ])('%s', (_, exported, message) => {
-    expect(() => runnerSummaryFromK6Export(exported, facts)).toThrow(message);
+    expect(() => runnerSummaryFromK6Export(exported, facts)).toThrow(new Error(message));
+  });
+
+  it('an export with metrics is read as one even beside results and version (a legacy export with extra keys)', () => {
+    expect(runnerSummaryFromK6Export({ metrics: { http_reqs: { count: 4, rate: 2 } }, results: {}, version: '1' }, facts).requests.count).toBe(4);
   });
 
   it('a value that is no finite number (k6 writes null for a custom trend that saw Infinity) is dropped, not the whole result', () => {

@@ -9,7 +9,6 @@ import { newRunId } from '../../lambdas/core/run-id';
 import { Role } from '../../lambdas/core/runner-contract';
 import { CleanupPolicy, Outcome, Stage, StageState } from '../../lambdas/core/status';
 import { cleanup, type CleanupRecord } from '../../lambdas/stages/cleanup';
-import { stageLeaseMs } from '../../lambdas/core/stage-timing';
 import { k6Spec, startHarness, type Harness } from '../support/local-runs';
 import { driveTo, endRun, markRequests, objectsOf, viewOf } from './stage-fixture';
 
@@ -124,8 +123,12 @@ describe('Cleanup', () => {
     };
     await expect(cleanup({ ...h.runtime.deps, ledger }, runId)).rejects.toMatchObject({ name: 'Lambda.Unknown' });
     expect((await viewOf(h, runId)).stages.Cleanup?.marks).toEqual(['teardown:done', 'teardown:sent']);
-    // The crashed attempt's lease lapses; meanwhile the coordinator it stopped has exited.
-    await h.clock.sleep(stageLeaseMs(Stage.Cleanup) + 1);
+    // Cleanup's lease is its 240 s timeout + the 30 s margin: the crashed attempt still holds it
+    // 270 s on (its last ms), and a retry then waits; 1 ms later it has lapsed (meanwhile the
+    // coordinator it stopped has exited).
+    await h.clock.sleep(270_000);
+    await expect(cleanup(h.runtime.deps, runId)).rejects.toMatchObject({ name: 'StageBusy', stage: Stage.Cleanup, retryable: true });
+    await h.clock.sleep(1);
     const requests = markRequests(h);
     const record = await cleanup(h.runtime.deps, runId);
     expect(record.teardown).toEqual({ ran: true });

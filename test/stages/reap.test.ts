@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRunId } from '../../lambdas/core/run-id';
 import type { RunSpecInput } from '../../lambdas/core/spec';
-import { admitGiveUpSeconds } from '../../lambdas/core/stage-timing';
 import { Outcome, Stage, StageState } from '../../lambdas/core/status';
 import { admit } from '../../lambdas/stages/admit';
 import { reap, type ExecutionStatusChange } from '../../lambdas/stages/reap';
@@ -48,6 +47,13 @@ const ended = (status: string, runId: string, input: unknown, extra: Partial<Exe
 });
 const localInput = (s: RunSpecInput) => ({ spec: s, source: 'local' });
 const FINISHING = [Stage.Decide, Stage.Notify, Stage.Cleanup] as const;
+/**
+ * The longest an execution can spend in Admit (architecture §6), worked out from its Task: 1 + 6
+ * transient + 5 busy attempts of 30 s each (360 s), the transient waits 2 + 4 + 8 + 16 + 30 + 30 (90 s)
+ * and the busy waits 5 + 7.5 + 11.25 + 16.875 + 25.3125 (65.9375 s): 515.9375 s. The ledger's
+ * clock counts whole ms, so 515_938 ms is the first moment no execution can still adopt a run.
+ */
+const ADMIT_GAVE_UP_MS = 515_938;
 
 describe('reap', () => {
   it('finishes an execution stopped mid-run (ABORTED): outcome recorded, one notification, nothing left', async () => {
@@ -129,7 +135,7 @@ describe('reap', () => {
     // Another execution with the same input could still be in Admit: the reaper waits until none can be.
     await expect(reap(h.runtime.deps, event)).rejects.toMatchObject({ name: 'StageBusy', retryable: true });
     expect((await viewOf(h, runId)).run.executionArn).toBeUndefined();
-    h.clock.advance(admitGiveUpSeconds() * 1000);
+    h.clock.advance(ADMIT_GAVE_UP_MS);
     const result = await reap(h.runtime.deps, event);
 
     expect(result).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.TIMED_OUT });
@@ -145,10 +151,21 @@ describe('reap', () => {
     expect(requests.since()).toEqual([]);
   });
 
+  it('takes over an unadopted run only from 515.9375 s after its creation: at 515.937 s Admit may still adopt it', async () => {
+    const s = spec('reap-admit-boundary');
+    const runId = await createdOnly(h, s);
+    const event = ended('FAILED', runId, localInput(s), { error: 'States.TaskFailed', cause: 'boom' });
+    h.clock.advance(ADMIT_GAVE_UP_MS - 1);
+    await expect(reap(h.runtime.deps, event)).rejects.toMatchObject({ name: 'StageBusy', retryable: true });
+    expect((await viewOf(h, runId)).run.executionArn).toBeUndefined();
+    h.clock.advance(1);
+    expect(await reap(h.runtime.deps, event)).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.FAILED });
+  });
+
   it('never takes over a run of another spec: an execution whose Admit met a RunConflict leaves the unadopted run to its own execution', async () => {
     const s = spec('reap-owner');
     const runId = await createdOnly(h, s);
-    h.clock.advance(admitGiveUpSeconds() * 1000);
+    h.clock.advance(ADMIT_GAVE_UP_MS);
     const edited = { ...spec('reap-owner'), parallelism: 3 };
     const result = await reap(h.runtime.deps, ended('FAILED', runId, localInput(edited), { error: 'RunConflict' }));
     expect(result).toMatchObject({ kind: 'ignored', why: expect.stringMatching(/RunConflict/) });
@@ -165,7 +182,7 @@ describe('reap', () => {
 
     const event = ended('FAILED', runId, localInput(s), { error: 'States.TaskFailed', cause: 'boom' });
     await expect(reap(h.runtime.deps, event)).rejects.toMatchObject({ name: 'StageBusy' });
-    h.clock.advance(admitGiveUpSeconds() * 1000);
+    h.clock.advance(ADMIT_GAVE_UP_MS);
     const result = await reap(h.runtime.deps, event);
 
     expect(result).toMatchObject({ kind: 'reaped', runId, outcome: Outcome.FAILED, reason: 'the execution failed (States.TaskFailed: boom)' });

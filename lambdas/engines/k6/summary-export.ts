@@ -166,10 +166,8 @@ export function runnerSummaryFromK6Export(exported: unknown, facts: RunnerFacts)
       throw new Error(`${NOT_K6}: metrics["${name}"] lacks ${missing.join(', ')} (k6 exports a ${type} as {${fields.join(', ')}})`);
     }
   }
-  const num = (metric: string, field: string): number | undefined => {
-    const v = metrics[metric]?.[field];
-    return typeof v === 'number' ? v : undefined;
-  };
+  // Every field but `thresholds` is a finite number (metricSchema drops the rest); no field read here is `thresholds`.
+  const num = (metric: string, field: string): number | undefined => metrics[metric]?.[field];
 
   const requests = Math.round(num('http_reqs', 'count') ?? 0);
   const failed = Math.round(num('http_req_failed', 'passes') ?? 0);
@@ -228,11 +226,11 @@ function compare(a: string, b: string): number {
 function quantilesOf(trend: ExportedMetric): { q: number; value: number }[] {
   const byLevel = new Map<number, number>();
   for (const [key, value] of Object.entries(trend)) {
-    if (typeof value !== 'number') continue;
+    // `thresholds`, the one field that is no number, names no percentile.
     const p = trendStatPercentile(key);
     // Exactly the level k6 used (TrendSink.P(pct / 100): p(99.9) is 0.9990000000000001), so the
     // bracket's rank arithmetic (percentile-bracket.ts) matches k6's to the sample.
-    if (p !== undefined) byLevel.set(p / 100, value);
+    if (p !== undefined) byLevel.set(p / 100, value as number);
   }
   if (!byLevel.has(0.5) && typeof trend.med === 'number') byLevel.set(0.5, trend.med);
   return [...byLevel].sort(([a], [b]) => a - b).map(([q, value]) => ({ q, value }));
@@ -245,9 +243,11 @@ function runDurationMs(metrics: SummaryExport['metrics'], state: SummaryExport['
   if (state?.testRunDurationMs !== undefined) return state.testRunDurationMs;
   let best: { count: number; rate: number } | undefined;
   for (const name of DURATION_COUNTERS) {
-    const count = metrics[name]?.count;
-    const rate = metrics[name]?.rate;
-    if (typeof count !== 'number' || typeof rate !== 'number' || count <= 0 || rate <= 0) continue;
+    // A built-in counter that is there has both its count and its rate (REQUIRED).
+    const counter = metrics[name];
+    if (!counter) continue;
+    const { count, rate } = counter as { count: number; rate: number };
+    if (count <= 0 || rate <= 0) continue;
     if (!best || count > best.count) best = { count, rate };
   }
   return best ? Math.round((best.count / best.rate) * 1000) : undefined;
@@ -260,7 +260,8 @@ function runDurationMs(metrics: SummaryExport['metrics'], state: SummaryExport['
 export function parseK6ResultLine(log: string): unknown | undefined {
   const lines = log.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!.replace(/\r$/, '');
+    // A CRLF line's CR is JSON whitespace: it needs no stripping.
+    const line = lines[i]!;
     if (!line.startsWith(RESULT_LINE_PREFIX)) continue;
     try {
       return JSON.parse(line.slice(RESULT_LINE_PREFIX.length)) as unknown;
