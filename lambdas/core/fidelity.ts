@@ -142,6 +142,5 @@ export function afterFidelity(decided: { outcome: Outcome; reason: string }, rec
   if (decided.outcome === Outcome.SUCCEEDED && record.failures.length > 0) {
     return { outcome: Outcome.LOAD_NOT_DELIVERED, reason: [`load not delivered: ${record.failures.join('; ')}`, ...record.warnings].join('; ') };
   }
-  const notes = [...record.failures, ...record.warnings];
-  return notes.length === 0 ? decided : { ...decided, reason: [decided.reason, ...notes].join('; ') };
+  return { ...decided, reason: [decided.reason, ...record.failures, ...record.warnings].join('; ') };
 }
