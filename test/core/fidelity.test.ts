@@ -72,6 +72,7 @@ describe('the fidelity record', () => {
     const f = fidelityOf(example(parseFidelityRule({ maxDroppedIterations: '5%', cpuStarved: 'fail' })));
     expect(f.failures).toEqual([`${DROP_1}, more than the spec's 5.0 %)`, STARVED_2]);
     expect(f.warnings).toEqual([]);
+    expect(f.rule).toEqual({ maxDroppedShare: 0.05, cpuStarved: 'fail' });
     expect(afterFidelity({ outcome: Outcome.SUCCEEDED, reason: 'all 3 runners passed' }, f)).toEqual({
       outcome: Outcome.LOAD_NOT_DELIVERED,
       reason: `load not delivered: ${DROP_1}, more than the spec's 5.0 %); ${STARVED_2}`,
@@ -174,6 +175,19 @@ describe('the fidelity record', () => {
       failures: [],
       warnings: ['runner 0 dropped 100 of 200 planned iterations (50.0 %)'],
     });
+  });
+
+  it("the run's VUs only when every runner with a result tells its vus_max", () => {
+    const f = fidelityOf({
+      result: aggregateResults(2, [runner(0, { iterations: 10, vusMax: 2 }), runner(1, { iterations: 10 })]),
+      runners: [
+        { index: 0, replaced: 0 },
+        { index: 1, replaced: 0 },
+      ],
+      cpu: new Map(),
+    });
+    expect(f.runners.map((r) => r.vusMax)).toEqual([2, undefined]);
+    expect(f).not.toHaveProperty('vusMax');
   });
 
   it('a runner whose engine does not count drops: its iterations stay out of the run-level share', () => {
