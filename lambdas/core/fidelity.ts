@@ -109,7 +109,8 @@ export function fidelityOf(input: FidelityInput): FidelityRecord {
     if (r.droppedIterations) {
       const said = `runner ${r.runner} dropped ${r.droppedIterations} of ${r.droppedIterations + (r.iterations ?? 0)} planned iterations (${percentText(r.droppedShare!)}`;
       const limit = rule?.maxDroppedShare;
-      if (limit !== undefined && r.droppedShare! > limit) failures.push(`${said}, more than the spec's ${percentText(limit)})`);
+      // Without a limit nothing is more than it.
+      if (r.droppedShare! > (limit ?? Infinity)) failures.push(`${said}, more than the spec's ${percentText(limit!)})`);
       else warnings.push(`${said}${limit === undefined ? '' : `, within the spec's ${percentText(limit)}`})`);
     }
     if (r.cpu?.starved) {
@@ -142,6 +143,5 @@ export function afterFidelity(decided: { outcome: Outcome; reason: string }, rec
   if (decided.outcome === Outcome.SUCCEEDED && record.failures.length > 0) {
     return { outcome: Outcome.LOAD_NOT_DELIVERED, reason: [`load not delivered: ${record.failures.join('; ')}`, ...record.warnings].join('; ') };
   }
-  const notes = [...record.failures, ...record.warnings];
-  return notes.length === 0 ? decided : { ...decided, reason: [decided.reason, ...notes].join('; ') };
+  return { ...decided, reason: [decided.reason, ...record.failures, ...record.warnings].join('; ') };
 }

@@ -24,8 +24,8 @@ export type RegressionLimitsText = Partial<Record<RegressionFigure, string>>;
 /** The problem with one figure's limit as written, naming its form and bounds; undefined when it is valid. */
 export function regressionLimitProblem(figure: RegressionFigure, text: string): string | undefined {
   const form = FORMS[figure];
-  const n = form.pattern.exec(text)?.[1];
-  const value = n === undefined ? NaN : Number(n);
+  // No match: Number(undefined) is NaN, which is no limit.
+  const value = Number(form.pattern.exec(text)?.[1]);
   if (value > 0 && value <= form.max) return undefined;
   const unit = figure === 'errorRate' ? ' (percentage points)' : '';
   return `must be written like ${JSON.stringify(form.example)}${unit}: more than 0 and at most ${form.max}, got ${JSON.stringify(text.slice(0, 20))}`;

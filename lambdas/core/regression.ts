@@ -54,7 +54,7 @@ export function requestRate(result: ComparedResult): number | undefined {
 /** A run item's `summary` (Decide's totals) when it holds what a comparison reads; undefined for a run without collected figures. */
 export function comparableResult(summary: Record<string, unknown> | undefined): ComparedResult | undefined {
   const s = summary as Partial<ComparedResult> | undefined;
-  const isBracket = (b: unknown): b is Bracket => typeof (b as Bracket)?.lo === 'number' && typeof (b as Bracket)?.hi === 'number';
+  const isBracket = (b: unknown): b is Bracket => typeof (b as Bracket)?.lo === 'number' && typeof (b as Bracket).hi === 'number';
   if (!s || typeof s.requests !== 'number' || typeof s.errorRate !== 'number' || typeof s.durationMs !== 'number') return undefined;
   const l = s.latency;
   if (!l || typeof l.count !== 'number' || typeof l.mean !== 'number' || !isBracket(l.p90) || !isBracket(l.p95) || !isBracket(l.p99)) return undefined;
@@ -169,6 +169,7 @@ export function describeChange(figure: RegressionFigure, change: Bracket): strin
   const [unit, scale, digits] = figure === 'errorRate' ? [' points', 1, 2] : [' %', 100, 1];
   const signed = (v: number) => {
     const text = (v * scale).toFixed(digits);
+    // Stryker disable next-line Regex: text is "-0.0" or "-0.00" where it is replaced, so its one "-" is its first character
     return Number(text) > 0 ? `+${text}` : Number(text) === 0 ? text.replace(/^-/, '') : text;
   };
   const [lo, hi] = [signed(change.lo), signed(change.hi)];

@@ -72,6 +72,7 @@ describe('the fidelity record', () => {
     const f = fidelityOf(example(parseFidelityRule({ maxDroppedIterations: '5%', cpuStarved: 'fail' })));
     expect(f.failures).toEqual([`${DROP_1}, more than the spec's 5.0 %)`, STARVED_2]);
     expect(f.warnings).toEqual([]);
+    expect(f.rule).toEqual({ maxDroppedShare: 0.05, cpuStarved: 'fail' });
     expect(afterFidelity({ outcome: Outcome.SUCCEEDED, reason: 'all 3 runners passed' }, f)).toEqual({
       outcome: Outcome.LOAD_NOT_DELIVERED,
       reason: `load not delivered: ${DROP_1}, more than the spec's 5.0 %); ${STARVED_2}`,
@@ -92,6 +93,149 @@ describe('the fidelity record', () => {
     for (const outcome of [Outcome.FAILED, Outcome.THRESHOLDS_FAILED, Outcome.REGRESSED, Outcome.ABORTED]) {
       expect(afterFidelity({ outcome, reason: 'why' }, f)).toEqual({ outcome, reason: `why; ${DROP_1}, more than the spec's 5.0 %); ${STARVED_2}` });
     }
+  });
+
+  it('the rule at its boundary: 5 of 100 planned dropped is within 5%, 6 is more; the run-level figures say the same', () => {
+    // Runner 0: 95 done + 5 dropped = 100 planned, 5.0 %; runner 1: 94 + 6 = 100, 6.0 %.
+    const f = fidelityOf({
+      result: aggregateResults(2, [runner(0, { iterations: 95, droppedIterations: 5 }), runner(1, { iterations: 94, droppedIterations: 6 })]),
+      runners: [
+        { index: 0, replaced: 0 },
+        { index: 1, replaced: 0 },
+      ],
+      cpu: new Map(),
+      rule: parseFidelityRule({ maxDroppedIterations: '5%' }),
+    });
+    expect(f.failures).toEqual(["runner 1 dropped 6 of 100 planned iterations (6.0 %, more than the spec's 5.0 %)"]);
+    expect(f.warnings).toEqual(["runner 0 dropped 5 of 100 planned iterations (5.0 %, within the spec's 5.0 %)"]);
+    expect([f.iterations, f.droppedIterations, f.droppedShare]).toEqual([189, 11, 11 / 200]);
+    // 4 of 100 (4.0 %) is within too.
+    const under = fidelityOf({
+      result: aggregateResults(1, [runner(0, { iterations: 96, droppedIterations: 4 })]),
+      runners: [{ index: 0, replaced: 0 }],
+      cpu: new Map(),
+      rule: parseFidelityRule({ maxDroppedIterations: '5%' }),
+    });
+    expect([under.failures, under.warnings]).toEqual([[], ["runner 0 dropped 4 of 100 planned iterations (4.0 %, within the spec's 5.0 %)"]]);
+  });
+
+  it('a limit of 0%: any drop fails the run, none dropped fails nothing', () => {
+    const rule = parseFidelityRule({ maxDroppedIterations: '0%' });
+    const one = (iterations: number, droppedIterations: number) =>
+      fidelityOf({ result: aggregateResults(1, [runner(0, { iterations, droppedIterations })]), runners: [{ index: 0, replaced: 0 }], cpu: new Map(), rule });
+    expect(one(999, 1).failures).toEqual(["runner 0 dropped 1 of 1000 planned iterations (0.1 %, more than the spec's 0.0 %)"]);
+    expect([one(1000, 0).failures, one(1000, 0).warnings]).toEqual([[], []]);
+  });
+
+  it('the rule fails one figure and warns of another: LOAD_NOT_DELIVERED, the failure first, the warning after', () => {
+    const f = fidelityOf(example(parseFidelityRule({ maxDroppedIterations: '5%' })));
+    expect(afterFidelity({ outcome: Outcome.SUCCEEDED, reason: 'all 3 runners passed' }, f)).toEqual({
+      outcome: Outcome.LOAD_NOT_DELIVERED,
+      reason: `load not delivered: ${DROP_1}, more than the spec's 5.0 %); ${STARVED_2}`,
+    });
+    expect([f.failures, f.warnings]).toEqual([[`${DROP_1}, more than the spec's 5.0 %)`], [STARVED_2]]);
+  });
+
+  it('nothing to say: the outcome and reason as decided', () => {
+    const f = fidelityOf({ result: aggregateResults(1, [runner(0, { droppedIterations: 0 })]), runners: [{ index: 0, replaced: 0 }], cpu: new Map() });
+    for (const outcome of [Outcome.SUCCEEDED, Outcome.FAILED, Outcome.REGRESSED]) {
+      expect(afterFidelity({ outcome, reason: 'all 1 runners passed' }, f)).toEqual({ outcome, reason: 'all 1 runners passed' });
+    }
+  });
+
+  it('runners in any order come out by index; the run figures over those with a result; absent what was not measured', () => {
+    // Runner 2: 300 done, 0 dropped, 3 VUs; runner 0: 100 done, 100 dropped (50 %), 1 VU; runner 1 lost.
+    const f = fidelityOf({
+      result: aggregateResults(3, [
+        runner(2, { iterations: 300, droppedIterations: 0, vusMax: 3 }),
+        runner(0, { iterations: 100, droppedIterations: 100, vusMax: 1 }),
+      ]),
+      runners: [
+        { index: 2, replaced: 0 },
+        { index: 1, replaced: 1 },
+        { index: 0, replaced: 0 },
+      ],
+      cpu: new Map(),
+    });
+    expect(f.runners).toStrictEqual([
+      { runner: 0, iterations: 100, droppedIterations: 100, droppedShare: 0.5, vusMax: 1, replaced: 0, lost: false },
+      { runner: 1, replaced: 1, lost: true },
+      { runner: 2, iterations: 300, droppedIterations: 0, droppedShare: 0, vusMax: 3, replaced: 0, lost: false },
+    ]);
+    // 400 done, 100 dropped of 500 planned: 20 %; VUs 1 + 3 (the lost runner tells none and is not counted).
+    expect(f).toStrictEqual({
+      runners: f.runners,
+      iterations: 400,
+      droppedIterations: 100,
+      droppedShare: 0.2,
+      vusMax: 4,
+      starved: [],
+      lost: [1],
+      replaced: [1],
+      failures: [],
+      warnings: ['runner 0 dropped 100 of 200 planned iterations (50.0 %)'],
+    });
+  });
+
+  it("the run's VUs only when every runner with a result tells its vus_max", () => {
+    const f = fidelityOf({
+      result: aggregateResults(2, [runner(0, { iterations: 10, vusMax: 2 }), runner(1, { iterations: 10 })]),
+      runners: [
+        { index: 0, replaced: 0 },
+        { index: 1, replaced: 0 },
+      ],
+      cpu: new Map(),
+    });
+    expect(f.runners.map((r) => r.vusMax)).toEqual([2, undefined]);
+    expect(f).not.toHaveProperty('vusMax');
+  });
+
+  it('a runner whose engine does not count drops: its iterations stay out of the run-level share', () => {
+    // Runner 0 counts: 90 done + 10 dropped; runner 1 does not: 400 done. The share is 10 of 100, not of 500.
+    const f = fidelityOf({
+      result: aggregateResults(2, [runner(0, { iterations: 90, droppedIterations: 10 }), runner(1, { iterations: 400 })]),
+      runners: [
+        { index: 0, replaced: 0 },
+        { index: 1, replaced: 0 },
+      ],
+      cpu: new Map(),
+    });
+    expect([f.iterations, f.droppedIterations, f.droppedShare]).toEqual([490, 10, 0.1]);
+  });
+
+  it('no iterations planned at all: shares of 0, not of nothing', () => {
+    const f = fidelityOf({
+      result: aggregateResults(1, [runner(0, { iterations: 0, droppedIterations: 0 })]),
+      runners: [{ index: 0, replaced: 0 }],
+      cpu: new Map(),
+    });
+    expect(f.runners[0]).toStrictEqual({ runner: 0, iterations: 0, droppedIterations: 0, droppedShare: 0, replaced: 0, lost: false });
+    expect([f.iterations, f.droppedIterations, f.droppedShare, f.warnings]).toEqual([0, 0, 0, []]);
+  });
+
+  it('every runner lost: no figures invented', () => {
+    const f = fidelityOf({
+      result: aggregateResults(2, []),
+      runners: [
+        { index: 0, replaced: 0 },
+        { index: 1, replaced: 0 },
+      ],
+      cpu: new Map(),
+      plannedVUs: 4,
+    });
+    expect(f).toStrictEqual({
+      runners: [
+        { runner: 0, replaced: 0, lost: true },
+        { runner: 1, replaced: 0, lost: true },
+      ],
+      iterations: 0,
+      plannedVUs: 4,
+      starved: [],
+      lost: [0, 1],
+      replaced: [],
+      failures: [],
+      warnings: [],
+    });
   });
 
   it('a lost runner, Gatling runners (no dropped count, no vus_max), no CPU read: nothing invented', () => {

@@ -18,6 +18,16 @@ describe('baseline limits', () => {
       requestRate: 0.1,
     });
     expect(parseRegressionLimits({})).toEqual({});
+    // Every figure, one digit to four, two decimals: latencies and the request rate per cent, the error rate as written.
+    expect(parseRegressionLimits({ p90: '+5%', p95: '+0.5%', p99: '+1000%', mean: '+12.25%', errorRate: '+0.01', requestRate: '-50%' })).toEqual({
+      p90: 0.05,
+      p95: 0.005,
+      p99: 10,
+      mean: 0.1225,
+      errorRate: 0.01,
+      requestRate: 0.5,
+    });
+    expect(parseRegressionLimits({ mean: '+20%' })).toEqual({ mean: 0.2 });
   });
 
   it.each([
@@ -29,6 +39,47 @@ describe('baseline limits', () => {
     ['requestRate', '-100%', 'must be written like "-10%": more than 0 and at most 99.99, got "-100%"'],
     ['errorRate', '+100', undefined],
     ['errorRate', '+0.5%', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+0.5%"'],
+    ['p95', '+5%', undefined], // one digit
+    ['p90', '+0.01%', undefined], // the smallest: two decimals
+    ['mean', '+12.25%', undefined],
+    ['p99', '+999.99%', undefined], // just under the largest
+    ['p95', '+1000.00%', undefined], // the largest, with its decimals
+    ['p95', '+12.125%', 'must be written like "+10%": more than 0 and at most 1000, got "+12.125%"'], // three decimals
+    ['p95', '+10.%', 'must be written like "+10%": more than 0 and at most 1000, got "+10.%"'], // a point without decimals
+    ['p95', '+.5%', 'must be written like "+10%": more than 0 and at most 1000, got "+.5%"'], // decimals without a digit before the point
+    ['p95', '+12,5%', 'must be written like "+10%": more than 0 and at most 1000, got "+12,5%"'], // a decimal comma
+    ['p95', '+01000%', 'must be written like "+10%": more than 0 and at most 1000, got "+01000%"'], // five digits, though worth 1000
+    ['p95', ' +10%', 'must be written like "+10%": more than 0 and at most 1000, got " +10%"'], // anything before the sign
+    ['p95', '++10%', 'must be written like "+10%": more than 0 and at most 1000, got "++10%"'],
+    ['p95', '+10% ', 'must be written like "+10%": more than 0 and at most 1000, got "+10% "'], // anything after the per cent sign
+    ['p95', '+10%%', 'must be written like "+10%": more than 0 and at most 1000, got "+10%%"'],
+    ['p95', '+10', 'must be written like "+10%": more than 0 and at most 1000, got "+10"'], // no per cent sign
+    ['errorRate', '+0.5', undefined],
+    ['errorRate', '+5', undefined], // one digit
+    ['errorRate', '+0.01', undefined], // the smallest
+    ['errorRate', '+100.00', undefined], // the largest, with its decimals
+    ['errorRate', '+100.01', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+100.01"'], // just over the largest
+    ['errorRate', '+0', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+0"'], // nothing
+    ['errorRate', '+0100', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+0100"'], // four digits, though worth 100
+    ['errorRate', '+0.125', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+0.125"'], // three decimals
+    ['errorRate', '+1.', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+1."'],
+    ['errorRate', '+.5', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+.5"'],
+    ['errorRate', '0.5', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "0.5"'], // no sign
+    ['errorRate', ' +0.5', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got " +0.5"'],
+    ['errorRate', '+0.5 ', 'must be written like "+0.5" (percentage points): more than 0 and at most 100, got "+0.5 "'],
+    ['requestRate', '-10%', undefined],
+    ['requestRate', '-5%', undefined], // one digit
+    ['requestRate', '-0.01%', undefined], // the smallest
+    ['requestRate', '-99.99%', undefined], // the largest: fewer than 100 %
+    ['requestRate', '-0%', 'must be written like "-10%": more than 0 and at most 99.99, got "-0%"'], // nothing
+    ['requestRate', '-99.999%', 'must be written like "-10%": more than 0 and at most 99.99, got "-99.999%"'], // three decimals
+    ['requestRate', '-010%', 'must be written like "-10%": more than 0 and at most 99.99, got "-010%"'], // three digits, though worth 10
+    ['requestRate', '-.5%', 'must be written like "-10%": more than 0 and at most 99.99, got "-.5%"'],
+    ['requestRate', '-10.%', 'must be written like "-10%": more than 0 and at most 99.99, got "-10.%"'],
+    ['requestRate', ' -10%', 'must be written like "-10%": more than 0 and at most 99.99, got " -10%"'],
+    ['requestRate', '-10% ', 'must be written like "-10%": more than 0 and at most 99.99, got "-10% "'],
+    // Only the first 20 characters of what was written are quoted back.
+    ['p95', '+10% slower than the baseline', 'must be written like "+10%": more than 0 and at most 1000, got "+10% slower than the"'],
   ] as const)('%s: %j → %s', (figure, text, problem) => {
     expect(regressionLimitProblem(figure, text)).toBe(problem);
   });
