@@ -129,6 +129,7 @@ interface Steps {
 function factsOf(runner: RunnerQuantiles): RunnerFacts {
   const n = runner.count;
   const e = runner.relativeError ?? 0;
+  // Stryker disable next-line ArrayDeclaration: a string entry has no q, so `f.q === q` never finds it and the lone-runner answer is unchanged
   const reported: Reported[] = [];
   const atLeast: CountAt[] = [
     { at: runner.min, count: 1 },
@@ -138,6 +139,7 @@ function factsOf(runner: RunnerQuantiles): RunnerFacts {
     { at: runner.min, count: 0 },
     { at: runner.max, count: n - 1 },
   ];
+  // Stryker disable next-line ArrayDeclaration: a string entry destructures to undefined x, m, f: α and β are NaN, so neither fact is pushed
   const interpolated: { value: number; below: number; fraction: number }[] = [];
   for (const { q, value } of runner.quantiles) {
     if (!(q >= 0 && q <= 1) || !Number.isFinite(value)) continue;
@@ -158,7 +160,12 @@ function factsOf(runner: RunnerQuantiles): RunnerFacts {
     reported.push({ q, value });
     atLeast.push({ at: b, count: below + 1 }); // (F1)
     atMost.push({ at: a, count: Math.ceil(rank) }); // (F2)
-    if (e === 0 && rank > below) interpolated.push({ value, below, fraction: rank - below });
+    if (
+      e === 0 &&
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: at f = 0, c<(α) ≤ m with α < x is implied by (F2) c<(x) ≤ m, and β = (x − A)/0 is +∞ or NaN, never pushed
+      rank > below
+    )
+      interpolated.push({ value, below, fraction: rank - below });
   }
   // (F3): x = (1−f)·v[m] + f·v[m+1] with A ≤ v[m] and v[m+1] ≤ B known from (F1, F2, min, max).
   const derivedLeast: CountAt[] = [];
