@@ -248,8 +248,13 @@ describe('percentileBracket: guarantee', () => {
 
   it('rejects a level outside [0, 1]', () => {
     const reports = [report([1, 2, 3], GATLING_GRID).report];
+    for (const q of [-0.01, 1.01, 1.5, Number.NaN]) {
+      expect(() => percentileBracket(reports, q)).toThrow(new RangeError(`percentile level must be in [0, 1], got ${q}`));
+    }
     expect(() => percentileBracket(reports, 1.5)).toThrow(RangeError);
-    expect(() => percentileBracket(reports, Number.NaN)).toThrow(RangeError);
+    // The ends themselves are levels: min and max.
+    expect(percentileBracket(reports, 0)).toEqual({ lo: 1, hi: 1 });
+    expect(percentileBracket(reports, 1)).toEqual({ lo: 3, hi: 3 });
   });
 });
 
