@@ -224,6 +224,23 @@ describe('aggregateResults', () => {
     expect(result.requests).toBe(100);
   });
 
+  it('a runner index is expected from 0 to expectedRunners − 1: the index expectedRunners is the first unexpected one', () => {
+    const result = aggregateResults(3, [runner(0), runner(2), runner(3, { requests: { count: 7, failed: 7 } })]);
+    expect(result.runners.map((r) => r.runner)).toEqual([0, 2]);
+    expect(result.unexpectedRunners).toEqual([3]);
+    expect(result.missingRunners).toEqual([1]);
+    expect(result.requests).toBe(200);
+    expect(result.failedRequests).toBe(0);
+  });
+
+  it('lists duplicate and unexpected indexes once each, in ascending order, whatever order they came in', () => {
+    const result = aggregateResults(3, [runner(2), runner(9), runner(1), runner(4), runner(2), runner(1), runner(9), runner(1), runner(10)]);
+    expect(result.duplicateRunners).toEqual([1, 2]);
+    expect(result.unexpectedRunners).toEqual([4, 9, 10]);
+    expect(result.runners.map((r) => r.runner)).toEqual([1, 2]);
+    expect(result.missingRunners).toEqual([0]);
+  });
+
   it('ignores runners without samples for min, max and percentiles', () => {
     const empty = runner(1, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 } });
     const result = aggregateResults(2, [runner(0, { latency: { min: 12 } }), empty]);
