@@ -276,4 +276,12 @@ describe('storedRunResult', () => {
     expect(storedRunResult(legacy).latency).toEqual({ ...rest, p90: { lo: rest.min, hi: 70 }, p95: { lo: rest.min, hi: 90 }, p99: { lo: rest.min, hi: 99 } });
     expect(storedRunResult(current)).toBe(current);
   });
+
+  it('reads such a result of a run without samples (min, max and the bounds all 0, as it was written) as [0, 0]', () => {
+    const empty = runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 } });
+    const { p90: _p90, p95: _p95, p99: _p99, ...rest } = aggregateResults(1, [empty]).latency;
+    const legacy = { ...aggregateResults(1, [empty]), latency: { ...rest, p90UpperBound: 0, p95UpperBound: 0, p99UpperBound: 0 } } as unknown as RunResult;
+    const zero = { lo: 0, hi: 0 };
+    expect(storedRunResult(legacy).latency).toEqual({ count: 0, sum: 0, min: 0, max: 0, mean: 0, p90: zero, p95: zero, p99: zero });
+  });
 });
