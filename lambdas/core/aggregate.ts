@@ -118,7 +118,8 @@ function latencyTotals(runners: RunnerSummary[]): LatencyTotals {
 export function storedRunResult(stored: RunResult): RunResult {
   const latency = stored.latency as LatencyTotals & Partial<Record<'p90UpperBound' | 'p95UpperBound' | 'p99UpperBound', number>>;
   if (latency.p95 !== undefined) return stored;
-  const legacy = (bound: number | undefined): Bracket => ({ lo: latency.count > 0 ? latency.min : 0, hi: bound ?? latency.max });
+  // Every version that wrote these bounds wrote min 0 for a run without samples: min is the bracket's lo either way.
+  const legacy = (bound: number | undefined): Bracket => ({ lo: latency.min, hi: bound ?? latency.max });
   const { p90UpperBound, p95UpperBound, p99UpperBound, ...rest } = latency;
   return { ...stored, latency: { ...rest, p90: legacy(p90UpperBound), p95: legacy(p95UpperBound), p99: legacy(p99UpperBound) } };
 }

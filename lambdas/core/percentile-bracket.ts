@@ -129,6 +129,7 @@ interface Steps {
 function factsOf(runner: RunnerQuantiles): RunnerFacts {
   const n = runner.count;
   const e = runner.relativeError ?? 0;
+  // Stryker disable next-line ArrayDeclaration: a string entry has no q, so `f.q === q` never finds it and the lone-runner answer is unchanged
   const reported: Reported[] = [];
   const atLeast: CountAt[] = [
     { at: runner.min, count: 1 },
@@ -138,6 +139,7 @@ function factsOf(runner: RunnerQuantiles): RunnerFacts {
     { at: runner.min, count: 0 },
     { at: runner.max, count: n - 1 },
   ];
+  // Stryker disable next-line ArrayDeclaration: a string entry destructures to undefined x, m, f: α and β are NaN, so neither fact is pushed
   const interpolated: { value: number; below: number; fraction: number }[] = [];
   for (const { q, value } of runner.quantiles) {
     if (!(q >= 0 && q <= 1) || !Number.isFinite(value)) continue;
@@ -158,7 +160,12 @@ function factsOf(runner: RunnerQuantiles): RunnerFacts {
     reported.push({ q, value });
     atLeast.push({ at: b, count: below + 1 }); // (F1)
     atMost.push({ at: a, count: Math.ceil(rank) }); // (F2)
-    if (e === 0 && rank > below) interpolated.push({ value, below, fraction: rank - below });
+    if (
+      e === 0 &&
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: at f = 0, c<(α) ≤ m with α < x is implied by (F2) c<(x) ≤ m, and β = (x − A)/0 is +∞ or NaN, never pushed
+      rank > below
+    )
+      interpolated.push({ value, below, fraction: rank - below });
   }
   // (F3): x = (1−f)·v[m] + f·v[m+1] with A ≤ v[m] and v[m+1] ≤ B known from (F1, F2, min, max).
   const derivedLeast: CountAt[] = [];
@@ -171,21 +178,25 @@ function factsOf(runner: RunnerQuantiles): RunnerFacts {
     // v[m] ≥ α = (x − f·B)/(1−f), so c<(α) ≤ m; v[m+1] ≤ β = (x − (1−f)·A)/f, so c≤(β) ≥ m+2.
     const alpha = (x - f * highest) / (1 - f) - ((Math.abs(x) + Math.abs(highest)) * 8 * Number.EPSILON) / (1 - f);
     const beta = (x - (1 - f) * lowest) / f + ((Math.abs(x) + Math.abs(lowest)) * 8 * Number.EPSILON) / f;
-    if (alpha > lowest) derivedMost.push({ at: Math.min(alpha, x), count: m });
-    if (beta < highest) derivedLeast.push({ at: Math.max(beta, x), count: m + 2 });
+    // Pushed whatever α and β are: a fact at α ≤ A is implied by the one at A (count ≤ m), one at β ≥ B by
+    // the one at B (count ≥ m + 2). Both are finite: f > 0 means m ≤ n − 2, so max is a candidate for B.
+    derivedMost.push({ at: Math.min(alpha, x), count: m });
+    derivedLeast.push({ at: Math.max(beta, x), count: m + 2 });
   }
   return { reported, atLeast: [...atLeast, ...derivedLeast], atMost: [...atMost, ...derivedMost] };
 }
 
 /** Merges steps at equal points and accumulates them, in the order given by `direction`. */
 function accumulate(steps: Step[], direction: 1 | -1, start: number): Steps {
+  // Stryker disable next-line ArithmeticOperator: direction is ±1, so direction / (x − y) has the product's sign; equal points (±∞ for 0) are merged below in any order
   steps.sort((x, y) => direction * (x.at - y.at));
   const at: number[] = [];
   const value: number[] = [];
   let current = start;
   for (const step of steps) {
     current += step.delta;
-    if (at.length > 0 && at[at.length - 1] === step.at) value[value.length - 1] = current;
+    if (at[at.length - 1] === step.at)
+      value[value.length - 1] = current; // at[−1] is undefined, never a point
     else {
       at.push(step.at);
       value.push(current);
@@ -199,9 +210,10 @@ function accumulate(steps: Step[], direction: 1 | -1, start: number): Steps {
  * so that its rounding and that of the exact value cannot cross (each is within 3 u of its real value).
  */
 function interpolate(a: number, b: number, fraction: number, outward: 1 | -1): number {
-  if (fraction === 0 || a === b) return a;
+  // fraction = 0 or a = b: value is a, and the clamp below gives a back.
   const value = a + (b - a) * fraction;
   const moved = value + outward * Math.abs(value) * 4 * Number.EPSILON;
+  // Stryker disable next-line EqualityOperator: outward is −1 or 1, never 0, so outward <= 0 is outward < 0
   return outward < 0 ? Math.max(a, moved) : Math.min(b, moved);
 }
 

@@ -224,6 +224,23 @@ describe('aggregateResults', () => {
     expect(result.requests).toBe(100);
   });
 
+  it('a runner index is expected from 0 to expectedRunners − 1: the index expectedRunners is the first unexpected one', () => {
+    const result = aggregateResults(3, [runner(0), runner(2), runner(3, { requests: { count: 7, failed: 7 } })]);
+    expect(result.runners.map((r) => r.runner)).toEqual([0, 2]);
+    expect(result.unexpectedRunners).toEqual([3]);
+    expect(result.missingRunners).toEqual([1]);
+    expect(result.requests).toBe(200);
+    expect(result.failedRequests).toBe(0);
+  });
+
+  it('lists duplicate and unexpected indexes once each, in ascending order, whatever order they came in', () => {
+    const result = aggregateResults(3, [runner(2), runner(9), runner(1), runner(4), runner(2), runner(1), runner(9), runner(1), runner(10)]);
+    expect(result.duplicateRunners).toEqual([1, 2]);
+    expect(result.unexpectedRunners).toEqual([4, 9, 10]);
+    expect(result.runners.map((r) => r.runner)).toEqual([1, 2]);
+    expect(result.missingRunners).toEqual([0]);
+  });
+
   it('ignores runners without samples for min, max and percentiles', () => {
     const empty = runner(1, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 } });
     const result = aggregateResults(2, [runner(0, { latency: { min: 12 } }), empty]);
@@ -258,5 +275,13 @@ describe('storedRunResult', () => {
     const legacy = { ...current, latency: { ...rest, p90UpperBound: 70, p95UpperBound: 90, p99UpperBound: 99 } } as unknown as RunResult;
     expect(storedRunResult(legacy).latency).toEqual({ ...rest, p90: { lo: rest.min, hi: 70 }, p95: { lo: rest.min, hi: 90 }, p99: { lo: rest.min, hi: 99 } });
     expect(storedRunResult(current)).toBe(current);
+  });
+
+  it('reads such a result of a run without samples (min, max and the bounds all 0, as it was written) as [0, 0]', () => {
+    const empty = runner(0, { requests: { count: 0, failed: 0 }, latency: { count: 0, sum: 0, min: 0, max: 0, p90: 0, p95: 0, p99: 0 } });
+    const { p90: _p90, p95: _p95, p99: _p99, ...rest } = aggregateResults(1, [empty]).latency;
+    const legacy = { ...aggregateResults(1, [empty]), latency: { ...rest, p90UpperBound: 0, p95UpperBound: 0, p99UpperBound: 0 } } as unknown as RunResult;
+    const zero = { lo: 0, hi: 0 };
+    expect(storedRunResult(legacy).latency).toEqual({ count: 0, sum: 0, min: 0, max: 0, mean: 0, p90: zero, p95: zero, p99: zero });
   });
 });

@@ -207,10 +207,54 @@ describe('percentileBracket: guarantee', () => {
     expect(bracketsAt([], [0.5, 0.95])).toEqual([]);
   });
 
+  it('skips what no engine reports: a level outside [0, 1] or a value that is not finite', () => {
+    // Two runners {0, 10}, each reporting k6's P(0.9) = 9 (below: the pooled {0, 0, 10, 10} give E = 0 at
+    // p10, 5 at p50, 10 at p90; the bracket is exact at p10 and p90). One junk entry more each: read as a
+    // level, p150 = 1 would say both samples are ≤ 1, p(−50) = 5 that none is below 5, an infinite p50
+    // that none is above it; all three contradict min and max, so the bracket would fall back to [0, 10].
+    const runners = (junk: { q: number; value: number }) => [0, 1].map(() => ({ count: 2, min: 0, max: 10, quantiles: [{ q: 0.9, value: 9 }, junk] }));
+    for (const junk of [
+      { q: 1.5, value: 1 },
+      { q: -0.5, value: 5 },
+      { q: 0.5, value: Number.POSITIVE_INFINITY },
+      { q: 0.5, value: Number.NaN },
+    ]) {
+      const reports = runners(junk);
+      expect(percentileBracket(reports, 0.1), JSON.stringify(junk)).toEqual({ lo: 0, hi: 0 });
+      expect(percentileBracket(reports, 0.9), JSON.stringify(junk)).toEqual({ lo: 10, hi: 10 });
+      const p50 = percentileBracket(reports, 0.5)!;
+      expect(p50.lo).toBeLessThanOrEqual(5);
+      expect(p50.lo).toBeGreaterThan(5 - 1e-12);
+      expect(p50.hi).toBeGreaterThanOrEqual(5);
+      expect(p50.hi).toBeLessThan(5 + 1e-12);
+    }
+  });
+
+  it('levels 0 and 1 are reported levels like any other: a lone runner’s own figure there is the answer', () => {
+    // The engine's word at its own level is taken as is (here one that disagrees with min and max, so
+    // that it shows): levels just inside [0, 1] are read, just outside they are not.
+    const lone: RunnerQuantiles = {
+      count: 5,
+      min: 2,
+      max: 50,
+      quantiles: [
+        { q: 0, value: 3 },
+        { q: 1, value: 40 },
+      ],
+    };
+    expect(percentileBracket([lone], 0)).toEqual({ lo: 3, hi: 3 });
+    expect(percentileBracket([lone], 1)).toEqual({ lo: 40, hi: 40 });
+  });
+
   it('rejects a level outside [0, 1]', () => {
     const reports = [report([1, 2, 3], GATLING_GRID).report];
+    for (const q of [-0.01, 1.01, 1.5, Number.NaN]) {
+      expect(() => percentileBracket(reports, q)).toThrow(new RangeError(`percentile level must be in [0, 1], got ${q}`));
+    }
     expect(() => percentileBracket(reports, 1.5)).toThrow(RangeError);
-    expect(() => percentileBracket(reports, Number.NaN)).toThrow(RangeError);
+    // The ends themselves are levels: min and max.
+    expect(percentileBracket(reports, 0)).toEqual({ lo: 1, hi: 1 });
+    expect(percentileBracket(reports, 1)).toEqual({ lo: 3, hi: 3 });
   });
 });
 
@@ -295,7 +339,14 @@ describe('facts no samples can produce', () => {
       ),
     ];
     for (const q of [0.95, 0.99]) expect(percentileBracket(runners, q)).toEqual({ lo: 5, hi: 700 });
+    // At p90 the facts still agree, and counting alone (by hand) puts w[54] of the 61 samples in
+    // [160, 210], so a bracket that fell back to [5, 700] fails here. Runner 0's p90 is 50 + 40²/10 = 210
+    // and all of runner 1's levels (40…187) are ≤ 210: at least 27 + 30 = 57 samples are ≤ 210. Runner 1's
+    // p90 is 160 (at most ⌈0.9 × 30⌉ = 27 of its samples below it); runner 0's levels from p84 on
+    // (50 + 34²/10 = 165.6) are ≥ 160, so at most ⌈0.84 × 29⌉ = 25 of its samples are below 160: 52 ≤ 54.
     const p90 = percentileBracket(runners, 0.9)!;
+    expect(p90.lo).toBeGreaterThanOrEqual(160);
+    expect(p90.hi).toBeLessThanOrEqual(210);
     expect(p90.lo).toBeLessThanOrEqual(p90.hi);
   });
 });
@@ -317,6 +368,40 @@ describe('deterministic examples', () => {
       expect(hi).toBeGreaterThanOrEqual(value / (1 + e));
       expect(lo).toBeLessThanOrEqual(value * (1 + e));
     }
+  });
+
+  it('one runner with relativeError, integer ranks: exactly [x/(1+e), x(1+e)] clipped to [min, max], no wider', () => {
+    // Gatling's p50, p75, p95, p99 of 101 samples (ranks 50, 75, 95, 99: whole), e = 0.02: each printed x
+    // stands for the order statistic at its rank, somewhere in [x/1.02, 1.02x]; the run's percentile is
+    // that order statistic, so that interval is the bracket, outward by the 1e-12 relative slack only.
+    const gatling: RunnerQuantiles = {
+      count: 101,
+      min: 1,
+      max: 1000,
+      relativeError: 0.02,
+      quantiles: [
+        { q: 0.5, value: 100 },
+        { q: 0.75, value: 200 },
+        { q: 0.95, value: 500 },
+        { q: 0.99, value: 990 },
+      ],
+    };
+    const expected = [
+      { q: 0.5, lo: 100 / 1.02, hi: 102 },
+      { q: 0.75, lo: 200 / 1.02, hi: 204 },
+      { q: 0.95, lo: 500 / 1.02, hi: 510 },
+      { q: 0.99, lo: 990 / 1.02, hi: 1000 }, // 1.02 × 990 = 1,009.8 is above max
+    ];
+    const brackets = bracketsAt([gatling], [0.5, 0.75, 0.95, 0.99]);
+    brackets.forEach((b, i) => {
+      const { q, lo, hi } = expected[i]!;
+      expect(b.q).toBe(q);
+      expect(b.lo, `p${q * 100} lo`).toBeLessThanOrEqual(lo);
+      expect(b.lo, `p${q * 100} lo`).toBeGreaterThanOrEqual(lo * (1 - 1e-11));
+      expect(b.hi, `p${q * 100} hi`).toBeGreaterThanOrEqual(hi);
+      expect(b.hi, `p${q * 100} hi`).toBeLessThanOrEqual(hi * (1 + 1e-11));
+    });
+    expect(brackets[3]!.hi).toBe(1000);
   });
 
   it('two identical runners with integer ranks: exact', () => {
@@ -385,6 +470,22 @@ describe('deterministic examples', () => {
         );
         // With k6's dense grid the bracket is about as wide as the runners' disagreement, or narrower.
         if (s.grid === K6_GRID) expect(hi - lo).toBeLessThanOrEqual(spread + 0.01 * exact);
+        // No wider than the grid the engines print allows: within the runners' neighbouring printed levels
+        // (p94 and p96, p98 and p99.5 for k6; p75 and p99, p95 and max for Gatling's four), each moved by
+        // its relative error. Here the rank q(n−1) = 9,499.05 or 9,899.01 of each runner is fractional, so
+        // the level itself cannot bound both sides (the module's note on the classic bracket).
+        const index = s.grid.findIndex((x) => Math.abs(x - q) < 1e-9);
+        const below = reports.map((r) => (index > 0 ? r.quantiles[index - 1]!.value : r.min));
+        const above = reports.map((r) => (index < s.grid.length - 1 ? r.quantiles[index + 1]!.value : r.max));
+        expect(lo, `${s.name} p${q * 100}`).toBeGreaterThanOrEqual((Math.min(...below) / (1 + s.e)) * (1 - 1e-11));
+        expect(hi, `${s.name} p${q * 100}`).toBeLessThanOrEqual(Math.min(Math.max(...above) * (1 + s.e) * (1 + 1e-11), Math.max(...all)));
+        // …and, where the level's own rank allows it, narrower than that: k6's interpolation (e = 0) puts
+        // each runner's v[⌊r⌋] and v[⌈r⌉] around its printed value, so the bracket is within a hair of the
+        // runners' own values at the level (see the widths printed below).
+        if (s.e === 0) {
+          expect(lo, `${s.name} p${q * 100}`).toBeGreaterThanOrEqual(Math.min(...below) + 0.5 * (Math.min(...own) - Math.min(...below)));
+          expect(hi, `${s.name} p${q * 100}`).toBeLessThanOrEqual(Math.max(...above) - 0.5 * (Math.max(...above) - Math.max(...own)));
+        }
       }
       rows.push(`${s.name}: ${cells.join('; ')}`);
     }
@@ -406,7 +507,15 @@ describe('deterministic examples', () => {
     const brackets = bracketsAt(reports, K6_GRID);
     const ms = performance.now() - started;
     expect(brackets).toHaveLength(52);
-    for (const b of brackets) expect(b.lo).toBeLessThanOrEqual(b.hi);
+    // lo ≤ hi alone cannot fail (crossed facts fall back to the pooled [min, max]); what can: every bracket
+    // lies within the runners' neighbouring levels (min and max at the ends), so none fell back.
+    brackets.forEach((b, i) => {
+      const below = Math.min(...reports.map((r) => (i > 0 ? r.quantiles[i - 1]!.value : r.min)));
+      const above = Math.max(...reports.map((r) => (i < K6_GRID.length - 1 ? r.quantiles[i + 1]!.value : r.max)));
+      expect(b.lo, `p${b.q * 100}`).toBeGreaterThanOrEqual(below);
+      expect(b.hi, `p${b.q * 100}`).toBeLessThanOrEqual(above);
+      expect(b.lo, `p${b.q * 100}`).toBeLessThanOrEqual(b.hi);
+    });
     console.log(`1,000 runners × 52 levels: ${ms.toFixed(1)} ms`);
   });
 });
