@@ -25,8 +25,9 @@ const DROPPED_MAX = 99;
 
 /** The problem with `maxDroppedIterations` as written, naming its form and bounds; undefined when it is valid. */
 export function droppedLimitProblem(text: string): string | undefined {
-  const n = DROPPED_FORM.exec(text)?.[1];
-  if (n !== undefined && Number(n) <= DROPPED_MAX) return undefined;
+  // Number(undefined) is NaN when the form does not match, and NaN <= DROPPED_MAX is false.
+  const n = Number(DROPPED_FORM.exec(text)?.[1]);
+  if (n <= DROPPED_MAX) return undefined;
   return `must be a share of a runner's planned iterations written like "5%": from 0% to ${DROPPED_MAX}%, got ${JSON.stringify(text.slice(0, 20))}`;
 }
 

@@ -45,6 +45,38 @@ describe('cpu.stat line', () => {
     expect(read(line('usage_usec 100 nr_periods 0 nr_throttled 0', 'usage_usec 2100 nr_periods 0 nr_throttled 0'))!.starved).toBe(false);
   });
 
+  it('runs of whitespace, a tab or a CRLF line end read as one space', () => {
+    const log = `${CPU_STAT_LINE_PREFIX}  start\tnr_periods 0  nr_throttled 0 end nr_periods 20\tnr_throttled 2 \r\nLOADPLANE_RESULT {}`;
+    expect(read(log)).toEqual({ periods: 20, throttledPeriods: 2, throttledShare: 0.1, starved: true });
+  });
+
+  it('a value that is not a count (negative, fractional, not a number) is left out, as is a counter missing from either reading', () => {
+    // nr_throttled is unreadable at the start, so the throttled periods are not guessed from the end's 50 alone.
+    for (const bad of ['-5', '1.5', 'x', '']) {
+      expect(read(line(`nr_periods 0 nr_throttled ${bad}`, 'nr_periods 100 nr_throttled 50')), `nr_throttled ${JSON.stringify(bad)}`).toEqual({
+        periods: 100,
+        throttledPeriods: 0,
+        throttledShare: 0,
+        starved: false,
+      });
+    }
+    expect(read(line('nr_periods 0', 'nr_periods 100 nr_throttled 50'))!.throttledPeriods).toBe(0);
+    expect(read(line('nr_periods 0 nr_throttled 50', 'nr_periods 100'))!.throttledPeriods).toBe(0);
+    expect(read(line('usage_usec 1000', 'usage_usec 3000 throttled_usec 7000'))).toEqual({
+      periods: 0,
+      throttledPeriods: 0,
+      throttledShare: 0,
+      usageMs: 2,
+      starved: false,
+    });
+  });
+
+  it('a line that does not open with `start`, or has no `end` (garbled), is not read', () => {
+    expect(read(`${CPU_STAT_LINE_PREFIX}begin nr_periods 0 nr_throttled 0 end nr_periods 10 nr_throttled 5`)).toBeUndefined();
+    // Its words would pair up as two readings if `end` were not required.
+    expect(read(`${CPU_STAT_LINE_PREFIX}start nr_periods 1 x nr_periods 9`)).toBeUndefined();
+  });
+
   it('no line, or one without two readings: undefined; the last line wins', () => {
     expect(read('k6 output\nLOADPLANE_RESULT {}')).toBeUndefined();
     expect(read(`${CPU_STAT_LINE_PREFIX}start usage_usec 1`)).toBeUndefined();

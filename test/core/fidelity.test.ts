@@ -319,12 +319,31 @@ describe("the spec's fidelity", () => {
     ['100%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "100%"'],
     ['5', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "5"'],
     ['-1%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "-1%"'],
+    // The form, whole: one or two digits, then at most two decimals, then % and nothing else.
+    ['98.99%', undefined],
+    ['10.5%', undefined],
+    ['99.99%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "99.99%"'],
+    ['99.999%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "99.999%"'],
+    ['99.01%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "99.01%"'],
+    ['100.0%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "100.0%"'],
+    ['5%x', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "5%x"'],
+    [' 5%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got " 5%"'],
+    ['5x5%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "5x5%"'],
+    ['.5%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got ".5%"'],
+    ['5.%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "5.%"'],
+    ['%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "%"'],
+    // Long text is quoted by its first 20 characters.
+    ['12345678901234567890123%', 'must be a share of a runner\'s planned iterations written like "5%": from 0% to 99%, got "12345678901234567890"'],
   ] as const)('maxDroppedIterations %j → %s', (text, problem) => {
     expect(droppedLimitProblem(text)).toBe(problem);
   });
 
   it('as applied: 5% → 0.05, cpuStarved warn by default; the text kept, so a validated spec validates again', () => {
     expect(parseFidelityRule({ maxDroppedIterations: '5%' })).toEqual({ maxDroppedShare: 0.05, cpuStarved: 'warn' });
+    expect(parseFidelityRule({ maxDroppedIterations: '98.5%', cpuStarved: 'fail' })).toEqual({ maxDroppedShare: 0.985, cpuStarved: 'fail' });
+    expect(parseFidelityRule({ maxDroppedIterations: '0.25%' })).toEqual({ maxDroppedShare: 0.0025, cpuStarved: 'warn' });
+    expect(parseFidelityRule({ cpuStarved: 'fail' })).toEqual({ cpuStarved: 'fail' });
+    expect(parseFidelityRule(undefined)).toEqual({ cpuStarved: 'warn' });
     const checked = validateSpec(spec({ maxDroppedIterations: '0.5%' }), DEFAULT_CONFIG);
     expect(checked.ok && checked.spec.fidelity).toEqual({ maxDroppedIterations: '0.5%', cpuStarved: 'warn' });
     const again = checked.ok && validateSpec(checked.spec, DEFAULT_CONFIG);

@@ -437,6 +437,49 @@ describe('deterministic examples', () => {
     }
   });
 
+  // (F3) worked by hand: k6's x = (1−f)·v[m] + f·v[m+1] solved for one neighbour, the other bounded by a fact.
+  it('(F3) upward: samples {0, 4, 10}, p25 = 2 (r = 0.5): min bounds v[0] ≥ 0 (c<(0) ≤ 0 = m), so v[1] ≤ (2 − 0.5·0)/0.5 = 4', () => {
+    // The fact at min has count exactly m = 0; without it, nothing bounds v[1] below max: hi would be 10.
+    const runner: RunnerQuantiles = { count: 3, min: 0, max: 10, quantiles: [{ q: 0.25, value: 2 }] };
+    const { lo, hi } = percentileBracket([runner], 0.5)!; // E = w[1] = 4
+    expect(lo).toBe(2); // (F2) c<(2) ≤ ⌈0.5⌉ = 1: w[1] ≥ 2
+    expect(hi).toBeGreaterThanOrEqual(4);
+    expect(hi).toBeLessThan(4 + 1e-12);
+  });
+
+  it('(F3) downward: samples {0, 2, 6, 8, 10}, p37.5 = 4 (r = 1.5) and p50 = 6: v[2] ≤ 6 (c≤(6) ≥ 3 = m+2), so v[1] ≥ (4 − 0.5·6)/0.5 = 2', () => {
+    // The fact from p50 has count exactly m + 2 = 3; without it, the next bound on v[2] is max = 10 and w[1] ≥ min = 0 only.
+    const runner: RunnerQuantiles = {
+      count: 5,
+      min: 0,
+      max: 10,
+      quantiles: [
+        { q: 0.375, value: 4 },
+        { q: 0.5, value: 6 },
+      ],
+    };
+    const { lo, hi } = percentileBracket([runner], 0.25)!; // E = w[1] = 2
+    expect(lo).toBeLessThanOrEqual(2);
+    expect(lo).toBeGreaterThan(2 - 1e-12);
+    expect(hi).toBe(4); // (F1) c≤(4) ≥ ⌊1.5⌋ + 1 = 2: w[1] ≤ 4
+  });
+
+  it("runners of one sample each pin the pooled samples: the bracket is k6's own interpolation of them, moved outward by a few ε only", () => {
+    // Each runner's facts say its sample exactly (count 1: c≤(x) ≥ 1, c<(x) ≤ 0), so lower(k) = upper(k) = w[k],
+    // and our interpolation is the same float expression as k6's: only the outward margin keeps lo ≤ E ≤ hi.
+    const values = [3, 1, 4, 1.5, 9, 2.6, 5.35, 0.7];
+    const runners: RunnerQuantiles[] = values.map((v) => ({ count: 1, min: v, max: v, quantiles: K6_GRID.map((q) => ({ q, value: v })) }));
+    const sorted = [...values].sort(byValue);
+    for (const q of [0.1, 0.33, 0.5, 0.9, 0.95, 99.9 / 100]) {
+      const exact = k6Percentile(sorted, q);
+      const { lo, hi } = percentileBracket(runners, q)!;
+      expect(lo, `p${q * 100}`).toBeLessThan(exact); // the margin, outward: below E
+      expect(hi, `p${q * 100}`).toBeGreaterThan(exact);
+      expect(exact - lo, `p${q * 100}`).toBeLessThan(1e-14 * exact);
+      expect(hi - exact, `p${q * 100}`).toBeLessThan(1e-14 * exact);
+    }
+  });
+
   it('min and max are exact (levels 0 and 1)', () => {
     const runners = [report([5, 6, 7], GATLING_GRID), report([1, 100], K6_GRID), report([], K6_GRID)].map((r) => r.report);
     expect(percentileBracket(runners, 0)).toEqual({ lo: 1, hi: 1 });
