@@ -120,7 +120,7 @@ interface Step {
   delta: number;
 }
 
-/** A step function as sorted distinct points and its value at each. */
+/** A step function as sorted points and its value at each. */
 interface Steps {
   at: number[];
   value: number[];
@@ -186,21 +186,21 @@ function factsOf(runner: RunnerQuantiles): RunnerFacts {
   return { reported, atLeast: [...atLeast, ...derivedLeast], atMost: [...atMost, ...derivedMost] };
 }
 
-/** Merges steps at equal points and accumulates them, in the order given by `direction`. */
+/**
+ * Accumulates steps in the order given by `direction`. A point may repeat (steps of several runners at
+ * one value): the searches below return a point, not an index, and the first of a point's repeats to
+ * pass a test is that point, as its merged total would be.
+ */
 function accumulate(steps: Step[], direction: 1 | -1, start: number): Steps {
-  // Stryker disable next-line ArithmeticOperator: direction is ±1, so direction / (x − y) has the product's sign; equal points (±∞ for 0) are merged below in any order
+  // Stryker disable next-line ArithmeticOperator: direction is ±1, so direction / (x − y) has the product's sign; equal points (NaN for 0/0, taken as 0) stay in any order
   steps.sort((x, y) => direction * (x.at - y.at));
   const at: number[] = [];
   const value: number[] = [];
   let current = start;
   for (const step of steps) {
     current += step.delta;
-    if (at[at.length - 1] === step.at)
-      value[value.length - 1] = current; // at[−1] is undefined, never a point
-    else {
-      at.push(step.at);
-      value.push(current);
-    }
+    at.push(step.at);
+    value.push(current);
   }
   return { at, value };
 }
@@ -246,6 +246,7 @@ export function percentileBracketer(runners: RunnerQuantiles[]): ((q: number) =>
     atLeast.sort((x, y) => x.at - y.at);
     let best = 0;
     for (const { at, count } of atLeast) {
+      // Stryker disable next-line EqualityOperator: a rise of 0 at a point adds one whose S is the point before's, found after it or never (S = 0 first)
       if (count > best) rises.push({ at, delta: count - best });
       best = Math.max(best, count);
     }
@@ -253,6 +254,7 @@ export function percentileBracketer(runners: RunnerQuantiles[]): ((q: number) =>
     atMost.sort((x, y) => y.at - x.at);
     let least = n;
     for (const { at, count } of atMost) {
+      // Stryker disable next-line EqualityOperator: a fall of 0 at a point adds one whose T is the point before's, found after it or never (T = N first)
       if (count < least) falls.push({ at, delta: count - least });
       least = Math.min(least, count);
     }
